@@ -1,0 +1,54 @@
+# sendledger — every target bootstraps .venv from the requirements files when it is missing
+# or older than them, so a fresh clone needs nothing but python3.11 and node.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+
+.PHONY: run test lint typecheck unit synth cfn-lint bench soak reliability-report deploy clean openapi
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+run: $(STAMP)  ## the local stack: moto server, HTTP API, scheduler, simulator
+	$(BIN)/python -m local
+
+test: lint typecheck synth cfn-lint unit  ## everything CI runs
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy functions infra
+
+unit: $(STAMP)
+	$(BIN)/pytest -q -n 2
+
+openapi: $(STAMP)  ## regenerate the committed OpenAPI document
+	$(BIN)/python -c "import sys; sys.path.insert(0, 'functions'); from sendledger.handlers.api import openapi_json; open('docs/openapi.json', 'w').write(openapi_json() + '\\n')"
+
+synth: $(STAMP)  ## python app.py writes cdk.out/ (cdk-nag runs as part of synthesis)
+	$(BIN)/python app.py
+
+cfn-lint: synth
+	$(BIN)/cfn-lint cdk.out/*.template.json
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+soak: $(STAMP)
+	SENDLEDGER_SOAK=1 $(BIN)/pytest -q tests/reliability
+
+reliability-report: $(STAMP)
+	$(BIN)/python -m tests.reliability.report
+
+deploy: synth  ## needs AWS credentials and a bootstrapped account: see README "Deploy"
+	npx --yes aws-cdk@2 deploy --app cdk.out --all
+
+clean:
+	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache

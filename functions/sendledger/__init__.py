@@ -1,0 +1,1 @@
+"""sendledger: at-most-once transactional email and SMS with an evidence trail."""

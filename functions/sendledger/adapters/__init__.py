@@ -1,0 +1,1 @@
+"""Adapters: DynamoDB (pynamodb), SES, SNS, CloudWatch Logs, SQS."""

@@ -1,0 +1,615 @@
+"""DynamoDB implementation of the Ledger port: conditional writes and transactions only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.connection import Connection
+from pynamodb.exceptions import PynamoDBException
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
+from sendledger.adapters.dynamodb.models import (
+    HistoryItem,
+    IdempotencyItem,
+    LastSendItem,
+    LedgerModel,
+    MessageItem,
+    ResetItem,
+    SuppressionItem,
+    WatermarkItem,
+    bind,
+)
+from sendledger.adapters.dynamodb.transaction import Cancelled, LabelledTransaction
+from sendledger.domain import ids
+from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.eligibility import SuppressionState
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.messages import (
+    HistoryEntry,
+    Message,
+    MessageState,
+    Template,
+    predecessors,
+)
+from sendledger.domain.recipients import Channel
+from sendledger.ports import (
+    MISSING,
+    IdempotencyRecord,
+    IntentConflict,
+    Outcome,
+    ResetRecord,
+    SendIntent,
+    StoredResponse,
+    SuppressionView,
+)
+
+T = TypeVar("T")
+
+STATE_SK = "STATE"
+LAST_SK = "LAST"
+
+
+def idem_pk(key: str) -> str:
+    return f"IDEM#{key}"
+
+
+def msg_pk(message_id: str) -> str:
+    return f"MSG#{message_id}"
+
+
+def sup_pk(recipient_key: str) -> str:
+    return f"SUP#{recipient_key}"
+
+
+def wm_pk(source: str) -> str:
+    return f"WM#{source}"
+
+
+def reset_pk(account_id: str) -> str:
+    return f"RESET#{account_id}"
+
+
+def history_sk(at: datetime, step: int = 0) -> str:
+    # Time-ordered and never reused: the ULID suffix carries 80 random bits.
+    return f"H#{iso(at)}#{step:02d}#{ids.ulid(at)}"
+
+
+@contextmanager
+def dependency_guard() -> Iterator[None]:
+    """Any DynamoDB fault surfaces as one domain error (HTTP 503), never as a bare 500."""
+    try:
+        yield
+    except (PynamoDBException, ClientError, BotoCoreError) as exc:
+        raise DependencyUnavailable(f"ledger unavailable: {type(exc).__name__}") from exc
+
+
+class DynamoLedger:
+    def __init__(self, table_name: str, connection: Connection | None = None) -> None:
+        bind(table_name)
+        self.table_name = table_name
+        self._connection = connection or Connection(region=LedgerModel.Meta.region)
+
+    def request_emitters(self) -> list[Any]:
+        """botocore event emitters of every client this ledger uses (for request counting)."""
+        clients = [self._connection.client] + [m._get_connection().connection.client for m in _MODELS]
+        return [client.meta.events for client in clients]
+
+    # --- send path -----------------------------------------------------------------------
+    def commit_intent(self, intent: SendIntent) -> None:
+        tx = self._transaction()
+        message = intent.message
+        self._add_idempotency(tx, intent)
+        tx.put("message", _message_item(message, intent), MessageItem.pk.does_not_exist())
+        tx.put("history", _history_item(message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
+        self._add_eligibility_checks(tx, intent)
+        if intent.reset is not None:
+            window_start = intent.reset_window_start or intent.reset.created_at
+            tx.put(
+                "reset",
+                _reset_item(intent.reset),
+                ResetItem.pk.does_not_exist()
+                | (ResetItem.state != "active")
+                | (ResetItem.created_at < iso(window_start))
+                | (ResetItem.reset_id == intent.reset.reset_id),
+            )
+        if message.escalation:
+            tx.put("escalation", _escalation_item(message), MessageItem.pk.does_not_exist())
+        try:
+            with dependency_guard():
+                tx.commit(client_request_token=_token(message.message_id, "intent", message.attempt))
+        except Cancelled as cancelled:
+            raise _conflict_from(cancelled) from None
+
+    def commit_without_send(self, intent: SendIntent, stored: StoredResponse | None) -> None:
+        tx = self._transaction()
+        self._add_idempotency(tx, intent, stored)
+        tx.put("message", _message_item(intent.message, intent), MessageItem.pk.does_not_exist())
+        tx.put("history", _history_item(intent.message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
+        try:
+            with dependency_guard():
+                tx.commit()
+        except Cancelled as cancelled:
+            raise _conflict_from(cancelled) from None
+
+    def record_outcome(self, outcome: Outcome) -> None:
+        message = outcome.message
+        item = MessageItem(msg_pk(message.message_id), "MSG")
+        actions: list[Action] = [
+            MessageItem.state.set(outcome.new_state.value),
+            MessageItem.updated_at.set(iso(outcome.entry.at)),
+            MessageItem.attempt.set(message.attempt),
+        ]
+        if outcome.response and outcome.response.provider_message_id:
+            actions.append(MessageItem.provider_message_id.set(outcome.response.provider_message_id))
+        if message.reason:
+            actions.append(MessageItem.reason.set(message.reason))
+        if outcome.due_kind and outcome.due_at:
+            actions += [
+                MessageItem.due_kind.set(outcome.due_kind),
+                MessageItem.due_at.set(int(outcome.due_at.timestamp())),
+            ]
+        else:
+            actions += [MessageItem.due_kind.remove(), MessageItem.due_at.remove()]
+        allowed = [state.value for state in predecessors(outcome.new_state)]
+        tx = self._transaction()
+        tx.update("message", item, actions, MessageItem.state.is_in(*allowed))
+        tx.put("history", _history_item(message.message_id, outcome.entry), HistoryItem.pk.does_not_exist())
+        if outcome.idempotency_key and outcome.stored_response:
+            idem = IdempotencyItem(idem_pk(outcome.idempotency_key), "IDEM")
+            tx.update(
+                "idempotency",
+                idem,
+                [
+                    IdempotencyItem.status.set("completed"),
+                    IdempotencyItem.response_status.set(outcome.stored_response.status),
+                    IdempotencyItem.response_body.set(json.dumps(outcome.stored_response.body)),
+                ],
+            )
+        try:
+            with dependency_guard():
+                tx.commit(client_request_token=_token(message.message_id, outcome.new_state.value, message.attempt))
+        except Cancelled as cancelled:
+            if "message" not in cancelled.failed:
+                raise DependencyUnavailable("outcome write conflicted; retry") from None
+            # The message moved on (an event proved more than we know): keep its state, still
+            # record what the provider told us so the evidence is complete.
+            self._append_history(message.message_id, outcome.entry)
+
+    def _append_history(self, message_id: str, entry: HistoryEntry) -> None:
+        with dependency_guard():
+            _history_item(message_id, entry).save(HistoryItem.pk.does_not_exist())
+
+    def get_message(self, message_id: str, with_history: bool = True) -> Message | None:
+        with dependency_guard():
+            if not with_history:
+                try:
+                    return _message_from(MessageItem.get(msg_pk(message_id), "MSG", consistent_read=True))
+                except MessageItem.DoesNotExist:
+                    return None
+            items = _query_partition(msg_pk(message_id))
+        message: Message | None = None
+        history: list[HistoryEntry] = []
+        for raw in items:
+            sk = raw["sk"]["S"]
+            if sk == "MSG":
+                message = _message_from(MessageItem.from_raw_data(raw))
+            elif sk.startswith("H#"):
+                history.append(_history_from(HistoryItem.from_raw_data(raw)))
+        if message is not None:
+            message.history = history
+        return message
+
+    def get_watermark(self, source: str) -> datetime | None:
+        with dependency_guard():
+            try:
+                item = WatermarkItem.get(wm_pk(source), "WM", consistent_read=True)
+            except WatermarkItem.DoesNotExist:
+                return None
+        return parse_iso(item.watermark) if item.watermark else None
+
+    def get_last_send(self, recipient_key: str) -> datetime | None:
+        with dependency_guard():
+            try:
+                item = LastSendItem.get(sup_pk(recipient_key), LAST_SK, consistent_read=True)
+            except LastSendItem.DoesNotExist:
+                return None
+        return parse_iso(item.last_send_at)
+
+    # --- suppression ------------------------------------------------------------------------
+    def get_suppression(self, recipient_key: str) -> SuppressionView:
+        with dependency_guard():
+            items = _query_partition(sup_pk(recipient_key))
+        state = SuppressionState(suppressed=False, version=0)
+        history: list[dict[str, Any]] = []
+        for raw in items:
+            sk = raw["sk"]["S"]
+            if sk == STATE_SK:
+                state = _suppression_from(SuppressionItem.from_raw_data(raw))
+            elif sk.startswith("H#"):
+                entry = HistoryItem.from_raw_data(raw)
+                history.append({"at": entry.at, "type": entry.type, **json.loads(entry.evidence)})
+        return SuppressionView(state=state, history=history)
+
+    def change_suppression(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, expected_version: int, now: datetime
+    ) -> SuppressionState:
+        """Optimistic locking: the write only lands on the version the caller read."""
+        new_version = expected_version + 1
+        item = SuppressionItem(
+            sup_pk(recipient_key),
+            STATE_SK,
+            suppressed=suppressed,
+            version=new_version,
+            reason=reason,
+            since=iso(now),
+            source_event=f"admin:{actor}",
+            updated_at=iso(now),
+        )
+        condition = (
+            SuppressionItem.pk.does_not_exist()
+            if expected_version == 0
+            else SuppressionItem.version == expected_version
+        )
+        entry = HistoryEntry(
+            at=now,
+            type="suppressed" if suppressed else "unsuppressed",
+            evidence={"actor": actor, "reason": reason, "version": new_version, "source": "admin"},
+            step=new_version % 100,
+        )
+        tx = self._transaction()
+        tx.put("suppression", item, condition)
+        tx.put("history", _history_item_for(sup_pk(recipient_key), entry), HistoryItem.pk.does_not_exist())
+        try:
+            with dependency_guard():
+                tx.commit()
+        except Cancelled as cancelled:
+            if "suppression" in cancelled.failed:
+                raise DependencyUnavailable("suppression changed concurrently; retry", retry_after_seconds=1) from None
+            raise DependencyUnavailable("suppression write conflicted; retry") from None
+        return SuppressionState(suppressed=suppressed, version=new_version, reason=reason, since=now)
+
+    # --- password resets --------------------------------------------------------------------
+    def get_reset(self, account_id: str) -> ResetRecord | None:
+        with dependency_guard():
+            try:
+                return _reset_from(ResetItem.get(reset_pk(account_id), "ACTIVE", consistent_read=True))
+            except ResetItem.DoesNotExist:
+                return None
+
+    def consume_reset(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+        item = ResetItem(reset_pk(account_id), "ACTIVE")
+        try:
+            with dependency_guard():
+                item.update(
+                    actions=[ResetItem.state.set("consumed")],
+                    condition=(ResetItem.state == "active")
+                    & (ResetItem.token_hash == token_hash)
+                    & (ResetItem.valid_until > iso(now)),
+                )
+        except DependencyUnavailable as exc:
+            if _is_condition_failure(exc.__cause__):
+                return None
+            raise
+        return _reset_from(item)
+
+    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
+        item = ResetItem(reset_pk(record.account_id), "ACTIVE")
+        actions: list[Action] = [ResetItem.failed_attempts.add(1)]
+        if record.failed_attempts + 1 >= max_attempts:
+            actions.append(ResetItem.state.set("invalidated"))
+        try:
+            with dependency_guard():
+                item.update(
+                    actions=actions,
+                    condition=(ResetItem.reset_id == record.reset_id)
+                    & (ResetItem.state == "active")
+                    & (ResetItem.failed_attempts == record.failed_attempts),
+                )
+        except DependencyUnavailable as exc:
+            if not _is_condition_failure(exc.__cause__):
+                raise
+            # Another attempt raced us; it counted. Nothing to add.
+
+    def rearm_reset(self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry) -> None:
+        tx = self._transaction()
+        tx.update(
+            "reset",
+            ResetItem(reset_pk(record.account_id), "ACTIVE"),
+            [ResetItem.token_hash.set(new_token_hash), ResetItem.failed_attempts.set(0)],
+            (ResetItem.reset_id == record.reset_id)
+            & (ResetItem.token_hash == record.token_hash)
+            & (ResetItem.state == "active"),
+        )
+        tx.update(
+            "message",
+            MessageItem(msg_pk(message.message_id), "MSG"),
+            [
+                MessageItem.state.set(MessageState.SENDING.value),
+                MessageItem.attempt.set(message.attempt),
+                MessageItem.updated_at.set(iso(entry.at)),
+            ],
+            MessageItem.state.is_in(*[s.value for s in predecessors(MessageState.SENDING)]),
+        )
+        tx.put("history", _history_item(message.message_id, entry), HistoryItem.pk.does_not_exist())
+        try:
+            with dependency_guard():
+                tx.commit()
+        except Cancelled:
+            raise DependencyUnavailable("reset changed concurrently; retry", retry_after_seconds=1) from None
+
+    # --- helpers ----------------------------------------------------------------------------
+    def _transaction(self) -> LabelledTransaction:
+        return LabelledTransaction(self._connection)
+
+    def _add_idempotency(
+        self, tx: LabelledTransaction, intent: SendIntent, stored: StoredResponse | None = None
+    ) -> None:
+        if intent.idempotency_key is None:
+            return
+        assert intent.fingerprint is not None and intent.idempotency_expires_at is not None
+        now = intent.first_entry.at
+        item = IdempotencyItem(
+            idem_pk(intent.idempotency_key),
+            "IDEM",
+            fingerprint=intent.fingerprint,
+            message_id=intent.message.message_id,
+            status="completed" if stored else "in_progress",
+            lease_until=iso(intent.lease_until),
+            created_at=iso(now),
+            expires_at=intent.idempotency_expires_at,
+            response_status=stored.status if stored else None,
+            response_body=json.dumps(stored.body) if stored else None,
+        )
+        # An expired key (TTL deletion is lazy) counts as absent.
+        tx.put(
+            "idempotency",
+            item,
+            IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.expires_at < now),
+        )
+
+    def _add_eligibility_checks(self, tx: LabelledTransaction, intent: SendIntent) -> None:
+        expect = intent.expectations
+        key = intent.message.recipient_key
+        sup_condition = (
+            SuppressionItem.pk.does_not_exist()
+            if expect.suppression_version == 0
+            else (SuppressionItem.version == expect.suppression_version) & (SuppressionItem.suppressed == False)  # noqa: E712
+        )
+        tx.check("suppression", SuppressionItem, sup_pk(key), STATE_SK, sup_condition)
+        last_condition: Condition
+        if expect.last_send_exact is not MISSING:
+            last_condition = LastSendItem.last_send_at == iso(expect.last_send_exact)
+        elif expect.last_send_max is not None:
+            last_condition = LastSendItem.pk.does_not_exist() | (LastSendItem.last_send_at <= iso(expect.last_send_max))
+        else:
+            last_condition = LastSendItem.pk.does_not_exist()
+        last = LastSendItem(
+            sup_pk(key),
+            LAST_SK,
+            last_send_at=iso(intent.message.created_at),
+            last_message_id=intent.message.message_id,
+        )
+        tx.put("last_send", last, last_condition)
+        if expect.watermark_min is not None:
+            tx.check(
+                "watermark",
+                WatermarkItem,
+                wm_pk(expect.watermark_source),
+                "WM",
+                WatermarkItem.watermark >= iso(expect.watermark_min),
+            )
+
+
+_MODELS: tuple[type[LedgerModel], ...] = (
+    LedgerModel,
+    IdempotencyItem,
+    MessageItem,
+    HistoryItem,
+    SuppressionItem,
+    LastSendItem,
+    WatermarkItem,
+    ResetItem,
+)
+
+
+def _token(message_id: str, step: str, attempt: int) -> str:
+    # Makes a retried TransactWriteItems (after a network timeout) idempotent for 10 minutes.
+    return f"{message_id}-{step}-{attempt}"[:36]
+
+
+def _is_condition_failure(exc: BaseException | None) -> bool:
+    code = getattr(exc, "cause_response_code", None)
+    return code == "ConditionalCheckFailedException"
+
+
+def _query_partition(pk: str) -> list[dict[str, Any]]:
+    """Every item of one partition (a message and its history), raw, strongly consistent."""
+    connection = LedgerModel._get_connection()
+    items: list[dict[str, Any]] = []
+    start_key: dict[str, Any] | None = None
+    while True:
+        page = connection.query(pk, consistent_read=True, exclusive_start_key=start_key)
+        items.extend(page.get("Items", []))
+        start_key = page.get("LastEvaluatedKey")
+        if not start_key:
+            return items
+
+
+def _conflict_from(cancelled: Cancelled) -> IntentConflict:
+    if cancelled.retryable or not cancelled.failed:
+        return IntentConflict(retryable=True)
+    conflict = IntentConflict()
+    failed = cancelled.failed
+    if "idempotency" in failed:
+        raw = failed["idempotency"]
+        conflict.idempotency = _idempotency_from(IdempotencyItem.from_raw_data(raw)) if raw else None
+    if "suppression" in failed:
+        raw = failed["suppression"]
+        conflict.suppression = _suppression_from(SuppressionItem.from_raw_data(raw)) if raw else None
+    if "last_send" in failed:
+        raw = failed["last_send"]
+        conflict.last_send = parse_iso(LastSendItem.from_raw_data(raw).last_send_at) if raw else MISSING
+    if "watermark" in failed:
+        raw = failed["watermark"]
+        item = WatermarkItem.from_raw_data(raw) if raw else None
+        conflict.watermark = parse_iso(item.watermark) if item and item.watermark else MISSING
+    if "reset" in failed:
+        raw = failed["reset"]
+        conflict.reset = _reset_from(ResetItem.from_raw_data(raw)) if raw else None
+    return conflict
+
+
+def _message_item(message: Message, intent: SendIntent) -> MessageItem:
+    return MessageItem(
+        msg_pk(message.message_id),
+        "MSG",
+        message_id=message.message_id,
+        state=message.state.value,
+        channel=message.channel.value,
+        to=message.to,
+        recipient_key=message.recipient_key,
+        template_id=message.template.id,
+        template_version=message.template.version,
+        category=message.category,
+        created_at=iso(message.created_at),
+        updated_at=iso(message.updated_at),
+        reason=message.reason,
+        reset_account_id=message.reset_account_id,
+        params=json.dumps(message.params) if message.params is not None else None,
+        escalation=json.dumps(message.escalation) if message.escalation else None,
+        attempt=message.attempt,
+        idempotency_pk=idem_pk(intent.idempotency_key) if intent.idempotency_key else None,
+        parent_key=message.parent_key,
+        # In flight until the outcome write; if we crash, the poller finds it here after the lease.
+        due_kind="inflight" if message.state is MessageState.SENDING else None,
+        due_at=int(intent.lease_until.timestamp()) if message.state is MessageState.SENDING else None,
+    )
+
+
+def _escalation_item(message: Message) -> MessageItem:
+    assert message.escalation is not None
+    deadline = message.created_at + timedelta(seconds=int(message.escalation["deadline_seconds"]))
+    return MessageItem(
+        msg_pk(message.message_id),
+        "ESC",
+        message_id=message.message_id,
+        state="scheduled",
+        channel=message.channel.value,
+        to=message.to,
+        recipient_key=message.recipient_key,
+        template_id=message.template.id,
+        template_version=message.template.version,
+        category=message.category,
+        created_at=iso(message.created_at),
+        updated_at=iso(message.created_at),
+        escalation=json.dumps(message.escalation),
+        due_kind="escalation",
+        due_at=int(deadline.timestamp()),
+    )
+
+
+def _history_item(message_id: str, entry: HistoryEntry) -> HistoryItem:
+    return _history_item_for(msg_pk(message_id), entry)
+
+
+def _history_item_for(pk: str, entry: HistoryEntry) -> HistoryItem:
+    return HistoryItem(
+        pk,
+        history_sk(entry.at, entry.step),
+        at=iso(entry.at),
+        type=entry.type,
+        state=entry.state.value if entry.state else None,
+        evidence=json.dumps(entry.evidence, sort_keys=True, default=str),
+    )
+
+
+def _reset_item(record: ResetRecord) -> ResetItem:
+    return ResetItem(
+        reset_pk(record.account_id),
+        "ACTIVE",
+        reset_id=record.reset_id,
+        state=record.state,
+        token_hash=record.token_hash,
+        created_at=iso(record.created_at),
+        valid_until=iso(record.expires_at),
+        failed_attempts=record.failed_attempts,
+        message_id=record.message_id,
+        expires_at=record.expires_at + timedelta(days=30),
+    )
+
+
+def _message_from(item: MessageItem) -> Message:
+    return Message(
+        message_id=item.message_id,
+        channel=Channel(item.channel),
+        to=item.to,
+        template=Template(item.template_id, item.template_version),
+        state=MessageState(item.state),
+        category=item.category,
+        created_at=parse_iso(item.created_at),
+        updated_at=parse_iso(item.updated_at),
+        recipient_key=item.recipient_key,
+        provider_message_id=item.provider_message_id,
+        reason=item.reason,
+        reset_account_id=item.reset_account_id,
+        params=json.loads(item.params) if item.params else None,
+        escalation=json.loads(item.escalation) if item.escalation else None,
+        attempt=int(item.attempt or 1),
+        parent_key=item.parent_key,
+    )
+
+
+def _history_from(item: HistoryItem) -> HistoryEntry:
+    return HistoryEntry(
+        at=parse_iso(item.at),
+        type=item.type,
+        state=MessageState(item.state) if item.state else None,
+        evidence=json.loads(item.evidence),
+    )
+
+
+def _suppression_from(item: SuppressionItem) -> SuppressionState:
+    return SuppressionState(
+        suppressed=bool(item.suppressed),
+        version=int(item.version),
+        reason=item.reason,
+        since=parse_iso(item.since) if item.since else None,
+    )
+
+
+def _idempotency_from(item: IdempotencyItem) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        key=item.pk.removeprefix("IDEM#"),
+        fingerprint=item.fingerprint,
+        message_id=item.message_id,
+        completed=item.status == "completed",
+        lease_until=parse_iso(item.lease_until),
+        expires_at=item.expires_at,
+        response=StoredResponse(int(item.response_status), json.loads(item.response_body))
+        if item.response_status is not None and item.response_body
+        else None,
+    )
+
+
+def _reset_from(item: ResetItem) -> ResetRecord:
+    return ResetRecord(
+        account_id=item.pk.removeprefix("RESET#"),
+        reset_id=item.reset_id,
+        state=item.state,
+        token_hash=item.token_hash,
+        created_at=parse_iso(item.created_at),
+        expires_at=parse_iso(item.valid_until),
+        failed_attempts=int(item.failed_attempts or 0),
+        message_id=item.message_id,
+    )
+
+
+def call_guarded(fn: Callable[[], T]) -> T:
+    with dependency_guard():
+        return fn()

@@ -1,0 +1,42 @@
+"""The ledger table's CreateTable arguments, for the local stack and tests (CDK mirrors them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sendledger import names
+
+
+def create_table_arguments(table_name: str) -> dict[str, Any]:
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": names.TABLE_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},
+            {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"},
+        ],
+        "KeySchema": [
+            {"AttributeName": names.TABLE_PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": names.TABLE_SORT_KEY, "KeyType": "RANGE"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": names.DUE_WORK_INDEX,
+                "KeySchema": [
+                    {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+                    {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    }
+
+
+def create_ledger_table(dynamodb_client: Any, table_name: str) -> None:
+    dynamodb_client.create_table(**create_table_arguments(table_name))
+    dynamodb_client.update_time_to_live(
+        TableName=table_name,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": names.TABLE_TTL_ATTRIBUTE},
+    )

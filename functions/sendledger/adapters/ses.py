@@ -1,0 +1,37 @@
+"""SES v2 SendEmail with the configuration set and the sendledger message-id tag."""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sendledger import names
+from sendledger.adapters.aws import classify_error, client
+from sendledger.domain.provider import CallResult, ProviderResponse
+from sendledger.domain.templates import Rendered
+
+
+class SesEmailSender:
+    def __init__(self, sender: str, configuration_set: str) -> None:
+        self.sender = sender
+        self.configuration_set = configuration_set
+
+    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
+        body = {"Text": {"Data": content.text, "Charset": "UTF-8"}}
+        if content.html:
+            body["Html"] = {"Data": content.html, "Charset": "UTF-8"}
+        try:
+            response = client("sesv2").send_email(
+                FromEmailAddress=self.sender,
+                Destination={"ToAddresses": [to]},
+                Content={"Simple": {"Subject": {"Data": content.subject or "", "Charset": "UTF-8"}, "Body": body}},
+                ConfigurationSetName=self.configuration_set,
+                # The tag comes back on every SES event: it proves acceptance of a timed-out call.
+                EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id}],
+            )
+        except (ClientError, BotoCoreError) as exc:
+            return classify_error(exc)
+        return ProviderResponse(
+            CallResult.ACCEPTED,
+            provider_message_id=response["MessageId"],
+            request_id=response.get("ResponseMetadata", {}).get("RequestId"),
+        )

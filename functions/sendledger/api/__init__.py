@@ -1,0 +1,1 @@
+"""HTTP edge: request/response models and RFC 9457 problem documents."""

@@ -1,0 +1,52 @@
+"""Typed request bodies. Unknown fields are rejected (extra="forbid")."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Text = Field(min_length=1, max_length=2000)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class TemplateRef(Strict):
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    version: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+
+
+class Fallback(Strict):
+    channel: Literal["email", "sms"]
+    to: str = Field(min_length=1, max_length=320)
+
+
+class Escalation(Strict):
+    deadline_seconds: int = Field(ge=1, le=7 * 86_400)
+    fallback: list[Fallback] = Field(min_length=1, max_length=5)
+
+
+class SendMessageRequest(Strict):
+    channel: Literal["email", "sms"]
+    to: str = Field(min_length=1, max_length=320)
+    template: TemplateRef
+    params: dict[str, str] = Field(default_factory=dict, max_length=20)
+    category: Literal["transactional", "alert", "security"] = "transactional"
+    event_id: str | None = Field(default=None, min_length=1, max_length=255)
+    escalation: Escalation | None = None
+
+
+class PasswordResetRequest(Strict):
+    account_id: str = Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$")
+    email: str = Field(min_length=3, max_length=320)
+
+
+class ConsumeResetRequest(Strict):
+    account_id: str = Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$")
+    token: str = Field(min_length=1, max_length=512)
+
+
+class SuppressRequest(Strict):
+    reason: str = Field(min_length=1, max_length=500)

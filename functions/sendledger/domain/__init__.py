@@ -1,0 +1,1 @@
+"""Pure domain: state machines, policies, tokens, fingerprints. No AWS imports here."""

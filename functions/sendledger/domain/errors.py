@@ -1,0 +1,53 @@
+"""Domain failures. Each maps to one RFC 9457 problem type at the HTTP edge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class DomainError(Exception):
+    detail: str
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.detail)
+
+
+class InvalidRequest(DomainError):
+    """The request is well-formed JSON but makes no sense (400)."""
+
+
+class UnknownTemplate(DomainError):
+    """No such template id/version, or missing params (422)."""
+
+
+class IdempotencyKeyMissing(DomainError):
+    """POST /v1/messages without Idempotency-Key nor event_id (400)."""
+
+
+class IdempotencyKeyReused(DomainError):
+    """Same key, different payload fingerprint (422)."""
+
+
+@dataclass
+class IdempotencyKeyInFlight(DomainError):
+    """The first request with this key has not finished (409 + Retry-After)."""
+
+    retry_after_seconds: int = 1
+
+
+class NotFound(DomainError):
+    """No such resource (404)."""
+
+
+class InvalidToken(DomainError):
+    """One answer for wrong, expired, used or locked-out reset tokens (400)."""
+
+
+@dataclass
+class DependencyUnavailable(DomainError):
+    """DynamoDB or another dependency failed; state is consistent, try again (503)."""
+
+    retry_after_seconds: int = 2

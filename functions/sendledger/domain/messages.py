@@ -1,0 +1,112 @@
+"""The message lifecycle (SPEC §5) as data: states, the allowed edges, and what they mean."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sendledger.domain.recipients import Channel
+
+
+class MessageState(StrEnum):
+    RECEIVED = "received"
+    SUPPRESSED = "suppressed"
+    SENDING = "sending"
+    ACCEPTED = "accepted"
+    DELIVERED = "delivered"
+    BOUNCED = "bounced"
+    COMPLAINED = "complained"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+    RETRY = "retry"
+    UNRESOLVED = "unresolved"
+    PENDING = "pending"
+    REJECTED = "rejected"
+    ESCALATED = "escalated"
+
+
+S = MessageState
+
+# Provider outcomes only move "forward": a late `delivered` never undoes `bounced`, and a
+# complaint (which arrives after delivery) overrides everything.
+_OUTCOME_RANK = {S.ACCEPTED: 1, S.DELIVERED: 2, S.FAILED: 3, S.BOUNCED: 3, S.COMPLAINED: 4}
+
+_LIFECYCLE: dict[MessageState, frozenset[MessageState]] = {
+    S.RECEIVED: frozenset({S.SUPPRESSED, S.SENDING, S.PENDING}),
+    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),
+    S.UNKNOWN: frozenset({S.ACCEPTED, S.RETRY, S.UNRESOLVED}),
+    S.RETRY: frozenset({S.SENDING}),
+    S.PENDING: frozenset({S.SENDING, S.SUPPRESSED}),
+}
+
+# Delivery evidence proves acceptance, so it may arrive while we still think the send is in
+# flight or unknown (a crashed outcome write, a timed-out call the provider accepted).
+_EVIDENCE_SOURCES = frozenset({S.SENDING, S.UNKNOWN, S.UNRESOLVED, S.ACCEPTED})
+_OUTCOMES = frozenset({S.DELIVERED, S.BOUNCED, S.COMPLAINED, S.FAILED})
+
+ESCALATION_TRIGGERS = frozenset({S.FAILED, S.BOUNCED, S.SUPPRESSED, S.REJECTED, S.COMPLAINED})
+TERMINAL = frozenset(
+    {S.SUPPRESSED, S.DELIVERED, S.BOUNCED, S.COMPLAINED, S.FAILED, S.REJECTED, S.UNRESOLVED, S.ESCALATED}
+)
+RETRY_AFTER_STATES = frozenset({S.PENDING, S.UNKNOWN, S.SENDING, S.RECEIVED, S.RETRY})
+
+
+def can_transition(current: MessageState, target: MessageState) -> bool:
+    if target is S.ESCALATED:
+        return current not in {S.DELIVERED, S.ESCALATED}
+    if target in _LIFECYCLE.get(current, frozenset()):
+        return True
+    if target in _OUTCOMES:
+        if current in _EVIDENCE_SOURCES:
+            return True
+        if current in _OUTCOME_RANK:
+            return _OUTCOME_RANK[target] > _OUTCOME_RANK[current]
+    return False
+
+
+def predecessors(target: MessageState) -> frozenset[MessageState]:
+    """States from which `target` may be entered: the conditional write's allow-list."""
+    return frozenset(state for state in MessageState if can_transition(state, target))
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    version: str
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    at: datetime
+    type: str
+    state: MessageState | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    step: int = 0  # orders entries written within the same millisecond (intent before outcome)
+
+
+@dataclass
+class Message:
+    message_id: str
+    channel: Channel
+    to: str
+    template: Template
+    state: MessageState
+    category: str
+    created_at: datetime
+    updated_at: datetime
+    recipient_key: str
+    provider_message_id: str | None = None
+    reason: str | None = None
+    reset_account_id: str | None = None
+    params: dict[str, str] | None = None
+    escalation: dict[str, Any] | None = None
+    attempt: int = 1
+    parent_key: str | None = None
+    history: list[HistoryEntry] = field(default_factory=list)
+
+
+def states_to_sql(states: Iterable[MessageState]) -> list[str]:
+    return sorted(state.value for state in states)

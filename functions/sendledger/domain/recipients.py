@@ -1,0 +1,80 @@
+"""Recipient parsing and the canonical key suppression and eligibility are tracked under.
+
+Email: syntax only (no DNS at send time), IDN domains kept in their ASCII (punycode) form so the
+same mailbox always maps to one key. SMS: E.164 via phonenumbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import StrEnum
+
+import phonenumbers
+from email_validator import EmailNotValidError, validate_email
+
+from sendledger.domain.errors import InvalidRequest
+
+
+class Channel(StrEnum):
+    EMAIL = "email"
+    SMS = "sms"
+
+
+@dataclass(frozen=True)
+class Recipient:
+    channel: Channel
+    address: str  # what the provider is given: ASCII email or E.164 number
+
+    @property
+    def key(self) -> str:
+        """Case-folded identity used for suppression; one mailbox, one key."""
+        return f"{self.channel.value}:{self.address.lower()}"
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint_of(self.key)
+
+
+def fingerprint_of(recipient_key: str) -> str:
+    """Short non-reversible id for logs and history (raw addresses never reach logs)."""
+    return hashlib.sha256(recipient_key.encode()).hexdigest()[:16]
+
+
+def parse_recipient(channel: Channel, raw: str) -> Recipient:
+    if any(ch in raw for ch in "\r\n\x00"):
+        raise InvalidRequest("recipient contains control characters", [_field_error("to")])
+    if channel is Channel.EMAIL:
+        return Recipient(channel, _parse_email(raw))
+    return Recipient(channel, _parse_phone(raw))
+
+
+def recipient_from_key(raw: str) -> Recipient:
+    """Parse a recipient given without a channel (GET /v1/suppressions/{recipient})."""
+    channel = Channel.SMS if raw.strip().startswith("+") else Channel.EMAIL
+    return parse_recipient(channel, raw.strip())
+
+
+def _parse_email(raw: str) -> str:
+    try:
+        # SES does not accept SMTPUTF8 local parts; IDN domains travel as punycode.
+        result = validate_email(raw, check_deliverability=False, allow_smtputf8=False)
+    except EmailNotValidError as exc:
+        raise InvalidRequest(f"invalid email address: {exc}", [_field_error("to")]) from exc
+    return str(result.ascii_email or result.normalized)
+
+
+def _parse_phone(raw: str) -> str:
+    if not raw.startswith("+"):
+        raise InvalidRequest("phone numbers must be in E.164 form (+<country><number>)", [_field_error("to")])
+    try:
+        number = phonenumbers.parse(raw, None)
+    except phonenumbers.NumberParseException as exc:
+        raise InvalidRequest("invalid E.164 phone number", [_field_error("to")]) from exc
+    if not phonenumbers.is_valid_number(number):
+        raise InvalidRequest("invalid E.164 phone number", [_field_error("to")])
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def _field_error(name: str) -> dict[str, str]:
+    return {"field": name, "message": "invalid recipient"}

@@ -1,0 +1,88 @@
+"""Versioned message templates shipped beside the code (functions/sendledger/templates/).
+
+A template is `templates/<id>/<version>.json`; params are substituted with `${name}`; the HTML
+part escapes them. Internal templates (password-reset) are only rendered by their own flow,
+so a caller can never make sendledger store a reset link.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from string import Template as StringTemplate
+from typing import Any
+
+from sendledger.domain.errors import UnknownTemplate
+from sendledger.domain.recipients import Channel
+
+TEMPLATE_ROOT = Path(__file__).resolve().parent.parent / "templates"
+_SAFE_PART = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_PARAM_LENGTH = 2000
+
+
+@dataclass(frozen=True)
+class Rendered:
+    subject: str | None
+    text: str
+    html: str | None
+
+
+@cache
+def _load(template_id: str, version: str) -> dict[str, Any] | None:
+    if not (_SAFE_PART.match(template_id) and _SAFE_PART.match(version)):
+        return None
+    path = TEMPLATE_ROOT / template_id / f"{version}.json"
+    if not path.is_file():
+        return None
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def check(template_id: str, version: str, channel: Channel, params: dict[str, str], *, internal: bool = False) -> None:
+    """Raise UnknownTemplate unless this template renders for this channel with these params."""
+    spec = _load(template_id, version)
+    if spec is None or (spec.get("internal", False) and not internal):
+        raise UnknownTemplate(
+            f"no template {template_id!r} version {version!r}",
+            [{"field": "template", "message": "unknown id or version"}],
+        )
+    if channel.value not in spec:
+        raise UnknownTemplate(
+            f"template {template_id!r} v{version} has no {channel.value} variant",
+            [{"field": "channel", "message": "not supported by template"}],
+        )
+    required = set(spec.get("params", []))
+    missing = sorted(required - params.keys())
+    unexpected = sorted(params.keys() - required)
+    problems = [{"field": f"params.{name}", "message": "required"} for name in missing]
+    problems += [{"field": f"params.{name}", "message": "not a param of this template"} for name in unexpected]
+    problems += [
+        {"field": f"params.{name}", "message": f"longer than {MAX_PARAM_LENGTH} characters"}
+        for name, value in params.items()
+        if len(value) > MAX_PARAM_LENGTH
+    ]
+    if problems:
+        raise UnknownTemplate(f"params do not match template {template_id!r} v{version}", problems)
+
+
+def render(template_id: str, version: str, channel: Channel, params: dict[str, str]) -> Rendered:
+    spec = _load(template_id, version)
+    if spec is None:
+        raise UnknownTemplate(f"no template {template_id!r} version {version!r}")
+    variant: dict[str, str] = spec[channel.value]
+    escaped = {name: html.escape(value) for name, value in params.items()}
+    subject = variant.get("subject")
+    return Rendered(
+        subject=_one_line(StringTemplate(subject).safe_substitute(params)) if subject else None,
+        text=StringTemplate(variant["text"]).safe_substitute(params),
+        html=StringTemplate(variant["html"]).safe_substitute(escaped) if "html" in variant else None,
+    )
+
+
+def _one_line(text: str) -> str:
+    # A subject is a header: params must not be able to inject CR/LF.
+    return " ".join(text.split())

@@ -1,0 +1,1 @@
+"""One thin module per Lambda: parse → call a use case → respond."""

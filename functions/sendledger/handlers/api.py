@@ -1,0 +1,199 @@
+"""The `api` Lambda: API Gateway (REST, IAM auth) → Powertools router → use cases."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+from urllib.parse import unquote
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from sendledger import wiring
+from sendledger.api.models import (
+    ConsumeResetRequest,
+    PasswordResetRequest,
+    SendMessageRequest,
+    SuppressRequest,
+)
+from sendledger.api.problems import problem, validation_errors
+from sendledger.domain import errors
+from sendledger.domain.messages import Template
+from sendledger.domain.recipients import Channel
+from sendledger.usecases import messages, resets, suppressions
+from sendledger.usecases.context import Reply
+from sendledger.usecases.send import SendCommand, send_message
+
+MAX_BODY_BYTES = 64 * 1024
+JSON = "application/json"
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+app = APIGatewayRestResolver(enable_validation=True)
+
+
+def _respond(reply: Reply) -> Response[str]:
+    headers: dict[str, str] = {}
+    if reply.retry_after_seconds is not None:
+        headers["Retry-After"] = str(reply.retry_after_seconds)
+    if reply.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return Response(status_code=reply.status, content_type=JSON, body=json.dumps(reply.body), headers=headers)
+
+
+def _principal() -> str:
+    identity = app.current_event.request_context.identity
+    principal = identity.user_arn or identity.caller or wiring.services().settings.local_principal
+    if not principal:
+        raise errors.InvalidRequest("no caller identity on the request (IAM authorization expected)")
+    return principal
+
+
+def _seconds_left() -> float:
+    context: LambdaContext | None = app.lambda_context
+    return context.get_remaining_time_in_millis() / 1000 if context else 30.0
+
+
+@app.post("/v1/messages")
+def post_message(
+    body: SendMessageRequest,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=1024)] = None,
+) -> Response[str]:
+    command = SendCommand(
+        channel=Channel(body.channel),
+        to=body.to,
+        template=Template(body.template.id, body.template.version),
+        params=body.params,
+        category=body.category,
+        principal=_principal(),
+        idempotency_header=idempotency_key,
+        event_id=body.event_id,
+        escalation=body.escalation.model_dump() if body.escalation else None,
+    )
+    reply = send_message(wiring.services(), command, _seconds_left)
+    metrics.add_metric(name="MessageRequests", unit=MetricUnit.Count, value=1)
+    return _respond(reply)
+
+
+@app.get("/v1/messages/<message_id>")
+def get_message(message_id: str) -> Response[str]:
+    return _respond(messages.get_message(wiring.services(), message_id))
+
+
+@app.post("/v1/password-resets")
+def post_password_reset(body: PasswordResetRequest) -> Response[str]:
+    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, _seconds_left))
+
+
+@app.post("/v1/password-resets/consume")
+def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
+    return _respond(resets.consume_reset(wiring.services(), body.account_id, body.token))
+
+
+@app.get("/v1/suppressions/<recipient>")
+def get_suppression(recipient: str) -> Response[str]:
+    return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
+
+
+@app.put("/v1/admin/suppressions/<recipient>")
+def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
+    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, _principal())
+    return _respond(reply)
+
+
+@app.delete("/v1/admin/suppressions/<recipient>")
+def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
+    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, _principal())
+    return _respond(reply)
+
+
+@app.get("/healthz")
+def healthz() -> Response[str]:
+    return Response(status_code=200, content_type=JSON, body='{"status":"ok"}')
+
+
+@app.get("/openapi.json", include_in_schema=False)
+def openapi_document() -> Response[str]:
+    return Response(status_code=200, content_type=JSON, body=openapi_json())
+
+
+def openapi_json() -> str:
+    return app.get_openapi_json_schema(
+        title="sendledger",
+        version="1.0.0",
+        openapi_version="3.1.0",
+        summary="At-most-once transactional email and SMS with an evidence trail",
+    )
+
+
+# --- errors: every one is application/problem+json ----------------------------------------
+@app.exception_handler(RequestValidationError)
+def on_validation_error(exc: RequestValidationError) -> Response[str]:
+    return problem(400, "validation-error", "the request does not match the schema", validation_errors(exc.errors()))
+
+
+@app.exception_handler(errors.DomainError)
+def on_domain_error(exc: errors.DomainError) -> Response[str]:
+    status, slug, retry_after = _problem_for(exc)
+    return problem(status, slug, exc.detail, exc.errors or None, retry_after)
+
+
+def _problem_for(exc: errors.DomainError) -> tuple[int, str, int | None]:
+    if isinstance(exc, errors.IdempotencyKeyInFlight):
+        return 409, "idempotency-key-in-flight", exc.retry_after_seconds
+    if isinstance(exc, errors.DependencyUnavailable):
+        logger.warning("dependency unavailable", extra={"detail": exc.detail})
+        return 503, "dependency-unavailable", exc.retry_after_seconds
+    table: dict[type[errors.DomainError], tuple[int, str]] = {
+        errors.IdempotencyKeyMissing: (400, "idempotency-key-missing"),
+        errors.IdempotencyKeyReused: (422, "idempotency-key-reused"),
+        errors.UnknownTemplate: (422, "unknown-template"),
+        errors.NotFound: (404, "not-found"),
+        errors.InvalidToken: (400, "invalid-token"),
+        errors.InvalidRequest: (400, "invalid-request"),
+    }
+    status, slug = table.get(type(exc), (400, "invalid-request"))
+    return status, slug, None
+
+
+@app.not_found
+def on_not_found(_: Exception) -> Response[str]:
+    return problem(404, "not-found", "no such route")
+
+
+def _precheck(event: dict[str, Any]) -> Response[str] | None:
+    """Reject what must never reach parsing: oversize bodies and non-JSON content."""
+    body = event.get("body") or ""
+    if len(body.encode("utf-8", errors="surrogatepass")) > MAX_BODY_BYTES * (
+        4 / 3 if event.get("isBase64Encoded") else 1
+    ):
+        return problem(413, "payload-too-large", f"bodies are limited to {MAX_BODY_BYTES} bytes")
+    if event.get("httpMethod") in ("POST", "PUT") and body:
+        headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+        content_type = (headers.get("content-type") or "").split(";")[0].strip().lower()
+        if content_type != JSON:
+            return problem(415, "unsupported-media-type", "send application/json")
+        if event.get("isBase64Encoded"):
+            return problem(400, "invalid-request", "binary bodies are not accepted")
+    return None
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    early = _precheck(event)
+    if early is not None:
+        return {
+            "statusCode": early.status_code,
+            "multiValueHeaders": {name: [value] for name, value in early.headers.items()},
+            "body": early.body,
+            "isBase64Encoded": False,
+        }
+    return app.resolve(event, context)

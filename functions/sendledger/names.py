@@ -1,0 +1,53 @@
+"""Names shared by the Lambda code, the CDK stack and the local stack.
+
+One place for environment variable names, resource name suffixes and the ledger table's key
+layout, so that infra/, local/ and functions/ cannot drift apart.
+"""
+
+from __future__ import annotations
+
+# --- Environment variables (read by functions/, set by infra/ and local/) -------------------
+ENV_LEDGER_TABLE = "LEDGER_TABLE_NAME"
+ENV_SENDER_EMAIL = "SENDER_EMAIL"
+ENV_SES_CONFIGURATION_SET = "SES_CONFIGURATION_SET"
+ENV_SES_EVENTS_QUEUE_URL = "SES_EVENTS_QUEUE_URL"
+ENV_ESCALATION_QUEUE_URL = "ESCALATION_QUEUE_URL"
+ENV_SMS_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
+ENV_SMS_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"
+ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
+
+ENV_POLL_INTERVAL_SECONDS = "POLL_INTERVAL_SECONDS"
+ENV_RESET_WINDOW_SECONDS = "RESET_WINDOW_SECONDS"
+ENV_RESET_MAX_FAILED_ATTEMPTS = "RESET_MAX_FAILED_ATTEMPTS"
+ENV_RESET_URL_TEMPLATE = "RESET_URL_TEMPLATE"
+ENV_UNKNOWN_GRACE_SECONDS = "UNKNOWN_GRACE_SECONDS"
+ENV_UNKNOWN_MAX_AGE_SECONDS = "UNKNOWN_MAX_AGE_SECONDS"
+ENV_STALE_ELIGIBILITY_POLICY = "STALE_ELIGIBILITY_POLICY"
+ENV_IDEMPOTENCY_RETENTION_DAYS = "IDEMPOTENCY_RETENTION_DAYS"
+ENV_SUPPRESSION_LAG_SLO_SECONDS = "SUPPRESSION_LAG_SLO_SECONDS"
+ENV_TRANSIENT_BOUNCE_LIMIT = "TRANSIENT_BOUNCE_LIMIT"
+ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
+ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
+
+# --- Ledger table layout (single table; see functions/sendledger/adapters/dynamodb) ---------
+TABLE_PARTITION_KEY = "pk"
+TABLE_SORT_KEY = "sk"
+TABLE_TTL_ATTRIBUTE = "expires_at"
+DUE_WORK_INDEX = "due-work"  # sparse GSI over items that the poller must revisit
+DUE_WORK_INDEX_PARTITION_KEY = "due_kind"
+DUE_WORK_INDEX_SORT_KEY = "due_at"
+
+# --- Message tags and metrics ----------------------------------------------------------------
+SES_MESSAGE_ID_TAG = "sendledger-message-id"
+METRICS_NAMESPACE = "sendledger"
+# POWERTOOLS_SERVICE_NAME of every Lambda, hence the only dimension (`service`) of the EMF
+# metrics below; the CloudWatch alarms in infra/monitoring.py match exactly {service: this}.
+METRICS_SERVICE = "sendledger"
+METRIC_EVENT_TO_SUPPRESSION_LAG_MS = "EventToSuppressionLagMs"
+METRIC_WATERMARK_AGE_SECONDS = "WatermarkAgeSeconds"
+METRIC_UNKNOWN_BACKLOG = "UnknownBacklog"
+
+# --- Lambda entry points (module path relative to functions/) --------------------------------
+API_HANDLER = "sendledger.handlers.api.lambda_handler"
+POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
+SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"

@@ -1,0 +1,1 @@
+"""Use cases: parse → decide (domain) → persist (ports) → respond. One module per flow."""

@@ -1,0 +1,33 @@
+"""The dependencies every use case needs, assembled once per warm container."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sendledger.domain.clock import Clock
+from sendledger.domain.provider import Backoff
+from sendledger.ports import EmailSender, Ledger, SmsSender
+from sendledger.settings import Settings
+
+
+@dataclass
+class Services:
+    ledger: Ledger
+    email: EmailSender
+    sms: SmsSender
+    clock: Clock
+    settings: Settings
+    sleep: Callable[[float], None] = time.sleep
+    backoff: Backoff = field(default_factory=Backoff)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a use case answers; the HTTP edge turns it into a response."""
+
+    status: int
+    body: dict[str, object]
+    retry_after_seconds: int | None = None
+    replayed: bool = False

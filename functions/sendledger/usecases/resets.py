@@ -1,0 +1,132 @@
+"""Password resets (OWASP Forgot Password): one active token per account, single-use consume.
+
+The reset record is a single item per account; a new request replaces it in the same
+transaction as the send intent, so two tokens are never valid at once. Only SHA-256 hashes of
+tokens are stored; the token itself exists only in the outgoing message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import timedelta
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain import ids, templates, tokens
+from sendledger.domain.clock import iso
+from sendledger.domain.errors import InvalidToken
+from sendledger.domain.messages import HistoryEntry, MessageState, Template
+from sendledger.domain.recipients import Channel, parse_recipient
+from sendledger.ports import ResetRecord, SendIntent
+from sendledger.usecases.context import Reply, Services
+from sendledger.usecases.send import (
+    LEASE_SECONDS,
+    ResetConflict,
+    SendCommand,
+    commit_with_eligibility,
+    deliver,
+    first_entry,
+    new_message,
+    optimistic_expectations,
+    record_provider_outcome,
+)
+
+logger = Logger(child=True)
+
+RESET_TEMPLATE = Template("password-reset", "1")
+# Sends that certainly did not reach the provider: the reset may be re-armed and resent.
+PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.REJECTED, MessageState.RETRY})
+
+
+def request_reset(services: Services, account_id: str, email: str, seconds_left: Callable[[], float]) -> Reply:
+    settings, now = services.settings, services.clock.now()
+    recipient = parse_recipient(Channel.EMAIL, email)
+    token = tokens.mint_token()
+    command = SendCommand(
+        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal="", idempotency_header=None
+    )
+    message = new_message(command, recipient, now)
+    message.params = None  # the link carries the token: never stored, re-minted on resend
+    message.reset_account_id = account_id
+    window = timedelta(seconds=settings.reset_window_seconds)
+    reset = ResetRecord(
+        account_id=account_id,
+        reset_id=ids.reset_id(now),
+        state="active",
+        token_hash=tokens.token_hash(token),
+        created_at=now,
+        expires_at=now + window,
+        failed_attempts=0,
+        message_id=message.message_id,
+    )
+    intent = SendIntent(
+        message=message,
+        first_entry=replace(first_entry(message, recipient, now, settings), type="reset_requested"),
+        lease_until=now + timedelta(seconds=LEASE_SECONDS),
+        expectations=optimistic_expectations(Channel.EMAIL, now, settings),
+        reset=reset,
+        reset_window_start=now - window,
+    )
+    try:
+        decision = commit_with_eligibility(services, intent)
+    except ResetConflict as conflict:
+        return _existing_reset(services, conflict.record, seconds_left)
+    if decision is not None:
+        response = deliver(services, message, seconds_left, _content(settings.reset_url_template, token))
+        record_provider_outcome(services, intent, response)
+    return _reset_reply(reset)
+
+
+def _existing_reset(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> Reply:
+    """A young active reset exists: answer it; resend only if its send provably never happened."""
+    message = services.ledger.get_message(record.message_id, with_history=False)
+    if message is None or message.state not in PROVEN_NOT_ACCEPTED:
+        return _reset_reply(record)
+    now = services.clock.now()
+    token = tokens.mint_token()
+    message.attempt += 1
+    message.state = MessageState.SENDING
+    entry = HistoryEntry(at=now, type="reset_resend", state=MessageState.SENDING, evidence={"attempt": message.attempt})
+    services.ledger.rearm_reset(record, tokens.token_hash(token), message, entry)
+    intent = SendIntent(
+        message=message,
+        first_entry=entry,
+        lease_until=now + timedelta(seconds=LEASE_SECONDS),
+        expectations=optimistic_expectations(Channel.EMAIL, now, services.settings),
+    )
+    response = deliver(services, message, seconds_left, _content(services.settings.reset_url_template, token))
+    record_provider_outcome(services, intent, response)
+    return _reset_reply(record)
+
+
+def resend_reset_message(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> None:
+    """Used by the poller when absence of a reset mail is proven: fresh token, same reset id."""
+    _existing_reset(services, record, seconds_left)
+
+
+def _content(url_template: str, token: str) -> templates.Rendered:
+    return templates.render(
+        RESET_TEMPLATE.id, RESET_TEMPLATE.version, Channel.EMAIL, {"reset_link": tokens.reset_link(url_template, token)}
+    )
+
+
+def _reset_reply(record: ResetRecord) -> Reply:
+    # One shape for every address (known, unknown, suppressed): no account enumeration.
+    return Reply(202, {"reset_id": record.reset_id, "state": "requested", "expires_at": iso(record.expires_at)})
+
+
+def consume_reset(services: Services, account_id: str, token: str) -> Reply:
+    now = services.clock.now()
+    consumed = services.ledger.consume_reset(account_id, tokens.token_hash(token), now)
+    if consumed is not None:
+        return Reply(200, {"reset_id": consumed.reset_id, "account_id": account_id})
+    current = services.ledger.get_reset(account_id)
+    guessing = current is not None and current.state == "active" and current.expires_at > now
+    if current is not None and guessing and not tokens.hashes_match(current.token_hash, token):
+        services.ledger.record_failed_attempt(current, services.settings.reset_max_failed_attempts, now)
+        logger.info(
+            "reset token mismatch",
+            extra={"reset_id": current.reset_id, "failed_attempts": current.failed_attempts + 1},
+        )
+    raise InvalidToken("the token is invalid, expired or already used")

@@ -1,0 +1,348 @@
+"""POST /v1/messages: write the intent, call the provider at most once, record the outcome.
+
+Request budget on the happy path: one TransactWriteItems for the intent (idempotency record,
+message, first history entry, suppression check, last-send marker, watermark check) and one
+for the outcome. A replay costs the one cancelled transaction, which returns the stored record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain import idempotency, ids, templates
+from sendledger.domain.eligibility import (
+    NEVER_SUPPRESSED,
+    Decision,
+    Eligibility,
+    SuppressionState,
+    decide,
+    optimistic_cutoffs,
+)
+from sendledger.domain.errors import (
+    DependencyUnavailable,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
+)
+from sendledger.domain.messages import HistoryEntry, Message, MessageState, Template
+from sendledger.domain.provider import ProviderResponse, call_with_backoff
+from sendledger.domain.recipients import Channel, Recipient, fingerprint_of, parse_recipient
+from sendledger.ports import (
+    MISSING,
+    Expectations,
+    IdempotencyRecord,
+    IntentConflict,
+    Outcome,
+    SendIntent,
+    StoredResponse,
+)
+from sendledger.usecases.context import Reply, Services
+from sendledger.usecases.views import message_view, retry_after
+
+logger = Logger(child=True)
+
+LEASE_SECONDS = 60  # longer than the api Lambda's timeout: an intent older than this crashed
+MAX_INTENT_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class SendCommand:
+    channel: Channel
+    to: str
+    template: Template
+    params: dict[str, str]
+    category: str
+    principal: str
+    idempotency_header: str | None
+    event_id: str | None = None
+    escalation: dict[str, Any] | None = None
+    parent_key: str | None = None
+
+
+def source_for(channel: Channel) -> str:
+    return "ses" if channel is Channel.EMAIL else "sms"
+
+
+def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> Reply:
+    recipient = parse_recipient(command.channel, command.to)
+    templates.check(command.template.id, command.template.version, command.channel, command.params)
+    key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
+    scoped = idempotency.scoped_key(command.principal, key)
+    intent = _build_intent(services, command, recipient, scoped)
+    try:
+        decision = commit_with_eligibility(services, intent)
+    except IdempotencyConflictFound as found:
+        return _replay(services, intent, found.record)
+    if decision is None:
+        return _reply(services, intent.message)
+    response = deliver(services, intent.message, seconds_left)
+    return _reply(services, record_provider_outcome(services, intent, response))
+
+
+class IdempotencyConflictFound(Exception):
+    def __init__(self, record: IdempotencyRecord) -> None:
+        super().__init__(record.key)
+        self.record = record
+
+
+def commit_with_eligibility(services: Services, intent: SendIntent) -> Decision | None:
+    """Commit the intent; returns the decision, or None when it was decided without a send.
+
+    First try optimistically (no reads): no suppression item, no recent send, healthy watermark.
+    When a condition fails, the cancelled transaction hands back the old items; decide exactly
+    from them and commit again with exact conditions, so a concurrent change is never missed.
+    """
+    settings, now = services.settings, intent.first_entry.at
+    for _ in range(MAX_INTENT_ATTEMPTS):
+        try:
+            services.ledger.commit_intent(intent)
+            return _decision_of(intent)
+        except IntentConflict as conflict:
+            if conflict.retryable:
+                raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1) from None
+            if conflict.idempotency is not None:
+                raise IdempotencyConflictFound(conflict.idempotency) from None
+            if conflict.reset is not None:
+                raise ResetConflict(conflict.reset) from None
+            decision, expectations = _exact_decision(services, intent, conflict)
+            logger.info(
+                "eligibility",
+                extra={
+                    "message_id": intent.message.message_id,
+                    "recipient": fingerprint_of(intent.message.recipient_key),
+                    **decision.evidence(),
+                },
+            )
+            if decision.result is Eligibility.SUPPRESSED:
+                _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
+                return None
+            if (
+                decision.result is Eligibility.ELIGIBLE_STALE
+                and settings.stale_policy.get(intent.message.category) == "defer"
+            ):
+                _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
+                return None
+            intent.expectations = expectations
+            intent.first_entry = replace(
+                intent.first_entry, evidence={**intent.first_entry.evidence, **decision.evidence()}
+            )
+    raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
+
+
+class ResetConflict(Exception):
+    def __init__(self, record: Any) -> None:
+        super().__init__(record.reset_id)
+        self.record = record
+
+
+def _exact_decision(services: Services, intent: SendIntent, conflict: IntentConflict) -> tuple[Decision, Expectations]:
+    settings, now = services.settings, intent.first_entry.at
+    expect = intent.expectations
+    if conflict.suppression is not None:
+        suppression = conflict.suppression
+    elif expect.suppression_version == 0:
+        suppression = NEVER_SUPPRESSED
+    else:
+        suppression = SuppressionState(suppressed=False, version=expect.suppression_version)
+    if suppression.suppressed:
+        # Nothing else can change a "no": skip the reads a stale check would need.
+        return Decision(Eligibility.SUPPRESSED, suppression.version, None, suppression.reason), expect
+    if conflict.last_send is not None:
+        last_send = None if conflict.last_send is MISSING else conflict.last_send
+    elif expect.last_send_exact is not MISSING:
+        last_send = expect.last_send_exact
+    else:
+        last_send = services.ledger.get_last_send(intent.message.recipient_key)
+    if conflict.watermark is not None:
+        watermark = None if conflict.watermark is MISSING else conflict.watermark
+    else:
+        watermark = services.ledger.get_watermark(expect.watermark_source)
+    decision = decide(suppression, last_send, watermark, now, timedelta(seconds=settings.unknown_grace_seconds))
+    exact = Expectations(
+        suppression_version=suppression.version,
+        last_send_exact=last_send if last_send is not None else MISSING,
+        watermark_source=expect.watermark_source,
+    )
+    return decision, exact
+
+
+def _decision_of(intent: SendIntent) -> Decision:
+    evidence = intent.first_entry.evidence
+    return Decision(
+        Eligibility(str(evidence["eligibility"])),
+        int(str(evidence["suppression_version"])),
+        None,
+    )
+
+
+def _commit_decided(
+    services: Services, intent: SendIntent, decision: Decision, state: MessageState, reason: str
+) -> None:
+    message = intent.message
+    message.state = state
+    message.reason = reason
+    intent.first_entry = HistoryEntry(
+        at=intent.first_entry.at,
+        type="decided",
+        state=state,
+        evidence={**intent.first_entry.evidence, **decision.evidence(), "decision": state.value},
+    )
+    stored = StoredResponse(202, message_view(message, services.settings)) if intent.idempotency_key else None
+    services.ledger.commit_without_send(intent, stored)
+
+
+def deliver(
+    services: Services, message: Message, seconds_left: Callable[[], float], content: Any = None
+) -> ProviderResponse:
+    rendered = content or templates.render(
+        message.template.id, message.template.version, message.channel, message.params or {}
+    )
+
+    def call() -> ProviderResponse:
+        if message.channel is Channel.EMAIL:
+            return services.email.send_email(message.message_id, message.to, rendered)
+        return services.sms.send_sms(message.message_id, message.to, rendered, message.category)
+
+    return call_with_backoff(call, services.backoff, services.sleep, seconds_left)
+
+
+def record_provider_outcome(services: Services, intent: SendIntent, response: ProviderResponse) -> Message:
+    settings, now = services.settings, services.clock.now()
+    message = intent.message
+    message.state = response.message_state
+    message.updated_at = now
+    message.provider_message_id = response.provider_message_id or message.provider_message_id
+    if response.error_code:
+        message.reason = response.error_code
+    due_kind, due_at = _due_work(
+        message.state, now, response, settings.poll_interval_seconds, settings.unknown_grace_seconds
+    )
+    entry = HistoryEntry(at=now, type="provider_outcome", state=message.state, evidence=response.evidence(), step=1)
+    stored = StoredResponse(202, message_view(message, settings)) if intent.idempotency_key else None
+    services.ledger.record_outcome(
+        Outcome(
+            message=message,
+            new_state=message.state,
+            entry=entry,
+            response=response,
+            idempotency_key=intent.idempotency_key,
+            stored_response=stored,
+            due_kind=due_kind,
+            due_at=due_at,
+        )
+    )
+    logger.info(
+        "provider outcome",
+        extra={"message_id": message.message_id, "state": message.state.value, **response.evidence()},
+    )
+    return message
+
+
+def _due_work(
+    state: MessageState, now: datetime, response: ProviderResponse, poll_interval: int, grace: int
+) -> tuple[str | None, datetime | None]:
+    if state is MessageState.PENDING:
+        wait = max(response.retry_after_seconds or 0, poll_interval)
+        return "pending", now + timedelta(seconds=wait)
+    if state is MessageState.UNKNOWN:
+        return "unknown", now + timedelta(seconds=poll_interval)
+    return None, None
+
+
+def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -> Reply:
+    now = intent.first_entry.at
+    if record.fingerprint != intent.fingerprint:
+        raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
+    if record.completed and record.response is not None:
+        body = record.response.body
+        wait = body.get("retry_after_seconds")
+        return Reply(record.response.status, body, int(wait) if isinstance(wait, int) else None, replayed=True)
+    if record.lease_until > now:
+        wait = max(1, int((record.lease_until - now).total_seconds()))
+        raise IdempotencyKeyInFlight("a request with this Idempotency-Key is still in flight", retry_after_seconds=wait)
+    # The first request crashed mid-flight: its message is the evidence (the poller resolves it).
+    message = services.ledger.get_message(record.message_id, with_history=False)
+    if message is None:
+        raise DependencyUnavailable("idempotency record without its message; retry")
+    return Reply(202, message_view(message, services.settings), retry_after(message, services.settings), replayed=True)
+
+
+def _reply(services: Services, message: Message) -> Reply:
+    return Reply(202, message_view(message, services.settings), retry_after(message, services.settings))
+
+
+def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:
+    settings, now = services.settings, services.clock.now()
+    message = new_message(command, recipient, now)
+    return SendIntent(
+        message=message,
+        first_entry=first_entry(message, recipient, now, settings),
+        lease_until=now + timedelta(seconds=LEASE_SECONDS),
+        expectations=optimistic_expectations(command.channel, now, settings),
+        idempotency_key=scoped_key,
+        fingerprint=idempotency.fingerprint(_fingerprint_payload(command, recipient)),
+        idempotency_expires_at=now + timedelta(days=settings.idempotency_retention_days),
+    )
+
+
+def new_message(command: SendCommand, recipient: Recipient, now: datetime) -> Message:
+    return Message(
+        message_id=ids.message_id(now),
+        channel=recipient.channel,
+        to=recipient.address,
+        template=command.template,
+        state=MessageState.SENDING,
+        category=command.category,
+        created_at=now,
+        updated_at=now,
+        recipient_key=recipient.key,
+        params=command.params,
+        escalation=command.escalation,
+        parent_key=command.parent_key,
+    )
+
+
+def first_entry(message: Message, recipient: Recipient, now: datetime, settings: Any) -> HistoryEntry:
+    return HistoryEntry(
+        at=now,
+        type="intent",
+        state=MessageState.SENDING,
+        evidence={
+            "eligibility": Eligibility.ELIGIBLE.value,
+            "suppression_version": 0,
+            "watermark_age_seconds_at_most": settings.watermark_expected_lag_seconds,
+            "recipient": recipient.fingerprint,
+            "template": f"{message.template.id}@{message.template.version}",
+            "category": message.category,
+        },
+    )
+
+
+def optimistic_expectations(channel: Channel, now: datetime, settings: Any) -> Expectations:
+    minimum_watermark, last_send_max = optimistic_cutoffs(
+        now,
+        timedelta(seconds=settings.unknown_grace_seconds),
+        timedelta(seconds=settings.watermark_expected_lag_seconds),
+    )
+    return Expectations(
+        suppression_version=0,
+        last_send_max=last_send_max,
+        watermark_min=minimum_watermark,
+        watermark_source=source_for(channel),
+    )
+
+
+def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str, Any]:
+    return {
+        "channel": recipient.channel.value,
+        "to": recipient.key,
+        "template": {"id": command.template.id, "version": command.template.version},
+        "params": command.params,
+        "category": command.category,
+        "event_id": command.event_id,
+        "escalation": command.escalation,
+    }

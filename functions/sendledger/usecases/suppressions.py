@@ -1,0 +1,33 @@
+"""Suppression view and the audited admin acts (suppress, re-enable)."""
+
+from __future__ import annotations
+
+from sendledger.domain.clock import iso
+from sendledger.domain.recipients import recipient_from_key
+from sendledger.usecases.context import Reply, Services
+
+
+def view_suppression(services: Services, raw_recipient: str) -> Reply:
+    recipient = recipient_from_key(raw_recipient)
+    view = services.ledger.get_suppression(recipient.key)
+    state = view.state
+    return Reply(
+        200,
+        {
+            "recipient": recipient.address,
+            "suppressed": state.suppressed,
+            "reason": state.reason,
+            "since": iso(state.since) if state.since else None,
+            "version": state.version,
+            "history": view.history,
+        },
+    )
+
+
+def change_suppression(services: Services, raw_recipient: str, suppressed: bool, reason: str, actor: str) -> Reply:
+    recipient = recipient_from_key(raw_recipient)
+    current = services.ledger.get_suppression(recipient.key).state
+    services.ledger.change_suppression(
+        recipient.key, suppressed, reason, actor, expected_version=current.version, now=services.clock.now()
+    )
+    return view_suppression(services, raw_recipient)

@@ -1,0 +1,209 @@
+"""REST API (IAM/SigV4 on every method) proxying to the `api` Lambda, plus the two
+execute-api policies that grant callers the client routes and the admin routes separately."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import aws_cdk as cdk
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra import constants as c
+from infra import nag
+from infra.data import LedgerData
+from infra.lambdas import SendledgerFunction, xray_and_publish_reason
+from infra.messaging import Messaging
+from infra.settings import Settings
+from sendledger import names
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str  # API Gateway resource path, {param} for path parameters
+
+    @property
+    def admin(self) -> bool:
+        return self.path.startswith("/v1/admin/")
+
+    @property
+    def arn_path(self) -> str:
+        """The path as it appears in an execute-api ARN (a parameter matches any segment)."""
+        return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
+
+
+# SPEC §4.
+ROUTES = (
+    Route("POST", "/v1/messages"),
+    Route("GET", "/v1/messages/{message_id}"),
+    Route("POST", "/v1/password-resets"),
+    Route("POST", "/v1/password-resets/consume"),
+    Route("GET", "/v1/suppressions/{recipient}"),
+    Route("PUT", "/v1/admin/suppressions/{recipient}"),
+    Route("DELETE", "/v1/admin/suppressions/{recipient}"),
+    Route("GET", "/healthz"),
+    Route("GET", "/openapi.json"),
+)
+
+# Errors API Gateway answers itself, rendered as RFC 9457 problem details like the Lambda's.
+_GATEWAY_PROBLEMS = {
+    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: "403",  # also: no such route
+    apigw.ResponseType.ACCESS_DENIED: "403",
+    apigw.ResponseType.INVALID_SIGNATURE: "403",
+    apigw.ResponseType.EXPIRED_TOKEN: "403",
+    apigw.ResponseType.THROTTLED: "429",
+    apigw.ResponseType.REQUEST_TOO_LARGE: "413",
+}
+
+_ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTime",
+    "httpMethod": "$context.httpMethod",
+    "resourcePath": "$context.resourcePath",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "integrationLatency": "$context.integrationLatency",
+    "ip": "$context.identity.sourceIp",
+    "caller": "$context.identity.caller",
+    "userArn": "$context.identity.userArn",
+    "errorMessage": "$context.error.message",
+    "xrayTraceId": "$context.xrayTraceId",
+}
+
+
+class Api(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        data: LedgerData,
+        messaging: Messaging,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+
+        self.handler = SendledgerFunction(
+            self,
+            c.API_FUNCTION_ID,
+            description="sendledger HTTP API (Powertools APIGatewayRestResolver)",
+            handler=names.API_HANDLER,
+            code=code,
+            environment=environment,
+            timeout=cdk.Duration.seconds(c.API_TIMEOUT_SECONDS),
+            log_retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=removal,
+            statements=[
+                data.item_access(with_due_work_index=True),
+                messaging.send_email_statement(),
+                iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
+            ],
+            resource_star_reason=xray_and_publish_reason("api"),
+        )
+
+        access_logs = logs.LogGroup(
+            self, "AccessLogs", retention=logs.RetentionDays.THREE_MONTHS, removal_policy=removal
+        )
+        self.rest_api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=f"{c.PROJECT}-{settings.stage}",
+            description="sendledger: transactional email/SMS with an evidence trail",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=False,
+            deploy_options=apigw.StageOptions(
+                stage_name=settings.stage,
+                throttling_rate_limit=settings.api_rate_limit,
+                throttling_burst_limit=settings.api_burst_limit,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FORMAT)),
+                tracing_enabled=True,
+                metrics_enabled=True,
+            ),
+            default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
+        )
+        # Parameters are checked at the gateway; bodies have no gateway model (the Lambda's
+        # Powertools/pydantic validation answers problem+json), so body validation is a no-op.
+        validator = self.rest_api.add_request_validator(
+            "RequestValidator", validate_request_parameters=True, validate_request_body=True
+        )
+        # Each method's invoke permission is scoped to that method and path.
+        integration = apigw.LambdaIntegration(self.handler.function, allow_test_invoke=False)
+        for route in ROUTES:
+            resource = self.rest_api.root.resource_for_path(route.path)
+            params = {f"method.request.path.{p.strip('{}')}": True for p in route.path.split("/") if p.startswith("{")}
+            resource.add_method(
+                route.method,
+                integration,
+                authorization_type=apigw.AuthorizationType.IAM,
+                request_validator=validator,
+                request_parameters=params or None,
+            )
+        for response_type, status in _GATEWAY_PROBLEMS.items():
+            self.rest_api.add_gateway_response(
+                f"Problem{status}{response_type.response_type}",
+                type=response_type,
+                status_code=status,
+                response_headers={"Content-Type": "'application/problem+json'"},
+                templates={
+                    "application/json": (
+                        f'{{"type":"about:blank","title":$context.error.messageString,"status":{status}}}'
+                    )
+                },
+            )
+
+        stage = self.rest_api.deployment_stage.stage_name
+        self.client_policy = self._invoke_policy(
+            "ClientInvokePolicy", stage, [r for r in ROUTES if not r.admin], "client routes"
+        )
+        self.admin_policy = self._invoke_policy(
+            "AdminInvokePolicy", stage, [r for r in ROUTES if r.admin], "/v1/admin/* routes"
+        )
+        self._acknowledge()
+
+    def _invoke_policy(self, construct_id: str, stage: str, routes: list[Route], what: str) -> iam.ManagedPolicy:
+        resources = [self.rest_api.arn_for_execute_api(r.method, r.arn_path, stage) for r in routes]
+        policy = iam.ManagedPolicy(
+            self,
+            construct_id,
+            description=f"execute-api:Invoke on the sendledger {what}",
+            statements=[iam.PolicyStatement(actions=["execute-api:Invoke"], resources=resources)],
+        )
+        for resource in resources:
+            if "*" in resource:
+                nag.acknowledge_wildcard_resource(
+                    policy,
+                    resource,
+                    "The '*' stands for one path parameter of one method on this API's stage "
+                    "(e.g. {message_id}); every route is listed explicitly.",
+                )
+        return policy
+
+    def _acknowledge(self) -> None:
+        nag.acknowledge(
+            self.rest_api,
+            "AwsSolutions-APIG3",
+            "Every method requires SigV4 (AWS_IAM) and the stage is throttled; a WAF web ACL "
+            "adds nothing for IAM-only callers and can be attached per account if required.",
+        )
+        nag.acknowledge(
+            self.rest_api,
+            "AwsSolutions-APIG6",
+            "JSON access logs are on for every request. Execution logging needs the account-wide "
+            "API Gateway CloudWatch role, an account singleton this stack must not own.",
+        )
+        nag.acknowledge(
+            self.rest_api,
+            "AwsSolutions-COG4",
+            "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, as the "
+            "spec requires, with separate policies for client and admin routes.",
+        )

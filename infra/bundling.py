@@ -1,0 +1,178 @@
+"""Lambda code asset for functions/, bundled with pip on the host (no Docker).
+
+The asset is `functions/sendledger` plus the pip-installed runtime dependencies for the Lambda
+platform (arm64, the runtime's CPython). boto3/botocore and their dependencies are removed:
+the Lambda runtime provides them, and shipping a second copy only slows cold starts.
+
+pip runs once per (requirements, platform, Python version): the installed tree is cached under
+build/lambda-deps/<key>/ and hard-linked (or copied) into each bundle. CDK itself skips
+bundling when cdk.out/ already holds the asset for the same hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_lambda as lambda_
+
+from infra import FUNCTIONS_DIR, ROOT
+
+PLATFORM = "manylinux2014_aarch64"
+PACKAGE = "sendledger"
+REQUIREMENTS = ROOT / "requirements.txt"
+CACHE_ROOT = ROOT / "build" / "lambda-deps"
+# Bump when the bundling procedure changes in a way that changes its output.
+BUNDLER_VERSION = "2"
+# Provided by the Lambda Python runtime (boto3 and its dependency closure).
+RUNTIME_PROVIDED = frozenset(("boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"))
+_SOURCE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
+_EXCLUDE = ["__pycache__", "*.pyc", "*.pyo", ".*", "*.egg-info"]
+
+
+def _dist_name(requirement_line: str) -> str:
+    name = requirement_line.split(";", maxsplit=1)[0]
+    for sep in ("[", "=", "<", ">", "!", "~", " "):
+        name = name.split(sep)[0]
+    return name.strip().lower().replace("_", "-")
+
+
+def filtered_requirements(text: str) -> str:
+    """requirements.txt minus comments and the runtime-provided distributions."""
+    kept = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line and _dist_name(line) not in RUNTIME_PROVIDED:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def source_hash(*extra: str) -> str:
+    """Hash of everything under functions/sendledger (bundled files only) plus `extra`."""
+    digest = hashlib.sha256()
+    base = FUNCTIONS_DIR / PACKAGE
+    for path in sorted(base.rglob("*")):
+        rel = path.relative_to(FUNCTIONS_DIR)
+        if path.is_dir() or any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
+            continue
+        if path.suffix in (".pyc", ".pyo"):
+            continue
+        digest.update(str(rel.as_posix()).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    for item in extra:
+        digest.update(item.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _link_or_copy(src: str, dst: str) -> object:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+    return dst
+
+
+def _prune_runtime_provided(target: Path) -> None:
+    """Delete every file of the runtime-provided distributions (pulled in transitively)."""
+    for dist_info in target.glob("*.dist-info"):
+        name = dist_info.name.removesuffix(".dist-info").rsplit("-", 1)[0]
+        name = name.lower().replace("_", "-")
+        if name not in RUNTIME_PROVIDED:
+            continue
+        record = dist_info / "RECORD"
+        if record.exists():
+            for line in record.read_text().splitlines():
+                rel = line.split(",", 1)[0]
+                path = (target / rel).resolve()
+                if path.is_relative_to(target.resolve()) and path.is_file():
+                    path.unlink()
+        shutil.rmtree(dist_info, ignore_errors=True)
+    shutil.rmtree(target / "bin", ignore_errors=True)
+    # Remove directories left empty by the pruning (deepest first).
+    for path in sorted(target.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+@jsii.implements(cdk.ILocalBundling)
+class PipLocalBundling:
+    """Bundles on the host: cached `pip install --platform ...` + a copy of the package."""
+
+    def __init__(self, python_version: str) -> None:
+        self.python_version = python_version
+
+    def dependencies_dir(self) -> Path:
+        """The cached dependency tree, installed with pip on first use."""
+        requirements = filtered_requirements(REQUIREMENTS.read_text())
+        key = hashlib.sha256(
+            "\0".join((BUNDLER_VERSION, PLATFORM, self.python_version, requirements)).encode()
+        ).hexdigest()[:20]
+        cached = CACHE_ROOT / f"py{self.python_version}-{key}"
+        if (cached / ".complete").exists():
+            return cached
+        staging = CACHE_ROOT / f".staging-{key}-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        req_file = staging / "requirements.lambda.txt"
+        req_file.write_text(requirements)
+        target = staging / "site"
+        cmd = [
+            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "--no-compile", "--platform", PLATFORM, "--only-binary=:all:",
+            "--implementation", "cp", "--python-version", self.python_version,
+            "--target", str(target), "-r", str(req_file),
+        ]  # fmt: skip
+        print(f"sendledger: installing Lambda dependencies into {cached}", file=sys.stderr)
+        result = subprocess.run(cmd, check=False, capture_output=True, text=True)  # noqa: S603
+        if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RuntimeError(f"pip failed bundling Lambda dependencies ({' '.join(cmd)}):\n{result.stderr}")
+        _prune_runtime_provided(target)
+        (target / ".complete").write_text(requirements)
+        shutil.rmtree(cached, ignore_errors=True)
+        target.rename(cached)  # atomic publish: a half-built tree is never used
+        shutil.rmtree(staging, ignore_errors=True)
+        return cached
+
+    def try_bundle(self, output_dir: str, *, image: cdk.DockerImage, **_: Any) -> bool:
+        out = Path(output_dir)
+        shutil.copytree(
+            self.dependencies_dir(),
+            out,
+            dirs_exist_ok=True,
+            copy_function=_link_or_copy,
+            ignore=shutil.ignore_patterns(".complete"),
+        )
+        shutil.copytree(FUNCTIONS_DIR / PACKAGE, out / PACKAGE, ignore=_SOURCE_IGNORE)
+        return True
+
+
+def lambda_code(runtime: lambda_.Runtime, *, bundle: bool) -> lambda_.Code:
+    """One code asset for all three Lambdas (handlers differ, code root is functions/)."""
+    if not bundle:
+        # Template tests: the bare source, no pip. Never deploy this (dependencies missing).
+        return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=_EXCLUDE)
+    python_version = runtime.name.removeprefix("python")
+    bundler = PipLocalBundling(python_version)
+    asset_hash = source_hash(BUNDLER_VERSION, PLATFORM, python_version, filtered_requirements(REQUIREMENTS.read_text()))
+    return lambda_.Code.from_asset(
+        str(FUNCTIONS_DIR),
+        asset_hash=asset_hash,
+        asset_hash_type=cdk.AssetHashType.CUSTOM,
+        exclude=_EXCLUDE,
+        bundling=cdk.BundlingOptions(
+            # Only used if local bundling were declined; it never is (errors are raised).
+            image=runtime.bundling_image,
+            local=bundler,
+        ),
+    )

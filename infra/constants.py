@@ -1,0 +1,67 @@
+"""Construct ids and infra-only names (shared env var names live in sendledger.names)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+PROJECT: Final = "sendledger"
+
+# --- Construct ids (stable: changing one replaces the resource) ------------------------------
+STACK_ID_PREFIX: Final = "sendledger"  # stack id = f"{prefix}-{stage}"
+STAGE_STACK_ID: Final = "Sendledger"  # stack id inside a pipeline Stage
+DATA_ID: Final = "Data"
+MESSAGING_ID: Final = "Messaging"
+INGESTION_ID: Final = "Ingestion"
+API_ID: Final = "Api"
+MONITORING_ID: Final = "Monitoring"
+LAMBDA_CODE_ID: Final = "LambdaCode"
+
+# --- Lambda functions -----------------------------------------------------------------------
+API_FUNCTION_ID: Final = "ApiFunction"
+POLLER_FUNCTION_ID: Final = "PollerFunction"
+SMS_LOGS_FUNCTION_ID: Final = "SmsDeliveryLogsFunction"
+
+API_TIMEOUT_SECONDS: Final = 20  # below API Gateway's 29 s integration limit
+# Upper bound of one poll cycle; part of the SLO budget (see settings.worst_case_lag_seconds).
+POLLER_TIMEOUT_SECONDS: Final = 60
+SMS_LOGS_TIMEOUT_SECONDS: Final = 30
+
+# --- SLO budget -------------------------------------------------------------------------------
+# Known delay of the SES source before an event is receivable from the queue: SES event
+# publishing to SNS plus SNS -> SQS delivery. Both are typically a few seconds; 30 s leaves
+# margin for SNS delivery retries. Worst-case lag = poll interval + this + one poll cycle.
+SES_EVENT_DELIVERY_DELAY_SECONDS: Final = 30
+
+# --- Names ----------------------------------------------------------------------------------
+SES_CONFIGURATION_SET_PREFIX: Final = "sendledger-events"  # f"{prefix}-{stage}"
+SMS_SUCCESS_LOG_GROUP_SUFFIX: Final = "DirectPublishToPhoneNumber"
+SMS_FAILURE_LOG_GROUP_SUFFIX: Final = "DirectPublishToPhoneNumber/Failure"
+DEV_STAGE: Final = "dev"
+
+# SES events published to SNS (everything the normaliser understands).
+SES_EVENT_TYPES: Final = ("SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "DELIVERY_DELAY")
+
+# --- Queues ---------------------------------------------------------------------------------
+QUEUE_RETENTION_DAYS: Final = 14
+DLQ_MAX_RECEIVE_COUNT: Final = 5
+PUSH_BATCH_SIZE: Final = 10
+
+# --- IAM actions (one place, so tests and policies agree) ----------------------------------
+LEDGER_ITEM_ACTIONS: Final = (
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
+SES_QUEUE_CONSUME_ACTIONS: Final = (
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    "sqs:ReceiveMessage",
+)
+# Actions that AWS only authorizes on Resource "*" (no resource-level permissions).
+XRAY_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
+SMS_PUBLISH_ACTION: Final = "sns:Publish"  # publishing to a phone number has no resource ARN
+SET_SMS_ATTRIBUTES_ACTION: Final = "sns:SetSMSAttributes"  # account-level setting
+RESOURCE_STAR_ACTIONS: Final = frozenset((*XRAY_ACTIONS, SMS_PUBLISH_ACTION, SET_SMS_ATTRIBUTES_ACTION))

@@ -1,0 +1,52 @@
+"""The single ledger table (intents, messages, history, suppressions, cursors, dedupe)."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from infra import constants as c
+from sendledger import names
+
+
+class LedgerData(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, is_dev: bool) -> None:
+        super().__init__(scope, construct_id)
+        self.table = dynamodb.Table(
+            self,
+            "LedgerTable",
+            partition_key=dynamodb.Attribute(name=names.TABLE_PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=names.TABLE_SORT_KEY, type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute=names.TABLE_TTL_ATTRIBUTE,
+            # dev stacks come and go; anywhere else the ledger is the audit trail.
+            deletion_protection=not is_dev,
+            removal_policy=cdk.RemovalPolicy.DESTROY if is_dev else cdk.RemovalPolicy.RETAIN,
+        )
+        # Sparse: only items carrying due_kind (work the poller must revisit) appear.
+        self.table.add_global_secondary_index(
+            index_name=names.DUE_WORK_INDEX,
+            partition_key=dynamodb.Attribute(
+                name=names.DUE_WORK_INDEX_PARTITION_KEY,
+                type=dynamodb.AttributeType.STRING,
+            ),
+            sort_key=dynamodb.Attribute(name=names.DUE_WORK_INDEX_SORT_KEY, type=dynamodb.AttributeType.NUMBER),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+    @property
+    def due_work_index_arn(self) -> str:
+        return f"{self.table.table_arn}/index/{names.DUE_WORK_INDEX}"
+
+    def item_access(self, *, with_due_work_index: bool) -> iam.PolicyStatement:
+        """Item-level read/write (TransactWriteItems is authorized per contained action)."""
+        resources = [self.table.table_arn]
+        if with_due_work_index:
+            resources.append(self.due_work_index_arn)
+        return iam.PolicyStatement(actions=list(c.LEDGER_ITEM_ACTIONS), resources=resources)

@@ -1,0 +1,112 @@
+"""The sendledger stack: data, messaging, ingestion, API and monitoring composed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from infra import constants as c
+from infra import nag
+from infra.api import Api
+from infra.bundling import lambda_code
+from infra.data import LedgerData
+from infra.environment import lambda_environment
+from infra.ingestion import Ingestion
+from infra.lambdas import RUNTIME
+from infra.messaging import Messaging
+from infra.monitoring import Monitoring
+from infra.settings import Settings
+
+
+class SendledgerStack(cdk.Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any) -> None:
+        settings.validate()  # also when built by a pipeline, not only by app.py
+        kwargs.setdefault("description", f"sendledger ({settings.stage})")
+        super().__init__(scope, construct_id, **kwargs)
+        self.settings = settings
+        # CDK makes each Lambda DependsOn its role although Role: GetAtt already orders them;
+        # cfn-lint's W3005 flags that redundancy in generated code we do not control.
+        self.template_options.metadata = {"cfn-lint": {"config": {"ignore_checks": ["W3005"]}}}
+        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+
+        # Customer managed: SES and CloudWatch cannot publish to topics under aws/sns.
+        topic_key = kms.Key(
+            self,
+            "TopicKey",
+            description="sendledger SNS topics (SES events, alarms)",
+            enable_key_rotation=True,
+            removal_policy=removal,
+        )
+        self.data = LedgerData(self, c.DATA_ID, is_dev=settings.is_dev)
+        self.messaging = Messaging(self, c.MESSAGING_ID, settings=settings, topic_key=topic_key)
+        code = lambda_code(RUNTIME, bundle=settings.bundle)
+        env = lambda_environment(settings, self.data, self.messaging)
+        self.ingestion = Ingestion(
+            self,
+            c.INGESTION_ID,
+            settings=settings,
+            data=self.data,
+            messaging=self.messaging,
+            code=code,
+            environment=env,
+        )
+        self.api = Api(
+            self,
+            c.API_ID,
+            settings=settings,
+            data=self.data,
+            messaging=self.messaging,
+            code=code,
+            environment=env,
+        )
+        self.monitoring = Monitoring(
+            self,
+            c.MONITORING_ID,
+            settings=settings,
+            topic_key=topic_key,
+            rest_api=self.api.rest_api,
+            functions=[
+                self.api.handler.function,
+                self.ingestion.poller.function,
+                self.ingestion.sms_delivery_logs.function,
+            ],
+            dead_letter_queues={
+                "SesEventsDlq": self.messaging.events_dlq,
+                "EscalationDlq": self.messaging.escalation_dlq,
+                "PollerDlq": self.ingestion.poller_dlq,
+                "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
+            },
+            events_queue=self.messaging.events_queue,
+            escalation_queue=self.messaging.escalation_queue,
+        )
+        self._outputs()
+        self._acknowledge()
+
+    def _outputs(self) -> None:
+        outputs = {
+            "ApiUrl": self.api.rest_api.url,
+            "ClientInvokePolicyArn": self.api.client_policy.managed_policy_arn,
+            "AdminInvokePolicyArn": self.api.admin_policy.managed_policy_arn,
+            "LedgerTableName": self.data.table.table_name,
+            "SesConfigurationSetName": self.messaging.configuration_set_name,
+            "SesEventsQueueUrl": self.messaging.events_queue.queue_url,
+            "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
+            "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
+        }
+        for key, value in outputs.items():
+            cdk.CfnOutput(self, key, value=value)
+
+    def _acknowledge(self) -> None:
+        # AwsCustomResource's provider function is a CDK-managed singleton at stack level.
+        provider = self.node.try_find_child("AWS679f53fac002430cb0da5b7982bd2287")
+        if provider is not None:
+            nag.acknowledge(
+                provider,
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                "AWSLambdaBasicExecutionRole]",
+                "CDK's AwsCustomResource provider (runs SetSMSAttributes at deploy time only) "
+                "uses the AWS basic execution policy; its own API rights are scoped separately.",
+            )

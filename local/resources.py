@@ -1,0 +1,173 @@
+"""Every AWS resource the local stack needs, created against whatever endpoint boto3 targets.
+
+Used by ``python -m local`` (against the embedded moto server) and by tests under moto's
+in-process ``mock_aws``. Names mirror the deployed stack where the spec fixes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import boto3
+import boto3.session
+
+from sendledger import names
+
+REGION = "us-east-1"
+ACCOUNT_ID = "123456789012"
+LEDGER_TABLE = "sendledger-ledger"
+SENDER_EMAIL = "no-reply@example.com"
+SENDER_DOMAIN = "example.com"
+CONFIGURATION_SET = "sendledger-events"
+SES_EVENTS_TOPIC = "sendledger-ses-events"
+SES_EVENTS_QUEUE = "sendledger-ses-events"
+SES_EVENTS_DLQ = "sendledger-ses-events-dlq"
+ESCALATION_QUEUE = "sendledger-escalations"
+ESCALATION_DLQ = "sendledger-escalations-dlq"
+MAX_RECEIVE_COUNT = 5
+
+
+def sms_log_groups(region: str = REGION, account_id: str = ACCOUNT_ID) -> tuple[str, str]:
+    success = f"sns/{region}/{account_id}/DirectPublishToPhoneNumber"
+    return success, f"{success}/Failure"
+
+
+@dataclass(frozen=True)
+class Resources:
+    region: str
+    account_id: str
+    ledger_table: str
+    sender_email: str
+    configuration_set: str
+    ses_events_topic_arn: str
+    ses_events_queue_url: str
+    ses_events_dlq_url: str
+    escalation_queue_url: str
+    escalation_dlq_url: str
+    sms_success_log_group: str
+    sms_failure_log_group: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    def handler_environment(self) -> dict[str, str]:
+        """The environment variables the Lambda handlers read for these resources."""
+        return {
+            names.ENV_LEDGER_TABLE: self.ledger_table,
+            names.ENV_SENDER_EMAIL: self.sender_email,
+            names.ENV_SES_CONFIGURATION_SET: self.configuration_set,
+            names.ENV_SES_EVENTS_QUEUE_URL: self.ses_events_queue_url,
+            names.ENV_ESCALATION_QUEUE_URL: self.escalation_queue_url,
+            names.ENV_SMS_SUCCESS_LOG_GROUP: self.sms_success_log_group,
+            names.ENV_SMS_FAILURE_LOG_GROUP: self.sms_failure_log_group,
+        }
+
+
+def create_resources(
+    *,
+    ledger_table: str = LEDGER_TABLE,
+    sender_email: str = SENDER_EMAIL,
+    configuration_set: str = CONFIGURATION_SET,
+    region: str = REGION,
+    account_id: str = ACCOUNT_ID,
+    session: boto3.session.Session | None = None,
+) -> Resources:
+    """Create table, SES identity + configuration set, topic → queue (+DLQs), log groups."""
+    session = session or boto3.session.Session()
+
+    def client(service: str) -> Any:
+        return session.client(service, region_name=region)
+
+    _create_ledger_table(client("dynamodb"), ledger_table)
+
+    sesv2 = client("sesv2")
+    sesv2.create_configuration_set(ConfigurationSetName=configuration_set)
+    domain = sender_email.rpartition("@")[2]
+    for identity in (domain, sender_email):
+        sesv2.create_email_identity(EmailIdentity=identity, ConfigurationSetName=configuration_set)
+
+    sqs = client("sqs")
+    ses_dlq_url, ses_dlq_arn = _queue(sqs, SES_EVENTS_DLQ, {})
+    ses_queue_url, ses_queue_arn = _queue(
+        sqs,
+        SES_EVENTS_QUEUE,
+        {
+            "VisibilityTimeout": "60",
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": ses_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
+            ),
+        },
+    )
+    esc_dlq_url, esc_dlq_arn = _queue(sqs, ESCALATION_DLQ, {})
+    esc_queue_url, _ = _queue(
+        sqs,
+        ESCALATION_QUEUE,
+        {"RedrivePolicy": json.dumps({"deadLetterTargetArn": esc_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)})},
+    )
+
+    sns = client("sns")
+    topic_arn: str = sns.create_topic(Name=SES_EVENTS_TOPIC)["TopicArn"]
+    # No RawMessageDelivery: SQS bodies are the SNS JSON envelope, as deployed.
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=ses_queue_arn)
+
+    logs = client("logs")
+    success_group, failure_group = sms_log_groups(region, account_id)
+    for group in (success_group, failure_group):
+        with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+            logs.create_log_group(logGroupName=group)
+
+    return Resources(
+        region=region,
+        account_id=account_id,
+        ledger_table=ledger_table,
+        sender_email=sender_email,
+        configuration_set=configuration_set,
+        ses_events_topic_arn=topic_arn,
+        ses_events_queue_url=ses_queue_url,
+        ses_events_dlq_url=ses_dlq_url,
+        escalation_queue_url=esc_queue_url,
+        escalation_dlq_url=esc_dlq_url,
+        sms_success_log_group=success_group,
+        sms_failure_log_group=failure_group,
+    )
+
+
+def _create_ledger_table(dynamodb: Any, table: str) -> None:
+    dynamodb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": names.TABLE_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},
+            {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"},
+        ],
+        KeySchema=[
+            {"AttributeName": names.TABLE_PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": names.TABLE_SORT_KEY, "KeyType": "RANGE"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": names.DUE_WORK_INDEX,
+                "KeySchema": [
+                    {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+                    {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0, "MaxAttempts": 5})
+    dynamodb.update_time_to_live(
+        TableName=table,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": names.TABLE_TTL_ATTRIBUTE},
+    )
+
+
+def _queue(sqs: Any, name: str, attributes: dict[str, str]) -> tuple[str, str]:
+    url: str = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    arn: str = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return url, arn

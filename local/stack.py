@@ -1,0 +1,217 @@
+"""The embedded local stack: moto server + resources + simulator + gateway + scheduler."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, MutableMapping
+from datetime import UTC, datetime
+from typing import Any
+
+from local.gateway import Gateway
+from local.lambda_context import context_factory
+from local.resources import ACCOUNT_ID, create_resources
+from local.scheduler import Scheduler, scheduled_event
+from local.simulator import Simulator
+from sendledger import names
+
+LOG = logging.getLogger("sendledger.local")
+
+LOCAL_PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:user/local-developer"
+DEFAULT_PORT = 8080
+DEFAULT_MOTO_PORT = 5000
+DEFAULT_POLL_INTERVAL_SECONDS = 5.0
+ENV_PORT = "SENDLEDGER_PORT"
+ENV_MOTO_PORT = "SENDLEDGER_MOTO_PORT"
+ENV_HOST = "SENDLEDGER_HOST"
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+def configure_aws_environment(moto_port: int, environ: MutableMapping[str, str] = os.environ) -> str:
+    """Point every boto3/botocore client of this process at the embedded moto server.
+
+    Must run before any handler module is imported (they build clients at import or first
+    use). Credentials are always fake: nothing here may reach a real account.
+    """
+    endpoint = f"http://127.0.0.1:{moto_port}"
+    region = environ.get("AWS_DEFAULT_REGION") or environ.get("AWS_REGION") or "us-east-1"
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+        environ.pop(key, None)
+    environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": region,
+            "AWS_REGION": region,
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    return endpoint
+
+
+def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
+    return {
+        **resources_env,
+        names.ENV_LOCAL_PRINCIPAL: LOCAL_PRINCIPAL,
+        names.ENV_POLL_INTERVAL_SECONDS: str(int(DEFAULT_POLL_INTERVAL_SECONDS)),
+        "POWERTOOLS_SERVICE_NAME": names.METRICS_SERVICE,
+        "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+
+
+def load_handler(dotted: str) -> Handler:
+    module_name, _, attribute = dotted.rpartition(".")
+    module = importlib.import_module(module_name)
+    handler: Handler = getattr(module, attribute)
+    return handler
+
+
+class LocalStack:
+    """Everything ``make run`` starts, in one process."""
+
+    def __init__(
+        self,
+        *,
+        port: int = DEFAULT_PORT,
+        moto_port: int = DEFAULT_MOTO_PORT,
+        host: str = "127.0.0.1",
+        environ: MutableMapping[str, str] = os.environ,
+    ) -> None:
+        self.port = port
+        self.moto_port = moto_port
+        self.host = host
+        self.environ = environ
+        self.poll_lock = threading.RLock()  # one poll cycle at a time
+        self.invoke_lock = threading.RLock()  # one handler invocation at a time
+        self.moto: Any = None
+        self.simulator: Simulator | None = None
+        self.gateway: Gateway | None = None
+        self.scheduler: Scheduler | None = None
+        self.poller: Handler | None = None
+        self.sms_delivery_logs: Handler | None = None
+        self.aws_endpoint = ""
+
+    def start(self) -> None:
+        self.aws_endpoint = configure_aws_environment(self.moto_port, self.environ)
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=self.moto_port, verbose=False)
+        self.moto.start()
+
+        resources = create_resources(region=self.environ["AWS_DEFAULT_REGION"])
+        for key, value in handler_defaults(resources.handler_environment()).items():
+            self.environ.setdefault(key, value)
+        region = resources.region
+
+        # Hook the default session before any handler builds a client from it.
+        self.simulator = Simulator.install(
+            region=region,
+            account_id=resources.account_id,
+            ses_topic_arn=resources.ses_events_topic_arn,
+            default_configuration_set=resources.configuration_set,
+            sms_success_log_group=self.environ[names.ENV_SMS_SUCCESS_LOG_GROUP],
+            sms_failure_log_group=self.environ[names.ENV_SMS_FAILURE_LOG_GROUP],
+        )
+
+        api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
+        self.poller = self._optional_handler(names.POLLER_HANDLER)
+        self.sms_delivery_logs = self._optional_handler(names.SMS_DELIVERY_LOGS_HANDLER)
+        if self.sms_delivery_logs is None:
+            LOG.warning(
+                "SMS delivery-status records are written to CloudWatch Logs but kept undelivered until %s imports",
+                names.SMS_DELIVERY_LOGS_HANDLER,
+            )
+
+        interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
+        self.scheduler = Scheduler(self.poll_once, interval)
+        self.gateway = Gateway(
+            api,
+            principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
+            outbox=self.simulator.outbox,
+            poll=self.poll_once,
+            make_context=context_factory("sendledger-api", region=region),
+            invoke_lock=self.invoke_lock,
+            account_id=resources.account_id,
+            host=self.host,
+            port=self.port,
+        )
+        self.scheduler.start()
+        self._banner(resources.ledger_table, interval)
+        self.gateway.start()  # /healthz answers from here on
+
+    def poll_once(self) -> dict[str, Any]:
+        """One scheduled cycle: emit the simulator's queued events, then run the poller."""
+        assert self.simulator is not None
+        with self.poll_lock:
+            flushed = self.simulator.flush(deliver_sms=self._deliver_sms)
+            result: Any = None
+            if self.poller is not None:
+                event = scheduled_event(
+                    now=datetime.now(UTC),
+                    region=self.environ["AWS_DEFAULT_REGION"],
+                    account_id=ACCOUNT_ID,
+                )
+                make = context_factory(
+                    "sendledger-poller",
+                    timeout_seconds=60.0,
+                    region=self.environ["AWS_DEFAULT_REGION"],
+                )
+                with self.invoke_lock:
+                    result = self.poller(event, make())
+            return {"flush": flushed, "poller": _jsonable(result)}
+
+    def _deliver_sms(self, event: dict[str, Any]) -> None:
+        if self.sms_delivery_logs is None:
+            raise RuntimeError(f"{names.SMS_DELIVERY_LOGS_HANDLER} is not importable")
+        make = context_factory("sendledger-sms-delivery-logs", region=self.environ["AWS_DEFAULT_REGION"])
+        with self.invoke_lock:
+            self.sms_delivery_logs(event, make())
+
+    def stop(self) -> None:
+        if self.gateway is not None:
+            self.gateway.stop()
+        if self.scheduler is not None:
+            self.scheduler.stop()
+        if self.simulator is not None:
+            self.simulator.uninstall()
+        if self.moto is not None:
+            self.moto.stop()
+
+    def _optional_handler(self, dotted: str) -> Handler | None:
+        try:
+            return load_handler(dotted)
+        except Exception as error:
+            LOG.warning("cannot import %s (%r): running without it", dotted, error)
+            return None
+
+    def _banner(self, table: str, interval: float) -> None:
+        assert self.gateway is not None
+        lines = [
+            "",
+            "sendledger local stack",
+            f"  API:           {self.gateway.url}   (try: curl {self.gateway.url}/healthz)",
+            f"  AWS endpoint:  {self.aws_endpoint}   (moto; region "
+            f"{self.environ['AWS_DEFAULT_REGION']}, fake credentials)",
+            f"    aws --endpoint-url {self.aws_endpoint} dynamodb scan --table-name {table}",
+            f"    aws --endpoint-url {self.aws_endpoint} sqs list-queues",
+            f"  Outbox:        GET {self.gateway.url}/local/outbox",
+            f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
+            f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            "",
+        ]
+        print("\n".join(lines), flush=True)
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("AWS_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "sendledger")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "sendledger")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.pop("AWS_ENDPOINT_URL", None)
+
+from sendledger.adapters import aws as aws_clients
+from sendledger.adapters.dynamodb.ledger import DynamoLedger, wm_pk
+from sendledger.adapters.dynamodb.models import WatermarkItem
+from sendledger.adapters.dynamodb.schema import create_ledger_table
+from sendledger.adapters.ses import SesEmailSender
+from sendledger.adapters.sns import SnsSmsSender
+from sendledger.domain.clock import iso
+from sendledger.domain.provider import Backoff
+from sendledger.settings import Settings
+from sendledger.usecases.context import Services
+from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+
+TABLE = "sendledger-test"
+SENDER = "no-reply@example.com"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        aws_clients.client.cache_clear()
+        create_ledger_table(boto3.client("dynamodb"), TABLE)
+        boto3.client("ses").verify_email_identity(EmailAddress=SENDER)
+        boto3.client("sesv2").create_configuration_set(ConfigurationSetName="sendledger-events")
+        yield
+        aws_clients.client.cache_clear()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60)
+
+
+@pytest.fixture
+def services(aws: None, clock: FakeClock, settings: Settings) -> Services:
+    return Services(
+        ledger=DynamoLedger(TABLE),
+        email=SesEmailSender(SENDER, "sendledger-events"),
+        sms=SnsSmsSender(),
+        clock=clock,
+        settings=settings,
+        sleep=FakeSleeper(clock=clock),
+        backoff=Backoff(rng=lambda: 0.5),
+    )
+
+
+@pytest.fixture
+def healthy_watermarks(services: Services, clock: FakeClock) -> None:
+    """The poller drained both sources just now (what a healthy pipeline looks like)."""
+    for source in ("ses", "sms"):
+        WatermarkItem(wm_pk(source), "WM", watermark=iso(clock.now()), updated_at=iso(clock.now())).save()
+
+
+class Api:
+    """Calls the real `api` Lambda handler with API Gateway events, wired to `services`."""
+
+    def __init__(self, services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+        from sendledger import wiring
+
+        self.services = services
+        monkeypatch.setattr(wiring, "services", lambda: services)
+
+    def __call__(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, dict[str, str], Any]:
+        from sendledger.handlers import api
+
+        response = api.lambda_handler(api_event(method, path, body, **kwargs), FakeLambdaContext())
+        headers = {k.lower(): v[0] for k, v in (response.get("multiValueHeaders") or {}).items()}
+        headers.update({k.lower(): v for k, v in (response.get("headers") or {}).items()})
+        text = response.get("body") or ""
+        return response["statusCode"], headers, json.loads(text) if text else None
+
+
+@pytest.fixture
+def api(services: Services, monkeypatch: pytest.MonkeyPatch) -> Api:
+    return Api(services, monkeypatch)

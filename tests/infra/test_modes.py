@@ -1,0 +1,68 @@
+"""Settings that change the template, and settings that must refuse to synthesize."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk.assertions import Template
+
+from infra.settings import Settings, SettingsError
+from tests.infra.conftest import synth
+
+
+@pytest.fixture(scope="module")
+def push_prod() -> Template:
+    return synth(ingestion_mode="push", stage="prod", poll_interval_seconds=120)
+
+
+def test_push_mode_attaches_the_queue_with_partial_failures(push_prod: Template) -> None:
+    push_prod.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
+    push_prod.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {"FunctionResponseTypes": ["ReportBatchItemFailures"]},
+    )
+    push_prod.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(2 minutes)"})
+
+
+def test_outside_dev_the_ledger_is_protected(push_prod: Template) -> None:
+    push_prod.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": {"DeletionProtectionEnabled": True},
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"poll_interval_seconds": "900"},
+        {"poll_interval_seconds": "240"},
+        {"poll_interval_seconds": "120", "suppression_lag_slo_seconds": "200"},
+    ],
+)
+def test_slo_violation_refuses_to_synthesize(context: dict[str, str]) -> None:
+    with pytest.raises(SettingsError, match="SLO cannot be met"):
+        Settings.from_context(context)
+
+
+def test_default_and_sixty_seconds_meet_the_slo() -> None:
+    assert Settings.from_context({"poll_interval_seconds": "60"}).poll_interval_seconds == 60
+    assert Settings.from_context({}).worst_case_lag_seconds <= 300
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"ingestion_mode": "stream"},
+        {"poll_interval_seconds": "90"},
+        {"reset_url_template": "http://x/?t={token}"},
+        {"sender_email": "nobody"},
+        {"stale_eligibility_policy": "security=maybe"},
+        {"bundle": "perhaps"},
+    ],
+)
+def test_invalid_settings_are_rejected(context: dict[str, str]) -> None:
+    with pytest.raises(SettingsError):
+        Settings.from_context(context)

@@ -1,0 +1,225 @@
+"""What matters in the synthesized template (poll mode, the default)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from infra import constants as c
+from sendledger import names
+from tests.infra.conftest import resources, synth
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    return synth()
+
+
+def _statements(template: Template) -> list[tuple[str, dict[str, Any]]]:
+    found: list[tuple[str, dict[str, Any]]] = []
+    for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
+        for logical_id, res in resources(template, kind).items():
+            for statement in res["Properties"]["PolicyDocument"]["Statement"]:
+                found.append((logical_id, statement))
+    for logical_id, res in resources(template, "AWS::IAM::Role").items():
+        for policy in res["Properties"].get("Policies", []):
+            for statement in policy["PolicyDocument"]["Statement"]:
+                found.append((logical_id, statement))
+    return found
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_every_api_method_uses_iam(template: Template) -> None:
+    methods = resources(template, "AWS::ApiGateway::Method")
+    assert len(methods) == 9
+    for method in methods.values():
+        assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
+
+
+def test_routes_match_spec(template: Template) -> None:
+    paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
+    assert {"messages", "{message_id}", "password-resets", "consume", "suppressions",
+            "{recipient}", "admin", "healthz", "openapi.json"} <= paths  # fmt: skip
+
+
+def test_stage_is_throttled_and_access_logged(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
+            "MethodSettings": Match.array_with(
+                [Match.object_like({"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100})]
+            ),
+            "TracingEnabled": True,
+        },
+    )
+
+
+def test_no_wildcard_actions_and_star_resources_only_where_justified(template: Template) -> None:
+    for logical_id, statement in _statements(template):
+        if statement["Effect"] != "Allow":
+            continue
+        actions = _as_list(statement["Action"])
+        for action in actions:
+            assert action != "*" and not action.endswith(":*"), (logical_id, action)
+        if "*" in _as_list(statement["Resource"]):
+            assert set(actions) <= c.RESOURCE_STAR_ACTIONS, (logical_id, actions)
+
+
+def test_lambda_roles_have_no_managed_policies(template: Template) -> None:
+    roles = resources(template, "AWS::IAM::Role")
+    ours = {k: v for k, v in roles.items() if k.startswith(("Api", "Ingestion"))}
+    assert len(ours) == 3
+    for role in ours.values():
+        assert "ManagedPolicyArns" not in role["Properties"]
+
+
+def test_admin_routes_are_granted_separately(template: Template) -> None:
+    policies = resources(template, "AWS::IAM::ManagedPolicy")
+    by_scope: dict[str, str] = {}
+    for logical_id, policy in policies.items():
+        (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+        assert statement["Action"] == "execute-api:Invoke"
+        arns = [str(r) for r in _as_list(statement["Resource"])]
+        admin = ["/v1/admin/" in arn for arn in arns]
+        assert all(admin) or not any(admin), logical_id
+        by_scope["admin" if all(admin) else "client"] = logical_id
+    assert set(by_scope) == {"admin", "client"}
+
+
+def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
+    functions = {
+        k: v for k, v in resources(template, "AWS::Lambda::Function").items()
+        if v["Properties"].get("Handler", "").startswith("sendledger.")
+    }  # fmt: skip
+    handlers = {f["Properties"]["Handler"] for f in functions.values()}
+    assert handlers == {names.API_HANDLER, names.POLLER_HANDLER, names.SMS_DELIVERY_LOGS_HANDLER}
+    for fn in functions.values():
+        props = fn["Properties"]
+        assert props["Architectures"] == ["arm64"]
+        assert props["Runtime"] == "python3.14"
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        env = props["Environment"]["Variables"]
+        assert env["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
+        for var in (
+            names.ENV_LEDGER_TABLE, names.ENV_SES_EVENTS_QUEUE_URL, names.ENV_ESCALATION_QUEUE_URL,
+            names.ENV_SMS_SUCCESS_LOG_GROUP, names.ENV_SMS_FAILURE_LOG_GROUP,
+            names.ENV_SES_CONFIGURATION_SET, names.ENV_SENDER_EMAIL, names.ENV_INGESTION_MODE,
+            names.ENV_POLL_INTERVAL_SECONDS, names.ENV_RESET_WINDOW_SECONDS,
+            names.ENV_UNKNOWN_GRACE_SECONDS, names.ENV_UNKNOWN_MAX_AGE_SECONDS,
+            names.ENV_RESET_URL_TEMPLATE, names.ENV_RESET_MAX_FAILED_ATTEMPTS,
+            names.ENV_STALE_ELIGIBILITY_POLICY, names.ENV_IDEMPOTENCY_RETENTION_DAYS,
+            names.ENV_SUPPRESSION_LAG_SLO_SECONDS,
+        ):  # fmt: skip
+            assert var in env, var
+        assert env[names.ENV_POLL_INTERVAL_SECONDS] == "60"
+
+
+def test_ledger_table(template: Template) -> None:
+    template.resource_count_is("AWS::DynamoDB::Table", 1)
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [
+                {"AttributeName": names.TABLE_PARTITION_KEY, "KeyType": "HASH"},
+                {"AttributeName": names.TABLE_SORT_KEY, "KeyType": "RANGE"},
+            ],
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            "TimeToLiveSpecification": {
+                "AttributeName": names.TABLE_TTL_ATTRIBUTE,
+                "Enabled": True,
+            },
+            "SSESpecification": {"SSEEnabled": True},
+            "GlobalSecondaryIndexes": [
+                Match.object_like(
+                    {
+                        "IndexName": names.DUE_WORK_INDEX,
+                        "KeySchema": [
+                            {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+                            {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
+                        ],
+                    }
+                )
+            ],
+            "AttributeDefinitions": Match.array_with(
+                [{"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"}]
+            ),
+        },
+    )
+
+
+def test_schedule_rate_is_poll_interval(template: Template) -> None:
+    template.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(1 minute)"})
+
+
+def test_both_sms_log_groups_subscribed(template: Template) -> None:
+    groups = resources(template, "AWS::Logs::LogGroup")
+    sms = {
+        k for k, v in groups.items()
+        if "DirectPublishToPhoneNumber" in str(v["Properties"].get("LogGroupName", ""))
+    }  # fmt: skip
+    assert len(sms) == 2
+    filters = resources(template, "AWS::Logs::SubscriptionFilter")
+    assert {f["Properties"]["LogGroupName"]["Ref"] for f in filters.values()} == sms
+
+
+def test_sms_attributes_custom_resource(template: Template) -> None:
+    (custom,) = resources(template, "Custom::AWS").values()
+    create = json.dumps(custom["Properties"]["Create"])
+    for fragment in (
+        "SetSMSAttributes",
+        "DeliveryStatusIAMRole",
+        'DeliveryStatusSuccessSamplingRate\\":\\"100',
+        'DefaultSMSType\\":\\"Transactional',
+    ):
+        assert fragment in create, fragment
+    passrole = [
+        s for _, s in _statements(template) if s["Action"] == "iam:PassRole"
+    ]  # fmt: skip
+    assert len(passrole) == 1 and passrole[0]["Resource"] != "*"
+
+
+def test_ses_events_flow_to_queue(template: Template) -> None:
+    (destination,) = resources(template, "AWS::SES::ConfigurationSetEventDestination").values()
+    types = destination["Properties"]["EventDestination"]["MatchingEventTypes"]
+    assert set(types) == {"send", "delivery", "bounce", "complaint", "reject", "deliveryDelay"}
+    assert "SnsDestination" in destination["Properties"]["EventDestination"]
+    template.resource_count_is("AWS::SNS::Subscription", 1)
+    queues = resources(template, "AWS::SQS::Queue").values()
+    assert all(q["Properties"].get("SqsManagedSseEnabled") is True for q in queues)
+    with_dlq = [q for q in queues if "RedrivePolicy" in q["Properties"]]
+    assert len(with_dlq) == 2  # SES events + escalation
+
+
+def test_alarms_watch_the_slo_metrics(template: Template) -> None:
+    metrics = {a["Properties"].get("MetricName") for a in resources(template, "AWS::CloudWatch::Alarm").values()}
+    assert {
+        names.METRIC_EVENT_TO_SUPPRESSION_LAG_MS,
+        names.METRIC_WATERMARK_AGE_SECONDS,
+        names.METRIC_UNKNOWN_BACKLOG,
+        "ApproximateNumberOfMessagesVisible",
+        "5XXError",
+        "Errors",
+        "Throttles",
+    } <= metrics
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": names.METRIC_EVENT_TO_SUPPRESSION_LAG_MS,
+            "Namespace": names.METRICS_NAMESPACE,
+            "ExtendedStatistic": "p99",
+            "Threshold": 300_000,
+        },
+    )
+    template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+
+
+def test_poll_mode_has_no_event_source(template: Template) -> None:
+    template.resource_count_is("AWS::Lambda::EventSourceMapping", 0)

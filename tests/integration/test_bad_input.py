@@ -1,0 +1,90 @@
+"""Bad input is a 4xx problem+json and writes nothing."""
+
+import boto3
+import pytest
+
+from tests.conftest import TABLE
+
+VALID = {
+    "channel": "email",
+    "to": "alice@example.com",
+    "template": {"id": "alert", "version": "1"},
+    "params": {"summary": "x"},
+}
+
+
+def post(api, body=None, raw_body=None, headers=None):
+    return api("POST", "/v1/messages", body, raw_body=raw_body, headers={"Idempotency-Key": "k", **(headers or {})})
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "slug"),
+    [
+        ({**VALID, "surprise": 1}, 400, "validation-error"),
+        ({**VALID, "to": "alice@example.com\r\nBcc: eve@example.com"}, 400, "invalid-request"),
+        ({**VALID, "to": "not-an-address"}, 400, "invalid-request"),
+        ({**VALID, "channel": "sms", "to": "+1206555"}, 400, "invalid-request"),
+        ({**VALID, "channel": "sms", "to": "2065550123"}, 400, "invalid-request"),
+        ({**VALID, "template": {"id": "nope", "version": "1"}}, 422, "unknown-template"),
+        ({**VALID, "template": {"id": "alert", "version": "9"}}, 422, "unknown-template"),
+        ({**VALID, "params": {}}, 422, "unknown-template"),
+        (
+            {**VALID, "template": {"id": "password-reset", "version": "1"}, "params": {"reset_link": "x"}},
+            422,
+            "unknown-template",
+        ),
+        (
+            {**VALID, "channel": "sms", "to": "+12065550123", "template": {"id": "notice", "version": "1"}},
+            422,
+            "unknown-template",
+        ),
+        ({**VALID, "category": "marketing"}, 400, "validation-error"),
+        ({**VALID, "template": {"id": "alert", "version": 1}}, 400, "validation-error"),
+    ],
+)
+def test_invalid_bodies(api, body, status, slug):
+    code, headers, problem = post(api, body)
+    assert code == status, problem
+    assert headers["content-type"] == "application/problem+json"
+    assert problem["type"].endswith(slug) and problem["status"] == status and problem["detail"]
+    assert boto3.client("dynamodb").scan(TableName=TABLE)["Count"] == 0
+
+
+def test_idn_address_is_accepted_in_ascii_form(api, healthy_watermarks):
+    status, _, view = post(api, {**VALID, "to": "joerg@Bücher.example"})
+    assert status == 202 and view["to"] == "joerg@xn--bcher-kva.example"
+
+
+def test_non_ascii_local_part_is_refused(api):
+    status, _, problem = post(api, {**VALID, "to": "jörg@example.com"})
+    assert status == 400 and problem["type"].endswith("invalid-request")
+
+
+def test_bad_json_is_400(api):
+    status, headers, problem = post(api, raw_body="{not json")
+    assert status == 400 and headers["content-type"] == "application/problem+json"
+
+
+def test_oversize_body_is_413(api):
+    status, _, problem = post(api, raw_body='{"x": "' + "a" * 70_000 + '"}')
+    assert status == 413 and problem["status"] == 413
+
+
+def test_wrong_content_type_is_415(api):
+    status, _, problem = post(api, VALID, headers={"Content-Type": "text/plain"})
+    assert status == 415
+
+
+def test_bad_idempotency_key_is_400(api):
+    status, _, problem = post(api, VALID, headers={"Idempotency-Key": "é" * 3})
+    assert status == 400
+
+
+def test_unknown_route_is_404_problem(api):
+    status, headers, _ = api("GET", "/v1/nothing")
+    assert status == 404 and headers["content-type"] == "application/problem+json"
+
+
+def test_openapi_document_is_served(api):
+    status, _, doc = api("GET", "/openapi.json")
+    assert status == 200 and doc["openapi"].startswith("3.1") and "/v1/messages" in doc["paths"]

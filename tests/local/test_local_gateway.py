@@ -1,0 +1,235 @@
+"""The API Gateway translation, with a fake handler (no AWS involved)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from local.gateway import Gateway, build_event, response_parts
+from local.lambda_context import LambdaContext, context_factory
+from local.scheduler import Scheduler, scheduled_event
+
+PRINCIPAL = "arn:aws:iam::123456789012:user/local-developer"
+
+
+class FakeHandler:
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, Any], Any]] = []
+        self.response: dict[str, Any] = {
+            "statusCode": 202,
+            "headers": {"Content-Type": "application/json", "Retry-After": "5"},
+            "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"]},
+            "body": json.dumps({"ok": True}),
+            "isBase64Encoded": False,
+        }
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        self.calls.append((event, context))
+        return self.response
+
+
+@pytest.fixture
+def fake() -> FakeHandler:
+    return FakeHandler()
+
+
+@pytest.fixture
+def gateway(fake: FakeHandler) -> Iterator[Gateway]:
+    outbox = [{"channel": "sms", "to": "+12065550100", "subject": None}]
+    polls: list[int] = []
+
+    def poll() -> dict[str, Any]:
+        polls.append(1)
+        return {"flush": {}, "poller": {"polled": len(polls)}}
+
+    gw = Gateway(
+        fake,
+        principal=PRINCIPAL,
+        outbox=lambda: outbox,
+        poll=poll,
+        port=0,
+        clock_ms=lambda: 1795946400000,
+    )
+    gw.start()
+    yield gw
+    gw.stop()
+
+
+def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandler) -> None:
+    response = requests.post(
+        f"{gateway.url}/v1/suppressions/a%2Bb%40example.com?reason=hello%20world&x=1&x=2&p=a+b",
+        data=json.dumps({"to": "bob@example.com"}),
+        headers={"Idempotency-Key": "key-1", "Content-Type": "application/json"},
+        timeout=5,
+    )
+    assert response.status_code == 202
+    (event, context), *_ = fake.calls
+    assert event["httpMethod"] == "POST"
+    assert event["path"] == "/v1/suppressions/a%2Bb%40example.com"  # encoding left intact
+    assert event["resource"] == event["path"]
+    assert event["pathParameters"] is None
+    assert event["queryStringParameters"] == {"reason": "hello world", "x": "2", "p": "a+b"}
+    assert event["multiValueQueryStringParameters"]["x"] == ["1", "2"]
+    assert event["headers"]["Idempotency-Key"] == "key-1"
+    assert event["multiValueHeaders"]["Idempotency-Key"] == ["key-1"]
+    assert json.loads(event["body"]) == {"to": "bob@example.com"}
+    assert event["isBase64Encoded"] is False
+    ctx = event["requestContext"]
+    assert ctx["stage"] == "local"
+    assert ctx["identity"]["userArn"] == PRINCIPAL
+    assert ctx["identity"]["caller"] == PRINCIPAL
+    assert ctx["requestTimeEpoch"] == 1795946400000
+    assert ctx["requestId"]
+    assert isinstance(context, LambdaContext)
+    assert 0 < context.get_remaining_time_in_millis() <= 29_000
+    assert context.invoked_function_arn.startswith("arn:aws:lambda:us-east-1:123456789012:")
+
+
+def test_response_translation(gateway: Gateway) -> None:
+    response = requests.get(f"{gateway.url}/v1/messages/m1", timeout=5)
+    assert response.status_code == 202
+    assert response.json() == {"ok": True}
+    assert response.headers["Retry-After"] == "5"
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.raw.headers.getlist("Set-Cookie") == ["a=1", "b=2"]
+
+
+def test_base64_in_both_directions(gateway: Gateway, fake: FakeHandler) -> None:
+    fake.response = {
+        "statusCode": 200,
+        "headers": {"Content-Type": "application/octet-stream"},
+        "body": base64.b64encode(b"\xff\x00binary").decode(),
+        "isBase64Encoded": True,
+    }
+    response = requests.put(f"{gateway.url}/upload", data=b"\xff\xfe\x00", timeout=5)
+    assert response.content == b"\xff\x00binary"
+    event = fake.calls[-1][0]
+    assert event["isBase64Encoded"] is True
+    assert base64.b64decode(event["body"]) == b"\xff\xfe\x00"
+
+
+def test_empty_request_has_no_body_or_query(fake: FakeHandler) -> None:
+    event = build_event(method="GET", target="/healthz", headers=[], body=b"", principal="p")
+    assert event["body"] is None
+    assert event["queryStringParameters"] is None
+    assert event["multiValueQueryStringParameters"] is None
+    assert event["headers"] is None
+
+
+def test_handler_crash_is_a_502(gateway: Gateway, fake: FakeHandler) -> None:
+    def boom(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    gateway.handler = boom
+    response = requests.get(f"{gateway.url}/healthz", timeout=5)
+    assert response.status_code == 502
+    assert response.json() == {"message": "Internal server error"}
+
+
+def test_local_routes_are_served_by_the_gateway(gateway: Gateway, fake: FakeHandler) -> None:
+    outbox = requests.get(f"{gateway.url}/local/outbox", timeout=5)
+    assert outbox.status_code == 200
+    assert outbox.json() == [{"channel": "sms", "to": "+12065550100", "subject": None}]
+    poll = requests.post(f"{gateway.url}/local/poll", timeout=5)
+    assert poll.status_code == 200
+    assert poll.json() == {"flush": {}, "poller": {"polled": 1}}
+    assert fake.calls == []
+
+
+def test_invocations_are_serialized(fake: FakeHandler) -> None:
+    active: list[int] = []
+    overlap: list[int] = []
+    entered = threading.Event()
+
+    def slow(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        active.append(1)
+        if len(active) > 1:
+            overlap.append(1)
+        entered.set()
+        threading.Event().wait(0.05)
+        active.pop()
+        return {"statusCode": 200, "body": ""}
+
+    gw = Gateway(slow, principal=PRINCIPAL, port=0)
+    gw.start()
+    try:
+        threads = [
+            threading.Thread(target=requests.get, args=(f"{gw.url}/x",), kwargs={"timeout": 5}) for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        gw.stop()
+    assert entered.is_set()
+    assert overlap == []
+
+
+def test_response_parts_prefers_multi_value_headers() -> None:
+    status, lines, body = response_parts(
+        {
+            "statusCode": 409,
+            "headers": {"Retry-After": "1", "X-A": "single"},
+            "multiValueHeaders": {"x-a": ["m1", "m2"]},
+            "body": "{}",
+        }
+    )
+    assert status == 409
+    assert sorted(lines) == [("Retry-After", "1"), ("x-a", "m1"), ("x-a", "m2")]
+    assert body == b"{}"
+
+
+def test_context_counts_down_with_injected_time() -> None:
+    now = [100.0]
+    make = context_factory("fn", timeout_seconds=29, monotonic=lambda: now[0])
+    context = make()
+    assert context.get_remaining_time_in_millis() == 29_000
+    now[0] += 28.5
+    assert context.get_remaining_time_in_millis() == 500
+    now[0] += 5
+    assert context.get_remaining_time_in_millis() == 0
+    assert make().aws_request_id != context.aws_request_id
+
+
+def test_scheduled_event_shape() -> None:
+    from datetime import UTC, datetime
+
+    event = scheduled_event(now=datetime(2026, 11, 29, 10, 0, tzinfo=UTC))
+    assert event["detail-type"] == "Scheduled Event"
+    assert event["source"] == "aws.events"
+    assert event["time"] == "2026-11-29T10:00:00Z"
+    assert event["resources"] == ["arn:aws:events:us-east-1:123456789012:rule/sendledger-poller-schedule"]
+    assert event["detail"] == {}
+    assert set(event) == {
+        "version",
+        "id",
+        "detail-type",
+        "source",
+        "account",
+        "time",
+        "region",
+        "resources",
+        "detail",
+    }
+
+
+def test_scheduler_survives_failing_ticks() -> None:
+    results = iter([RuntimeError("first"), None, RuntimeError("third")])
+    waits = iter([False, False, False, True])
+
+    def tick() -> None:
+        outcome = next(results)
+        if outcome is not None:
+            raise outcome
+
+    scheduler = Scheduler(tick, 5, wait=lambda seconds: next(waits))
+    scheduler.run()
+    assert scheduler.ticks == 3
+    assert scheduler.failures == 2

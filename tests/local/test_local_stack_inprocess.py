@@ -1,0 +1,121 @@
+"""LocalStack wiring against a real (threaded) moto server, with fake handlers.
+
+Independent of the real Lambda code: proves resources, env vars, the simulator hooks, the
+SES → SNS → SQS path over HTTP, SMS log groups + subscription delivery and /local/poll.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+import requests
+
+import local.stack as stack_module
+from local.stack import LocalStack
+from sendledger import names
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Recorder:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.events: list[dict[str, Any]] = []
+        self.contexts: list[Any] = []
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        self.events.append(event)
+        self.contexts.append(context)
+        if self.name == "api":
+            return {"statusCode": 200, "headers": {}, "body": json.dumps({"status": "ok"})}
+        return {"handled": len(self.events)}
+
+
+@pytest.fixture
+def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LocalStack, dict[str, Recorder]]]:
+    saved = dict(os.environ)
+    recorders = {"api": Recorder("api"), "poller": Recorder("poller"), "sms": Recorder("sms")}
+    by_name = {
+        names.API_HANDLER: recorders["api"],
+        names.POLLER_HANDLER: recorders["poller"],
+        names.SMS_DELIVERY_LOGS_HANDLER: recorders["sms"],
+    }
+    monkeypatch.setattr(stack_module, "load_handler", by_name.__getitem__)
+    monkeypatch.setenv(names.ENV_POLL_INTERVAL_SECONDS, "3600")  # only explicit polls
+    monkeypatch.setenv(names.ENV_RESET_WINDOW_SECONDS, "42")  # a user setting survives
+    stack = LocalStack(port=free_port(), moto_port=free_port())
+    stack.start()
+    try:
+        yield stack, recorders
+    finally:
+        stack.stop()
+        os.environ.clear()
+        os.environ.update(saved)
+        boto3.setup_default_session()
+
+
+def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
+    stack, recorders = running
+    assert stack.gateway is not None
+    base = stack.gateway.url
+    endpoint = f"http://127.0.0.1:{stack.moto_port}"
+    assert os.environ["AWS_ENDPOINT_URL"] == endpoint
+    assert os.environ[names.ENV_RESET_WINDOW_SECONDS] == "42"
+    assert os.environ[names.ENV_LOCAL_PRINCIPAL] == ("arn:aws:iam::123456789012:user/local-developer")
+    assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
+
+    assert requests.get(f"{base}/healthz", timeout=5).json() == {"status": "ok"}
+    assert recorders["api"].events[0]["path"] == "/healthz"
+
+    # Resources exist on the moto server.
+    table = boto3.client("dynamodb").describe_table(TableName=os.environ[names.ENV_LEDGER_TABLE])
+    assert table["Table"]["GlobalSecondaryIndexes"][0]["IndexName"] == names.DUE_WORK_INDEX
+    ttl = boto3.client("dynamodb").describe_time_to_live(TableName=os.environ[names.ENV_LEDGER_TABLE])
+    assert ttl["TimeToLiveDescription"]["AttributeName"] == names.TABLE_TTL_ATTRIBUTE
+    groups = {group["logGroupName"] for group in boto3.client("logs").describe_log_groups()["logGroups"]}
+    assert {
+        "sns/us-east-1/123456789012/DirectPublishToPhoneNumber",
+        "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure",
+    } <= groups
+
+    # A send from a client built after start (as the handlers do) is simulated.
+    sesv2 = boto3.client("sesv2")
+    sent = sesv2.send_email(
+        FromEmailAddress=os.environ[names.ENV_SENDER_EMAIL],
+        Destination={"ToAddresses": ["bounce@simulator.amazonses.com"]},
+        Content={"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "t"}}}},
+        ConfigurationSetName=os.environ[names.ENV_SES_CONFIGURATION_SET],
+        EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": "msg_1"}],
+    )
+    boto3.client("sns").publish(PhoneNumber="+12065550165", Message="hi")
+    outbox = requests.get(f"{base}/local/outbox", timeout=5).json()
+    assert [entry["channel"] for entry in outbox] == ["email", "sms"]
+    assert outbox[0]["provider_message_id"] == sent["MessageId"]
+
+    poll = requests.post(f"{base}/local/poll", timeout=10).json()
+    assert poll["flush"]["ses_events_published"] == 2
+    assert poll["flush"]["sms_records_delivered"] == 1
+    assert poll["poller"] == {"handled": 1}
+    scheduled = recorders["poller"].events[0]
+    assert scheduled["detail-type"] == "Scheduled Event"
+    assert recorders["sms"].events[0]["awslogs"]["data"]
+
+    sqs = boto3.client("sqs")
+    bodies = [
+        json.loads(json.loads(message["Body"])["Message"])
+        for message in sqs.receive_message(QueueUrl=os.environ[names.ENV_SES_EVENTS_QUEUE_URL], MaxNumberOfMessages=10)[
+            "Messages"
+        ]
+    ]
+    assert sorted(body["eventType"] for body in bodies) == ["Bounce", "Send"]

@@ -1,0 +1,1 @@
+"""Test support: fakes at the edges (clock, lambda context), real code in the middle."""

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+PRINCIPAL = "arn:aws:iam::123456789012:user/test-caller"
+ADMIN = "arn:aws:iam::123456789012:role/test-admin"
+
+
+@dataclass
+class FakeClock:
+    current: datetime = field(default_factory=lambda: datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC))
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        self.current += timedelta(seconds=seconds)
+
+
+@dataclass
+class FakeSleeper:
+    slept: list[float] = field(default_factory=list)
+    clock: FakeClock | None = None
+
+    def __call__(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        if self.clock:
+            self.clock.advance(seconds)
+
+
+@dataclass
+class FakeLambdaContext:
+    function_name: str = "sendledger-api"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:sendledger-api"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    function_version: str = "$LATEST"
+    log_group_name: str = "/aws/lambda/sendledger-api"
+    log_stream_name: str = "test"
+    remaining_ms: int = 29_000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+_request_ids = itertools.count(1)
+
+
+def api_event(
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    query: dict[str, str] | None = None,
+    principal: str = PRINCIPAL,
+    raw_body: str | None = None,
+) -> dict[str, Any]:
+    """An API Gateway REST (v1) proxy event with IAM caller identity, as deployed."""
+    all_headers = {"Content-Type": "application/json"} if body is not None or raw_body is not None else {}
+    all_headers.update(headers or {})
+    text = raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
+    return {
+        "resource": path,
+        "path": path,
+        "httpMethod": method,
+        "headers": all_headers,
+        "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
+        "queryStringParameters": query or None,
+        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": method,
+            "path": f"/prod{path}",
+            "stage": "prod",
+            "requestId": f"req-{next(_request_ids)}",
+            "accountId": "123456789012",
+            "identity": {"userArn": principal, "caller": principal, "sourceIp": "192.0.2.1"},
+            "requestTimeEpoch": 1795946400000,
+        },
+        "body": text,
+        "isBase64Encoded": False,
+    }

@@ -1,0 +1,78 @@
+"""The lifecycle of SPEC §5, checked over every pair of states."""
+
+import itertools
+
+import pytest
+
+from sendledger.domain.messages import TERMINAL, MessageState, can_transition, predecessors
+
+S = MessageState
+
+SPEC_EDGES = {
+    (S.RECEIVED, S.SUPPRESSED),
+    (S.RECEIVED, S.SENDING),
+    (S.SENDING, S.ACCEPTED),
+    (S.SENDING, S.UNKNOWN),
+    (S.SENDING, S.PENDING),
+    (S.SENDING, S.REJECTED),
+    (S.ACCEPTED, S.DELIVERED),
+    (S.ACCEPTED, S.BOUNCED),
+    (S.ACCEPTED, S.COMPLAINED),
+    (S.ACCEPTED, S.FAILED),
+    (S.UNKNOWN, S.ACCEPTED),
+    (S.UNKNOWN, S.RETRY),
+    (S.UNKNOWN, S.UNRESOLVED),
+    (S.PENDING, S.SENDING),
+    (S.RETRY, S.SENDING),
+}
+
+
+@pytest.mark.parametrize(("current", "target"), sorted(SPEC_EDGES))
+def test_every_spec_edge_is_allowed(current, target):
+    assert can_transition(current, target)
+
+
+def test_outcomes_never_regress():
+    # A late "delivered" does not undo a bounce or a complaint, whatever the order of arrival.
+    for later, earlier in [(S.DELIVERED, S.BOUNCED), (S.DELIVERED, S.COMPLAINED), (S.ACCEPTED, S.DELIVERED)]:
+        assert not can_transition(earlier, later)
+    assert can_transition(S.DELIVERED, S.COMPLAINED)
+    assert can_transition(S.BOUNCED, S.COMPLAINED)
+
+
+def test_out_of_order_events_converge_to_the_strongest_outcome():
+    outcomes = [S.DELIVERED, S.BOUNCED, S.COMPLAINED]
+    finals = set()
+    for order in itertools.permutations(outcomes):
+        state = S.ACCEPTED
+        for event in order:
+            if can_transition(state, event):
+                state = event
+        finals.add(state)
+    assert finals == {S.COMPLAINED}
+
+
+def test_suppressed_and_rejected_are_terminal_except_for_escalation():
+    for terminal in (S.SUPPRESSED, S.REJECTED):
+        assert terminal in TERMINAL
+        allowed = {target for target in S if can_transition(terminal, target)}
+        assert allowed <= {S.ESCALATED}
+
+
+def test_unresolved_still_accepts_late_provider_evidence_but_is_never_resent():
+    allowed = {target for target in S if can_transition(S.UNRESOLVED, target)}
+    assert allowed == {S.DELIVERED, S.BOUNCED, S.COMPLAINED, S.FAILED, S.ESCALATED}
+
+
+def test_escalation_from_anything_but_delivered():
+    assert predecessors(S.ESCALATED) == frozenset(S) - {S.DELIVERED, S.ESCALATED}
+
+
+def test_no_state_returns_to_received():
+    assert predecessors(S.RECEIVED) == frozenset()
+
+
+@pytest.mark.parametrize("state", list(S))
+def test_predecessors_match_can_transition(state):
+    for source in S:
+        assert (source in predecessors(state)) == can_transition(source, state)
