@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+CONTEXT ?=
 
 .PHONY: run test lint typecheck unit synth cfn-lint bench soak reliability-report deploy clean openapi
 
@@ -33,7 +35,8 @@ openapi: $(STAMP)  ## regenerate the committed OpenAPI document
 	$(BIN)/python -c "import sys; sys.path.insert(0, 'functions'); from sendledger.handlers.api import openapi_json; open('docs/openapi.json', 'w').write(openapi_json() + '\\n')"
 
 synth: $(STAMP)  ## python app.py writes cdk.out/ (cdk-nag runs as part of synthesis)
-	$(BIN)/python app.py
+	rm -f cdk.out/*.template.json
+	$(BIN)/python app.py $(CONTEXT)
 
 cfn-lint: synth
 	$(BIN)/cfn-lint cdk.out/*.template.json
@@ -50,5 +53,5 @@ reliability-report: $(STAMP)
 deploy: synth  ## needs AWS credentials and a bootstrapped account: see README "Deploy"
 	npx --yes aws-cdk@2 deploy --app cdk.out --all
 
-clean:
+clean:  ## keeps build/ (the arm64 dependency cache)
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache
