@@ -50,3 +50,14 @@ def test_reset_link_never_uses_request_data():
     assert (
         tokens.reset_link("https://app.example.com/reset?token={token}", "T") == "https://app.example.com/reset?token=T"
     )
+
+
+def test_transaction_request_token_is_stable_for_retries_and_distinct_otherwise():
+    from sendledger.adapters.dynamodb.transaction import request_token
+
+    put = [{"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "pending"}}}]
+    same = [{"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "pending"}}}]
+    later = [{"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "accepted"}}}]
+    assert request_token([], put, []) == request_token([], same, [])
+    assert request_token([], put, []) != request_token([], later, [])
+    assert len(request_token([], put, [])) == 36

@@ -7,12 +7,14 @@ only on answers that prove the message was not accepted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import (
+    BotoCoreError,
     ClientError,
     ConnectionClosedError,
     ConnectTimeoutError,
@@ -39,6 +41,19 @@ UNAVAILABLE_CODES = frozenset(
 @cache
 def client(service: str) -> Any:
     return boto3.client(service, config=PROVIDER_CONFIG)
+
+
+def provider_call(call: Callable[[], dict[str, Any]]) -> ProviderResponse:
+    """Run one provider API call; a returned MessageId is acceptance, anything else is classified."""
+    try:
+        response = call()
+    except (ClientError, BotoCoreError) as exc:
+        return classify_error(exc)
+    return ProviderResponse(
+        CallResult.ACCEPTED,
+        provider_message_id=response["MessageId"],
+        request_id=response.get("ResponseMetadata", {}).get("RequestId"),
+    )
 
 
 def classify_error(exc: Exception) -> ProviderResponse:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import BotoCoreError, ClientError
+from typing import Any
 
 from sendledger import names
-from sendledger.adapters.aws import classify_error, client
-from sendledger.domain.provider import CallResult, ProviderResponse
+from sendledger.adapters.aws import client, provider_call
+from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
 
 
@@ -16,11 +16,11 @@ class SesEmailSender:
         self.configuration_set = configuration_set
 
     def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
-        body = {"Text": {"Data": content.text, "Charset": "UTF-8"}}
+        body: dict[str, Any] = {"Text": {"Data": content.text, "Charset": "UTF-8"}}
         if content.html:
             body["Html"] = {"Data": content.html, "Charset": "UTF-8"}
-        try:
-            response = client("sesv2").send_email(
+        return provider_call(
+            lambda: client("sesv2").send_email(
                 FromEmailAddress=self.sender,
                 Destination={"ToAddresses": [to]},
                 Content={"Simple": {"Subject": {"Data": content.subject or "", "Charset": "UTF-8"}, "Body": body}},
@@ -28,10 +28,4 @@ class SesEmailSender:
                 # The tag comes back on every SES event: it proves acceptance of a timed-out call.
                 EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id}],
             )
-        except (ClientError, BotoCoreError) as exc:
-            return classify_error(exc)
-        return ProviderResponse(
-            CallResult.ACCEPTED,
-            provider_message_id=response["MessageId"],
-            request_id=response.get("ResponseMetadata", {}).get("RequestId"),
         )

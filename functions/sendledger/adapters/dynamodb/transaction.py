@@ -7,6 +7,8 @@ check fail, and what was the old item?" instead of counting positions.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,17 @@ class Cancelled(Exception):
     @property
     def retryable(self) -> bool:
         return not self.failed and all(code in RETRYABLE_CODES for code in self.codes.values())
+
+
+def request_token(*items: list[dict[str, Any]]) -> str:
+    """ClientRequestToken derived from the items themselves.
+
+    An SDK retry of the same request (after a network timeout) carries the same token, so
+    DynamoDB applies it at most once; any different transaction gets a different token, so it
+    never meets IdempotentParameterMismatch.
+    """
+    canonical = json.dumps(items, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:36]
 
 
 @dataclass
@@ -62,15 +75,18 @@ class LabelledTransaction:
         )
         self._updates.append((label, kwargs))
 
-    def commit(self, client_request_token: str | None = None) -> None:
+    def commit(self) -> None:
         labels = [label for label, _ in self._checks + self._puts + self._updates]
+        checks = [kwargs for _, kwargs in self._checks]
+        puts = [kwargs for _, kwargs in self._puts]
+        updates = [kwargs for _, kwargs in self._updates]
         try:
             self.connection.transact_write_items(
-                condition_check_items=[kwargs for _, kwargs in self._checks],
+                condition_check_items=checks,
                 delete_items=[],
-                put_items=[kwargs for _, kwargs in self._puts],
-                update_items=[kwargs for _, kwargs in self._updates],
-                client_request_token=client_request_token,
+                put_items=puts,
+                update_items=updates,
+                client_request_token=request_token(checks, puts, updates),
             )
         except TransactWriteError as exc:
             if exc.cause_response_code != "TransactionCanceledException":
