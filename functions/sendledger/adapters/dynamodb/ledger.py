@@ -9,12 +9,15 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.attributes import TTLAttribute, UnicodeAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
+from sendledger import names
 from sendledger.adapters.dynamodb.models import (
+    ALL_MODELS,
     HistoryItem,
     IdempotencyItem,
     LastSendItem,
@@ -23,6 +26,7 @@ from sendledger.adapters.dynamodb.models import (
     ResetItem,
     SuppressionItem,
     WatermarkItem,
+    _Meta,
     bind,
 )
 from sendledger.adapters.dynamodb.transaction import Cancelled, LabelledTransaction
@@ -97,7 +101,7 @@ class DynamoLedger:
 
     def request_emitters(self) -> list[Any]:
         """botocore event emitters of every client this ledger uses (for request counting)."""
-        clients = [self._connection.client] + [m._get_connection().connection.client for m in _MODELS]
+        clients = [self._connection.client] + [m._get_connection().connection.client for m in ALL_MODELS]
         return [client.meta.events for client in clients]
 
     # --- send path -----------------------------------------------------------------------
@@ -122,7 +126,7 @@ class DynamoLedger:
             tx.put("escalation", _escalation_item(message), MessageItem.pk.does_not_exist())
         try:
             with dependency_guard():
-                tx.commit(client_request_token=_token(message.message_id, "intent", message.attempt))
+                tx.commit()
         except Cancelled as cancelled:
             raise _conflict_from(cancelled) from None
 
@@ -160,6 +164,7 @@ class DynamoLedger:
         tx = self._transaction()
         tx.update("message", item, actions, MessageItem.state.is_in(*allowed))
         tx.put("history", _history_item(message.message_id, outcome.entry), HistoryItem.pk.does_not_exist())
+        add_provider_id_mapping(tx, outcome)
         if outcome.idempotency_key and outcome.stored_response:
             idem = IdempotencyItem(idem_pk(outcome.idempotency_key), "IDEM")
             tx.update(
@@ -173,7 +178,7 @@ class DynamoLedger:
             )
         try:
             with dependency_guard():
-                tx.commit(client_request_token=_token(message.message_id, outcome.new_state.value, message.attempt))
+                tx.commit()
         except Cancelled as cancelled:
             if "message" not in cancelled.failed:
                 raise DependencyUnavailable("outcome write conflicted; retry") from None
@@ -406,23 +411,6 @@ class DynamoLedger:
             )
 
 
-_MODELS: tuple[type[LedgerModel], ...] = (
-    LedgerModel,
-    IdempotencyItem,
-    MessageItem,
-    HistoryItem,
-    SuppressionItem,
-    LastSendItem,
-    WatermarkItem,
-    ResetItem,
-)
-
-
-def _token(message_id: str, step: str, attempt: int) -> str:
-    # Makes a retried TransactWriteItems (after a network timeout) idempotent for 10 minutes.
-    return f"{message_id}-{step}-{attempt}"[:36]
-
-
 def _is_condition_failure(exc: BaseException | None) -> bool:
     code = getattr(exc, "cause_response_code", None)
     return code == "ConditionalCheckFailedException"
@@ -613,3 +601,51 @@ def _reset_from(item: ResetItem) -> ResetRecord:
 def call_guarded(fn: Callable[[], T]) -> T:
     with dependency_guard():
         return fn()
+
+
+# --- provider message id → message id (SMS delivery-status records carry only the former) -----
+
+
+class ProviderIdItem(LedgerModel):
+    """pk `PMID#<provider message id>`, sk `PMID`: which message an SNS message id belongs to."""
+
+    class Meta(_Meta):
+        pass
+
+    message_id = UnicodeAttribute()
+    expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
+
+
+PROVIDER_ID_RETENTION = timedelta(days=30)  # SMS status records arrive up to 72 h after the send
+
+
+def _bound_provider_id_model() -> type[ProviderIdItem]:
+    if ProviderIdItem.Meta.table_name != MessageItem.Meta.table_name:
+        ProviderIdItem.Meta.table_name = MessageItem.Meta.table_name
+        ProviderIdItem.Meta.region = MessageItem.Meta.region
+        ProviderIdItem._connection = None
+    return ProviderIdItem
+
+
+def provider_id_item(message_id: str, provider_message_id: str, now: datetime) -> ProviderIdItem:
+    model = _bound_provider_id_model()
+    return model(
+        f"PMID#{provider_message_id}",
+        "PMID",
+        message_id=message_id,
+        expires_at=now + PROVIDER_ID_RETENTION,
+    )
+
+
+def add_provider_id_mapping(tx: LabelledTransaction, outcome: Outcome) -> None:
+    """The extra Put for record_outcome's transaction (SMS only; still one request)."""
+    response = outcome.response
+    if outcome.message.channel is Channel.SMS and response is not None and response.provider_message_id:
+        item = provider_id_item(outcome.message.message_id, response.provider_message_id, outcome.entry.at)
+        tx.put("provider_id", item)
+
+
+def record_provider_id(message_id: str, provider_message_id: str, now: datetime) -> None:
+    """Standalone write of the mapping (tests, backfills)."""
+    with dependency_guard():
+        provider_id_item(message_id, provider_message_id, now).save()
