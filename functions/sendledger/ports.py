@@ -135,3 +135,118 @@ class EmailSender(Protocol):
 
 class SmsSender(Protocol):
     def send_sms(self, message_id: str, to: str, content: Rendered, category: str) -> ProviderResponse: ...
+
+
+# --- delivery-event ingestion (issue #3) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplyPlan:
+    """What one delivery event does, decided by the domain before the store writes it."""
+
+    message_id: str | None  # None: no message matched (suppression and dedupe still land)
+    target: MessageState | None  # the state the event proves, None for history only
+    allowed_from: frozenset[MessageState] = frozenset()
+    suppress_reason: str | None = None  # suppress the recipient now
+    count_transient_reason: str | None = None  # count a transient bounce; suppress at the limit
+    transient_limit: int = 3
+    transient_window_seconds: int = 7 * 86_400
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    duplicate: bool
+    message_updated: bool = False
+    prior_state: str | None = None  # the state that refused the update (out of order)
+    suppressed_now: bool = False  # this event created the suppression
+    already_suppressed: bool = False
+    transient_count: int | None = None
+    requests: int = 1
+
+
+@dataclass(frozen=True)
+class DueItem:
+    kind: str  # inflight | unknown | pending | escalation | outcome
+    message_id: str
+    due_at: int
+    state: str
+    escalation: dict[str, Any] | None = None
+    escalation_step: int = 0
+    idempotency_key: str | None = None
+
+
+class EventStore(Protocol):
+    def apply_event(self, event: Any, plan: ApplyPlan, now: datetime) -> ApplyResult:
+        """One TransactWriteItems per new event (dedupe + message + history + suppression)."""
+
+    def message_for_provider_id(
+        self, provider_message_id: str, recipient_key: str | None, occurred_at: datetime, window_seconds: int
+    ) -> str | None: ...
+
+    def set_watermark(self, source: str, at: datetime) -> None: ...
+
+    def get_cursor(self, source: str) -> str | None: ...
+
+    def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None: ...
+
+    def due_items(self, kind: str, until: datetime | None, limit: int) -> list[DueItem]: ...
+
+    def count_due(self, kind: str) -> int: ...
+
+    def transition(
+        self,
+        message_id: str,
+        allowed: frozenset[MessageState],
+        target: MessageState,
+        entries: list[HistoryEntry],
+        due: tuple[str, datetime] | None,
+        attempt: int | None = None,
+        unsuppressed: str | None = None,
+    ) -> str:
+        """Conditional state change + history in one transaction.
+
+        Returns "ok", "state" (the message moved on) or "suppressed" (`unsuppressed`, a
+        recipient key, is suppressed now: nothing was written).
+        """
+
+    def append_history(self, message_id: str, entry: HistoryEntry) -> None: ...
+
+    def set_due(self, message_id: str, kind: str, at: datetime) -> None: ...
+
+    def clear_due(self, message_id: str, kind: str) -> None: ...
+
+    def idempotency_key_of(self, message_id: str) -> str | None: ...
+
+    def finish_escalation(self, message_id: str, entry: HistoryEntry, escalate_message: bool, outcome: str) -> None: ...
+
+
+class EventQueue(Protocol):
+    def receive(self, max_messages: int) -> list[QueueMessage]: ...
+
+    def delete(self, messages: list[QueueMessage]) -> list[str]:
+        """Delete after apply; returns the ids that could not be deleted."""
+
+    def in_flight(self) -> int:
+        """Messages received by another consumer and not yet deleted (push mode)."""
+
+
+@dataclass(frozen=True)
+class QueueMessage:
+    message_id: str
+    receipt_handle: str
+    body: str
+    receive_count: int = 1
+
+
+class EscalationQueue(Protocol):
+    def send(self, body: dict[str, Any], deduplication_id: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class LogPage:
+    events: list[Any]  # sendledger.domain.events.LogRecord
+    next_token: str | None
+
+
+class LogReader(Protocol):
+    def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...

@@ -249,7 +249,8 @@ def _due_work(
         wait = max(response.retry_after_seconds or 0, poll_interval)
         return "pending", now + timedelta(seconds=wait)
     if state is MessageState.UNKNOWN:
-        return "unknown", now + timedelta(seconds=poll_interval)
+        # Acceptance evidence is applied whenever it arrives; absence is provable only after grace.
+        return "unknown", now + timedelta(seconds=grace)
     return None, None
 
 

@@ -1,0 +1,36 @@
+"""CloudWatch Logs FilterLogEvents over the SNS SMS delivery-status log groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from sendledger.domain.events import LogRecord
+from sendledger.ports import LogPage
+
+LOGS_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=10)
+
+
+class CloudWatchLogReader:
+    def __init__(self, client: Any = None) -> None:
+        self.client = client or boto3.client("logs", config=LOGS_CONFIG)
+
+    def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage:
+        kwargs: dict[str, Any] = {"logGroupName": log_group, "startTime": start_time_ms, "limit": limit}
+        if next_token:
+            kwargs["nextToken"] = next_token
+        try:
+            response = self.client.filter_log_events(**kwargs)
+        except ClientError as exc:
+            # SNS creates the log groups with the first status record: none yet, nothing to read.
+            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return LogPage(events=[], next_token=None)
+            raise
+        events = [
+            LogRecord(str(raw.get("eventId", "")), int(raw.get("timestamp", 0)), str(raw.get("message", "")))
+            for raw in response.get("events", [])
+        ]
+        return LogPage(events=events, next_token=response.get("nextToken"))

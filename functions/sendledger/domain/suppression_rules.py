@@ -1,0 +1,113 @@
+"""SPEC §6 suppression rules: which delivery events stop further sends to a recipient.
+
+- email: permanent bounce → suppress; complaint → suppress; transient bounces: `limit` within
+  `window` (defaults 3 in 7 days, settings.transient_bounce_limit / _window_days) → suppress.
+- SMS: invalid number, opted out, blocked → suppress at once; every other failure (and any
+  provider string we do not know, which is logged) is transient: the message ends `failed`,
+  the number stays sendable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from sendledger.domain.events import DeliveryEvent, EventKind
+
+
+class Action(StrEnum):
+    NONE = "none"
+    SUPPRESS = "suppress"
+    COUNT_TRANSIENT = "count_transient"  # suppress once the transient limit is reached
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: Action
+    reason: str | None = None
+    known: bool = True  # False: a provider string the rules do not list (logged, transient)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+# Documented SNS providerResponse strings that mean "this number cannot receive": both the
+# current wording and the older "blacklisted" spellings.
+SMS_PERMANENT = frozenset(
+    _norm(text)
+    for text in (
+        "Invalid phone number",
+        "Phone number is opted out",
+        "Phone has blocked SMS",
+        "Phone is on a blocked list",
+        "Phone is blacklisted",
+        "Destination is on a blocked list",
+        "Destination is blacklisted",
+    )
+)
+SMS_TRANSIENT = frozenset(
+    _norm(text)
+    for text in (
+        "Blocked as spam by phone carrier",
+        "Message body is invalid",
+        "Phone carrier has blocked this message",
+        "Phone carrier is currently unreachable/unavailable",
+        "Phone is currently unreachable/unavailable",
+        "This delivery would exceed max price",
+        "Unknown error attempting to reach phone",
+    )
+)
+
+SES_PERMANENT_SUBTYPES = frozenset({"General", "NoEmail", "Suppressed", "OnAccountSuppressionList"})
+
+
+def classify_sms_failure(provider_response: str | None) -> Verdict:
+    text = _norm(provider_response or "")
+    reason = f"sms: {provider_response}" if provider_response else "sms: failure"
+    if text in SMS_PERMANENT:
+        return Verdict(Action.SUPPRESS, reason)
+    return Verdict(Action.NONE, reason, known=text in SMS_TRANSIENT)
+
+
+def classify_ses_bounce(bounce_type: str | None, bounce_subtype: str | None, smtp_status: str | None) -> Verdict:
+    reason = f"bounce: {bounce_type}/{bounce_subtype}"
+    if bounce_type == "Permanent":
+        # RFC 3463 5.2.2 (mailbox full) reported as permanent is best treated as transient.
+        if smtp_status == "5.2.2":
+            return Verdict(Action.COUNT_TRANSIENT, reason)
+        return Verdict(Action.SUPPRESS, reason, known=bounce_subtype in SES_PERMANENT_SUBTYPES)
+    if bounce_type in ("Transient", "Undetermined"):
+        return Verdict(Action.COUNT_TRANSIENT, reason, known=bounce_type == "Transient")
+    return Verdict(Action.COUNT_TRANSIENT, reason, known=False)
+
+
+def verdict_for(event: DeliveryEvent) -> Verdict:
+    if event.kind is EventKind.BOUNCE:
+        return classify_ses_bounce(event.bounce_type, event.bounce_subtype, event.provider_response)
+    if event.kind is EventKind.COMPLAINT:
+        feedback = event.evidence.get("complaint_feedback_type")
+        return Verdict(Action.SUPPRESS, f"complaint: {feedback}" if feedback else "complaint")
+    if event.kind is EventKind.SMS_FAILURE:
+        return classify_sms_failure(event.provider_response)
+    return Verdict(Action.NONE)
+
+
+@dataclass(frozen=True)
+class TransientPolicy:
+    limit: int = 3
+    window: timedelta = timedelta(days=7)
+
+    def window_after(self, previous: Iterable[datetime], at: datetime) -> list[datetime]:
+        """The bounce times worth keeping after one at `at`: those inside the window, newest last."""
+        # Not a set: two bounces in the same millisecond are two bounces (events are deduped by id).
+        moments = [*previous, at]
+        cutoff = max(moments) - self.window
+        kept = sorted(moment for moment in moments if moment > cutoff)
+        return kept[-max(self.limit, 1) :]
+
+    def reached(self, window: list[datetime]) -> bool:
+        return self.limit > 0 and len(window) >= self.limit

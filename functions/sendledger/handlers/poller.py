@@ -1,0 +1,62 @@
+"""The `poller` Lambda: EventBridge schedule → one poll cycle; SQS (push mode) → apply records.
+
+In push mode the same function is an SQS event source of the SES events queue: each record is
+applied on its own and failures are reported as partial batch failures (only those return).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from sendledger import ingest_wiring
+from sendledger.handlers.metrics_out import emit
+from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
+from sendledger.usecases.poll import CycleFailed, poll_cycle
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+def _record_handler(record: SQSRecord) -> None:
+    pipeline = ingest_wiring.pipeline()
+    report = IngestReport()
+    ingest_sqs_body(pipeline.services, pipeline.store, record.body, report)
+    emit(metrics, report.metrics)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if "Records" in event:
+        response = process_partial_response(
+            event=event, record_handler=_record_handler, processor=processor, context=context
+        )
+        return dict(response)
+
+    def seconds_left() -> float:
+        return context.get_remaining_time_in_millis() / 1000
+
+    try:
+        report = poll_cycle(ingest_wiring.pipeline(), seconds_left)
+    except CycleFailed as failed:
+        emit(metrics, failed.report.metrics)
+        raise
+    emit(metrics, report.metrics)
+    return {
+        "applied": report.applied,
+        "duplicates": report.duplicates,
+        "suppressed": report.suppressed,
+        "poison": report.poison,
+        "ses_drained": report.ses_drained,
+        "sms_read_to_end": report.sms_read_to_end,
+        "resolved": report.resolved,
+        "escalated": report.escalated,
+    }

@@ -1,0 +1,52 @@
+"""The `sms_delivery_logs` Lambda: CloudWatch Logs subscription (SNS SMS delivery-status) → apply.
+
+A failed record makes the invocation fail so Lambda retries the (asynchronous) delivery;
+records already applied come back as duplicates. Anything still missed is recovered by the
+poller's FilterLogEvents reconciliation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from sendledger import ingest_wiring
+from sendledger.domain.events import MalformedEvent, decode_subscription_event
+from sendledger.handlers.metrics_out import emit
+from sendledger.usecases.ingest import IngestReport, ingest_log_record
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+class RecordsFailed(Exception):
+    """Some records were not applied; the asynchronous invocation is retried."""
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        batch = decode_subscription_event(event)
+    except MalformedEvent as exc:
+        logger.error("unreadable CloudWatch Logs subscription event", extra={"error": str(exc)})
+        return {"applied": 0, "malformed": True}
+    if batch.control:
+        return {"applied": 0, "control": True}
+    pipeline = ingest_wiring.pipeline()
+    report = IngestReport()
+    failed = 0
+    for record in batch.records:
+        try:
+            ingest_log_record(pipeline.services, pipeline.store, record, report)
+        except Exception:
+            failed += 1
+            logger.exception("SMS status record not applied", extra={"log_event_id": record.log_event_id})
+    emit(metrics, report.metrics)
+    if failed:
+        raise RecordsFailed(f"{failed} of {len(batch.records)} records not applied")
+    return {"applied": report.applied, "duplicates": report.duplicates, "suppressed": report.suppressed}

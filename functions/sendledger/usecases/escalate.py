@@ -1,0 +1,148 @@
+"""Escalation: a message not delivered by its deadline (or failed for good earlier) goes to the
+escalation queue with its history, and the next fallback recipient is sent through the same
+idempotent path (key derived from the parent key and the step).
+
+Every step is safe to repeat, so a poller that crashes between them converges on rerun:
+the queue message carries a deduplication id (exact on a FIFO queue), the fallback send is an
+idempotent replay, and the final write only lands while the escalation is still scheduled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain.clock import iso
+from sendledger.domain.errors import DomainError
+from sendledger.domain.messages import ESCALATION_TRIGGERS, HistoryEntry, Message, MessageState
+from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.ports import DueItem
+from sendledger.usecases.ingest import Pipeline
+from sendledger.usecases.send import SendCommand, send_message
+from sendledger.usecases.views import message_view
+
+logger = Logger(child=True)
+
+PRINCIPAL = "sendledger-escalation"
+BATCH = 50
+SAFETY_SECONDS = 8.0
+
+
+class Counter(Protocol):
+    escalated: int
+
+    def bump(self, what: str) -> None: ...
+
+
+def run_escalations(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
+    store, now = pipeline.store, pipeline.services.clock.now()
+    for item in store.due_items("escalation", now, BATCH):
+        if seconds_left() < SAFETY_SECONDS:
+            return
+        escalate_message(pipeline, item, seconds_left, report, early=False)
+    for item in store.due_items("outcome", now, BATCH):
+        if seconds_left() < SAFETY_SECONDS:
+            return
+        # A message that failed for good before its deadline (set by the event apply).
+        if item.escalation:
+            escalate_message(pipeline, item, seconds_left, report, early=True)
+        store.clear_due(item.message_id, "outcome")
+
+
+def escalate_message(
+    pipeline: Pipeline, item: DueItem, seconds_left: Callable[[], float], report: Counter, early: bool
+) -> None:
+    services, store = pipeline.services, pipeline.store
+    now = services.clock.now()
+    message = services.ledger.get_message(item.message_id, with_history=True)
+    if message is None or not item.escalation:
+        return
+    if message.state is MessageState.DELIVERED:
+        if not early:
+            entry = HistoryEntry(at=now, type="escalation_not_needed", evidence={"state": "delivered"}, step=4)
+            store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="delivered")
+        return
+    if early and message.state not in ESCALATION_TRIGGERS:
+        return
+    if message.state is MessageState.ESCALATED:
+        entry = HistoryEntry(at=now, type="escalation_done", evidence={"state": "escalated"}, step=4)
+        store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="escalated")
+        return
+    escalation = item.escalation
+    fallbacks: list[dict[str, Any]] = list(escalation.get("fallback") or [])
+    trigger = "failed_early" if early else "deadline"
+    queue_id = _to_escalation_queue(pipeline, message, escalation, trigger)
+    evidence: dict[str, Any] = {
+        "trigger": trigger,
+        "state_at_escalation": message.state.value,
+        "escalation_queue_message_id": queue_id,
+        "deadline_seconds": escalation.get("deadline_seconds"),
+    }
+    if fallbacks:
+        evidence.update(_send_fallback(pipeline, message, item, fallbacks, escalation, seconds_left))
+    entry = HistoryEntry(at=now, type="escalated", state=MessageState.ESCALATED, evidence=evidence, step=4)
+    store.finish_escalation(message.message_id, entry, escalate_message=True, outcome="escalated")
+    report.escalated += 1
+    logger.info("escalated", extra={"message_id": message.message_id, **evidence})
+
+
+def _to_escalation_queue(pipeline: Pipeline, message: Message, escalation: dict[str, Any], trigger: str) -> str | None:
+    if pipeline.escalations is None:
+        logger.warning("no escalation queue configured", extra={"message_id": message.message_id})
+        return None
+    view = message_view(message, pipeline.services.settings, with_history=True)
+    view["to"] = fingerprint_of(message.recipient_key)  # the queue is an ops tool: no raw address
+    body = {
+        "type": "sendledger.escalation",
+        "trigger": trigger,
+        "message": view,
+        "fallback_count": len(escalation.get("fallback") or []),
+        "escalated_at": iso(pipeline.services.clock.now()),
+    }
+    return pipeline.escalations.send(body, deduplication_id=f"{message.message_id}-escalation")
+
+
+def _send_fallback(
+    pipeline: Pipeline,
+    message: Message,
+    item: DueItem,
+    fallbacks: list[dict[str, Any]],
+    escalation: dict[str, Any],
+    seconds_left: Callable[[], float],
+) -> dict[str, Any]:
+    step = int(escalation.get("step", 0)) + 1
+    parent_key = item.idempotency_key or pipeline.store.idempotency_key_of(message.message_id) or message.message_id
+    nxt, rest = fallbacks[0], fallbacks[1:]
+    command = SendCommand(
+        channel=Channel(nxt["channel"]),
+        to=str(nxt["to"]),
+        template=message.template,
+        params=dict(message.params or {}),
+        category=message.category,
+        principal=PRINCIPAL,
+        idempotency_header=fallback_key(parent_key, step),
+        # The chain continues through the same mechanism: the fallback escalates to the rest.
+        escalation={"deadline_seconds": escalation["deadline_seconds"], "fallback": rest, "step": step}
+        if rest
+        else None,
+        parent_key=parent_key,
+    )
+    try:
+        reply = send_message(pipeline.services, command, seconds_left)
+    except DomainError as exc:
+        # A fallback the template cannot serve (e.g. no SMS variant): escalate without it.
+        logger.error("fallback not sendable", extra={"message_id": message.message_id, "error": exc.detail})
+        return {"fallback_step": step, "fallback_error": exc.detail}
+    return {
+        "fallback_step": step,
+        "fallback_message_id": reply.body.get("message_id"),
+        "fallback_state": reply.body.get("state"),
+        "fallback_replayed": reply.replayed,
+    }
+
+
+def fallback_key(parent_key: str, step: int) -> str:
+    return f"escalation:{hashlib.sha256(parent_key.encode()).hexdigest()[:40]}:{step}"

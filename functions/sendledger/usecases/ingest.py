@@ -1,0 +1,143 @@
+"""Apply delivery events: the one idempotent routine every source goes through (SPEC §6).
+
+Cost per event: SES one TransactWriteItems (the message is named by its tag); SMS one
+BatchGetItem (provider id → message, or the destination's last send) plus the transaction.
+A duplicate costs its one cancelled transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aws_lambda_powertools import Logger
+
+from sendledger import names
+from sendledger.domain.events import (
+    DeliveryEvent,
+    EventSource,
+    LogRecord,
+    MalformedEvent,
+    allowed_from,
+    parse_sms_record,
+    parse_sqs_body,
+    target_state,
+)
+from sendledger.domain.suppression_rules import Action, verdict_for
+from sendledger.ports import ApplyPlan, ApplyResult, EscalationQueue, EventQueue, EventStore, LogReader
+from sendledger.usecases.context import Services
+
+logger = Logger(child=True)
+
+# A status record names the destination; it proves the outcome of a send to that number whose
+# SNS message id we never learned (timed-out Publish) when it was published this soon after it.
+SMS_SEND_WINDOW_SECONDS = 300
+
+
+@dataclass
+class Pipeline:
+    """What the poller and the event handlers need beyond the send path's Services."""
+
+    services: Services
+    store: EventStore
+    ses_queue: EventQueue | None = None
+    logs: LogReader | None = None
+    escalations: EscalationQueue | None = None
+
+
+@dataclass(frozen=True)
+class MetricPoint:
+    name: str
+    value: float
+    unit: str  # Powertools MetricUnit value: Milliseconds | Seconds | Count
+    dimensions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class IngestReport:
+    applied: int = 0
+    duplicates: int = 0
+    unmatched: int = 0
+    suppressed: int = 0
+    poison: int = 0
+    failed: int = 0
+    metrics: list[MetricPoint] = field(default_factory=list)
+
+    def count(self, result: ApplyResult, matched: bool) -> None:
+        if result.duplicate:
+            self.duplicates += 1
+            return
+        self.applied += 1
+        self.unmatched += 0 if matched else 1
+        self.suppressed += 1 if result.suppressed_now else 0
+
+
+def plan_for(services: Services, event: DeliveryEvent, message_id: str | None) -> ApplyPlan:
+    settings = services.settings
+    verdict = verdict_for(event)
+    if not verdict.known:
+        logger.warning(
+            "unknown provider outcome, treated as transient",
+            extra={"event_id": event.event_id, "provider_response": event.provider_response, "kind": event.kind.value},
+        )
+    target = target_state(event)
+    return ApplyPlan(
+        message_id=message_id,
+        target=target,
+        allowed_from=allowed_from(target) if target is not None else frozenset(),
+        suppress_reason=verdict.reason if verdict.action is Action.SUPPRESS else None,
+        count_transient_reason=verdict.reason if verdict.action is Action.COUNT_TRANSIENT else None,
+        transient_limit=settings.transient_bounce_limit,
+        transient_window_seconds=settings.transient_bounce_window_days * 86_400,
+    )
+
+
+def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, report: IngestReport) -> ApplyResult:
+    message_id = event.message_id
+    if message_id is None and event.source is EventSource.SMS and event.provider_message_id:
+        message_id = store.message_for_provider_id(
+            event.provider_message_id, event.recipient_key, event.occurred_at, SMS_SEND_WINDOW_SECONDS
+        )
+    plan = plan_for(services, event, message_id)
+    now = services.clock.now()
+    result = store.apply_event(event, plan, now)
+    report.count(result, message_id is not None)
+    if result.suppressed_now:
+        # Event time → suppression persisted (the transaction just returned).
+        lag_ms = (services.clock.now() - event.occurred_at).total_seconds() * 1000
+        report.metrics.append(MetricPoint(names.METRIC_EVENT_TO_SUPPRESSION_LAG_MS, max(lag_ms, 0.0), "Milliseconds"))
+    logger.info(
+        "delivery event",
+        extra={
+            "event_id": event.event_id,
+            "event_source": event.source.value,
+            "kind": event.kind.value,
+            "message_id": message_id,
+            "recipient": event.recipient_fingerprint,
+            "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
+            "duplicate": result.duplicate,
+            "state_applied": plan.target.value if plan.target and result.message_updated else None,
+            "state_unchanged": result.prior_state,
+            "suppressed_now": result.suppressed_now,
+            "already_suppressed": result.already_suppressed,
+            "transient_count": result.transient_count,
+            "requests": result.requests,
+        },
+    )
+    return result
+
+
+def ingest_sqs_body(services: Services, store: EventStore, body: str, report: IngestReport) -> None:
+    """One SES events queue message. MalformedEvent propagates: the caller leaves it for the DLQ."""
+    for event in parse_sqs_body(body):
+        ingest_event(services, store, event, report)
+
+
+def ingest_log_record(services: Services, store: EventStore, record: LogRecord, report: IngestReport) -> None:
+    """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
+    try:
+        event = parse_sms_record(record.message)
+    except MalformedEvent as exc:
+        report.poison += 1
+        logger.error("unreadable SMS status record", extra={"log_event_id": record.log_event_id, "error": str(exc)})
+        return
+    ingest_event(services, store, event, report)

@@ -1,0 +1,234 @@
+"""One poll cycle (EventBridge schedule → poller Lambda), within the Lambda's time budget.
+
+1. drain the SES events queue (delete only what was applied; poison stays for the DLQ);
+   SES watermark = cycle start when drained to empty with nothing left behind;
+2. reconcile SMS delivery-status logs with FilterLogEvents from the cursor in DynamoDB (moved
+   only after each page is applied); SMS watermark = cycle start when read to the end;
+3. resolve due work (leases, `unknown`, `pending`);
+4. escalations;
+5. metrics: watermark ages and the unknown backlog (the suppression lag is measured per event).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from sendledger import names
+from sendledger.domain.events import LogRecord, MalformedEvent
+from sendledger.ports import QueueMessage
+from sendledger.usecases import escalate, resolve_unknown
+from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
+
+logger = Logger(child=True)
+
+SAFETY_SECONDS = 8.0  # stop starting new work this close to the Lambda timeout
+SMS_FIRST_LOOKBACK = timedelta(hours=1)  # where a fresh cursor starts
+LOG_OVERLAP_MS = 300_000  # re-read this much before the cursor: late-ingested records
+LOG_PAGE_LIMIT = 1000
+MAX_SEEN_IDS = 5000
+
+
+@dataclass
+class CycleReport(IngestReport):
+    started_at: datetime | None = None
+    ses_drained: bool = False
+    sms_read_to_end: bool = False
+    resolved: dict[str, int] = field(default_factory=dict)
+    escalated: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def bump(self, what: str) -> None:
+        self.resolved[what] = self.resolved.get(what, 0) + 1
+
+
+class CycleFailed(Exception):
+    """A step failed; the others ran. Raised at the end so the invocation counts as an error."""
+
+    def __init__(self, report: CycleReport) -> None:
+        super().__init__("; ".join(report.errors))
+        self.report = report
+
+
+def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleReport:
+    services = pipeline.services
+    started = services.clock.now()
+    report = CycleReport(started_at=started)
+    first_error: BaseException | None = None
+
+    def step(name: str, run: Callable[[], None]) -> None:
+        nonlocal first_error
+        if seconds_left() < SAFETY_SECONDS:
+            report.errors.append(f"{name}: out of time")
+            return
+        try:
+            run()
+        except Exception as exc:
+            logger.exception("poll step failed", extra={"step": name})
+            report.errors.append(f"{name}: {type(exc).__name__}")
+            first_error = first_error or exc
+
+    def ses() -> None:
+        if pipeline.ses_queue is None:
+            return
+        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)
+        if report.ses_drained:
+            pipeline.store.set_watermark("ses", started)
+
+    def sms() -> None:
+        if pipeline.logs is None:
+            return
+        report.sms_read_to_end = reconcile_sms_logs(pipeline, started, seconds_left, report)
+        if report.sms_read_to_end:
+            pipeline.store.set_watermark("sms", started)
+
+    step("ses", ses)
+    step("sms", sms)
+    step("due_work", lambda: resolve_unknown.resolve_due_work(pipeline, seconds_left, report))
+    step("escalation", lambda: escalate.run_escalations(pipeline, seconds_left, report))
+    step("metrics", lambda: _cycle_metrics(pipeline, report))
+    logger.info(
+        "poll cycle",
+        extra={
+            "applied": report.applied,
+            "duplicates": report.duplicates,
+            "suppressed": report.suppressed,
+            "poison": report.poison,
+            "ses_drained": report.ses_drained,
+            "sms_read_to_end": report.sms_read_to_end,
+            "resolved": report.resolved,
+            "escalated": report.escalated,
+            "errors": report.errors,
+        },
+    )
+    if first_error is not None:
+        raise CycleFailed(report) from first_error
+    return report
+
+
+# --- 1. SES queue ----------------------------------------------------------------------------------
+
+
+def drain_ses_queue(pipeline: Pipeline, seconds_left: Callable[[], float], report: IngestReport) -> bool:
+    """True when the queue was read to empty and every message received was applied and deleted."""
+    queue = pipeline.ses_queue
+    assert queue is not None
+    left_behind: set[str] = set()
+    while seconds_left() >= SAFETY_SECONDS:
+        batch = queue.receive(10)
+        fresh = [message for message in batch if message.message_id not in left_behind]
+        if not fresh:
+            # Empty, or only messages that already failed in this cycle came back.
+            if batch or left_behind:
+                return False
+            # Push mode: the SQS event source may hold messages it has not applied yet.
+            return pipeline.services.settings.ingestion_mode != "push" or queue.in_flight() == 0
+        applied: list[QueueMessage] = []
+        try:
+            for message in fresh:
+                try:
+                    ingest_sqs_body(pipeline.services, pipeline.store, message.body, report)
+                except MalformedEvent as exc:
+                    report.poison += 1
+                    left_behind.add(message.message_id)
+                    # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
+                    logger.error(
+                        "unreadable SES event message left for the DLQ",
+                        extra={
+                            "sqs_message_id": message.message_id,
+                            "receive_count": message.receive_count,
+                            "error": str(exc),
+                        },
+                    )
+                    continue
+                applied.append(message)
+        finally:
+            # Whatever was applied is deleted even if a later message failed (it would only be
+            # a duplicate next time, but there is no reason to pay for it).
+            if applied:
+                for failed_id in queue.delete(applied):
+                    left_behind.add(failed_id)
+                    logger.warning(
+                        "delete failed; the message will be applied again as a duplicate",
+                        extra={"sqs_message_id": failed_id},
+                    )
+    return False
+
+
+# --- 2. SMS logs -------------------------------------------------------------------------------
+
+
+def reconcile_sms_logs(
+    pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: IngestReport
+) -> bool:
+    settings, logs, store = pipeline.services.settings, pipeline.logs, pipeline.store
+    assert logs is not None
+    groups = [group for group in (settings.sms_success_log_group, settings.sms_failure_log_group) if group]
+    raw = store.get_cursor("sms")
+    cursor: dict[str, Any] = json.loads(raw) if raw else {}
+    for group in groups:
+        state = cursor.get(group) or {"start": _ms(started - SMS_FIRST_LOOKBACK), "seen": {}}
+        token: str | None = None
+        while True:
+            if seconds_left() < SAFETY_SECONDS:
+                return False
+            page = logs.filter(group, max(0, int(state["start"]) - LOG_OVERLAP_MS), token, LOG_PAGE_LIMIT)
+            seen: dict[str, int] = state["seen"]
+            for record in page.events:
+                if record.log_event_id in seen:
+                    continue
+                ingest_log_record(pipeline.services, store, record, report)
+            state = advance_cursor(state, page.events)
+            updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
+            if updated != raw:
+                # Committed only now: everything derived from this page is persisted.
+                store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                raw, cursor = updated, json.loads(updated)
+            token = page.next_token
+            if not token:
+                break
+    return True
+
+
+def advance_cursor(state: dict[str, Any], records: list[LogRecord]) -> dict[str, Any]:
+    seen: dict[str, int] = dict(state.get("seen") or {})
+    start = int(state["start"])
+    for record in records:
+        seen[record.log_event_id] = record.timestamp_ms
+        start = max(start, record.timestamp_ms)
+    floor = start - LOG_OVERLAP_MS
+    kept = sorted(((ts, event_id) for event_id, ts in seen.items() if ts >= floor), reverse=True)[:MAX_SEEN_IDS]
+    return {"start": start, "seen": {event_id: ts for ts, event_id in kept}}
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+# --- 5. metrics ------------------------------------------------------------------------------
+
+
+def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
+    services = pipeline.services
+    now = services.clock.now()
+    ages: list[float] = []
+    sources = ["ses"] if pipeline.ses_queue is not None else []
+    if pipeline.logs is not None:
+        sources.append("sms")
+    for source in sources:
+        watermark = services.ledger.get_watermark(source)
+        if watermark is None:
+            continue
+        age = max(0.0, (now - watermark).total_seconds())
+        ages.append(age)
+        report.metrics.append(MetricPoint(names.METRIC_WATERMARK_AGE_SECONDS, age, "Seconds", {"source": source}))
+    if ages:
+        # The alarm watches the worst source under the service dimension only.
+        report.metrics.append(MetricPoint(names.METRIC_WATERMARK_AGE_SECONDS, max(ages), "Seconds"))
+    backlog = pipeline.store.count_due("unknown")
+    report.metrics.append(MetricPoint(names.METRIC_UNKNOWN_BACKLOG, float(backlog), "Count"))

@@ -1,0 +1,208 @@
+"""Due work: expired in-flight leases, `unknown` sends (lookup before retry), `pending` retries.
+
+`unknown` is evidence, not permission (SPEC §1.3, §6). An ingested SES event tagged with the
+message id, or an SMS status record for the destination, already moved the message (the event
+apply removes its due marker). Otherwise absence counts as proven only once the source
+watermark has passed the send time plus UNKNOWN_GRACE_SECONDS; then the message is resent with
+the same message id. With the watermark behind it stays `unknown`, and becomes `unresolved`
+after UNKNOWN_MAX_AGE_SECONDS. A password-reset message is resent through the reset flow, so a
+fresh token replaces the old hash (never two valid tokens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain.clock import iso
+from sendledger.domain.messages import HistoryEntry, Message, MessageState, predecessors
+from sendledger.domain.recipients import fingerprint_of
+from sendledger.ports import Expectations, SendIntent
+from sendledger.usecases.ingest import Pipeline
+from sendledger.usecases.resets import resend_reset_message
+from sendledger.usecases.send import LEASE_SECONDS, deliver, record_provider_outcome, source_for
+
+logger = Logger(child=True)
+
+S = MessageState
+BATCH = 100
+SAFETY_SECONDS = 8.0
+
+
+class Counter(Protocol):
+    def bump(self, what: str) -> None: ...
+
+
+def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
+    now = pipeline.services.clock.now()
+    store = pipeline.store
+    for item in store.due_items("inflight", now, BATCH):
+        if seconds_left() < SAFETY_SECONDS:
+            return
+        expire_lease(pipeline, item.message_id, report)
+    for item in store.due_items("unknown", now, BATCH):
+        if seconds_left() < SAFETY_SECONDS:
+            return
+        resolve_unknown(pipeline, item.message_id, seconds_left, report)
+    for item in store.due_items("pending", now, BATCH):
+        if seconds_left() < SAFETY_SECONDS:
+            return
+        retry_pending(pipeline, item.message_id, seconds_left, report)
+
+
+def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:
+    """The sender crashed (or timed out) between intent and outcome: the send may have happened."""
+    now = pipeline.services.clock.now()
+    entry = HistoryEntry(at=now, type="lease_expired", state=S.UNKNOWN, evidence={"decision": "unknown"})
+    result = pipeline.store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], ("unknown", now))
+    if result != "ok":
+        pipeline.store.clear_due(message_id, "inflight")
+    report.bump("lease_expired" if result == "ok" else "lease_moved_on")
+
+
+def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
+    services, store = pipeline.services, pipeline.store
+    settings, now = services.settings, services.clock.now()
+    message = services.ledger.get_message(message_id, with_history=False)
+    if message is None or message.state is not S.UNKNOWN:
+        store.clear_due(message_id, "unknown")
+        report.bump("unknown_already_resolved")
+        return
+    source = source_for(message.channel)
+    watermark = services.ledger.get_watermark(source)
+    sent_at = max(message.created_at, message.updated_at)
+    grace = timedelta(seconds=settings.unknown_grace_seconds)
+    evidence: dict[str, object] = {
+        "source": source,
+        "watermark": iso(watermark) if watermark else None,
+        "watermark_age_seconds": round((now - watermark).total_seconds(), 3) if watermark else None,
+        "sent_at": iso(sent_at),
+        "grace_seconds": settings.unknown_grace_seconds,
+        "attempt": message.attempt,
+    }
+    log = {"message_id": message_id, "recipient": fingerprint_of(message.recipient_key), **evidence}
+    if watermark is not None and watermark > sent_at + grace:
+        # Every event the source emitted for this send is applied, and none proved acceptance.
+        entry = HistoryEntry(at=now, type="absence_proven", state=S.RETRY, evidence={**evidence, "decision": "retry"})
+        if store.transition(message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], ("pending", now)) != "ok":
+            report.bump("unknown_moved_on")
+            return
+        logger.info("unknown send: absence proven, resending with the same message id", extra=log)
+        message.state = S.RETRY
+        report.bump("absence_proven")
+        resend(pipeline, message, seconds_left, report)
+        return
+    if now - message.created_at > timedelta(seconds=settings.unknown_max_age_seconds):
+        entry = HistoryEntry(
+            at=now, type="unresolved", state=S.UNRESOLVED, evidence={**evidence, "decision": "unresolved"}
+        )
+        store.transition(message_id, frozenset({S.UNKNOWN}), S.UNRESOLVED, [entry], None)
+        logger.warning("unknown send unresolved: watermark never passed it", extra=log)
+        report.bump("unresolved")
+        return
+    logger.info("unknown send: watermark behind, staying unknown", extra=log)
+    report.bump("unknown_waiting")
+
+
+def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
+    services, store = pipeline.services, pipeline.store
+    now = services.clock.now()
+    message = services.ledger.get_message(message_id, with_history=False)
+    if message is None:
+        store.clear_due(message_id, "pending")
+        return
+    if message.state in (S.PENDING, S.RETRY):
+        resend(pipeline, message, seconds_left, report)
+        return
+    if message.state is S.SENDING:
+        # A resend crashed between its intent and its outcome: what happened is unknown.
+        entry = HistoryEntry(at=now, type="lease_expired", state=S.UNKNOWN, evidence={"decision": "unknown"})
+        store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], ("unknown", now))
+        report.bump("lease_expired")
+        return
+    store.clear_due(message_id, "pending")
+
+
+def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter) -> None:
+    """Send a message proven not accepted again: same message id, suppression re-checked."""
+    services, store = pipeline.services, pipeline.store
+    now = services.clock.now()
+    if message.reset_account_id:
+        _resend_reset(pipeline, message, seconds_left, report, now)
+        return
+    attempt = message.attempt + 1
+    entry = HistoryEntry(
+        at=now,
+        type="resend",
+        state=S.SENDING,
+        evidence={
+            "attempt": attempt,
+            "from_state": message.state.value,
+            "recipient": fingerprint_of(message.recipient_key),
+        },
+    )
+    lease_until = now + timedelta(seconds=LEASE_SECONDS)
+    result = store.transition(
+        message.message_id,
+        predecessors(S.SENDING),
+        S.SENDING,
+        [entry],
+        ("inflight", lease_until),
+        attempt=attempt,
+        unsuppressed=message.recipient_key,
+    )
+    if result == "suppressed":
+        _suppress_instead(pipeline, message, now, report)
+        return
+    if result != "ok":
+        report.bump("resend_moved_on")
+        return
+    message.state, message.attempt = S.SENDING, attempt
+    response = deliver(services, message, seconds_left)
+    intent = SendIntent(
+        message=message,
+        first_entry=entry,
+        lease_until=lease_until,
+        expectations=Expectations(),
+        idempotency_key=store.idempotency_key_of(message.message_id),
+    )
+    record_provider_outcome(services, intent, response)
+    report.bump(f"resent_{message.state.value}")
+
+
+def _resend_reset(
+    pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter, now: datetime
+) -> None:
+    services, store = pipeline.services, pipeline.store
+    assert message.reset_account_id is not None
+    record = services.ledger.get_reset(message.reset_account_id)
+    if (
+        record is None
+        or record.message_id != message.message_id
+        or record.state != "active"
+        or record.expires_at <= now
+    ):
+        # The reset this mail belonged to is gone (consumed, replaced, expired): nothing to resend.
+        store.append_history(
+            message.message_id,
+            HistoryEntry(at=now, type="resend_skipped", evidence={"reason": "reset no longer active"}, step=3),
+        )
+        store.clear_due(message.message_id, "pending")
+        report.bump("reset_resend_skipped")
+        return
+    if services.ledger.get_suppression(message.recipient_key).state.suppressed:
+        _suppress_instead(pipeline, message, now, report)
+        return
+    resend_reset_message(services, record, seconds_left)
+    report.bump("reset_resent")
+
+
+def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:
+    entry = HistoryEntry(
+        at=now, type="decided", state=S.SUPPRESSED, evidence={"eligibility": "suppressed", "decision": "suppressed"}
+    )
+    pipeline.store.transition(message.message_id, frozenset({S.PENDING, S.RETRY}), S.SUPPRESSED, [entry], None)
+    report.bump("resend_suppressed")

@@ -1,0 +1,167 @@
+"""Ingestion fixtures: the SES events queue behind its SNS topic, SMS log groups, escalation queue."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from sendledger import names
+from sendledger.domain.clock import iso
+from sendledger.ingest_wiring import build_pipeline
+from sendledger.usecases.context import Services
+from sendledger.usecases.ingest import Pipeline
+from sendledger.usecases.poll import CycleReport, poll_cycle
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws-formats"
+SUCCESS_GROUP = "sns/us-east-1/123456789012/DirectPublishToPhoneNumber"
+FAILURE_GROUP = "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((FIXTURES / name).read_text())
+    return loaded
+
+
+SES_FIXTURES = {
+    "Send": "ses-send.json",
+    "Delivery": "ses-delivery.json",
+    "Bounce": "ses-bounce-permanent.json",
+    "TransientBounce": "ses-bounce-transient.json",
+    "Complaint": "ses-complaint.json",
+    "Reject": "ses-reject.json",
+    "DeliveryDelay": "ses-delivery-delay.json",
+}
+
+
+def ses_record(
+    kind: str,
+    message_id: str | None,
+    recipient: str,
+    at: datetime,
+    ses_message_id: str = "0100018c-EXAMPLE-000000",
+    feedback_id: str | None = None,
+) -> dict[str, Any]:
+    """An SES event record in the documented shape, pointed at one of our messages."""
+    record = copy.deepcopy(fixture(SES_FIXTURES[kind]))
+    mail = record["mail"]
+    mail["messageId"] = ses_message_id
+    mail["destination"] = [recipient]
+    mail["commonHeaders"]["to"] = [recipient]
+    mail["timestamp"] = iso(at)
+    if message_id is None:
+        mail["tags"].pop(names.SES_MESSAGE_ID_TAG)
+    else:
+        mail["tags"][names.SES_MESSAGE_ID_TAG] = [message_id]
+    detail_key = record["eventType"][0].lower() + record["eventType"][1:]
+    detail = record.get(detail_key, {})
+    if "timestamp" in detail:
+        detail["timestamp"] = iso(at)
+    for list_key in ("bouncedRecipients", "complainedRecipients", "delayedRecipients"):
+        for item in detail.get(list_key, []):
+            item["emailAddress"] = recipient
+    if "recipients" in detail:
+        detail["recipients"] = [recipient]
+    if feedback_id is not None and "feedbackId" in detail:
+        detail["feedbackId"] = feedback_id
+    return record
+
+
+def sms_record(provider_message_id: str, destination: str, status: str, response: str, at: datetime) -> str:
+    record = fixture("sns-sms-delivery-success.json" if status == "SUCCESS" else "sns-sms-delivery-failure.json")
+    record["notification"] = {"messageId": provider_message_id, "timestamp": at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]}
+    record["delivery"]["destination"] = destination
+    record["delivery"]["providerResponse"] = response
+    record["status"] = status
+    return json.dumps(record)
+
+
+@dataclass
+class Ingestion:
+    services: Services
+    pipeline: Pipeline
+    topic_arn: str
+    queue_url: str
+    dlq_url: str
+    escalation_url: str
+
+    def publish(self, record: dict[str, Any]) -> None:
+        """SES → SNS topic → SQS queue (no raw delivery: the SQS body is the SNS envelope)."""
+        boto3.client("sns").publish(TopicArn=self.topic_arn, Message=json.dumps(record))
+
+    def enqueue_raw(self, body: str) -> None:
+        boto3.client("sqs").send_message(QueueUrl=self.queue_url, MessageBody=body)
+
+    def queue_depth(self) -> int:
+        attrs = boto3.client("sqs").get_queue_attributes(
+            QueueUrl=self.queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+    def escalations(self) -> list[dict[str, Any]]:
+        sqs = boto3.client("sqs")
+        bodies = []
+        while True:
+            got = sqs.receive_message(
+                QueueUrl=self.escalation_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+            )
+            messages = got.get("Messages", [])
+            if not messages:
+                return bodies
+            for message in messages:
+                body = json.loads(message["Body"])
+                body["_deduplication_id"] = message["MessageAttributes"]["deduplication_id"]["StringValue"]
+                bodies.append(body)
+                sqs.delete_message(QueueUrl=self.escalation_url, ReceiptHandle=message["ReceiptHandle"])
+
+    def log_sms(self, group: str, message: str, at: datetime) -> None:
+        logs = boto3.client("logs")
+        stream = "stream-1"
+        with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+            logs.create_log_stream(logGroupName=group, logStreamName=stream)
+        logs.put_log_events(
+            logGroupName=group,
+            logStreamName=stream,
+            logEvents=[{"timestamp": int(at.timestamp() * 1000), "message": message}],
+        )
+
+    def poll(self, seconds_left: float = 300.0) -> CycleReport:
+        return poll_cycle(self.pipeline, lambda: seconds_left)
+
+
+@pytest.fixture
+def ingestion(services: Services) -> Ingestion:
+    sqs, sns, logs = boto3.client("sqs"), boto3.client("sns"), boto3.client("logs")
+    dlq_url = sqs.create_queue(QueueName="sendledger-ses-events-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    # VisibilityTimeout 0: a message received but not deleted (crash, poison) is visible again
+    # at once, so a rerun sees it without waiting (moto uses the real clock for visibility).
+    queue_url = sqs.create_queue(
+        QueueName="sendledger-ses-events",
+        Attributes={
+            "VisibilityTimeout": "0",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}),
+        },
+    )["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    topic_arn = sns.create_topic(Name="sendledger-ses-events")["TopicArn"]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    escalation_url = sqs.create_queue(QueueName="sendledger-escalations")["QueueUrl"]
+    for group in (SUCCESS_GROUP, FAILURE_GROUP):
+        logs.create_log_group(logGroupName=group)
+    services.settings = replace(
+        services.settings,
+        ses_events_queue_url=queue_url,
+        escalation_queue_url=escalation_url,
+        sms_success_log_group=SUCCESS_GROUP,
+        sms_failure_log_group=FAILURE_GROUP,
+    )
+    return Ingestion(services, build_pipeline(services), topic_arn, queue_url, dlq_url, escalation_url)

@@ -1,0 +1,107 @@
+"""Escalation: deadline (or earlier failure) → escalation queue + the next fallback, exactly once."""
+
+import pytest
+
+from sendledger.usecases.poll import CycleFailed
+from tests.integration.conftest import ses_record
+from tests.support.outbox import sent_emails, sent_sms
+
+ALICE = "alice@example.com"
+ONCALL = "+12065550100"
+
+
+def send_with_escalation(api, deadline=300, fallback=None):
+    body = {
+        "channel": "email",
+        "to": ALICE,
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "db down"},
+        "category": "alert",
+        "escalation": {"deadline_seconds": deadline, "fallback": fallback or [{"channel": "sms", "to": ONCALL}]},
+    }
+    status, _, view = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "alert-1"})
+    assert status == 202 and view["state"] == "accepted"
+    return view
+
+
+def view(api, message_id):
+    return api("GET", f"/v1/messages/{message_id}")[2]
+
+
+def test_not_delivered_by_the_deadline_escalates_once(api, ingestion, clock, healthy_watermarks):
+    parent = send_with_escalation(api)
+    clock.advance(120)
+    assert ingestion.poll().escalated == 0  # before the deadline
+    clock.advance(200)
+    report = ingestion.poll()
+    assert report.escalated == 1
+    assert sent_sms() == [(ONCALL, "ALERT: db down")]
+    message = view(api, parent["message_id"])
+    assert message["state"] == "escalated"
+    escalated = message["history"][-1]
+    assert escalated["type"] == "escalated" and escalated["fallback_state"] == "accepted"
+    [queued] = ingestion.escalations()
+    assert queued["message"]["message_id"] == parent["message_id"] and queued["message"]["history"]
+    assert ALICE not in str(queued)
+    # The poller runs again: nothing more
+    clock.advance(60)
+    assert ingestion.poll().escalated == 0
+    assert len(sent_sms()) == 1 and ingestion.escalations() == []
+    fallback = view(api, escalated["fallback_message_id"])
+    assert fallback["state"] == "accepted" and fallback["to"] == ONCALL
+
+
+def test_crash_between_steps_still_sends_the_fallback_once(api, ingestion, clock, healthy_watermarks, monkeypatch):
+    parent = send_with_escalation(api)
+    clock.advance(301)
+    store = ingestion.pipeline.store
+    real = store.finish_escalation
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("poller died after the fallback send")
+
+    monkeypatch.setattr(store, "finish_escalation", crash)
+    with pytest.raises(CycleFailed):
+        ingestion.poll()
+    assert len(sent_sms()) == 1
+    monkeypatch.setattr(store, "finish_escalation", real)
+    report = ingestion.poll()
+    assert report.escalated == 1
+    assert len(sent_sms()) == 1  # the rerun's fallback send was an idempotent replay
+    assert view(api, parent["message_id"])["history"][-1]["fallback_replayed"] is True
+    queued = ingestion.escalations()
+    assert len({body["_deduplication_id"] for body in queued}) == 1  # at-least-once, one identity
+
+
+def test_delivered_in_time_does_not_escalate(api, ingestion, clock, healthy_watermarks):
+    parent = send_with_escalation(api)
+    ingestion.publish(ses_record("Delivery", parent["message_id"], ALICE, clock.now()))
+    ingestion.poll()
+    clock.advance(400)
+    assert ingestion.poll().escalated == 0
+    assert sent_sms() == [] and ingestion.escalations() == []
+    assert view(api, parent["message_id"])["state"] == "delivered"
+
+
+def test_bounce_escalates_before_the_deadline(api, ingestion, clock, healthy_watermarks):
+    parent = send_with_escalation(api, deadline=3600)
+    ingestion.publish(ses_record("Bounce", parent["message_id"], ALICE, clock.now()))
+    clock.advance(5)
+    report = ingestion.poll()
+    assert report.escalated == 1
+    assert view(api, parent["message_id"])["state"] == "escalated"
+    assert len(sent_sms()) == 1
+    clock.advance(3600)
+    assert ingestion.poll().escalated == 0 and len(sent_sms()) == 1
+
+
+def test_fallback_chain_continues_through_the_same_mechanism(api, ingestion, clock, healthy_watermarks):
+    send_with_escalation(
+        api, fallback=[{"channel": "email", "to": "bob@example.com"}, {"channel": "sms", "to": ONCALL}]
+    )
+    clock.advance(301)
+    ingestion.poll()
+    assert len(sent_emails()) == 2 and sent_sms() == []
+    clock.advance(301)
+    assert ingestion.poll().escalated == 1
+    assert sent_sms() == [(ONCALL, "ALERT: db down")]

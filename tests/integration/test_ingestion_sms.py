@@ -1,0 +1,165 @@
+"""SNS SMS delivery-status records: the subscription handler and the poller's reconciliation."""
+
+import json
+
+from sendledger.domain.events import LogRecord, encode_subscription_event
+from sendledger.handlers import sms_delivery_logs
+from sendledger.usecases.ingest import IngestReport, ingest_log_record
+from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
+from tests.support.counting import count_dynamodb_requests
+from tests.support.fakes import FakeLambdaContext
+from tests.support.outbox import sent_sms
+
+INVALID = "+12065550165"
+FLAKY = "+12065550155"
+
+
+def send_sms(api, to, key):
+    body = {"channel": "sms", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
+    status, _, view = api("POST", "/v1/messages", body, headers={"Idempotency-Key": key})
+    assert status == 202 and view["state"] == "accepted"
+    return view
+
+
+def deliver_subscription(ingestion, monkeypatch, group, messages, ids=None):
+    from sendledger import ingest_wiring
+
+    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    document = fixture("cloudwatch-logs-subscription-decoded.json")
+    document["logGroup"] = group
+    document["logEvents"] = [
+        {"id": (ids or [])[i] if ids else 1000 + i, "timestamp": 1795946405120, "message": message}
+        for i, message in enumerate(messages)
+    ]
+    return sms_delivery_logs.lambda_handler(
+        encode_subscription_event(document), FakeLambdaContext(function_name="sendledger-sms-delivery-logs")
+    )
+
+
+def view(api, message_id):
+    return api("GET", f"/v1/messages/{message_id}")[2]
+
+
+def suppressed(api, number):
+    return api("GET", f"/v1/suppressions/{number}")[2]["suppressed"]
+
+
+def test_invalid_number_is_suppressed_at_once(api, ingestion, clock, healthy_watermarks, monkeypatch):
+    sent = send_sms(api, INVALID, "s-1")
+    # record_outcome wrote PMID#<SNS message id> → message id in the outcome transaction
+    clock.advance(5)
+    record = sms_record(sent["provider_message_id"], INVALID, "FAILURE", "Invalid phone number", clock.now())
+    result = deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
+    assert result == {"applied": 1, "duplicates": 0, "suppressed": 1}
+    message = view(api, sent["message_id"])
+    assert message["state"] == "failed" and message["reason"] == "SmsFailure: Invalid phone number"
+    assert suppressed(api, INVALID) is True
+    # The next send to that number is not sent
+    body = {"channel": "sms", "to": INVALID, "template": {"id": "alert", "version": "1"}, "params": {"summary": "x"}}
+    assert api("POST", "/v1/messages", body, headers={"Idempotency-Key": "s-2"})[2]["state"] == "suppressed"
+    assert len(sent_sms()) == 1
+
+
+def test_carrier_unreachable_fails_without_suppression_or_resend(
+    api, ingestion, clock, healthy_watermarks, monkeypatch
+):
+    sent = send_sms(api, FLAKY, "s-1")
+    # No provider-id mapping: matched by destination inside the send window
+    record = sms_record(
+        sent["provider_message_id"], FLAKY, "FAILURE", "Phone carrier is currently unreachable/unavailable", clock.now()
+    )
+    deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
+    assert view(api, sent["message_id"])["state"] == "failed"
+    assert suppressed(api, FLAKY) is False
+    clock.advance(600)
+    ingestion.poll()
+    assert len(sent_sms()) == 1  # no automatic resend
+
+
+def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_watermarks, monkeypatch):
+    sent = send_sms(api, FLAKY, "s-1")
+    record = sms_record(sent["provider_message_id"], FLAKY, "FAILURE", "Carrier exploded", clock.now())
+    deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
+    assert view(api, sent["message_id"])["state"] == "failed" and suppressed(api, FLAKY) is False
+
+
+def test_success_is_delivered_and_costs_lookup_plus_transaction(api, services, ingestion, clock, healthy_watermarks):
+    sent = send_sms(api, "+12065550120", "s-1")
+    record = sms_record(
+        sent["provider_message_id"], "+12065550120", "SUCCESS", "Message has been accepted", clock.now()
+    )
+    report = IngestReport()
+    with count_dynamodb_requests(services.ledger) as counter:
+        ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
+    assert counter.operations == {"BatchGetItem": 1, "TransactWriteItems": 1}
+    assert view(api, sent["message_id"])["state"] == "delivered"
+    with count_dynamodb_requests(services.ledger) as counter:
+        ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
+    assert report.duplicates == 1 and counter.total == 2
+
+
+def test_control_message_is_skipped(ingestion, monkeypatch):
+    from sendledger import ingest_wiring
+
+    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    event = encode_subscription_event(fixture("cloudwatch-logs-control-message-decoded.json"))
+    assert sms_delivery_logs.lambda_handler(event, FakeLambdaContext())["control"] is True
+
+
+def test_reconciliation_recovers_a_missed_subscription_delivery(api, services, ingestion, clock, healthy_watermarks):
+    sent = send_sms(api, INVALID, "s-1")
+    clock.advance(3)
+    # The record reached CloudWatch Logs but the subscription invocation never happened
+    ingestion.log_sms(
+        FAILURE_GROUP,
+        sms_record(sent["provider_message_id"], INVALID, "FAILURE", "Invalid phone number", clock.now()),
+        clock.now(),
+    )
+    ingestion.log_sms(SUCCESS_GROUP, "not json at all", clock.now())
+    clock.advance(30)
+    started = clock.now()
+    report = ingestion.poll()
+    assert report.sms_read_to_end and report.applied == 1 and report.poison == 1
+    assert view(api, sent["message_id"])["state"] == "failed" and suppressed(api, INVALID) is True
+    assert services.ledger.get_watermark("sms") == started
+    cursor = json.loads(ingestion.pipeline.store.get_cursor("sms"))
+    assert set(cursor) == {FAILURE_GROUP, SUCCESS_GROUP}
+    # The next cycle re-reads the overlap but applies nothing again (no event writes at all)
+    clock.advance(30)
+    with count_dynamodb_requests(services.ledger) as counter:
+        again = ingestion.poll()
+    assert again.applied == 0 and again.duplicates == 0
+    assert "TransactWriteItems" not in counter.operations
+
+
+def test_unknown_sms_is_resolved_by_a_status_record_for_the_destination(
+    api, services, ingestion, clock, healthy_watermarks, monkeypatch
+):
+    from sendledger.domain.provider import CallResult, ProviderResponse
+
+    real = services.sms.send_sms
+    published = []
+
+    def timeout_after_acceptance(message_id, to, content, category):
+        published.append(real(message_id, to, content, category).provider_message_id)
+        return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
+
+    monkeypatch.setattr(services.sms, "send_sms", timeout_after_acceptance)
+    body = {
+        "channel": "sms",
+        "to": "+12065550120",
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "s"},
+    }
+    _, _, first = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "u-1"})
+    assert first["state"] == "unknown" and first["provider_message_id"] is None
+    # SNS logs the delivery under the id we never received
+    record = sms_record(
+        published[0], "+12065550120", "SUCCESS", "Message has been accepted by phone carrier", clock.now()
+    )
+    deliver_subscription(ingestion, monkeypatch, SUCCESS_GROUP, [record])
+    message = view(api, first["message_id"])
+    assert message["state"] == "delivered" and message["provider_message_id"] == published[0]
+    clock.advance(3600)
+    ingestion.poll()
+    assert len(sent_sms()) == 1

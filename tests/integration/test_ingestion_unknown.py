@@ -1,0 +1,192 @@
+"""Due work: `unknown` sends resolved by evidence or proven absence, leases, `pending` retries."""
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.provider import CallResult, ProviderResponse
+from tests.integration.conftest import ses_record
+from tests.support.outbox import sent_emails
+
+ALICE = "alice@example.com"
+LINK = re.compile(r"reset\?token=([A-Za-z0-9_-]+)")
+
+
+def send(api, key="k-1"):
+    body = {"channel": "email", "to": ALICE, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
+    return api("POST", "/v1/messages", body, headers={"Idempotency-Key": key})
+
+
+def view(api, message_id):
+    return api("GET", f"/v1/messages/{message_id}")[2]
+
+
+@pytest.fixture
+def faults(services, monkeypatch):
+    """Make the next SES calls time out: `accepted` (SES has it) or `lost` (it never arrived)."""
+    real = services.email.send_email
+    plan = []
+
+    def send_email(message_id, to, content):
+        fault = plan.pop(0) if plan else None
+        if fault == "accepted":
+            real(message_id, to, content)
+        if fault in ("accepted", "lost"):
+            return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
+        if fault == "throttled":
+            return ProviderResponse(CallResult.THROTTLED, error_code="Throttling")
+        return real(message_id, to, content)
+
+    monkeypatch.setattr(services.email, "send_email", send_email)
+    return plan
+
+
+def test_send_event_proves_acceptance_and_nothing_is_resent(api, ingestion, clock, faults, healthy_watermarks):
+    faults.append("accepted")
+    _, _, first = send(api)
+    assert first["state"] == "unknown"
+    ingestion.publish(ses_record("Send", first["message_id"], ALICE, clock.now()))
+    clock.advance(61)
+    ingestion.poll()
+    message = view(api, first["message_id"])
+    assert message["state"] == "accepted"
+    clock.advance(2000)
+    report = ingestion.poll()
+    assert report.resolved == {}
+    assert len(sent_emails()) == 1
+
+
+def test_absence_proven_after_the_watermark_passes_resends_once_with_the_same_id(
+    api, ingestion, clock, faults, healthy_watermarks
+):
+    faults.append("lost")
+    _, _, first = send(api)
+    clock.advance(61)
+    report = ingestion.poll()
+    # Absence cannot be proven before send time + grace: the unknown is not even due yet
+    assert report.resolved == {}
+    assert view(api, first["message_id"])["state"] == "unknown" and sent_emails() == []
+    clock.advance(900)
+    report = ingestion.poll()
+    assert report.resolved == {"absence_proven": 1, "resent_accepted": 1}
+    message = view(api, first["message_id"])
+    assert message["state"] == "accepted" and message["provider_message_id"]
+    types = [entry["type"] for entry in message["history"]]
+    # (one fake millisecond: the first two are unordered between themselves)
+    assert types[-1] == "provider_outcome" and set(types[-3:-1]) == {"absence_proven", "resend"}
+    assert next(e for e in message["history"] if e["type"] == "resend")["attempt"] == 2
+    # Exactly one accepted send, and the client's retry now sees it
+    ingestion.poll()
+    assert len(sent_emails()) == 1
+    _, headers, replay = send(api)
+    assert replay["message_id"] == first["message_id"] and replay["state"] == "accepted"
+    assert headers["idempotent-replayed"] == "true"
+
+
+def test_watermark_behind_stays_unknown_then_unresolved(api, ingestion, clock, faults, healthy_watermarks):
+    stuck = replace(ingestion.pipeline, ses_queue=None)  # the SES queue is never drained
+    faults.append("lost")
+    _, _, first = send(api)
+    clock.advance(2000)
+    from sendledger.usecases.poll import poll_cycle
+
+    report = poll_cycle(stuck, lambda: 300.0)
+    assert report.resolved == {"unknown_waiting": 1}
+    assert [m.value for m in report.metrics if m.name == "UnknownBacklog"] == [1.0]
+    clock.advance(86_400)
+    report = poll_cycle(stuck, lambda: 300.0)
+    assert report.resolved == {"unresolved": 1}
+    assert view(api, first["message_id"])["state"] == "unresolved"
+    assert sent_emails() == []
+
+
+def test_crash_between_intent_and_outcome_becomes_unknown_after_the_lease(
+    api, services, ingestion, clock, healthy_watermarks, monkeypatch
+):
+    def crash(outcome):
+        raise DependencyUnavailable("Lambda died before the outcome write")
+
+    real = services.ledger.record_outcome
+    monkeypatch.setattr(services.ledger, "record_outcome", crash)
+    status, _, _ = send(api)
+    assert status == 503
+    monkeypatch.setattr(services.ledger, "record_outcome", real)
+    [mail] = sent_emails()
+    clock.advance(61)
+    report = ingestion.poll()
+    assert report.resolved == {"lease_expired": 1, "unknown_waiting": 1}
+    # The SES Send event (tagged with the message id) then proves acceptance
+    message_id = next(iter(view_ids(services)))
+    ingestion.publish(ses_record("Send", message_id, ALICE, clock.now()))
+    ingestion.poll()
+    assert view(api, message_id)["state"] == "accepted"
+    assert len(sent_emails()) == 1 and mail
+
+
+def view_ids(services):
+    import boto3
+
+    from tests.conftest import TABLE
+
+    items = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
+    return {item["message_id"]["S"] for item in items if item["sk"]["S"] == "MSG"}
+
+
+def test_pending_send_is_retried_by_the_poller(api, ingestion, clock, faults, healthy_watermarks):
+    faults.extend(["throttled"] * 4)
+    _, _, first = send(api)
+    assert first["state"] == "pending"
+    clock.advance(61)
+    report = ingestion.poll()
+    assert report.resolved == {"resent_accepted": 1}
+    assert view(api, first["message_id"])["state"] == "accepted"
+    assert len(sent_emails()) == 1
+
+
+def test_pending_send_to_a_recipient_suppressed_meanwhile_is_not_sent(
+    api, ingestion, clock, faults, healthy_watermarks
+):
+    faults.extend(["throttled"] * 4)
+    _, _, first = send(api)
+    api("PUT", f"/v1/admin/suppressions/{ALICE}", {"reason": "user asked"})
+    clock.advance(61)
+    ingestion.poll()
+    assert view(api, first["message_id"])["state"] == "suppressed"
+    assert sent_emails() == []
+
+
+def test_reset_resend_after_proven_absence_leaves_one_valid_token(
+    api, services, ingestion, clock, faults, healthy_watermarks
+):
+    services.settings = replace(services.settings, unknown_grace_seconds=60)
+    # SES accepted the reset mail but the call timed out, and its events were lost
+    faults.append("accepted")
+    status, _, reset = api("POST", "/v1/password-resets", {"account_id": "acct-1", "email": ALICE})
+    assert status == 202
+    clock.advance(121)
+    ingestion.poll()
+    first_token, second_token = (LINK.search(mail.body).group(1) for mail in sent_emails())
+    assert first_token != second_token
+    consume = {"account_id": "acct-1"}
+    assert api("POST", "/v1/password-resets/consume", {**consume, "token": first_token})[0] == 400
+    status, _, body = api("POST", "/v1/password-resets/consume", {**consume, "token": second_token})
+    assert status == 200 and body["reset_id"] == reset["reset_id"]
+
+
+def test_late_evidence_of_the_first_attempt_stops_a_queued_retry(api, ingestion, clock, faults, healthy_watermarks):
+    # Attempt 1 reached SES but timed out, and its events are late; the resend is throttled
+    faults.extend(["accepted", "throttled", "throttled", "throttled", "throttled"])
+    _, _, first = send(api)
+    clock.advance(1000)
+    ingestion.poll()
+    assert view(api, first["message_id"])["state"] == "pending"
+    # Then SES's Send event for attempt 1 arrives: it was accepted after all
+    ingestion.publish(ses_record("Send", first["message_id"], ALICE, clock.now()))
+    clock.advance(120)
+    ingestion.poll()
+    assert view(api, first["message_id"])["state"] == "accepted"
+    clock.advance(120)
+    ingestion.poll()
+    assert len(sent_emails()) == 1
