@@ -65,6 +65,7 @@ class SendIntent:
     idempotency_expires_at: datetime | None = None
     reset: ResetRecord | None = None
     reset_window_start: datetime | None = None
+    due: tuple[str, datetime] | None = None  # poller work; default: in flight until the lease ends
 
 
 @dataclass

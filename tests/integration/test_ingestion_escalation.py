@@ -105,3 +105,24 @@ def test_fallback_chain_continues_through_the_same_mechanism(api, ingestion, clo
     clock.advance(301)
     assert ingestion.poll().escalated == 1
     assert sent_sms() == [(ONCALL, "ALERT: db down")]
+
+
+def test_suppressed_at_send_escalates_at_once(api, ingestion, clock, healthy_watermarks):
+    # Given the primary address is suppressed
+    api("PUT", "/v1/admin/suppressions/alice%40example.com", {"reason": "hard bounce last week"})
+    body = {
+        "channel": "email",
+        "to": ALICE,
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "db down"},
+        "category": "alert",
+        "escalation": {"deadline_seconds": 3600, "fallback": [{"channel": "sms", "to": ONCALL}]},
+    }
+    status, _, parent = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "alert-suppressed"})
+    assert status == 202 and parent["state"] == "suppressed"
+    # When the poller runs, long before the deadline
+    clock.advance(5)
+    assert ingestion.poll().escalated == 1
+    # Then the fallback went out once
+    assert view(api, parent["message_id"])["state"] == "escalated"
+    assert len(sent_sms()) == 1 and sent_emails() == []

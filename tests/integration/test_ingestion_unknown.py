@@ -190,3 +190,36 @@ def test_late_evidence_of_the_first_attempt_stops_a_queued_retry(api, ingestion,
     clock.advance(120)
     ingestion.poll()
     assert len(sent_emails()) == 1
+
+
+def test_replay_after_resolution_answers_what_is_known_now(api, ingestion, clock, faults, healthy_watermarks):
+    # Given a timed-out send that SES had accepted, resolved by its Send event
+    faults.append("accepted")
+    _, _, first = send(api)
+    ingestion.publish(ses_record("Send", first["message_id"], ALICE, clock.now()))
+    clock.advance(61)
+    ingestion.poll()
+    # When the client retries after Retry-After
+    status, headers, replay = send(api)
+    # Then it sees the resolution, not the stale "unknown", and nothing was sent twice
+    assert status == 202 and headers["idempotent-replayed"] == "true"
+    assert replay["message_id"] == first["message_id"] and replay["state"] == "accepted"
+    assert "retry-after" not in headers and len(sent_emails()) == 1
+
+
+def test_deferred_by_stale_policy_is_sent_by_the_poller(api, services, ingestion, clock, healthy_watermarks):
+    # Given the policy defers sends whose recipient's last outcome is not yet knowable
+    services.settings = replace(
+        services.settings, stale_policy=dict.fromkeys(("transactional", "alert", "security"), "defer")
+    )
+    send(api, key="first")
+    clock.advance(30)
+    status, headers, deferred = send(api, key="second")
+    assert status == 202 and deferred["state"] == "pending" and int(headers["retry-after"]) >= 1
+    assert len(sent_emails()) == 1
+    # When the pipeline catches up past the first send's grace period
+    clock.advance(services.settings.unknown_grace_seconds + 120)
+    ingestion.poll()
+    # Then the deferred message is sent once
+    assert view(api, deferred["message_id"])["state"] == "accepted"
+    assert len(sent_emails()) == 2

@@ -28,7 +28,7 @@ from sendledger.domain.errors import (
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
 )
-from sendledger.domain.messages import HistoryEntry, Message, MessageState, Template
+from sendledger.domain.messages import RETRY_AFTER_STATES, HistoryEntry, Message, MessageState, Template
 from sendledger.domain.provider import ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of, parse_recipient
 from sendledger.ports import (
@@ -45,6 +45,7 @@ from sendledger.usecases.views import message_view, retry_after
 
 logger = Logger(child=True)
 
+WAITING_STATES = frozenset(state.value for state in RETRY_AFTER_STATES)
 LEASE_SECONDS = 60  # longer than the api Lambda's timeout: an intent older than this crashed
 MAX_INTENT_ATTEMPTS = 3
 
@@ -191,6 +192,11 @@ def _commit_decided(
         state=state,
         evidence={**intent.first_entry.evidence, **decision.evidence(), "decision": state.value},
     )
+    if state is MessageState.PENDING:
+        # Deferred by the stale-eligibility policy: the poller retries once the outcome is knowable.
+        intent.due = ("pending", intent.first_entry.at + timedelta(seconds=services.settings.poll_interval_seconds))
+    elif message.escalation:
+        intent.due = ("outcome", intent.first_entry.at)  # failed for good before the deadline: escalate now
     stored = StoredResponse(202, message_view(message, services.settings)) if intent.idempotency_key else None
     services.ledger.commit_without_send(intent, stored)
 
@@ -221,6 +227,8 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
     due_kind, due_at = _due_work(
         message.state, now, response, settings.poll_interval_seconds, settings.unknown_grace_seconds
     )
+    if message.escalation and message.state is MessageState.REJECTED:
+        due_kind, due_at = "outcome", now  # refused for good before the deadline: escalate now
     entry = HistoryEntry(at=now, type="provider_outcome", state=message.state, evidence=response.evidence(), step=1)
     stored = StoredResponse(202, message_view(message, settings)) if intent.idempotency_key else None
     services.ledger.record_outcome(
@@ -260,6 +268,12 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
         raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
     if record.completed and record.response is not None:
         body = record.response.body
+        if body.get("state") not in WAITING_STATES:
+            return Reply(record.response.status, body, None, replayed=True)
+        # The stored answer said "try again later": the retry deserves what is known now.
+        current = services.ledger.get_message(record.message_id, with_history=False)
+        if current is not None:
+            return Reply(202, message_view(current, services.settings), retry_after(current, services.settings), True)
         wait = body.get("retry_after_seconds")
         return Reply(record.response.status, body, int(wait) if isinstance(wait, int) else None, replayed=True)
     if record.lease_until > now:

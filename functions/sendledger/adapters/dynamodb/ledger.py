@@ -135,6 +135,8 @@ class DynamoLedger:
         self._add_idempotency(tx, intent, stored)
         tx.put("message", _message_item(intent.message, intent), MessageItem.pk.does_not_exist())
         tx.put("history", _history_item(intent.message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
+        if intent.message.escalation:
+            tx.put("escalation", _escalation_item(intent.message), MessageItem.pk.does_not_exist())
         try:
             with dependency_guard():
                 tx.commit()
@@ -454,6 +456,7 @@ def _conflict_from(cancelled: Cancelled) -> IntentConflict:
 
 
 def _message_item(message: Message, intent: SendIntent) -> MessageItem:
+    due = _due_of(message, intent)
     return MessageItem(
         msg_pk(message.message_id),
         "MSG",
@@ -474,10 +477,16 @@ def _message_item(message: Message, intent: SendIntent) -> MessageItem:
         attempt=message.attempt,
         idempotency_pk=idem_pk(intent.idempotency_key) if intent.idempotency_key else None,
         parent_key=message.parent_key,
-        # In flight until the outcome write; if we crash, the poller finds it here after the lease.
-        due_kind="inflight" if message.state is MessageState.SENDING else None,
-        due_at=int(intent.lease_until.timestamp()) if message.state is MessageState.SENDING else None,
+        due_kind=due[0] if due else None,
+        due_at=int(due[1].timestamp()) if due else None,
     )
+
+
+def _due_of(message: Message, intent: SendIntent) -> tuple[str, datetime] | None:
+    if intent.due is not None:
+        return intent.due
+    # In flight until the outcome write; if we crash, the poller finds it here after the lease.
+    return ("inflight", intent.lease_until) if message.state is MessageState.SENDING else None
 
 
 def _escalation_item(message: Message) -> MessageItem:
