@@ -18,6 +18,7 @@ def lambda_environment(settings: Settings, data: LedgerData, messaging: Messagin
         names.ENV_SMS_SUCCESS_LOG_GROUP: messaging.sms_success_logs.log_group_name,
         names.ENV_SMS_FAILURE_LOG_GROUP: messaging.sms_failure_logs.log_group_name,
         names.ENV_INGESTION_MODE: settings.ingestion_mode,
+        names.ENV_XRAY_SDK: "true" if settings.xray_sdk else "false",
         names.ENV_POLL_INTERVAL_SECONDS: str(settings.poll_interval_seconds),
         names.ENV_RESET_WINDOW_SECONDS: str(settings.reset_window_seconds),
         names.ENV_RESET_MAX_FAILED_ATTEMPTS: str(settings.reset_max_failed_attempts),

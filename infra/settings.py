@@ -39,6 +39,8 @@ class Settings:
     api_rate_limit: int = 50
     api_burst_limit: int = 100
     log_retention_days: int = 30
+    # Powertools Tracer subsegments; off by default: the X-Ray SDK costs ~110 ms of cold start.
+    xray_sdk: bool = False
     # False skips pip (template tests); the asset is then the bare functions/ source.
     bundle: bool = True
 

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 from sendledger import wiring
-from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
-from sendledger.adapters.dynamodb.events_store import DynamoEventStore
-from sendledger.adapters.dynamodb.ledger import DynamoLedger
-from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
-from sendledger.usecases.context import Services
-from sendledger.usecases.ingest import Pipeline
+
+if TYPE_CHECKING:
+    from sendledger.usecases.context import Services
+    from sendledger.usecases.ingest import Pipeline
 
 
 def build_pipeline(services: Services) -> Pipeline:
+    # Adapters (boto3, botocore, pynamodb) load on first use, not at handler import.
+    from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
+    from sendledger.adapters.dynamodb.events_store import DynamoEventStore
+    from sendledger.adapters.dynamodb.ledger import DynamoLedger
+    from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
+    from sendledger.usecases.ingest import Pipeline
+
     settings = services.settings
     if not isinstance(services.ledger, DynamoLedger):
         raise TypeError("the event store shares the DynamoDB ledger's client")

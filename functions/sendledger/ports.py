@@ -181,8 +181,14 @@ class EventStore(Protocol):
         """One TransactWriteItems per new event (dedupe + message + history + suppression)."""
 
     def message_for_provider_id(
-        self, provider_message_id: str, recipient_key: str | None, occurred_at: datetime, window_seconds: int
-    ) -> str | None: ...
+        self,
+        provider_message_id: str,
+        recipient_key: str | None,
+        occurred_at: datetime,
+        window_seconds: int,
+        dedupe_key: str | None = None,
+    ) -> tuple[str | None, bool]:
+        """(message id, already applied): the dedupe item is read in the same BatchGetItem."""
 
     def set_watermark(self, source: str, at: datetime) -> None: ...
 

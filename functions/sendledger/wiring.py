@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
-from sendledger.adapters.dynamodb.ledger import DynamoLedger
-from sendledger.adapters.ses import SesEmailSender
-from sendledger.adapters.sns import SnsSmsSender
-from sendledger.domain.clock import SystemClock
-from sendledger.settings import Settings
-from sendledger.usecases.context import Services
+if TYPE_CHECKING:
+    from sendledger.usecases.context import Services
 
 
 @cache
 def services() -> Services:
+    # Imported here, not at module import: boto3, botocore and pynamodb load on the first
+    # invocation instead of in every handler module's import (SPEC §9 cold-start bar).
+    from sendledger.adapters.dynamodb.ledger import DynamoLedger
+    from sendledger.adapters.ses import SesEmailSender
+    from sendledger.adapters.sns import SnsSmsSender
+    from sendledger.domain.clock import SystemClock
+    from sendledger.settings import Settings
+    from sendledger.usecases.context import Services
+
     settings = Settings.from_env()
     return Services(
         ledger=DynamoLedger(settings.table_name),

@@ -10,9 +10,6 @@ import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
-import phonenumbers
-from email_validator import EmailNotValidError, validate_email
-
 from sendledger.domain.errors import InvalidRequest
 
 
@@ -58,6 +55,8 @@ def recipient_from_key(raw: str) -> Recipient:
 def _parse_email(raw: str) -> str:
     try:
         # SES does not accept SMTPUTF8 local parts; IDN domains travel as punycode.
+        from email_validator import EmailNotValidError, validate_email  # loaded on first email
+
         result = validate_email(raw, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:
         raise InvalidRequest(f"invalid email address: {exc}", [_field_error("to")]) from exc
@@ -68,6 +67,8 @@ def _parse_phone(raw: str) -> str:
     if not raw.startswith("+"):
         raise InvalidRequest("phone numbers must be in E.164 form (+<country><number>)", [_field_error("to")])
     try:
+        import phonenumbers  # loaded on first SMS (about 16 ms)
+
         number = phonenumbers.parse(raw, None)
     except phonenumbers.NumberParseException as exc:
         raise InvalidRequest("invalid E.164 phone number", [_field_error("to")]) from exc

@@ -6,7 +6,7 @@ import json
 from typing import Annotated, Any
 from urllib.parse import unquote
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
@@ -25,6 +25,7 @@ from sendledger.api.problems import problem, validation_errors
 from sendledger.domain import errors
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
+from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Reply
 from sendledger.usecases.send import SendCommand, send_message
@@ -33,7 +34,6 @@ MAX_BODY_BYTES = 64 * 1024
 JSON = "application/json"
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 
@@ -186,7 +186,7 @@ def _precheck(event: dict[str, Any]) -> Response[str] | None:
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler
+@traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     early = _precheck(event)
     if early is not None:

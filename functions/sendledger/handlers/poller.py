@@ -6,22 +6,21 @@ applied on its own and failures are reported as partial batch failures (only tho
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import ingest_wiring
 from sendledger.handlers.metrics_out import emit
+from sendledger.handlers.observability import traced
 from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics()
-processor = BatchProcessor(event_type=EventType.SQS)
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
 def _record_handler(record: SQSRecord) -> None:
@@ -32,10 +31,14 @@ def _record_handler(record: SQSRecord) -> None:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
 @metrics.log_metrics
+@traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if "Records" in event:
+        # Push mode only: the batch utility is not imported by scheduled cold starts.
+        from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+        processor = BatchProcessor(event_type=EventType.SQS)
         response = process_partial_response(
             event=event, record_handler=_record_handler, processor=processor, context=context
         )

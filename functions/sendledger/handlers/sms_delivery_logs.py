@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import ingest_wiring
 from sendledger.domain.events import MalformedEvent, decode_subscription_event
 from sendledger.handlers.metrics_out import emit
+from sendledger.handlers.observability import traced
 from sendledger.usecases.ingest import IngestReport, ingest_log_record
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics()
 
 
@@ -27,8 +27,8 @@ class RecordsFailed(Exception):
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
 @metrics.log_metrics
+@traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         batch = decode_subscription_event(event)

@@ -94,9 +94,19 @@ def plan_for(services: Services, event: DeliveryEvent, message_id: str | None) -
 def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, report: IngestReport) -> ApplyResult:
     message_id = event.message_id
     if message_id is None and event.source is EventSource.SMS and event.provider_message_id:
-        message_id = store.message_for_provider_id(
-            event.provider_message_id, event.recipient_key, event.occurred_at, SMS_SEND_WINDOW_SECONDS
+        message_id, applied = store.message_for_provider_id(
+            event.provider_message_id,
+            event.recipient_key,
+            event.occurred_at,
+            SMS_SEND_WINDOW_SECONDS,
+            dedupe_key=event.dedupe_key,
         )
+        if applied:
+            # The dedupe item is written in the same transaction as everything the event
+            # derives, so its presence proves the whole event is applied: no transaction.
+            result = ApplyResult(duplicate=True, requests=1)
+            report.count(result, message_id is not None)
+            return result
     plan = plan_for(services, event, message_id)
     now = services.clock.now()
     result = store.apply_event(event, plan, now)

@@ -371,8 +371,13 @@ class DynamoEventStore:
         tx.put("transient", item, condition)
 
     def message_for_provider_id(
-        self, provider_message_id: str, recipient_key: str | None, occurred_at: datetime, window_seconds: int
-    ) -> str | None:
+        self,
+        provider_message_id: str,
+        recipient_key: str | None,
+        occurred_at: datetime,
+        window_seconds: int,
+        dedupe_key: str | None = None,
+    ) -> tuple[str | None, bool]:
         """PMID#<id> mapping first; else the destination's last send if it is inside the window.
 
         One BatchGetItem for both (SPEC §6: a delivery-status record for the same destination
@@ -381,19 +386,22 @@ class DynamoEventStore:
         keys = [{"pk": {"S": f"PMID#{provider_message_id}"}, "sk": {"S": PMID_SK}}]
         if recipient_key:
             keys.append({"pk": {"S": sup_pk(recipient_key)}, "sk": {"S": "LAST"}})
+        if dedupe_key:
+            keys.append({"pk": {"S": dedupe_key}, "sk": {"S": EVENT_SK}})
         with _guard():
             response = self._client.batch_get_item(
                 RequestItems={self.table_name: {"Keys": keys, "ConsistentRead": True}}
             )
         found = {item["sk"]["S"]: item for item in response.get("Responses", {}).get(self.table_name, [])}
+        applied = EVENT_SK in found
         if PMID_SK in found:
-            return str(found[PMID_SK]["message_id"]["S"])
+            return str(found[PMID_SK]["message_id"]["S"]), applied
         if "LAST" in found:
             last = LastSendItem.from_raw_data(found["LAST"])
             sent_at = parse_iso(last.last_send_at)
             if sent_at <= occurred_at <= sent_at + timedelta(seconds=window_seconds):
-                return str(last.last_message_id)
-        return None
+                return str(last.last_message_id), applied
+        return None, applied
 
     # --- watermarks and cursors -------------------------------------------------------------
     def set_watermark(self, source: str, at: datetime) -> None:

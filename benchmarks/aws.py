@@ -1,0 +1,181 @@
+"""The moto world every in-process figure runs in: the local stack's resources, in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from benchmarks.environment import ACCOUNT_ID, REGION
+
+BASELINE_APP_TABLE = "baseline-app"
+BASELINE_IDEMPOTENCY_TABLE = "baseline-idempotency"
+PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:user/benchmark-caller"
+
+
+@dataclass
+class World:
+    resources: Any  # local.resources.Resources
+
+    def refresh_watermarks(self) -> None:
+        """A healthy pipeline: both sources drained just now (as tests/conftest.py does)."""
+        from sendledger.adapters.dynamodb.ledger import wm_pk
+        from sendledger.adapters.dynamodb.models import WatermarkItem
+        from sendledger.domain.clock import iso
+
+        now = iso(datetime.now(UTC))
+        for source in ("ses", "sms"):
+            WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+
+    def empty_tables(self) -> None:
+        """Recreate every table empty (between timed samples, never inside one).
+
+        moto's TransactWriteItems deep-copies each involved table once per transaction item
+        (its rollback snapshot), and deleted items leave empty partitions behind, so in moto a
+        transaction gets dearer as the table fills; in DynamoDB it does not. Starting every
+        sample from empty tables, ours and the baseline's alike, keeps that artifact out.
+        """
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        for name in dynamodb.list_tables()["TableNames"]:
+            table = dynamodb.describe_table(TableName=name)["Table"]
+            ttl = dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+            arguments: dict[str, Any] = {
+                "TableName": name,
+                "BillingMode": "PAY_PER_REQUEST",
+                "AttributeDefinitions": table["AttributeDefinitions"],
+                "KeySchema": table["KeySchema"],
+            }
+            indexes = [
+                {"IndexName": i["IndexName"], "KeySchema": i["KeySchema"], "Projection": i["Projection"]}
+                for i in table.get("GlobalSecondaryIndexes", [])
+            ]
+            if indexes:
+                arguments["GlobalSecondaryIndexes"] = indexes
+            dynamodb.delete_table(TableName=name)
+            dynamodb.create_table(**arguments)
+            if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+                dynamodb.update_time_to_live(
+                    TableName=name,
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
+                )
+
+
+@contextlib.contextmanager
+def moto_world() -> Iterator[World]:
+    """mock_aws + the local stack's resources + the baseline's two tables, caches cleared."""
+    with mock_aws():
+        import os
+
+        from local.resources import create_resources
+
+        resources = create_resources(region=REGION, account_id=ACCOUNT_ID)
+        os.environ.update(resources.handler_environment())
+        boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress=resources.sender_email)
+        _create_baseline_tables()
+        reset_caches()
+        yield World(resources)
+        reset_caches()
+
+
+def reset_caches() -> None:
+    """Clients and services are built once per container: rebuild them for this moto world."""
+    from sendledger import wiring
+    from sendledger.adapters import aws as aws_clients
+
+    aws_clients.client.cache_clear()
+    wiring.services.cache_clear()
+    # Composition roots added later (ingestion) follow the same pattern: clear any cached one.
+    for name, module in list(sys.modules.items()):
+        if name.startswith("sendledger.") and name.endswith("wiring") and module is not None:
+            for attribute in vars(module).values():
+                if callable(getattr(attribute, "cache_clear", None)) and getattr(attribute, "__module__", "") == name:
+                    attribute.cache_clear()
+
+
+def _create_baseline_tables() -> None:
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    dynamodb.create_table(
+        TableName=BASELINE_APP_TABLE,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+    )
+    dynamodb.create_table(
+        TableName=BASELINE_IDEMPOTENCY_TABLE,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+    )
+    dynamodb.update_time_to_live(
+        TableName=BASELINE_IDEMPOTENCY_TABLE,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"},
+    )
+
+
+def api_event(
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    principal: str = PRINCIPAL,
+) -> dict[str, Any]:
+    """An API Gateway REST (v1) proxy event with an IAM caller identity, as deployed."""
+    all_headers = {"Content-Type": "application/json"} if body is not None else {}
+    all_headers.update(headers or {})
+    return {
+        "resource": path,
+        "path": path,
+        "httpMethod": method,
+        "headers": all_headers,
+        "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": method,
+            "path": f"/prod{path}",
+            "stage": "prod",
+            "requestId": str(uuid.uuid4()),
+            "accountId": ACCOUNT_ID,
+            "identity": {"userArn": principal, "caller": principal, "sourceIp": "192.0.2.1"},
+            "requestTimeEpoch": 1795946400000,
+        },
+        "body": json.dumps(body) if body is not None else None,
+        "isBase64Encoded": False,
+    }
+
+
+def lambda_context(function_name: str, timeout_seconds: float = 29.0) -> Any:
+    from local.lambda_context import LambdaContext
+
+    return LambdaContext(
+        function_name=function_name, region=REGION, account_id=ACCOUNT_ID, timeout_seconds=timeout_seconds
+    )
+
+
+class _Discard(io.TextIOBase):
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Powertools writes logs and EMF metrics to stdout, as in Lambda: discard them here."""
+    with contextlib.redirect_stdout(_Discard()):
+        yield
+
+
+def status_of(response: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    text = response.get("body") or ""
+    return int(response["statusCode"]), (json.loads(text) if text else {})

@@ -1,0 +1,92 @@
+"""Environment variables: the in-process moto run, and what a deployed Lambda sees (cold start)."""
+
+from __future__ import annotations
+
+import os
+
+REGION = "us-east-1"
+ACCOUNT_ID = "123456789012"
+LEDGER_TABLE = "sendledger-ledger"
+
+# Never reach a real account: fake credentials, no profile, no endpoint override.
+_AWS_FAKE = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+_AWS_DROP = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_ENDPOINT_URL")
+
+
+def configure_in_process() -> None:
+    """The benchmark process: moto in-process, Powertools as deployed except X-Ray (no daemon)."""
+    for key in _AWS_DROP:
+        os.environ.pop(key, None)
+    os.environ.update(_AWS_FAKE)
+    os.environ.update(
+        {
+            "POWERTOOLS_SERVICE_NAME": "sendledger",
+            "POWERTOOLS_METRICS_NAMESPACE": "sendledger",
+            "POWERTOOLS_LOG_LEVEL": "INFO",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_DEV": "false",
+            "LEDGER_TABLE_NAME": LEDGER_TABLE,
+            "SENDER_EMAIL": "no-reply@example.com",
+            "SES_CONFIGURATION_SET": "sendledger-events",
+            "POLL_INTERVAL_SECONDS": "60",
+        }
+    )
+
+
+def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, str]:
+    """What the Lambda runtime plus infra/lambdas.py + infra/environment.py set (example values).
+
+    Tracing is ACTIVE in the stack, so POWERTOOLS_TRACE_DISABLED is *not* set: the Tracer
+    imports and patches the X-Ray SDK exactly as it does in a deployed cold start.
+    """
+    queue = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT_ID}"
+    sms_group = f"sns/{REGION}/{ACCOUNT_ID}/DirectPublishToPhoneNumber"
+    return {
+        # Lambda runtime (python3.x on arm64)
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_LAMBDA_FUNCTION_NAME": function_name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{function_name}",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "2026/11/29/[$LATEST]0123456789abcdef",
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.14",
+        "LAMBDA_TASK_ROOT": "/var/task",
+        "LAMBDA_RUNTIME_DIR": "/var/runtime",
+        "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
+        "AWS_XRAY_DAEMON_ADDRESS": "169.254.79.129:2000",
+        "_HANDLER": f"sendledger.handlers.{function_name.removeprefix('sendledger-')}.lambda_handler",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        # infra/lambdas.py
+        "POWERTOOLS_SERVICE_NAME": "sendledger",
+        "POWERTOOLS_METRICS_NAMESPACE": "sendledger",
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+        # infra/environment.py
+        "LEDGER_TABLE_NAME": LEDGER_TABLE,
+        "SENDER_EMAIL": "no-reply@example.com",
+        "SES_CONFIGURATION_SET": "sendledger-events",
+        "SES_EVENTS_QUEUE_URL": f"{queue}/sendledger-ses-events",
+        "ESCALATION_QUEUE_URL": f"{queue}/sendledger-escalations",
+        "SMS_SUCCESS_LOG_GROUP": sms_group,
+        "SMS_FAILURE_LOG_GROUP": f"{sms_group}/Failure",
+        "INGESTION_MODE": "poll",
+        "POLL_INTERVAL_SECONDS": "60",
+        "RESET_WINDOW_SECONDS": "600",
+        "RESET_MAX_FAILED_ATTEMPTS": "5",
+        "RESET_URL_TEMPLATE": "https://app.example.com/reset?token={token}",
+        "UNKNOWN_GRACE_SECONDS": "900",
+        "UNKNOWN_MAX_AGE_SECONDS": "86400",
+        "STALE_ELIGIBILITY_POLICY": "allow",
+        "IDEMPOTENCY_RETENTION_DAYS": "30",
+        "SUPPRESSION_LAG_SLO_SECONDS": "300",
+        "TRANSIENT_BOUNCE_LIMIT": "3",
+        "TRANSIENT_BOUNCE_WINDOW_DAYS": "7",
+    }

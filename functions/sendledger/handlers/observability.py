@@ -1,0 +1,26 @@
+"""Powertools observability shared by the three handlers.
+
+Logger (JSON, correlation id) and Metrics (EMF) are always on. The Powertools Tracer (X-Ray
+SDK) costs about 110 ms of cold start on its own — more than SPEC §9 allows beyond
+`import boto3` — so it is opt-in per stage: with SENDLEDGER_XRAY_SDK=true each handler is
+wrapped by `Tracer.capture_lambda_handler` and AWS calls become subsegments. Lambda active
+tracing (set by the CDK stack) records every invocation either way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from sendledger import names
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def traced(handler: F) -> F:
+    if os.environ.get(names.ENV_XRAY_SDK, "").lower() != "true":
+        return handler
+    from aws_lambda_powertools import Tracer
+
+    return cast(F, Tracer().capture_lambda_handler(handler))
