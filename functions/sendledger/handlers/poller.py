@@ -53,13 +53,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         emit(metrics, failed.report.metrics)
         raise
     emit(metrics, report.metrics)
-    return {
-        "applied": report.applied,
-        "duplicates": report.duplicates,
-        "suppressed": report.suppressed,
-        "poison": report.poison,
-        "ses_drained": report.ses_drained,
-        "sms_read_to_end": report.sms_read_to_end,
-        "resolved": report.resolved,
-        "escalated": report.escalated,
-    }
+    return report.summary()

@@ -46,6 +46,18 @@ class CycleReport(IngestReport):
     def bump(self, what: str) -> None:
         self.resolved[what] = self.resolved.get(what, 0) + 1
 
+    def summary(self) -> dict[str, object]:
+        return {
+            "applied": self.applied,
+            "duplicates": self.duplicates,
+            "suppressed": self.suppressed,
+            "poison": self.poison,
+            "ses_drained": self.ses_drained,
+            "sms_read_to_end": self.sms_read_to_end,
+            "resolved": self.resolved,
+            "escalated": self.escalated,
+        }
+
 
 class CycleFailed(Exception):
     """A step failed; the others ran. Raised at the end so the invocation counts as an error."""
@@ -95,14 +107,7 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
     logger.info(
         "poll cycle",
         extra={
-            "applied": report.applied,
-            "duplicates": report.duplicates,
-            "suppressed": report.suppressed,
-            "poison": report.poison,
-            "ses_drained": report.ses_drained,
-            "sms_read_to_end": report.sms_read_to_end,
-            "resolved": report.resolved,
-            "escalated": report.escalated,
+            **report.summary(),
             "errors": report.errors,
         },
     )

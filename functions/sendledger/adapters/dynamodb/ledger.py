@@ -455,25 +455,32 @@ def _conflict_from(cancelled: Cancelled) -> IntentConflict:
     return conflict
 
 
+def _message_fields(message: Message) -> dict[str, Any]:
+    """What the message row and its escalation timer both carry."""
+    return {
+        "message_id": message.message_id,
+        "channel": message.channel.value,
+        "to": message.to,
+        "recipient_key": message.recipient_key,
+        "template_id": message.template.id,
+        "template_version": message.template.version,
+        "category": message.category,
+        "created_at": iso(message.created_at),
+        "escalation": json.dumps(message.escalation) if message.escalation else None,
+    }
+
+
 def _message_item(message: Message, intent: SendIntent) -> MessageItem:
     due = _due_of(message, intent)
     return MessageItem(
         msg_pk(message.message_id),
         "MSG",
-        message_id=message.message_id,
+        **_message_fields(message),
         state=message.state.value,
-        channel=message.channel.value,
-        to=message.to,
-        recipient_key=message.recipient_key,
-        template_id=message.template.id,
-        template_version=message.template.version,
-        category=message.category,
-        created_at=iso(message.created_at),
         updated_at=iso(message.updated_at),
         reason=message.reason,
         reset_account_id=message.reset_account_id,
         params=json.dumps(message.params) if message.params is not None else None,
-        escalation=json.dumps(message.escalation) if message.escalation else None,
         attempt=message.attempt,
         idempotency_pk=idem_pk(intent.idempotency_key) if intent.idempotency_key else None,
         parent_key=message.parent_key,
@@ -495,17 +502,9 @@ def _escalation_item(message: Message) -> MessageItem:
     return MessageItem(
         msg_pk(message.message_id),
         "ESC",
-        message_id=message.message_id,
+        **_message_fields(message),
         state="scheduled",
-        channel=message.channel.value,
-        to=message.to,
-        recipient_key=message.recipient_key,
-        template_id=message.template.id,
-        template_version=message.template.version,
-        category=message.category,
-        created_at=iso(message.created_at),
         updated_at=iso(message.created_at),
-        escalation=json.dumps(message.escalation),
         due_kind="escalation",
         due_at=int(deadline.timestamp()),
     )
