@@ -126,8 +126,11 @@ class Ledger(Protocol):
 
     def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None: ...
 
-    def rearm_reset(self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry) -> None:
-        """Replace the token of a reset whose send is proven not accepted, same reset id."""
+    def rearm_reset(
+        self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
+    ) -> bool:
+        """Swap in the hash of a fresh token and start its send (same reset id); False if the
+        recipient is suppressed by now (nothing written)."""
 
 
 class EmailSender(Protocol):

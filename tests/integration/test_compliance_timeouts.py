@@ -62,14 +62,20 @@ def test_throttled_send_backs_off_then_is_accepted_once(api, services, simulator
     assert history(api, view["message_id"])[-1]["attempts"] == 3
 
 
-def test_reset_with_timeout_after_acceptance_keeps_one_token(api, simulator, healthy_watermarks):
+def test_reset_with_timeout_after_acceptance_keeps_one_token(api, simulator, ingestion, healthy_watermarks):
     body = {"account_id": "acct-9", "email": "erin+timeout-accepted@example.com"}
     _, _, first = api("POST", "/v1/password-resets", body)
+    ingestion.poll()  # the poller mints the token and sends: SES accepts, the call times out
     _, _, second = api("POST", "/v1/password-resets", body)
+    ingestion.poll()
     assert second["reset_id"] == first["reset_id"]
     assert len(simulator.outbox()) == 1  # the unknown send is not proven lost: no second token
     items = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
     resets = [item for item in items if item["pk"]["S"].startswith("RESET#")]
     assert len(resets) == 1 and resets[0]["state"]["S"] == "active"
+    message = [
+        item for item in items if item["pk"]["S"] == f"MSG#{resets[0]['message_id']['S']}" and item["sk"]["S"] == "MSG"
+    ]
+    assert message[0]["state"]["S"] == "unknown"
     token = simulator.outbox()[0]["text"].split("token=")[1].split()[0]
     assert token not in str(items)

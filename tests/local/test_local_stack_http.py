@@ -212,3 +212,18 @@ def test_escalation_deadline_sends_the_fallback(base_url: str) -> None:
     )
     assert state_after_polls(base_url, message["message_id"], {"escalated"}) == "escalated"
     assert outbox_count(base_url, fallback) == 1
+
+
+def test_password_reset_mail_arrives_within_a_poll_and_the_token_works_once(base_url: str) -> None:
+    email = f"bob-{uuid.uuid4().hex[:8]}@example.com"
+    body = {"account_id": email, "email": email}
+    reset = requests.post(f"{base_url}/v1/password-resets", json=body, timeout=30)
+    assert reset.status_code == 202 and "token" not in reset.text
+    assert requests.post(f"{base_url}/local/poll", timeout=60).status_code == 200
+    [mail] = [entry for entry in requests.get(f"{base_url}/local/outbox", timeout=30).json() if entry["to"] == email]
+    token = mail["text"].split("token=")[1].split()[0]
+    consume = {"account_id": email, "token": token}
+    first = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=30)
+    assert first.status_code == 200 and first.json()["reset_id"] == reset.json()["reset_id"]
+    again = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=30)
+    assert again.status_code == 400 and again.headers["Content-Type"].startswith("application/problem+json")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 Text = Field(min_length=1, max_length=2000)
 
@@ -28,11 +28,17 @@ class Escalation(Strict):
     fallback: list[Fallback] = Field(min_length=1, max_length=5)
 
 
+def _encodable(params: dict[str, str]) -> dict[str, str]:
+    for key, value in params.items():
+        (key + value).encode("utf-8")  # UnicodeEncodeError is a ValueError: pydantic reports a 400
+    return params
+
+
 class SendMessageRequest(Strict):
     channel: Literal["email", "sms"]
     to: str = Field(min_length=1, max_length=320)
     template: TemplateRef
-    params: dict[str, str] = Field(default_factory=dict, max_length=20)
+    params: Annotated[dict[str, str], AfterValidator(_encodable)] = Field(default_factory=dict, max_length=20)
     category: Literal["transactional", "alert", "security"] = "transactional"
     event_id: str | None = Field(default=None, min_length=1, max_length=255)
     escalation: Escalation | None = None

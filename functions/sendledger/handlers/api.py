@@ -88,7 +88,7 @@ def get_message(message_id: str) -> Response[str]:
 
 @app.post("/v1/password-resets")
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, _seconds_left))
+    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email))
 
 
 @app.post("/v1/password-resets/consume")
@@ -168,20 +168,36 @@ def on_not_found(_: Exception) -> Response[str]:
 
 
 def _precheck(event: dict[str, Any]) -> Response[str] | None:
-    """Reject what must never reach parsing: oversize bodies and non-JSON content."""
+    """Reject what must never reach the router: oversize, binary, non-JSON or unparseable bodies."""
     body = event.get("body") or ""
     if len(body.encode("utf-8", errors="surrogatepass")) > MAX_BODY_BYTES * (
         4 / 3 if event.get("isBase64Encoded") else 1
     ):
         return problem(413, "payload-too-large", f"bodies are limited to {MAX_BODY_BYTES} bytes")
-    if event.get("httpMethod") in ("POST", "PUT") and body:
-        headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
-        content_type = (headers.get("content-type") or "").split(";")[0].strip().lower()
-        if content_type != JSON:
-            return problem(415, "unsupported-media-type", "send application/json")
-        if event.get("isBase64Encoded"):
-            return problem(400, "invalid-request", "binary bodies are not accepted")
+    if event.get("httpMethod") not in ("POST", "PUT") or not body:
+        return None
+    if event.get("isBase64Encoded"):
+        return problem(400, "invalid-request", "binary bodies are not accepted")
+    if _media_type(event) != JSON:
+        return problem(415, "unsupported-media-type", "send application/json")
+    try:
+        json.loads(body)  # the parser's own limits (depth, huge integers) must be a 400, not a crash
+    except (ValueError, RecursionError):
+        return problem(400, "invalid-request", "the body is not valid JSON")
     return None
+
+
+def _media_type(event: dict[str, Any]) -> str:
+    """The request's media type, lower-cased; the header is normalised for the router too."""
+    media_type = ""
+    for key in ("headers", "multiValueHeaders"):
+        headers = event.get(key) or {}
+        for name in list(headers):
+            if name.lower() == "content-type":
+                value = headers[name][0] if key == "multiValueHeaders" else headers[name]
+                media_type = (value or "").split(";")[0].strip().lower()
+                headers[name] = [media_type] if key == "multiValueHeaders" else media_type
+    return media_type
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)

@@ -18,7 +18,7 @@ from sendledger.domain.clock import iso
 from sendledger.domain.errors import InvalidToken
 from sendledger.domain.messages import HistoryEntry, MessageState, Template
 from sendledger.domain.recipients import Channel, parse_recipient
-from sendledger.ports import ResetRecord, SendIntent
+from sendledger.ports import Outcome, ResetRecord, SendIntent
 from sendledger.usecases.context import Reply, Services
 from sendledger.usecases.send import (
     LEASE_SECONDS,
@@ -35,26 +35,32 @@ from sendledger.usecases.send import (
 logger = Logger(child=True)
 
 RESET_TEMPLATE = Template("password-reset", "1")
+UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 # Sends that certainly did not reach the provider: the reset may be re-armed and resent.
-PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.REJECTED, MessageState.RETRY})
+PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
 
 
-def request_reset(services: Services, account_id: str, email: str, seconds_left: Callable[[], float]) -> Reply:
+def request_reset(services: Services, account_id: str, email: str) -> Reply:
+    """Record the reset and its mail as due work; the poller mints the token and sends it.
+
+    Answering before any provider call gives every address — deliverable, unknown or
+    suppressed — the same answer in the same timing class (DynamoDB only).
+    """
     settings, now = services.settings, services.clock.now()
     recipient = parse_recipient(Channel.EMAIL, email)
-    token = tokens.mint_token()
     command = SendCommand(
         Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal="", idempotency_header=None
     )
     message = new_message(command, recipient, now)
-    message.params = None  # the link carries the token: never stored, re-minted on resend
+    message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id
+    message.state = MessageState.PENDING
     window = timedelta(seconds=settings.reset_window_seconds)
     reset = ResetRecord(
         account_id=account_id,
         reset_id=ids.reset_id(now),
         state="active",
-        token_hash=tokens.token_hash(token),
+        token_hash=UNSENT,
         created_at=now,
         expires_at=now + window,
         failed_attempts=0,
@@ -62,47 +68,58 @@ def request_reset(services: Services, account_id: str, email: str, seconds_left:
     )
     intent = SendIntent(
         message=message,
-        first_entry=replace(first_entry(message, recipient, now, settings), type="reset_requested"),
+        first_entry=replace(
+            first_entry(message, recipient, now, settings), type="reset_requested", state=MessageState.PENDING
+        ),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
         expectations=optimistic_expectations(Channel.EMAIL, now, settings),
         reset=reset,
         reset_window_start=now - window,
+        due=("pending", now),
     )
     try:
-        decision = commit_with_eligibility(services, intent)
+        commit_with_eligibility(services, intent)
     except ResetConflict as conflict:
-        return _existing_reset(services, conflict.record, seconds_left)
-    if decision is not None:
-        response = deliver(services, message, seconds_left, _content(settings.reset_url_template, token))
-        record_provider_outcome(services, intent, response)
+        # A young active reset exists: that one is the answer (no new token, no new mail).
+        return _reset_reply(conflict.record)
     return _reset_reply(reset)
 
 
-def _existing_reset(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> Reply:
-    """A young active reset exists: answer it; resend only if its send provably never happened."""
+def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> None:
+    """The poller's half: mint a token, swap its hash into the reset, send — same reset id.
+
+    Runs for the first mail and again only when the previous one is proven not accepted; the
+    hash swap is conditional on the previous hash, so two tokens are never valid at once.
+    """
     message = services.ledger.get_message(record.message_id, with_history=False)
     if message is None or message.state not in PROVEN_NOT_ACCEPTED:
-        return _reset_reply(record)
+        return
     now = services.clock.now()
     token = tokens.mint_token()
-    message.attempt += 1
+    if record.token_hash != UNSENT:
+        message.attempt += 1
     message.state = MessageState.SENDING
-    entry = HistoryEntry(at=now, type="reset_resend", state=MessageState.SENDING, evidence={"attempt": message.attempt})
-    services.ledger.rearm_reset(record, tokens.token_hash(token), message, entry)
+    entry = HistoryEntry(at=now, type="reset_mail", state=MessageState.SENDING, evidence={"attempt": message.attempt})
+    lease_until = now + timedelta(seconds=LEASE_SECONDS)
+    if not services.ledger.rearm_reset(record, tokens.token_hash(token), message, entry, lease_until):
+        services.ledger.record_outcome(
+            Outcome(
+                message=message,
+                new_state=MessageState.SUPPRESSED,
+                entry=HistoryEntry(
+                    at=now, type="decided", state=MessageState.SUPPRESSED, evidence={"eligibility": "suppressed"}
+                ),
+            )
+        )
+        return
     intent = SendIntent(
         message=message,
         first_entry=entry,
-        lease_until=now + timedelta(seconds=LEASE_SECONDS),
+        lease_until=lease_until,
         expectations=optimistic_expectations(Channel.EMAIL, now, services.settings),
     )
     response = deliver(services, message, seconds_left, _content(services.settings.reset_url_template, token))
     record_provider_outcome(services, intent, response)
-    return _reset_reply(record)
-
-
-def resend_reset_message(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> None:
-    """Used by the poller when absence of a reset mail is proven: fresh token, same reset id."""
-    _existing_reset(services, record, seconds_left)
 
 
 def _content(url_template: str, token: str) -> templates.Rendered:

@@ -22,7 +22,7 @@ from sendledger.domain.messages import HistoryEntry, Message, MessageState, pred
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports import Expectations, SendIntent
 from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.resets import resend_reset_message
+from sendledger.usecases.resets import send_reset_mail
 from sendledger.usecases.send import LEASE_SECONDS, deliver, record_provider_outcome, source_for
 
 logger = Logger(child=True)
@@ -196,7 +196,7 @@ def _resend_reset(
     if services.ledger.get_suppression(message.recipient_key).state.suppressed:
         _suppress_instead(pipeline, message, now, report)
         return
-    resend_reset_message(services, record, seconds_left)
+    send_reset_mail(services, record, seconds_left)
     report.bump("reset_resent")
 
 

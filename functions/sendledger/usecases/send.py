@@ -28,7 +28,7 @@ from sendledger.domain.errors import (
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
 )
-from sendledger.domain.messages import RETRY_AFTER_STATES, HistoryEntry, Message, MessageState, Template
+from sendledger.domain.messages import HistoryEntry, Message, MessageState, Template
 from sendledger.domain.provider import ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of, parse_recipient
 from sendledger.ports import (
@@ -45,7 +45,6 @@ from sendledger.usecases.views import message_view, retry_after
 
 logger = Logger(child=True)
 
-WAITING_STATES = frozenset(state.value for state in RETRY_AFTER_STATES)
 LEASE_SECONDS = 60  # longer than the api Lambda's timeout: an intent older than this crashed
 MAX_INTENT_ATTEMPTS = 3
 
@@ -198,7 +197,12 @@ def _commit_decided(
     elif message.escalation:
         intent.due = ("outcome", intent.first_entry.at)  # failed for good before the deadline: escalate now
     stored = StoredResponse(202, message_view(message, services.settings)) if intent.idempotency_key else None
-    services.ledger.commit_without_send(intent, stored)
+    try:
+        services.ledger.commit_without_send(intent, stored)
+    except IntentConflict as conflict:
+        if conflict.idempotency is not None:
+            raise IdempotencyConflictFound(conflict.idempotency) from None
+        raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1) from None
 
 
 def deliver(
@@ -267,13 +271,8 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
     if record.fingerprint != intent.fingerprint:
         raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
     if record.completed and record.response is not None:
+        # The stored answer, as the idempotency draft says; GET /v1/messages/{id} has the news.
         body = record.response.body
-        if body.get("state") not in WAITING_STATES:
-            return Reply(record.response.status, body, None, replayed=True)
-        # The stored answer said "try again later": the retry deserves what is known now.
-        current = services.ledger.get_message(record.message_id, with_history=False)
-        if current is not None:
-            return Reply(202, message_view(current, services.settings), retry_after(current, services.settings), True)
         wait = body.get("retry_after_seconds")
         return Reply(record.response.status, body, int(wait) if isinstance(wait, int) else None, replayed=True)
     if record.lease_until > now:

@@ -307,23 +307,20 @@ class DynamoLedger:
 
     def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
         item = ResetItem(reset_pk(record.account_id), "ACTIVE")
-        actions: list[Action] = [ResetItem.failed_attempts.add(1)]
-        if record.failed_attempts + 1 >= max_attempts:
-            actions.append(ResetItem.state.set("invalidated"))
+        live = (ResetItem.reset_id == record.reset_id) & (ResetItem.state == "active")
         try:
             with dependency_guard():
-                item.update(
-                    actions=actions,
-                    condition=(ResetItem.reset_id == record.reset_id)
-                    & (ResetItem.state == "active")
-                    & (ResetItem.failed_attempts == record.failed_attempts),
-                )
+                item.update(actions=[ResetItem.failed_attempts.add(1)], condition=live)
+                if int(item.failed_attempts or 0) >= max_attempts:
+                    item.update(actions=[ResetItem.state.set("invalidated")], condition=live)
         except DependencyUnavailable as exc:
             if not _is_condition_failure(exc.__cause__):
                 raise
-            # Another attempt raced us; it counted. Nothing to add.
 
-    def rearm_reset(self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry) -> None:
+    def rearm_reset(
+        self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
+    ) -> bool:
+        """Swap the token hash and start the send, unless the address got suppressed meanwhile."""
         tx = self._transaction()
         tx.update(
             "reset",
@@ -339,16 +336,28 @@ class DynamoLedger:
             [
                 MessageItem.state.set(MessageState.SENDING.value),
                 MessageItem.attempt.set(message.attempt),
+                MessageItem.due_kind.set("inflight"),
+                MessageItem.due_at.set(int(lease_until.timestamp())),
                 MessageItem.updated_at.set(iso(entry.at)),
             ],
             MessageItem.state.is_in(*[s.value for s in predecessors(MessageState.SENDING)]),
         )
         tx.put("history", _history_item(message.message_id, entry), HistoryItem.pk.does_not_exist())
+        tx.check(
+            "suppression",
+            SuppressionItem,
+            sup_pk(message.recipient_key),
+            STATE_SK,
+            SuppressionItem.pk.does_not_exist() | (SuppressionItem.suppressed == False),  # noqa: E712
+        )
         try:
             with dependency_guard():
                 tx.commit()
-        except Cancelled:
+        except Cancelled as cancelled:
+            if set(cancelled.failed) == {"suppression"}:
+                return False
             raise DependencyUnavailable("reset changed concurrently; retry", retry_after_seconds=1) from None
+        return True
 
     # --- helpers ----------------------------------------------------------------------------
     def _transaction(self) -> LabelledTransaction:

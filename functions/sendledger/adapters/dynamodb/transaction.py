@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError
 from pynamodb.connection import Connection
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.condition import Condition
@@ -89,7 +90,7 @@ class LabelledTransaction:
                 client_request_token=request_token(checks, puts, updates),
             )
         except TransactWriteError as exc:
-            if exc.cause_response_code != "TransactionCanceledException":
+            if not isinstance(exc.cause, ClientError) or exc.cause_response_code != "TransactionCanceledException":
                 raise
             cancelled = Cancelled()
             for label, reason in zip(labels, exc.cancellation_reasons, strict=False):
