@@ -56,3 +56,59 @@ class ConsumeResetRequest(Strict):
 
 class SuppressRequest(Strict):
     reason: str = Field(min_length=1, max_length=500)
+
+
+# --- responses (documented in the OpenAPI document) -----------------------------------------
+class TemplateView(BaseModel):
+    id: str
+    version: str
+
+
+class MessageView(BaseModel):
+    message_id: str
+    state: str = Field(description="received, sending, accepted, delivered, bounced, complained, failed, unknown, ...")
+    channel: Literal["email", "sms"]
+    to: str
+    template: TemplateView
+    category: str
+    provider_message_id: str | None
+    reason: str | None
+    created_at: str
+    updated_at: str
+    retry_after_seconds: int | None = Field(default=None, description="set for pending and unknown")
+    history: list[dict[str, object]] | None = Field(default=None, description="append-only evidence, oldest first")
+
+
+class ResetAccepted(BaseModel):
+    reset_id: str
+    state: Literal["requested"]
+    expires_at: str
+
+
+class ResetConsumed(BaseModel):
+    reset_id: str
+    account_id: str
+
+
+class SuppressionView(BaseModel):
+    recipient: str
+    suppressed: bool
+    reason: str | None
+    since: str | None
+    version: int
+    history: list[dict[str, object]]
+
+
+class FieldProblem(BaseModel):
+    field: str
+    message: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    errors: list[FieldProblem] | None = None

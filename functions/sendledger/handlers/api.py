@@ -17,10 +17,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from sendledger import wiring
 from sendledger.api.models import (
     ConsumeResetRequest,
+    MessageView,
     PasswordResetRequest,
+    ResetAccepted,
+    ResetConsumed,
     SendMessageRequest,
+    SuppressionView,
     SuppressRequest,
 )
+from sendledger.api.openapi import documented, problems_everywhere
 from sendledger.api.problems import problem, validation_errors
 from sendledger.domain import errors
 from sendledger.domain.messages import Template
@@ -60,7 +65,7 @@ def _seconds_left() -> float:
     return context.get_remaining_time_in_millis() / 1000 if context else 30.0
 
 
-@app.post("/v1/messages")
+@app.post("/v1/messages", responses=documented(202, MessageView, 400, 409, 413, 415, 503))
 def post_message(
     body: SendMessageRequest,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=1024)] = None,
@@ -81,33 +86,33 @@ def post_message(
     return _respond(reply)
 
 
-@app.get("/v1/messages/<message_id>")
+@app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
 def get_message(message_id: str) -> Response[str]:
     return _respond(messages.get_message(wiring.services(), message_id))
 
 
-@app.post("/v1/password-resets")
+@app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     return _respond(resets.request_reset(wiring.services(), body.account_id, body.email))
 
 
-@app.post("/v1/password-resets/consume")
+@app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
 def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
     return _respond(resets.consume_reset(wiring.services(), body.account_id, body.token))
 
 
-@app.get("/v1/suppressions/<recipient>")
+@app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
     return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
 
 
-@app.put("/v1/admin/suppressions/<recipient>")
+@app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
     reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, _principal())
     return _respond(reply)
 
 
-@app.delete("/v1/admin/suppressions/<recipient>")
+@app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
     reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, _principal())
     return _respond(reply)
@@ -124,12 +129,15 @@ def openapi_document() -> Response[str]:
 
 
 def openapi_json() -> str:
-    return app.get_openapi_json_schema(
-        title="sendledger",
-        version="1.0.0",
-        openapi_version="3.1.0",
-        summary="At-most-once transactional email and SMS with an evidence trail",
+    document = json.loads(
+        app.get_openapi_json_schema(
+            title="sendledger",
+            version="1.0.0",
+            openapi_version="3.1.0",
+            summary="At-most-once transactional email and SMS with an evidence trail",
+        )
     )
+    return json.dumps(problems_everywhere(document), indent=2)
 
 
 # --- errors: every one is application/problem+json ----------------------------------------

@@ -1,0 +1,53 @@
+"""What the OpenAPI document says about responses: success bodies and problem documents."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from pydantic import BaseModel
+
+from sendledger.api.models import Problem
+from sendledger.api.problems import PROBLEM_JSON
+
+JSON = "application/json"
+# Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
+ANSWERS_422 = {("/v1/messages", "post")}
+
+
+def documented(status: int, model: type[BaseModel], *errors: int) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses of a route: its success body and the problem documents it can answer."""
+    responses: dict[int, OpenAPIResponse] = {
+        status: {"description": HTTPStatus(status).phrase, "content": {JSON: {"model": model}}}
+    }
+    for code in errors:
+        responses[code] = {"description": HTTPStatus(code).phrase, "content": {PROBLEM_JSON: {"model": Problem}}}
+    return responses
+
+
+def problems_everywhere(document: dict[str, Any]) -> dict[str, Any]:
+    """Powertools documents request validation as its own 422 body; ours is a 400 problem.
+
+    Keep a 422 (as a problem) only where the domain answers one, drop the stock 200 where a
+    route answers 202, and drop the schemas only the stock 422 used.
+    """
+    problem_ref = {"schema": {"$ref": "#/components/schemas/Problem"}}
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            responses = operation.get("responses", {})
+            if responses.get("422", {}).get("description") == "Validation Error":
+                if (path, method) in ANSWERS_422:
+                    responses["422"] = {"description": "Unprocessable Content", "content": {PROBLEM_JSON: problem_ref}}
+                else:
+                    del responses["422"]
+            if "202" in responses:
+                responses.pop("200", None)
+    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        document.get("components", {}).get("schemas", {}).pop(name, None)
+    # Deployed, API Gateway authorizes every route with IAM (SigV4); /v1/admin/* needs its own grant.
+    document.setdefault("components", {})["securitySchemes"] = {
+        "sigv4": {"type": "apiKey", "name": "Authorization", "in": "header", "x-amazon-apigateway-authtype": "awsSigv4"}
+    }
+    document["security"] = [{"sigv4": []}]
+    return document
