@@ -18,35 +18,32 @@ suppression still land and out-of-order events converge.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-from pynamodb.attributes import ListAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
-from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.update import Action
 
 from sendledger import names
 from sendledger.adapters.dynamodb.ledger import (
     STATE_SK,
     DynamoLedger,
-    _history_item,
-    _history_item_for,
+    dependency_guard,
+    history_item,
+    history_item_for,
     msg_pk,
     sup_pk,
     wm_pk,
 )
 from sendledger.adapters.dynamodb.models import (
+    EscalationItem,
+    EventItem,
     HistoryItem,
     LastSendItem,
-    LedgerModel,
     MessageItem,
     SuppressionItem,
+    TransientBounceItem,
     WatermarkItem,
-    _Meta,
 )
 from sendledger.adapters.dynamodb.transaction import Cancelled, LabelledTransaction
 from sendledger.domain.clock import iso, parse_iso
@@ -62,63 +59,6 @@ PMID_SK = "PMID"
 ESC_SK = "ESC"
 EVENT_RETENTION_DAYS = 30  # > SQS retention (14 d) and SMS status delay (72 h)
 MAX_ATTEMPTS = 4
-
-
-class EventItem(LedgerModel):
-    class Meta(_Meta):
-        pass
-
-    source = UnicodeAttribute()
-    kind = UnicodeAttribute()
-    occurred_at = UnicodeAttribute()
-    applied_at = UnicodeAttribute()
-    message_id = UnicodeAttribute(null=True)
-    recipient = UnicodeAttribute(null=True)  # fingerprint, never the address
-    expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
-
-
-class TransientBounceItem(LedgerModel):
-    class Meta(_Meta):
-        pass
-
-    times = ListAttribute(of=UnicodeAttribute)  # ISO times inside the window, oldest first
-    revision = NumberAttribute()
-    updated_at = UnicodeAttribute()
-
-
-class EscalationItem(LedgerModel):
-    """The ESC item written by the send path, plus the poller's progress markers."""
-
-    class Meta(_Meta):
-        pass
-
-    message_id = UnicodeAttribute()
-    state = UnicodeAttribute()
-    escalation = UnicodeAttribute(null=True)
-    updated_at = UnicodeAttribute()
-    outcome = UnicodeAttribute(null=True)
-    due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
-    due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
-
-
-_OWN_MODELS: tuple[type[LedgerModel], ...] = (EventItem, TransientBounceItem, EscalationItem)
-
-
-def _bind(table_name: str) -> None:
-    region = MessageItem.Meta.region
-    for model in _OWN_MODELS:
-        if model.Meta.table_name != table_name or model.Meta.region != region:
-            model.Meta.table_name = table_name
-            model.Meta.region = region
-            model._connection = None
-
-
-@contextmanager
-def _guard() -> Iterator[None]:
-    try:
-        yield
-    except (PynamoDBException, ClientError, BotoCoreError) as exc:
-        raise DependencyUnavailable(f"ledger unavailable: {type(exc).__name__}") from exc
 
 
 @dataclass
@@ -190,7 +130,6 @@ class DynamoEventStore:
         self.ledger = ledger
         self.table_name = ledger.table_name
         self.retention = timedelta(days=retention_days)
-        _bind(self.table_name)
 
     @property
     def _client(self) -> Any:
@@ -209,7 +148,7 @@ class DynamoEventStore:
             self._build(tx, state, event, plan, now)
             requests += 1
             try:
-                with _guard():
+                with dependency_guard():
                     tx.commit()
             except Cancelled as cancelled:
                 if "dedupe" in cancelled.failed:
@@ -238,7 +177,7 @@ class DynamoEventStore:
             entry = self._message_entry(
                 event, plan, now, state.include_message, state.prior_state, state.include_suppression
             )
-            tx.put("history", _history_item(plan.message_id, entry), HistoryItem.pk.does_not_exist())
+            tx.put("history", history_item(plan.message_id, entry), HistoryItem.pk.does_not_exist())
         if state.include_suppression and event.recipient_key and state.suppress_reason:
             self._add_suppression(tx, event, state.suppress_reason, now)
         if state.count_transient and event.recipient_key:
@@ -340,7 +279,7 @@ class DynamoEventStore:
                 "actor": "sendledger-events",
             },
         )
-        tx.put("sup_history", _history_item_for(pk, entry), HistoryItem.pk.does_not_exist())
+        tx.put("sup_history", history_item_for(pk, entry), HistoryItem.pk.does_not_exist())
 
     def _add_transient(
         self,
@@ -388,7 +327,7 @@ class DynamoEventStore:
             keys.append({"pk": {"S": sup_pk(recipient_key)}, "sk": {"S": "LAST"}})
         if dedupe_key:
             keys.append({"pk": {"S": dedupe_key}, "sk": {"S": EVENT_SK}})
-        with _guard():
+        with dependency_guard():
             response = self._client.batch_get_item(
                 RequestItems={self.table_name: {"Keys": keys, "ConsistentRead": True}}
             )
@@ -407,7 +346,7 @@ class DynamoEventStore:
     def set_watermark(self, source: str, at: datetime) -> None:
         item = WatermarkItem(wm_pk(source), "WM")
         try:
-            with _guard():
+            with dependency_guard():
                 item.update(
                     actions=[WatermarkItem.watermark.set(iso(at)), WatermarkItem.updated_at.set(iso(at))],
                     condition=WatermarkItem.watermark.does_not_exist() | (WatermarkItem.watermark < iso(at)),
@@ -418,7 +357,7 @@ class DynamoEventStore:
             # Never move a watermark backwards (an older cycle finishing late).
 
     def get_cursor(self, source: str) -> str | None:
-        with _guard():
+        with dependency_guard():
             try:
                 item = WatermarkItem.get(wm_pk(source), "WM", consistent_read=True)
             except WatermarkItem.DoesNotExist:
@@ -428,7 +367,7 @@ class DynamoEventStore:
     def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None:
         condition = WatermarkItem.cursor.does_not_exist() if previous is None else WatermarkItem.cursor == previous
         try:
-            with _guard():
+            with dependency_guard():
                 WatermarkItem(wm_pk(source), "WM").update(
                     actions=[WatermarkItem.cursor.set(cursor), WatermarkItem.updated_at.set(iso(now))],
                     condition=condition,
@@ -460,7 +399,7 @@ class DynamoEventStore:
             }
             if start:
                 kwargs["ExclusiveStartKey"] = start
-            with _guard():
+            with dependency_guard():
                 page = self._client.query(**kwargs)
             items += [_due_from(raw) for raw in page.get("Items", [])]
             start = page.get("LastEvaluatedKey")
@@ -482,7 +421,7 @@ class DynamoEventStore:
             }
             if start:
                 kwargs["ExclusiveStartKey"] = start
-            with _guard():
+            with dependency_guard():
                 page = self._client.query(**kwargs)
             total += int(page.get("Count", 0))
             start = page.get("LastEvaluatedKey")
@@ -517,7 +456,7 @@ class DynamoEventStore:
             MessageItem.pk.exists() & MessageItem.state.is_in(*sorted(s.value for s in allowed)),
         )
         for index, entry in enumerate(entries):
-            tx.put(f"history{index}", _history_item(message_id, entry), HistoryItem.pk.does_not_exist())
+            tx.put(f"history{index}", history_item(message_id, entry), HistoryItem.pk.does_not_exist())
         if unsuppressed is not None:
             tx.check(
                 "suppression",
@@ -527,7 +466,7 @@ class DynamoEventStore:
                 SuppressionItem.pk.does_not_exist() | (SuppressionItem.suppressed == False),  # noqa: E712
             )
         try:
-            with _guard():
+            with dependency_guard():
                 tx.commit()
         except Cancelled as cancelled:
             if "suppression" in cancelled.failed:
@@ -538,11 +477,11 @@ class DynamoEventStore:
         return "ok"
 
     def append_history(self, message_id: str, entry: HistoryEntry) -> None:
-        with _guard():
-            _history_item(message_id, entry).save(HistoryItem.pk.does_not_exist())
+        with dependency_guard():
+            history_item(message_id, entry).save(HistoryItem.pk.does_not_exist())
 
     def set_due(self, message_id: str, kind: str, at: datetime) -> None:
-        with _guard():
+        with dependency_guard():
             MessageItem(msg_pk(message_id), "MSG").update(
                 actions=[MessageItem.due_kind.set(kind), MessageItem.due_at.set(int(at.timestamp()))],
                 condition=MessageItem.pk.exists(),
@@ -550,7 +489,7 @@ class DynamoEventStore:
 
     def clear_due(self, message_id: str, kind: str) -> None:
         try:
-            with _guard():
+            with dependency_guard():
                 MessageItem(msg_pk(message_id), "MSG").update(
                     actions=[MessageItem.due_kind.remove(), MessageItem.due_at.remove()],
                     condition=MessageItem.due_kind == kind,
@@ -560,7 +499,7 @@ class DynamoEventStore:
                 raise
 
     def idempotency_key_of(self, message_id: str) -> str | None:
-        with _guard():
+        with dependency_guard():
             try:
                 item = MessageItem.get(msg_pk(message_id), "MSG", consistent_read=True)
             except MessageItem.DoesNotExist:
@@ -596,9 +535,9 @@ class DynamoEventStore:
                     ],
                     MessageItem.state.is_in(*sorted(allowed)),
                 )
-            tx.put("history", _history_item(message_id, entry), HistoryItem.pk.does_not_exist())
+            tx.put("history", history_item(message_id, entry), HistoryItem.pk.does_not_exist())
             try:
-                with _guard():
+                with dependency_guard():
                     tx.commit()
                 return
             except Cancelled as cancelled:

@@ -9,13 +9,11 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pynamodb.attributes import TTLAttribute, UnicodeAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
-from sendledger import names
 from sendledger.adapters.dynamodb.models import (
     ALL_MODELS,
     HistoryItem,
@@ -23,10 +21,10 @@ from sendledger.adapters.dynamodb.models import (
     LastSendItem,
     LedgerModel,
     MessageItem,
+    ProviderIdItem,
     ResetItem,
     SuppressionItem,
     WatermarkItem,
-    _Meta,
     bind,
 )
 from sendledger.adapters.dynamodb.transaction import Cancelled, LabelledTransaction
@@ -110,7 +108,7 @@ class DynamoLedger:
         message = intent.message
         self._add_idempotency(tx, intent)
         tx.put("message", _message_item(message, intent), MessageItem.pk.does_not_exist())
-        tx.put("history", _history_item(message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
+        tx.put("history", history_item(message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
         self._add_eligibility_checks(tx, intent)
         if intent.reset is not None:
             window_start = intent.reset_window_start or intent.reset.created_at
@@ -134,7 +132,7 @@ class DynamoLedger:
         tx = self._transaction()
         self._add_idempotency(tx, intent, stored)
         tx.put("message", _message_item(intent.message, intent), MessageItem.pk.does_not_exist())
-        tx.put("history", _history_item(intent.message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
+        tx.put("history", history_item(intent.message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
         if intent.message.escalation:
             tx.put("escalation", _escalation_item(intent.message), MessageItem.pk.does_not_exist())
         try:
@@ -165,7 +163,7 @@ class DynamoLedger:
         allowed = [state.value for state in predecessors(outcome.new_state)]
         tx = self._transaction()
         tx.update("message", item, actions, MessageItem.state.is_in(*allowed))
-        tx.put("history", _history_item(message.message_id, outcome.entry), HistoryItem.pk.does_not_exist())
+        tx.put("history", history_item(message.message_id, outcome.entry), HistoryItem.pk.does_not_exist())
         add_provider_id_mapping(tx, outcome)
         if outcome.idempotency_key and outcome.stored_response:
             idem = IdempotencyItem(idem_pk(outcome.idempotency_key), "IDEM")
@@ -190,7 +188,7 @@ class DynamoLedger:
 
     def _append_history(self, message_id: str, entry: HistoryEntry) -> None:
         with dependency_guard():
-            _history_item(message_id, entry).save(HistoryItem.pk.does_not_exist())
+            history_item(message_id, entry).save(HistoryItem.pk.does_not_exist())
 
     def get_message(self, message_id: str, with_history: bool = True) -> Message | None:
         with dependency_guard():
@@ -271,7 +269,7 @@ class DynamoLedger:
         )
         tx = self._transaction()
         tx.put("suppression", item, condition)
-        tx.put("history", _history_item_for(sup_pk(recipient_key), entry), HistoryItem.pk.does_not_exist())
+        tx.put("history", history_item_for(sup_pk(recipient_key), entry), HistoryItem.pk.does_not_exist())
         try:
             with dependency_guard():
                 tx.commit()
@@ -342,7 +340,7 @@ class DynamoLedger:
             ],
             MessageItem.state.is_in(*[s.value for s in predecessors(MessageState.SENDING)]),
         )
-        tx.put("history", _history_item(message.message_id, entry), HistoryItem.pk.does_not_exist())
+        tx.put("history", history_item(message.message_id, entry), HistoryItem.pk.does_not_exist())
         tx.check(
             "suppression",
             SuppressionItem,
@@ -519,11 +517,11 @@ def _escalation_item(message: Message) -> MessageItem:
     )
 
 
-def _history_item(message_id: str, entry: HistoryEntry) -> HistoryItem:
-    return _history_item_for(msg_pk(message_id), entry)
+def history_item(message_id: str, entry: HistoryEntry) -> HistoryItem:
+    return history_item_for(msg_pk(message_id), entry)
 
 
-def _history_item_for(pk: str, entry: HistoryEntry) -> HistoryItem:
+def history_item_for(pk: str, entry: HistoryEntry) -> HistoryItem:
     return HistoryItem(
         pk,
         history_sk(entry.at, entry.step),
@@ -623,30 +621,11 @@ def call_guarded(fn: Callable[[], T]) -> T:
 # --- provider message id → message id (SMS delivery-status records carry only the former) -----
 
 
-class ProviderIdItem(LedgerModel):
-    """pk `PMID#<provider message id>`, sk `PMID`: which message an SNS message id belongs to."""
-
-    class Meta(_Meta):
-        pass
-
-    message_id = UnicodeAttribute()
-    expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
-
-
 PROVIDER_ID_RETENTION = timedelta(days=30)  # SMS status records arrive up to 72 h after the send
 
 
-def _bound_provider_id_model() -> type[ProviderIdItem]:
-    if ProviderIdItem.Meta.table_name != MessageItem.Meta.table_name:
-        ProviderIdItem.Meta.table_name = MessageItem.Meta.table_name
-        ProviderIdItem.Meta.region = MessageItem.Meta.region
-        ProviderIdItem._connection = None
-    return ProviderIdItem
-
-
 def provider_id_item(message_id: str, provider_message_id: str, now: datetime) -> ProviderIdItem:
-    model = _bound_provider_id_model()
-    return model(
+    return ProviderIdItem(
         f"PMID#{provider_message_id}",
         "PMID",
         message_id=message_id,

@@ -10,6 +10,9 @@
 | recipient's last send | SUP#<recipient key> | LAST |
 | source watermark / cursor | WM#<source> | WM |
 | password reset (one per account) | RESET#<account_id> | ACTIVE |
+| SNS message id → message (SMS) | PMID#<sns message id> | PMID |
+| applied delivery event (dedupe, TTL) | EVT#<source>#<event id> | EVT |
+| recipient's transient bounces in the window | SUP#<recipient key> | TRANSIENT |
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
+    ListAttribute,
     NumberAttribute,
     TTLAttribute,
     UnicodeAttribute,
@@ -152,6 +156,53 @@ class ResetItem(LedgerModel):
     expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
 
 
+class ProviderIdItem(LedgerModel):
+    """pk `PMID#<provider message id>`, sk `PMID`: which message an SNS message id belongs to."""
+
+    class Meta(_Meta):
+        pass
+
+    message_id = UnicodeAttribute()
+    expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
+
+
+class EventItem(LedgerModel):
+    class Meta(_Meta):
+        pass
+
+    source = UnicodeAttribute()
+    kind = UnicodeAttribute()
+    occurred_at = UnicodeAttribute()
+    applied_at = UnicodeAttribute()
+    message_id = UnicodeAttribute(null=True)
+    recipient = UnicodeAttribute(null=True)  # fingerprint, never the address
+    expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
+
+
+class TransientBounceItem(LedgerModel):
+    class Meta(_Meta):
+        pass
+
+    times = ListAttribute(of=UnicodeAttribute)  # ISO times inside the window, oldest first
+    revision = NumberAttribute()
+    updated_at = UnicodeAttribute()
+
+
+class EscalationItem(LedgerModel):
+    """The ESC item written by the send path, plus the poller's progress markers."""
+
+    class Meta(_Meta):
+        pass
+
+    message_id = UnicodeAttribute()
+    state = UnicodeAttribute()
+    escalation = UnicodeAttribute(null=True)
+    updated_at = UnicodeAttribute()
+    outcome = UnicodeAttribute(null=True)
+    due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
+    due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
+
+
 ALL_MODELS: tuple[type[LedgerModel], ...] = (
     LedgerModel,
     IdempotencyItem,
@@ -161,6 +212,10 @@ ALL_MODELS: tuple[type[LedgerModel], ...] = (
     LastSendItem,
     WatermarkItem,
     ResetItem,
+    ProviderIdItem,
+    EventItem,
+    TransientBounceItem,
+    EscalationItem,
 )
 
 
