@@ -28,6 +28,7 @@ from sendledger import names
 from sendledger.adapters.dynamodb.ledger import (
     STATE_SK,
     DynamoLedger,
+    check_not_suppressed,
     dependency_guard,
     history_item,
     history_item_for,
@@ -458,13 +459,7 @@ class DynamoEventStore:
         for index, entry in enumerate(entries):
             tx.put(f"history{index}", history_item(message_id, entry), HistoryItem.pk.does_not_exist())
         if unsuppressed is not None:
-            tx.check(
-                "suppression",
-                SuppressionItem,
-                sup_pk(unsuppressed),
-                STATE_SK,
-                SuppressionItem.pk.does_not_exist() | (SuppressionItem.suppressed == False),  # noqa: E712
-            )
+            check_not_suppressed(tx, unsuppressed)
         try:
             with dependency_guard():
                 tx.commit()

@@ -341,13 +341,7 @@ class DynamoLedger:
             MessageItem.state.is_in(*[s.value for s in predecessors(MessageState.SENDING)]),
         )
         tx.put("history", history_item(message.message_id, entry), HistoryItem.pk.does_not_exist())
-        tx.check(
-            "suppression",
-            SuppressionItem,
-            sup_pk(message.recipient_key),
-            STATE_SK,
-            SuppressionItem.pk.does_not_exist() | (SuppressionItem.suppressed == False),  # noqa: E712
-        )
+        check_not_suppressed(tx, message.recipient_key)
         try:
             with dependency_guard():
                 tx.commit()
@@ -514,6 +508,17 @@ def _escalation_item(message: Message) -> MessageItem:
         updated_at=iso(message.created_at),
         due_kind="escalation",
         due_at=int(deadline.timestamp()),
+    )
+
+
+def check_not_suppressed(tx: LabelledTransaction, recipient_key: str) -> None:
+    """Condition a transaction on the recipient not being suppressed (label "suppression")."""
+    tx.check(
+        "suppression",
+        SuppressionItem,
+        sup_pk(recipient_key),
+        STATE_SK,
+        SuppressionItem.pk.does_not_exist() | (SuppressionItem.suppressed == False),  # noqa: E712
     )
 
 
