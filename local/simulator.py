@@ -286,10 +286,10 @@ class Simulator:
         parsed = self._parse_email(request)
         label = parsed.label
         if label == LABEL_TIMEOUT_LOST and self._count_call(parsed.to[0], label) == 1:
-            LOG.info("simulator: %s times out before SES accepts it", parsed.to[0])
+            LOG.info("simulator: a send to %s times out before SES accepts it", _masked(parsed.to[0]))
             raise ReadTimeoutError(endpoint_url=request.url)
         if label == LABEL_THROTTLE and self._count_call(parsed.to[0], label) <= THROTTLED_CALLS:
-            LOG.info("simulator: SES throttles the send to %s", parsed.to[0])
+            LOG.info("simulator: SES throttles the send to %s", _masked(parsed.to[0]))
             return self._answer_locally(
                 request,
                 429,
@@ -638,6 +638,13 @@ class Simulator:
     def _client(self, service: str) -> Any:
         session = self._aws_session or boto3.session.Session()
         return session.client(service, region_name=self.region)
+
+
+def _masked(address: str) -> str:
+    """Addresses never reach logs, local ones included: keep the label that explains the fault."""
+    local, _, domain = address.partition("@")
+    label = local.partition("+")[2]
+    return f"{local[:1]}***{'+' + label if label else ''}@{domain}"
 
 
 def _caller_identity(request: AWSPreparedRequest) -> str:
