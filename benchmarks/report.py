@@ -61,7 +61,8 @@ def render(results: dict[str, Any]) -> str:
     for name, label in (
         ("send", "email send (happy path)"),
         ("replay", "replay (same Idempotency-Key)"),
-        ("reset", "password reset request"),
+        ("reset", "password reset request (api)"),
+        ("reset_mail", "reset mail (poller: message read, token swap + send, outcome)"),
         ("sms_send", "SMS send (happy path)"),
     ):
         mine = ours.get(name) or {}

@@ -155,7 +155,7 @@ def assemble(
     throughput = found.get("throughput") or {}
     event_figures, event_detail = _events(found.get("events"))
 
-    ddb = {name: (ours_counts.get(name) or {}).get("requests") for name in ("send", "replay", "reset")}
+    ddb = {name: (ours_counts.get(name) or {}).get("requests") for name in ("send", "replay", "reset", "reset_mail")}
     ddb.update(event_figures)
     ddb["sms_send"] = (ours_counts.get("sms_send") or {}).get("requests")
     baseline_ddb = {name: (base_counts.get(name) or {}).get("requests") for name in ("send", "replay")}
