@@ -192,3 +192,12 @@ def test_recent_send_is_logged_stale_and_allowed_by_default(api, services, clock
     assert view["state"] == "accepted"
     _, _, full = api("GET", f"/v1/messages/{view['message_id']}")
     assert full["history"][0]["eligibility"] == "eligible_stale"
+
+
+def test_a_caller_cannot_read_another_callers_message(api, healthy_watermarks):
+    _, _, view = send(api)
+    status, headers, _ = api(
+        "GET", f"/v1/messages/{view['message_id']}", principal="arn:aws:iam::123456789012:user/other"
+    )
+    assert status == 404 and headers["content-type"] == "application/problem+json"
+    assert api("GET", f"/v1/messages/{view['message_id']}")[0] == 200

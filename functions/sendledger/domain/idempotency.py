@@ -63,6 +63,11 @@ def fingerprint(payload: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def caller_id(principal: str) -> str:
+    """A caller's stable, non-reversible id (ARNs do not leak into keys or items)."""
+    return hashlib.sha256(principal.encode()).hexdigest()[:24]
+
+
 def scoped_key(principal: str, key: str) -> str:
-    """Keys are per caller; the principal is hashed so ARNs do not leak into keys."""
-    return f"{hashlib.sha256(principal.encode()).hexdigest()[:24]}#{key}"
+    """Keys are per caller."""
+    return f"{caller_id(principal)}#{key}"

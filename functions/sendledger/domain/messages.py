@@ -105,6 +105,7 @@ class Message:
     escalation: dict[str, Any] | None = None
     attempt: int = 1
     parent_key: str | None = None
+    owner: str | None = None  # caller_id of the principal whose request created it
     history: list[HistoryEntry] = field(default_factory=list)
 
 

@@ -88,12 +88,12 @@ def post_message(
 
 @app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
 def get_message(message_id: str) -> Response[str]:
-    return _respond(messages.get_message(wiring.services(), message_id))
+    return _respond(messages.get_message(wiring.services(), message_id, _principal()))
 
 
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email))
+    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, _principal()))
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))

@@ -129,6 +129,7 @@ def _send_fallback(
         if rest
         else None,
         parent_key=parent_key,
+        owner=message.owner,
     )
     try:
         reply = send_message(pipeline.services, command, seconds_left)

@@ -40,7 +40,7 @@ UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
 
 
-def request_reset(services: Services, account_id: str, email: str) -> Reply:
+def request_reset(services: Services, account_id: str, email: str, principal: str) -> Reply:
     """Record the reset and its mail as due work; the poller mints the token and sends it.
 
     Answering before any provider call gives every address — deliverable, unknown or
@@ -49,7 +49,7 @@ def request_reset(services: Services, account_id: str, email: str) -> Reply:
     settings, now = services.settings, services.clock.now()
     recipient = parse_recipient(Channel.EMAIL, email)
     command = SendCommand(
-        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal="", idempotency_header=None
+        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal=principal, idempotency_header=None
     )
     message = new_message(command, recipient, now)
     message.params = None  # the link carries the token: never stored, minted at send time

@@ -61,6 +61,7 @@ class SendCommand:
     event_id: str | None = None
     escalation: dict[str, Any] | None = None
     parent_key: str | None = None
+    owner: str | None = None  # escalation fallbacks belong to the parent's caller
 
 
 def source_for(channel: Channel) -> str:
@@ -317,6 +318,7 @@ def new_message(command: SendCommand, recipient: Recipient, now: datetime) -> Me
         params=command.params,
         escalation=command.escalation,
         parent_key=command.parent_key,
+        owner=command.owner or idempotency.caller_id(command.principal),
     )
 
 

@@ -485,6 +485,7 @@ def _message_item(message: Message, intent: SendIntent) -> MessageItem:
         attempt=message.attempt,
         idempotency_pk=idem_pk(intent.idempotency_key) if intent.idempotency_key else None,
         parent_key=message.parent_key,
+        owner=message.owner,
         due_kind=due[0] if due else None,
         due_at=int(due[1].timestamp()) if due else None,
     )
@@ -570,6 +571,7 @@ def _message_from(item: MessageItem) -> Message:
         escalation=json.loads(item.escalation) if item.escalation else None,
         attempt=int(item.attempt or 1),
         parent_key=item.parent_key,
+        owner=item.owner,
     )
 
 

@@ -98,6 +98,7 @@ class MessageItem(LedgerModel):
     attempt = NumberAttribute(default=1)
     idempotency_pk = UnicodeAttribute(null=True)
     parent_key = UnicodeAttribute(null=True)
+    owner = UnicodeAttribute(null=True)
     due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
     due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
     due_work = DueWorkIndex()
