@@ -82,7 +82,9 @@ def post_message(
         escalation=body.escalation.model_dump() if body.escalation else None,
     )
     reply = send_message(wiring.services(), command, _seconds_left)
-    metrics.add_metric(name="MessageRequests", unit=MetricUnit.Count, value=1)
+    # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
+    outcome = "Replays" if reply.replayed else str(reply.body.get("state", "unknown")).capitalize()
+    metrics.add_metric(name=f"Messages{outcome}", unit=MetricUnit.Count, value=1)
     return _respond(reply)
 
 
