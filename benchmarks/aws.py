@@ -6,7 +6,6 @@ import contextlib
 import io
 import json
 import sys
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -128,32 +127,19 @@ def api_event(
     headers: dict[str, str] | None = None,
     principal: str = PRINCIPAL,
 ) -> dict[str, Any]:
-    """An API Gateway REST (v1) proxy event with an IAM caller identity, as deployed."""
+    """The API Gateway REST (v1) proxy event the local stack builds for the same request."""
+    from local.gateway import build_event
+
     all_headers = {"Content-Type": "application/json"} if body is not None else {}
     all_headers.update(headers or {})
-    return {
-        "resource": path,
-        "path": path,
-        "httpMethod": method,
-        "headers": all_headers,
-        "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
-        "queryStringParameters": None,
-        "multiValueQueryStringParameters": None,
-        "pathParameters": None,
-        "stageVariables": None,
-        "requestContext": {
-            "resourcePath": path,
-            "httpMethod": method,
-            "path": f"/prod{path}",
-            "stage": "prod",
-            "requestId": str(uuid.uuid4()),
-            "accountId": ACCOUNT_ID,
-            "identity": {"userArn": principal, "caller": principal, "sourceIp": "192.0.2.1"},
-            "requestTimeEpoch": 1795946400000,
-        },
-        "body": json.dumps(body) if body is not None else None,
-        "isBase64Encoded": False,
-    }
+    return build_event(
+        method=method,
+        target=path,
+        headers=all_headers.items(),
+        body=json.dumps(body).encode() if body is not None else b"",
+        principal=principal,
+        account_id=ACCOUNT_ID,
+    )
 
 
 def lambda_context(function_name: str, timeout_seconds: float = 29.0) -> Any:

@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote, urlencode
 
 PRINCIPAL = "arn:aws:iam::123456789012:user/test-caller"
 ADMIN = "arn:aws:iam::123456789012:role/test-admin"
@@ -60,30 +61,19 @@ def api_event(
     principal: str = PRINCIPAL,
     raw_body: str | None = None,
 ) -> dict[str, Any]:
-    """An API Gateway REST (v1) proxy event with IAM caller identity, as deployed."""
+    """The API Gateway REST (v1) proxy event the local stack builds for the same request."""
+    from local.gateway import build_event
+
     all_headers = {"Content-Type": "application/json"} if body is not None or raw_body is not None else {}
     all_headers.update(headers or {})
-    text = raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
-    return {
-        "resource": path,
-        "path": path,
-        "httpMethod": method,
-        "headers": all_headers,
-        "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
-        "queryStringParameters": query or None,
-        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
-        "pathParameters": None,
-        "stageVariables": None,
-        "requestContext": {
-            "resourcePath": path,
-            "httpMethod": method,
-            "path": f"/prod{path}",
-            "stage": "prod",
-            "requestId": f"req-{next(_request_ids)}",
-            "accountId": "123456789012",
-            "identity": {"userArn": principal, "caller": principal, "sourceIp": "192.0.2.1"},
-            "requestTimeEpoch": 1795946400000,
-        },
-        "body": text,
-        "isBase64Encoded": False,
-    }
+    text = raw_body if raw_body is not None else (json.dumps(body) if body is not None else "")
+    target = f"{path}?{urlencode(query, quote_via=quote)}" if query else path
+    return build_event(
+        method=method,
+        target=target,
+        headers=all_headers.items(),
+        body=text.encode("utf-8", errors="surrogatepass"),
+        principal=principal,
+        request_id=f"req-{next(_request_ids)}",
+        now_ms=1795946400000,
+    )
