@@ -5,6 +5,7 @@ import re
 import boto3
 import pytest
 
+from sendledger.domain.provider import CallResult, ProviderResponse
 from tests.conftest import TABLE
 from tests.support.counting import count_dynamodb_requests
 from tests.support.outbox import sent_emails
@@ -107,3 +108,32 @@ def test_no_token_is_stored_anywhere(api, mailed, healthy_watermarks):
     [token] = mailed()
     items = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
     assert items and token not in str(items)
+
+
+def test_suppressed_address_gets_the_same_reset_id_inside_the_window(api, clock, mailed, healthy_watermarks):
+    # Given a suppressed address (an oracle would answer it differently from a deliverable one)
+    api("PUT", "/v1/admin/suppressions/bob%40example.com", {"reason": "complaint"})
+    _, _, first = request(api)
+    clock.advance(60)
+    _, _, second = request(api)
+    # Then, like any address, the second request inside the window names the same reset
+    assert second["reset_id"] == first["reset_id"] and mailed() == []
+
+
+def test_mail_of_a_replaced_reset_is_cancelled_not_left_waiting(api, services, clock, mailed, healthy_watermarks):
+    # Given a reset whose mail could not be sent yet (the provider throttles), then replaced
+    services.email.send_email = lambda *args: ProviderResponse(CallResult.THROTTLED, error_code="Throttling")
+    _, _, first = request(api)
+    mailed()
+    clock.advance(601)
+    request(api)
+    items = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
+    first_mail = next(
+        i for i in items if i["sk"]["S"] == "MSG" and i.get("reset_account_id") and i["state"]["S"] == "pending"
+    )
+    # When the poller comes back to the old mail
+    clock.advance(120)
+    mailed()
+    # Then it is withdrawn for good, not left pending forever
+    state = boto3.client("dynamodb").get_item(TableName=TABLE, Key={"pk": first_mail["pk"], "sk": {"S": "MSG"}})["Item"]
+    assert state["state"]["S"] == "cancelled" and "due_kind" not in state

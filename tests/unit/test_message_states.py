@@ -76,3 +76,9 @@ def test_no_state_returns_to_received():
 def test_predecessors_match_can_transition(state):
     for source in S:
         assert (source in predecessors(state)) == can_transition(source, state)
+
+
+def test_cancelled_only_before_any_accepted_send():
+    assert predecessors(S.CANCELLED) == frozenset({S.RECEIVED, S.PENDING, S.RETRY})
+    assert S.CANCELLED in TERMINAL
+    assert {target for target in S if can_transition(S.CANCELLED, target)} == {S.ESCALATED}

@@ -26,6 +26,7 @@ class MessageState(StrEnum):
     PENDING = "pending"
     REJECTED = "rejected"
     ESCALATED = "escalated"
+    CANCELLED = "cancelled"  # withdrawn before any accepted send (its reset was replaced or ended)
 
 
 S = MessageState
@@ -35,11 +36,11 @@ S = MessageState
 _OUTCOME_RANK = {S.ACCEPTED: 1, S.DELIVERED: 2, S.FAILED: 3, S.BOUNCED: 3, S.COMPLAINED: 4}
 
 _LIFECYCLE: dict[MessageState, frozenset[MessageState]] = {
-    S.RECEIVED: frozenset({S.SUPPRESSED, S.SENDING, S.PENDING}),
+    S.RECEIVED: frozenset({S.SUPPRESSED, S.SENDING, S.PENDING, S.CANCELLED}),
     S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),
     S.UNKNOWN: frozenset({S.ACCEPTED, S.RETRY, S.UNRESOLVED}),
-    S.RETRY: frozenset({S.SENDING}),
-    S.PENDING: frozenset({S.SENDING, S.SUPPRESSED}),
+    S.RETRY: frozenset({S.SENDING, S.CANCELLED}),
+    S.PENDING: frozenset({S.SENDING, S.SUPPRESSED, S.CANCELLED}),
 }
 
 # Delivery evidence proves acceptance, so it may arrive while we still think the send is in
@@ -49,7 +50,7 @@ _OUTCOMES = frozenset({S.DELIVERED, S.BOUNCED, S.COMPLAINED, S.FAILED})
 
 ESCALATION_TRIGGERS = frozenset({S.FAILED, S.BOUNCED, S.SUPPRESSED, S.REJECTED, S.COMPLAINED})
 TERMINAL = frozenset(
-    {S.SUPPRESSED, S.DELIVERED, S.BOUNCED, S.COMPLAINED, S.FAILED, S.REJECTED, S.UNRESOLVED, S.ESCALATED}
+    {S.SUPPRESSED, S.DELIVERED, S.BOUNCED, S.COMPLAINED, S.FAILED, S.REJECTED, S.UNRESOLVED, S.ESCALATED, S.CANCELLED}
 )
 RETRY_AFTER_STATES = frozenset({S.PENDING, S.UNKNOWN, S.SENDING, S.RECEIVED, S.RETRY})
 

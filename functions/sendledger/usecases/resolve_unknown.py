@@ -185,13 +185,23 @@ def _resend_reset(
         or record.state != "active"
         or record.expires_at <= now
     ):
-        # The reset this mail belonged to is gone (consumed, replaced, expired): nothing to resend.
-        store.append_history(
-            message.message_id,
-            HistoryEntry(at=now, type="resend_skipped", evidence={"reason": "reset no longer active"}, step=3),
+        # The reset this mail belonged to is gone (consumed, replaced, expired): the mail is
+        # withdrawn for good, never left waiting.
+        entry = HistoryEntry(
+            at=now,
+            type="cancelled",
+            state=S.CANCELLED,
+            evidence={"reason": "reset no longer active", "reset_state": record.state if record else None},
+            step=3,
         )
-        store.clear_due(message.message_id, "pending")
-        report.bump("reset_resend_skipped")
+        if (
+            store.transition(
+                message.message_id, frozenset({S.PENDING, S.RETRY, S.RECEIVED}), S.CANCELLED, [entry], None
+            )
+            != "ok"
+        ):
+            store.clear_due(message.message_id, "pending")
+        report.bump("reset_mail_cancelled")
         return
     if services.ledger.get_suppression(message.recipient_key).state.suppressed:
         _suppress_instead(pipeline, message, now, report)

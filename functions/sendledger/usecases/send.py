@@ -197,12 +197,16 @@ def _commit_decided(
         intent.due = ("pending", intent.first_entry.at + timedelta(seconds=services.settings.poll_interval_seconds))
     elif message.escalation:
         intent.due = ("outcome", intent.first_entry.at)  # failed for good before the deadline: escalate now
+    else:
+        intent.due = None  # decided for good: nothing left for the poller
     stored = StoredResponse(202, message_view(message, services.settings)) if intent.idempotency_key else None
     try:
         services.ledger.commit_without_send(intent, stored)
     except IntentConflict as conflict:
         if conflict.idempotency is not None:
             raise IdempotencyConflictFound(conflict.idempotency) from None
+        if conflict.reset is not None:
+            raise ResetConflict(conflict.reset) from None
         raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1) from None
 
 

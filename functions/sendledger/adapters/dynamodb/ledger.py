@@ -110,16 +110,7 @@ class DynamoLedger:
         tx.put("message", _message_item(message, intent), MessageItem.pk.does_not_exist())
         tx.put("history", history_item(message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
         self._add_eligibility_checks(tx, intent)
-        if intent.reset is not None:
-            window_start = intent.reset_window_start or intent.reset.created_at
-            tx.put(
-                "reset",
-                _reset_item(intent.reset),
-                ResetItem.pk.does_not_exist()
-                | (ResetItem.state != "active")
-                | (ResetItem.created_at < iso(window_start))
-                | (ResetItem.reset_id == intent.reset.reset_id),
-            )
+        self._add_reset(tx, intent)
         if message.escalation:
             tx.put("escalation", _escalation_item(message), MessageItem.pk.does_not_exist())
         try:
@@ -135,6 +126,7 @@ class DynamoLedger:
         tx.put("history", history_item(intent.message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
         if intent.message.escalation:
             tx.put("escalation", _escalation_item(intent.message), MessageItem.pk.does_not_exist())
+        self._add_reset(tx, intent)
         try:
             with dependency_guard():
                 tx.commit()
@@ -379,6 +371,20 @@ class DynamoLedger:
             "idempotency",
             item,
             IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.expires_at < now),
+        )
+
+    def _add_reset(self, tx: LabelledTransaction, intent: SendIntent) -> None:
+        """The account's one reset record, replaced unless a young active one exists."""
+        if intent.reset is None:
+            return
+        window_start = intent.reset_window_start or intent.reset.created_at
+        tx.put(
+            "reset",
+            _reset_item(intent.reset),
+            ResetItem.pk.does_not_exist()
+            | (ResetItem.state != "active")
+            | (ResetItem.created_at < iso(window_start))
+            | (ResetItem.reset_id == intent.reset.reset_id),
         )
 
     def _add_eligibility_checks(self, tx: LabelledTransaction, intent: SendIntent) -> None:
