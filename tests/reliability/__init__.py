@@ -1,0 +1,1 @@
+"""Reliability tests (issue #5): fault schedules, DynamoDB faults, fuzzing, secrets, concurrency."""

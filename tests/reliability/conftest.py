@@ -1,0 +1,193 @@
+"""Reliability fixtures on top of the root ones (`aws`, `services`, `api`, `clock`, ...)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.retries import standard
+from moto import mock_aws
+
+from local.simulator import Simulator
+from sendledger.adapters import aws as aws_clients
+from sendledger.adapters.dynamodb.ledger import DynamoLedger, wm_pk
+from sendledger.adapters.dynamodb.models import WatermarkItem
+from sendledger.adapters.dynamodb.schema import create_ledger_table
+from sendledger.adapters.ses import SesEmailSender
+from sendledger.adapters.sns import SnsSmsSender
+from sendledger.domain.clock import iso
+from sendledger.domain.provider import Backoff
+from sendledger.ingest_wiring import build_pipeline
+from sendledger.settings import Settings
+from sendledger.usecases.context import Services
+from sendledger.usecases.poll import CycleFailed, CycleReport
+from tests.conftest import SENDER, TABLE, Api
+from tests.integration.conftest import (
+    FAILURE_GROUP,
+    SUCCESS_GROUP,
+    Ingestion,
+    ingestion,  # noqa: F401  (the integration fixture, for these tests too)
+)
+from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch
+from tests.support.fakes import FakeClock, FakeSleeper
+
+FIGURES_DIR = "SENDLEDGER_RELIABILITY_FIGURES"  # set by tests/reliability/report.py
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each process (xdist worker) leaves what it measured for the report."""
+    directory = os.environ.get(FIGURES_DIR)
+    if not directory or not FIGURES:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(directory, f"figures-{worker}-{os.getpid()}.json").write_text(json.dumps(dict(FIGURES), sort_keys=True))
+
+
+@pytest.fixture(autouse=True)
+def no_sdk_backoff_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore's own retries (pynamodb clients) still happen, but without real sleeping."""
+    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0)
+
+
+@pytest.fixture
+def client(api) -> Client:  # type: ignore[no-untyped-def]
+    return Client(api)
+
+
+@pytest.fixture
+def dynamo(services: Services) -> Iterator[Hooks]:
+    """Fault hooks on every pynamodb client the ledger uses."""
+    hooks = Hooks("dynamodb", services.ledger.request_emitters())  # type: ignore[attr-defined]
+    yield hooks
+    hooks.close()
+
+
+@pytest.fixture
+def ses(services: Services) -> Iterator[Hooks]:
+    """Fault hooks on the SESv2 client the SES adapter uses."""
+    hooks = Hooks("sesv2", [aws_clients.client("sesv2").meta.events])
+    yield hooks
+    hooks.close()
+
+
+def make_ingestion(services: Services) -> Ingestion:
+    """The integration `ingestion` fixture's construction (queue, DLQ, topic, log groups), callable."""
+    sqs, sns, logs = boto3.client("sqs"), boto3.client("sns"), boto3.client("logs")
+    dlq_url = sqs.create_queue(QueueName="sendledger-ses-events-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    queue_url = sqs.create_queue(
+        QueueName="sendledger-ses-events",
+        Attributes={
+            "VisibilityTimeout": "0",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}),
+        },
+    )["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    topic_arn = sns.create_topic(Name="sendledger-ses-events")["TopicArn"]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    escalation_url = sqs.create_queue(QueueName="sendledger-escalations")["QueueUrl"]
+    for group in (SUCCESS_GROUP, FAILURE_GROUP):
+        logs.create_log_group(logGroupName=group)
+    services.settings = replace(
+        services.settings,
+        ses_events_queue_url=queue_url,
+        escalation_queue_url=escalation_url,
+        sms_success_log_group=SUCCESS_GROUP,
+        sms_failure_log_group=FAILURE_GROUP,
+    )
+    return Ingestion(services, build_pipeline(services), topic_arn, queue_url, dlq_url, escalation_url)
+
+
+def run_poll(world_ingestion: Ingestion) -> CycleReport | CycleFailed:
+    """One poll cycle; a failed step is the invocation's error (EventBridge retries the next cycle)."""
+    try:
+        return world_ingestion.poll()
+    except CycleFailed as failed:
+        return failed
+
+
+@dataclass
+class SharedWorld:
+    """The root fixtures' world (moto, table, services, api, simulator), built once per module.
+
+    Building it costs ~0.5 s (nine botocore clients); schedules that each use their own key,
+    account and address can share it, which also lets one LedgerWatch see the whole run.
+    """
+
+    services: Services
+    clock: FakeClock
+    client: Client
+    simulator: Simulator
+    dynamo: Hooks
+    ses: Hooks
+    watch: LedgerWatch
+    ingestion: Ingestion
+
+    def poll(self) -> Any:
+        return run_poll(self.ingestion)
+
+    def fresh(self) -> None:
+        """Empty the table (moto deep-copies a table on every transaction: keep it small)."""
+        client = boto3.client("dynamodb")
+        keys = [
+            {"pk": i["pk"], "sk": i["sk"]} for i in client.scan(TableName=TABLE, ProjectionExpression="pk, sk")["Items"]
+        ]
+        for start in range(0, len(keys), 25):
+            batch = [{"DeleteRequest": {"Key": key}} for key in keys[start : start + 25]]
+            client.batch_write_item(RequestItems={TABLE: batch})
+        self.drain_queue()
+        self.watch = LedgerWatch()
+        self.healthy_watermarks()
+
+    def drain_queue(self) -> None:
+        sqs = boto3.client("sqs")
+        while batch := sqs.receive_message(QueueUrl=self.ingestion.queue_url, MaxNumberOfMessages=10).get("Messages"):
+            for message in batch:
+                sqs.delete_message(QueueUrl=self.ingestion.queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+    def healthy_watermarks(self) -> None:
+        now = iso(self.clock.now())
+        for source in ("ses", "sms"):
+            WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+
+
+@contextmanager
+def shared_world() -> Iterator[SharedWorld]:
+    with mock_aws(), pytest.MonkeyPatch.context() as patch:
+        aws_clients.client.cache_clear()
+        create_ledger_table(boto3.client("dynamodb"), TABLE)
+        boto3.client("ses").verify_email_identity(EmailAddress=SENDER)
+        boto3.client("sesv2").create_configuration_set(ConfigurationSetName="sendledger-events")
+        simulator = Simulator.install()
+        aws_clients.client.cache_clear()
+        clock = FakeClock()
+        services = Services(
+            ledger=DynamoLedger(TABLE),
+            email=SesEmailSender(SENDER, "sendledger-events"),
+            sms=SnsSmsSender(),
+            clock=clock,
+            settings=Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60),  # as the root fixture
+            sleep=FakeSleeper(clock=clock),
+            backoff=Backoff(rng=lambda: 0.5),
+        )
+        ingestion = make_ingestion(services)
+        dynamo = Hooks("dynamodb", services.ledger.request_emitters())  # type: ignore[attr-defined]
+        ses = Hooks("sesv2", [aws_clients.client("sesv2").meta.events])
+        world = SharedWorld(
+            services, clock, Client(Api(services, patch)), simulator, dynamo, ses, LedgerWatch(), ingestion
+        )
+        world.healthy_watermarks()
+        try:
+            yield world
+        finally:
+            dynamo.close()
+            ses.close()
+            simulator.uninstall()
+            aws_clients.client.cache_clear()

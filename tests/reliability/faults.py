@@ -1,0 +1,341 @@
+"""Fault injection and invariant checks shared by the reliability tests.
+
+Faults are botocore event hooks on the real clients (pynamodb's DynamoDB clients, the SESv2
+client of the SES adapter), so the handler, use cases and adapters run unchanged. Under
+``mock_aws`` moto's own stubber is itself a ``before-send`` handler that runs after ours and
+would still execute a request we answered with an error; a faulted request is therefore
+pointed at a host no moto URL pattern matches (the same trick local/simulator.py uses), so
+"the service answered an error" really means "nothing was applied".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from io import BytesIO
+from typing import Any
+
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutError
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
+
+from sendledger.adapters import aws as aws_clients
+from sendledger.domain import tokens
+from sendledger.domain.messages import MessageState
+from tests.conftest import TABLE
+from tests.support.outbox import sent_emails
+
+PROBLEM_JSON = "application/problem+json"
+TOKEN_IN_LINK = re.compile(r"reset\?token=([A-Za-z0-9_-]+)")
+NOWHERE = "http://sendledger-fault.invalid/answered-locally"
+
+
+# Figures the report prints (tests/reliability/report.py): measured in the run, per process.
+FIGURES: Counter[str] = Counter()
+
+
+class InjectedCrash(RuntimeError):
+    """The Lambda dies here (an unhandled exception or a timeout kill): API Gateway says 502."""
+
+
+# --- the client's view ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+    crashed: str | None = None
+
+    @property
+    def retry_after(self) -> int | None:
+        value = self.headers.get("retry-after")
+        return int(value) if value is not None else None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def is_problem(self) -> bool:
+        return self.headers.get("content-type") == PROBLEM_JSON
+
+
+class Client:
+    """The app calling the API: a crashed invocation is a 502 from API Gateway, not a test error."""
+
+    def __init__(self, api: Callable[..., tuple[int, dict[str, str], Any]]) -> None:
+        self.api = api
+        self.answers: list[Answer] = []
+
+    def __call__(self, method: str, path: str, body: Any = None, **kwargs: Any) -> Answer:
+        try:
+            status, headers, parsed = self.api(method, path, body, **kwargs)
+            answer = Answer(status, headers, parsed)
+        except Exception as exc:  # the invocation died: the caller only sees a gateway error
+            answer = Answer(502, {}, None, crashed=type(exc).__name__)
+        self.answers.append(answer)
+        return answer
+
+
+# --- wire-level responses ------------------------------------------------------------------
+class _RawBody(BytesIO):
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        contents = self.read()
+        while contents:
+            yield contents
+            contents = self.read()
+
+
+def answer_locally(request: Any, status: int, headers: dict[str, str], body: dict[str, Any]) -> AWSResponse:
+    url = request.url
+    request.url = NOWHERE  # moto's stubber (a later before-send handler) now ignores it
+    payload = json.dumps(body).encode()
+    return AWSResponse(url, status, {**headers, "Content-Length": str(len(payload))}, _RawBody(payload))
+
+
+def dynamodb_error(code: str, status: int = 400, reasons: list[str] | None = None) -> Callable[[Any], AWSResponse]:
+    """A DynamoDB JSON-protocol error answer; ``reasons`` fills CancellationReasons in order."""
+
+    def make(request: Any) -> AWSResponse:
+        body: dict[str, Any] = {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": f"injected {code}"}
+        if code == "TransactionCanceledException":
+            items = json.loads(request.body or b"{}").get("TransactItems", [])
+            codes = (reasons or ["TransactionConflict"]) + ["None"] * len(items)
+            body["CancellationReasons"] = [{"Code": c} for c in codes[: len(items)]]
+            body["Message"] = f"Transaction cancelled, please refer cancellation reasons [{', '.join(codes)}]"
+        headers = {"x-amzn-RequestId": f"fault-{uuid.uuid4()}", "Content-Type": "application/x-amz-json-1.0"}
+        return answer_locally(request, status, headers, body)
+
+    return make
+
+
+def ses_error(code: str, status: int) -> Callable[[Any], AWSResponse]:
+    def make(request: Any) -> AWSResponse:
+        headers = {
+            "x-amzn-ErrorType": code,
+            "x-amzn-RequestId": f"fault-{uuid.uuid4()}",
+            "Content-Type": "application/json",
+        }
+        return answer_locally(request, status, headers, {"message": f"injected {code}"})
+
+    return make
+
+
+def read_timeout(request: Any = None, **_: Any) -> None:
+    raise ReadTimeoutError(endpoint_url=getattr(request, "url", "https://injected"))
+
+
+def connect_timeout(request: Any = None, **_: Any) -> None:
+    raise ConnectTimeoutError(endpoint_url=getattr(request, "url", "https://injected"))
+
+
+def internal_error(**_: Any) -> None:
+    """A 500 whose request was nevertheless applied (DynamoDB documents 500s as ambiguous)."""
+    response = {"Error": {"Code": "InternalServerError", "Message": "injected"}, "ResponseMetadata": {}}
+    response["ResponseMetadata"] = {"HTTPStatusCode": 500, "HTTPHeaders": {}}
+    raise ClientError(response, "TransactWriteItems")  # type: ignore[arg-type]
+
+
+def crash(**_: Any) -> None:
+    raise InjectedCrash("injected crash")
+
+
+# --- hooks --------------------------------------------------------------------------------
+@dataclass
+class Fault:
+    """One injected fault.
+
+    ``stage``: ``send`` runs on every HTTP attempt of the call, before it reaches the service
+    (an exception or a returned error answer: nothing is applied); ``after`` runs once the
+    service applied the call and answered (the answer is lost on the way back).
+    ``call``: which call of ``operation`` (1-based, counted while armed); None = every call.
+    ``attempts``: how many HTTP attempts of that call fail (None = all of them).
+    """
+
+    operation: str
+    stage: str
+    action: Callable[..., Any]
+    call: int | None = 1
+    attempts: int | None = None
+    fired: int = 0
+
+
+@dataclass
+class Hooks:
+    """Faults on a set of botocore event emitters (one service); calls are counted per operation."""
+
+    service: str
+    emitters: list[Any]
+    faults: list[Fault] = field(default_factory=list)
+    calls: Counter[str] = field(default_factory=Counter)
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _current: threading.local = field(default_factory=threading.local)
+
+    def __post_init__(self) -> None:
+        unique = {id(e): e for e in self.emitters}
+        self.emitters = list(unique.values())
+        for emitter in self.emitters:
+            emitter.register(f"before-call.{self.service}", self._before_call)
+            emitter.register(f"before-parameter-build.{self.service}", self._record)
+            emitter.register(f"before-send.{self.service}", self._before_send)
+            emitter.register(f"after-call.{self.service}", self._after_call)
+
+    def close(self) -> None:
+        for emitter in self.emitters:
+            emitter.unregister(f"before-call.{self.service}", self._before_call)
+            emitter.unregister(f"before-parameter-build.{self.service}", self._record)
+            emitter.unregister(f"before-send.{self.service}", self._before_send)
+            emitter.unregister(f"after-call.{self.service}", self._after_call)
+
+    def arm(self, *faults: Fault) -> None:
+        self.faults = list(faults)
+        self.calls.clear()
+
+    def disarm(self) -> None:
+        self.faults = []
+
+    @contextmanager
+    def armed(self, *faults: Fault) -> Iterator[None]:
+        self.arm(*faults)
+        try:
+            yield
+        finally:
+            self.disarm()
+
+    def _matching(self, operation: str, stage: str) -> list[Fault]:
+        number = getattr(self._current, "number", 0)
+        return [
+            f
+            for f in self.faults
+            if f.operation == operation and f.stage == stage and (f.call is None or f.call == number)
+        ]
+
+    def _record(self, model: Any, params: Any = None, **_: Any) -> None:
+        """The API parameters of every call (what a ClientRequestToken vouches for)."""
+        self.requests.append((model.name, json.loads(json.dumps(params or {}, default=str))))
+
+    def _before_call(self, model: Any, **_: Any) -> None:
+        self.calls[model.name] += 1
+        self._current.number = self.calls[model.name]
+
+    def _before_send(self, request: Any, event_name: str, **_: Any) -> Any:
+        operation = event_name.rsplit(".", 1)[-1]
+        for fault in self._matching(operation, "send"):
+            if fault.attempts is not None and fault.fired >= fault.attempts:
+                continue
+            fault.fired += 1
+            result = fault.action(request=request)
+            if result is not None:
+                return result
+        return None
+
+    def _after_call(self, event_name: str, **_: Any) -> None:
+        operation = event_name.rsplit(".", 1)[-1]
+        for fault in self._matching(operation, "after"):
+            fault.fired += 1
+            fault.action()
+
+
+# --- what the ledger and the provider hold ---------------------------------------------------
+def scan() -> list[dict[str, Any]]:
+    """Every item of the table, read from moto's backend (the ground truth, like sent_emails()).
+
+    Same attribute-value shape as a Scan answer, without moto's response serialization, which
+    made whole-ledger checks after every step the slowest part of the suite.
+    """
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_table(TABLE)
+    return [json.loads(json.dumps(item.to_json()["Attributes"])) for item in table.all_items()]
+
+
+def ddb() -> Any:
+    """The DynamoDB client for direct reads in tests (rebuilt with each moto world by its fixtures)."""
+    return aws_clients.client("dynamodb")
+
+
+def s(item: dict[str, Any], name: str) -> Any:
+    value = item.get(name)
+    if value is None:
+        return None
+    return next(iter(value.values()))
+
+
+def items_with(items: list[dict[str, Any]], prefix: str, sk: str | None = None) -> list[dict[str, Any]]:
+    return [i for i in items if s(i, "pk").startswith(prefix) and (sk is None or s(i, "sk") == sk)]
+
+
+def emails_to(address: str) -> list[Any]:
+    """What the provider accepted for this address (moto's SES backend: the ground truth)."""
+    return [m for m in sent_emails() if address in (m.destinations.get("ToAddresses") or [])]
+
+
+def mailed_tokens(address: str) -> list[str]:
+    return [match.group(1) for m in emails_to(address) if (match := TOKEN_IN_LINK.search(m.body))]
+
+
+# --- invariants ---------------------------------------------------------------------------
+DEFINED_STATES = {state.value for state in MessageState}
+# A message that is not settled must be findable by the worker/poller (its due-work entry).
+DUE_WORK = {"sending": "inflight", "unknown": "unknown", "pending": "pending", "retry": "pending"}
+
+
+class LedgerWatch:
+    """Observes the whole table between requests and checks the invariants of SPEC §1/§5/§9."""
+
+    total_observations = 0  # across every watch of the process (reported in FIGURES too)
+
+    def __init__(self) -> None:
+        self.history: dict[tuple[str, str], dict[str, Any]] = {}
+        self.observations = 0
+
+    def check(self) -> list[dict[str, Any]]:
+        items = scan()
+        self.observations += 1
+        LedgerWatch.total_observations += 1
+        FIGURES["invariant_checks"] += 1
+        # History is append-only: nothing seen before changed or disappeared.
+        current = {(s(i, "pk"), s(i, "sk")): i for i in items if s(i, "sk").startswith("H#")}
+        for key, item in self.history.items():
+            assert key in current, f"history entry disappeared: {key}"
+            assert current[key] == item, f"history entry changed: {key}"
+        self.history = current
+        messages = {s(i, "pk"): i for i in items_with(items, "MSG#", "MSG")}
+        idempotency = items_with(items, "IDEM#", "IDEM")
+        # No message without its idempotency record, and vice versa.
+        for idem in idempotency:
+            assert f"MSG#{s(idem, 'message_id')}" in messages, f"idempotency record without message: {idem}"
+        idem_keys = {s(i, "pk") for i in idempotency}
+        for message in messages.values():
+            if s(message, "idempotency_pk"):
+                assert s(message, "idempotency_pk") in idem_keys, f"message without idempotency record: {message}"
+            # No intent lost: a defined state, and unsettled ones are on the due-work index.
+            state = s(message, "state")
+            assert state in DEFINED_STATES, message
+            if state in DUE_WORK:
+                assert s(message, "due_kind") == DUE_WORK[state], f"{state} message not on due work: {message}"
+            # Every message has its first history entry.
+            assert any(pk == s(message, "pk") for pk, _ in current), f"message without history: {message}"
+        # One reset record per account; it points at a message that exists.
+        resets = items_with(items, "RESET#")
+        per_account = Counter(s(r, "pk") for r in resets)
+        assert all(n == 1 for n in per_account.values()), per_account
+        for reset in resets:
+            assert s(reset, "sk") == "ACTIVE"
+            assert f"MSG#{s(reset, 'message_id')}" in messages, f"reset without its message: {reset}"
+        return items
+
+
+def valid_tokens(account_id: str, candidates: list[str], items: list[dict[str, Any]], now_iso: str) -> list[str]:
+    """Tokens the ledger would accept right now (active, unexpired, matching hash); consumes nothing."""
+    records = [
+        r
+        for r in items
+        if s(r, "pk") == f"RESET#{account_id}" and s(r, "state") == "active" and s(r, "valid_until") > now_iso
+    ]
+    return [t for t in candidates for r in records if tokens.hashes_match(s(r, "token_hash"), t)]

@@ -1,0 +1,273 @@
+"""DynamoDB faults on the pynamodb clients: every route answers 503 + Retry-After, state stays
+consistent, and the retry after the fault clears succeeds exactly once.
+
+Faults are error answers returned from a ``before-send.dynamodb`` hook on every client of the
+ledger (``services.ledger.request_emitters()``), so botocore parses them and its own retry
+policy (pynamodb's standard mode) runs as in production, minus the sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.reliability.conftest import SharedWorld, shared_world
+from tests.reliability.faults import (
+    Answer,
+    Fault,
+    connect_timeout,
+    dynamodb_error,
+    emails_to,
+    items_with,
+    mailed_tokens,
+    read_timeout,
+    s,
+)
+from tests.support.fakes import ADMIN
+
+LEASE_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class DynamoFault:
+    code: str
+    status: int
+    sdk_retries: bool  # botocore's standard mode retries it (the client never sees a single one)
+    reasons: tuple[str, ...] = ()
+
+
+FAULTS = [
+    DynamoFault("ProvisionedThroughputExceededException", 400, sdk_retries=True),
+    DynamoFault("ThrottlingException", 400, sdk_retries=True),
+    DynamoFault("InternalServerError", 500, sdk_retries=True),
+    DynamoFault("TransactionCanceledException", 400, sdk_retries=False, reasons=("TransactionConflict",)),
+]
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[SharedWorld]:
+    with shared_world() as world:
+        yield world
+
+
+@pytest.fixture
+def world(shared: SharedWorld) -> SharedWorld:
+    shared.fresh()
+    return shared
+
+
+def alert(to: str) -> dict[str, Any]:
+    return {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
+
+
+def fresh_address() -> str:
+    return f"ddb-{uuid.uuid4().hex[:10]}@example.com"
+
+
+def assert_unavailable(answer: Answer) -> None:
+    # Then: 503 problem+json that tells the caller when to come back
+    assert answer.status == 503, answer
+    assert answer.is_problem and answer.body["status"] == 503 and answer.body["type"].endswith("dependency-unavailable")
+    assert answer.retry_after is not None and answer.retry_after >= 1, answer
+
+
+def faulted(fault: DynamoFault, operation: str, call: int | None, attempts: int | None) -> Fault:
+    reasons = list(fault.reasons) or None
+    return Fault(operation, "send", dynamodb_error(fault.code, fault.status, reasons), call=call, attempts=attempts)
+
+
+# --- the send path ----------------------------------------------------------------------------
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.code)
+def test_intent_write_fault_is_503_and_the_retry_sends_once(world, fault):
+    to, key = fresh_address(), f"k-{uuid.uuid4().hex}"
+    send = lambda: world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": key})  # noqa: E731
+    # Given DynamoDB refuses the intent transaction for the whole invocation
+    armed = faulted(fault, "TransactWriteItems", call=None, attempts=None)
+    with world.dynamo.armed(armed):
+        answer = send()
+    assert_unavailable(answer)
+    # And botocore retried what it may, within bounds (pynamodb: at most 4 attempts)
+    assert (2 <= armed.fired <= 4) if fault.sdk_retries else (armed.fired == 1)
+    # And nothing half-written: no message, no idempotency record, no send
+    items = world.watch.check()
+    assert items_with(items, "MSG#") == [] and items_with(items, "IDEM#") == []
+    assert emails_to(to) == []
+    # When the client retries after the fault cleared: exactly one send
+    retried = send()
+    assert retried.status == 202 and retried.body["state"] == "accepted"
+    assert send().headers.get("idempotent-replayed") == "true"
+    assert len(emails_to(to)) == 1
+    world.watch.check()
+
+
+@pytest.mark.parametrize("fault", [f for f in FAULTS if f.sdk_retries], ids=lambda f: f.code)
+def test_a_single_transient_fault_is_absorbed_by_sdk_retries(world, fault):
+    to = fresh_address()
+    # Given one throttled/500 attempt on the intent write
+    armed = faulted(fault, "TransactWriteItems", call=1, attempts=1)
+    with world.dynamo.armed(armed):
+        answer = world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": "transient"})
+    # Then the caller never sees it: one 202, one send
+    assert armed.fired == 1 and answer.status == 202 and answer.body["state"] == "accepted"
+    assert len(emails_to(to)) == 1
+    world.watch.check()
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.code)
+def test_outcome_write_fault_is_503_then_the_key_settles_without_a_second_send(world, fault):
+    to, key = fresh_address(), f"k-{uuid.uuid4().hex}"
+    send = lambda: world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": key})  # noqa: E731
+    # Given the intent landed and SES accepted, but the outcome write keeps failing
+    with world.dynamo.armed(faulted(fault, "TransactWriteItems", call=2, attempts=None)):
+        answer = send()
+    assert_unavailable(answer)
+    # Then the intent is there, consistent, in flight (the poller's evidence), sent once
+    items = world.watch.check()
+    [message] = items_with(items, "MSG#", "MSG")
+    assert s(message, "state") == "sending" and s(message, "due_kind") == "inflight"
+    assert len(emails_to(to)) == 1
+    # When the client retries: in flight until the lease ends, then the message view
+    early = send()
+    assert early.status == 409 and early.retry_after >= 1 and early.is_problem
+    world.clock.advance(LEASE_SECONDS + 1)
+    late = send()
+    assert late.status == 202 and late.body["message_id"] == s(message, "message_id")
+    assert late.body["state"] == "sending" and late.retry_after >= 1
+    assert len(emails_to(to)) == 1
+    world.watch.check()
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.code)
+def test_reset_request_fault_is_503_and_the_retry_mails_one_token(world, fault):
+    email, account = fresh_address(), f"acct-{uuid.uuid4().hex[:10]}"
+    body = {"account_id": account, "email": email}
+    # Given the reset transaction fails for the whole invocation
+    with world.dynamo.armed(faulted(fault, "TransactWriteItems", call=None, attempts=None)):
+        answer = world.client("POST", "/v1/password-resets", body)
+    assert_unavailable(answer)
+    items = world.watch.check()
+    assert items_with(items, "RESET#") == [] and mailed_tokens(email) == []
+    # When the user asks again and the poller runs: one reset, one mail, and its token works once
+    again = world.client("POST", "/v1/password-resets", body)
+    assert again.status == 202 and again.body["state"] == "requested"
+    world.poll()
+    [token] = mailed_tokens(email)
+    world.watch.check()
+    consumed = world.client("POST", "/v1/password-resets/consume", {"account_id": account, "token": token})
+    assert consumed.status == 200 and consumed.body["reset_id"] == again.body["reset_id"]
+
+
+# --- read and admin routes -------------------------------------------------------------------------
+def _seed_message(world: SharedWorld) -> str:
+    answer = world.client("POST", "/v1/messages", alert(fresh_address()), headers={"Idempotency-Key": "seed"})
+    assert answer.status == 202
+    return str(answer.body["message_id"])
+
+
+def _seed_reset(world: SharedWorld) -> tuple[str, str]:
+    email, account = fresh_address(), f"acct-{uuid.uuid4().hex[:10]}"
+    assert world.client("POST", "/v1/password-resets", {"account_id": account, "email": email}).status == 202
+    world.poll()
+    [token] = mailed_tokens(email)
+    return account, token
+
+
+ROUTES: dict[str, tuple[str, Callable[[SharedWorld], Any], Callable[[SharedWorld, Any], Answer]]] = {
+    "get-message": (
+        "Query",
+        _seed_message,
+        lambda w, message_id: w.client("GET", f"/v1/messages/{message_id}"),
+    ),
+    "get-suppression": (
+        "Query",
+        lambda w: None,
+        lambda w, _: w.client("GET", "/v1/suppressions/someone%40example.com"),
+    ),
+    "admin-suppress": (
+        "TransactWriteItems",
+        lambda w: None,
+        lambda w, _: w.client("PUT", "/v1/admin/suppressions/x%40example.com", {"reason": "r"}, principal=ADMIN),
+    ),
+    "consume-reset": (
+        "UpdateItem",
+        _seed_reset,
+        lambda w, seeded: w.client(
+            "POST", "/v1/password-resets/consume", {"account_id": seeded[0], "token": seeded[1]}
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS[:3], ids=lambda f: f.code)
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_other_routes_answer_503_and_recover(world, route, fault):
+    operation, seed, call = ROUTES[route]
+    seeded = seed(world)
+    # Given the route's DynamoDB operation fails for the whole invocation
+    with world.dynamo.armed(faulted(fault, operation, call=None, attempts=None)):
+        answer = call(world, seeded)
+    assert_unavailable(answer)
+    world.watch.check()
+    # When it is called again after the fault cleared, it works (a consume was not used up)
+    again = call(world, seeded)
+    assert again.status == 200, again
+    world.watch.check()
+
+
+# --- bugs and wire contracts -------------------------------------------------------------------------------------
+def test_intent_write_read_timeout_is_503_not_a_crash(world):
+    # Given every attempt of the intent transaction times out (SDK retries exhausted)
+    with world.dynamo.armed(Fault("TransactWriteItems", "send", read_timeout, call=None)):
+        answer = world.client("POST", "/v1/messages", alert(fresh_address()), headers={"Idempotency-Key": "t"})
+    # Then the caller gets the same 503 + Retry-After as for any other DynamoDB fault
+    assert answer.crashed is None, answer
+    assert_unavailable(answer)
+
+
+def _token_reuse(world: SharedWorld) -> dict[str, list[str]]:
+    """ClientRequestToken → the distinct TransactItems sent with it."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    for operation, params in world.dynamo.requests:
+        if operation == "TransactWriteItems" and params.get("ClientRequestToken"):
+            seen[params["ClientRequestToken"]].add(json.dumps(params["TransactItems"], sort_keys=True))
+    return {token: sorted(bodies) for token, bodies in seen.items() if len(bodies) > 1}
+
+
+# DynamoDB's contract: a ClientRequestToken reused with other parameters within 10 minutes is
+# IdempotentParameterMismatch (moto does not enforce it, so the wire requests are checked).
+def test_a_client_request_token_is_never_reused_for_a_different_reset_outcome(world):
+    world.dynamo.requests.clear()
+    body = {"account_id": f"acct-{uuid.uuid4().hex[:10]}", "email": fresh_address()}
+    assert world.client("POST", "/v1/password-resets", body).status == 202
+    # Given SES is unreachable for two poll cycles in a row (each outcome: pending)
+    with world.ses.armed(Fault("SendEmail", "send", connect_timeout, call=None)):
+        world.poll()  # mint (attempt 1), send, pending
+        world.clock.advance(LEASE_SECONDS + 1)
+        world.poll()  # re-mint under the same reset id (attempt 2), send, pending
+    [message] = items_with(world.watch.check(), "MSG#", "MSG")
+    assert s(message, "state") == "pending" and int(s(message, "attempt")) == 2
+    # Then no token was sent twice with different transaction items
+    assert (
+        len([op for op, _ in world.dynamo.requests if op == "TransactWriteItems"]) >= 5
+    )  # intent, 2 mints, 2 outcomes
+    assert _token_reuse(world) == {}
+
+
+def test_a_client_request_token_is_never_reused_for_a_different_intent(world):
+    world.dynamo.requests.clear()
+    to = fresh_address()
+    # Given a recipient sent to 30 s ago (the optimistic intent fails on the last-send check)
+    assert world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": "one"}).status == 202
+    world.clock.advance(30)
+    answer = world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": "two"})
+    assert answer.status == 202
+    # Then the exact re-commit did not reuse the first attempt's token with other items
+    intents = [p for op, p in world.dynamo.requests if op == "TransactWriteItems"]
+    assert len(intents) >= 5  # intent+outcome, then optimistic intent, exact intent, outcome
+    assert _token_reuse(world) == {}

@@ -1,0 +1,490 @@
+"""A Hypothesis state machine of the whole ledger against moto (SPEC §4, §5, §6, §9).
+
+Rules drive the real `api` handler and the real poll cycle: sends (new key, replay, same key
+with another payload), password resets, consumes (the right token, an old one, a guess), SES
+events (Send, Delivery, Bounce, Complaint) published in any order and multiplicity, provider
+faults at the SES adapter edge (timeout after acceptance, timeout before it, throttling, an
+outage, a crash right after acceptance), admin suppressions, clock jumps, poll cycles and poll
+cycles killed mid-way (after the N-th DynamoDB call, before or after it was applied), then rerun.
+
+The provider is modelled faithfully in one respect the product relies on (SPEC §6 watermark):
+SES emits the Send event of every accepted mail within UNKNOWN_GRACE_SECONDS. Pending Send
+events are published, in an order and multiplicity Hypothesis picks, at the latest before the
+clock passes that deadline.
+
+After every step (LedgerWatch plus the checks below):
+- never two accepted sends for one intent (per message id, what SES really accepted),
+- no intent lost (every message id an answer named exists; unsettled rows are due work),
+- never two valid tokens for one account; only the newest mailed token can be valid,
+- history append-only.
+At the end the world is driven to quiescence: every intent terminal or `accepted`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from sendledger.domain import ids, tokens
+from sendledger.domain.clock import iso
+from sendledger.domain.messages import TERMINAL
+from sendledger.domain.provider import CallResult, ProviderResponse
+from tests.conftest import TABLE
+from tests.integration.conftest import ses_record
+from tests.reliability.conftest import SharedWorld, shared_world
+from tests.reliability.faults import (
+    FIGURES,
+    Answer,
+    LedgerWatch,
+    ddb,
+    items_with,
+    mailed_tokens,
+    s,
+    valid_tokens,
+)
+from tests.support.fakes import ADMIN
+
+SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
+MAX_EXAMPLES = 500 if SOAK else 25
+STEPS = 50 if SOAK else 20
+LEASE_SECONDS = 60
+GRACE_SECONDS = 900
+SETTLED = {state.value for state in TERMINAL} | {"accepted"}
+
+RECIPIENTS = ["ann@example.com", "bob@example.com", "cat@example.com"]
+ACCOUNTS = {"acct-ann": "ann@example.com", "acct-bob": "bob@example.com"}
+KEYS = ["k1", "k2", "k3", "k4", "k5", "k6"]
+PROVIDER_FAULTS = [None, None, None, "accepted", "lost", "throttled", "crash"]
+OUTCOME_EVENTS = ["Delivery", "Bounce", "Complaint"]
+
+
+class LambdaKilled(BaseException):
+    """A timeout kill or OOM: nothing after this point of the invocation runs, no handler sees it."""
+
+
+@dataclass
+class Killer:
+    """Kills the invocation at the N-th DynamoDB call, before it is sent or after it was applied."""
+
+    emitters: list[Any]
+    at_call: int = 0
+    after: bool = False
+    calls: int = 0
+    fired: bool = False
+
+    def __post_init__(self) -> None:
+        for emitter in {id(e): e for e in self.emitters}.values():
+            emitter.register("before-call.dynamodb", self._before)
+            emitter.register("after-call.dynamodb", self._after)
+
+    def close(self) -> None:
+        for emitter in {id(e): e for e in self.emitters}.values():
+            emitter.unregister("before-call.dynamodb", self._before)
+            emitter.unregister("after-call.dynamodb", self._after)
+
+    def arm(self, at_call: int, after: bool) -> None:
+        self.at_call, self.after, self.calls, self.fired = at_call, after, 0, False
+
+    def disarm(self) -> None:
+        self.at_call = 0
+
+    def _before(self, **_: Any) -> None:
+        if not self.at_call:
+            return
+        self.calls += 1
+        if self.calls == self.at_call and not self.after:
+            self.fired = True
+            raise LambdaKilled(f"killed before DynamoDB call {self.calls}")
+
+    def _after(self, **_: Any) -> None:
+        if self.at_call and self.calls == self.at_call and self.after and not self.fired:
+            self.fired = True
+            raise LambdaKilled(f"killed after DynamoDB call {self.calls} was applied")
+
+
+@dataclass
+class Provider:
+    """The SES adapter edge: faults before/after the real (moto) call, and the ground truth."""
+
+    real: Any
+    down: bool = False
+    plan: list[str | None] = field(default_factory=list)
+    accepted: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # message id → SES ids
+    pending_events: list[tuple[str, str, Any]] = field(default_factory=list)  # (message id, to, sent at)
+    clock: Any = None
+
+    def send_email(self, message_id: str, to: str, content: Any) -> ProviderResponse:
+        if self.down:
+            return ProviderResponse(CallResult.UNAVAILABLE, error_code="ConnectTimeoutError")
+        fault = self.plan.pop(0) if self.plan else None
+        if fault == "lost":
+            return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
+        if fault == "throttled":
+            return ProviderResponse(CallResult.THROTTLED, error_code="Throttling", retry_after_seconds=1)
+        response: ProviderResponse = self.real(message_id, to, content)
+        if response.result is CallResult.ACCEPTED and response.provider_message_id:
+            self.accepted[message_id].append(response.provider_message_id)
+            self.pending_events.append((message_id, to, self.clock.now()))
+            FIGURES["stateful_ses_acceptances"] += 1
+        if fault == "accepted":
+            return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
+        if fault == "crash":
+            raise LambdaKilled("killed right after SES accepted")
+        return response
+
+
+@dataclass
+class KeyModel:
+    payload: dict[str, Any]
+    first: Answer | None = None  # the first complete answer (what a replay must repeat)
+    crashed: bool = False
+    message_id: str | None = None
+
+
+WORLD: dict[str, SharedWorld] = {}
+
+
+# The product's ids carry 80 random bits; they order due work and history. Seeded here so a
+# derandomized run explores the same paths every time (tokens stay truly random).
+class SeededIds(random.Random):
+    def randbits(self, k: int) -> int:  # the one `secrets` function ids.ulid uses
+        return self.getrandbits(k)
+
+
+SEEDED_IDS = SeededIds(0)
+
+
+class LedgerMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.world = WORLD["world"]
+        self.world.fresh()
+        self.world.simulator.reset()
+        self.watch = LedgerWatch()
+        self.client, self.clock, self.services = self.world.client, self.world.clock, self.world.services
+        self.provider = Provider(self.services.email.send_email, clock=self.clock)
+        self.services.email.send_email = self.provider.send_email  # type: ignore[method-assign]
+        self.killer = Killer(self.services.ledger.request_emitters())  # type: ignore[attr-defined]
+        self.keys: dict[str, KeyModel] = {}
+        self.message_ids: set[str] = set()
+        self.published: list[dict[str, Any]] = []
+        FIGURES["stateful_examples"] += 1
+        self.run_tag = f"ex{FIGURES['stateful_examples']}"  # fresh idempotency keys per example
+        SEEDED_IDS.seed(FIGURES["stateful_examples"])  # message/reset ids: same run, same ids
+
+    def teardown(self) -> None:
+        try:
+            if self.keys or self.message_ids:
+                self._quiesce()
+        finally:
+            self.killer.close()
+            del self.services.email.send_email
+
+    # --- helpers ------------------------------------------------------------------------------
+    def _step(self) -> None:
+        FIGURES["stateful_steps"] += 1
+
+    def _call(self, method: str, path: str, body: Any = None, **kwargs: Any) -> Answer | None:
+        """One API invocation; None when the process was killed (the caller sees a 502)."""
+        try:
+            return self.client(method, path, body, **kwargs)
+        except LambdaKilled:
+            return None
+
+    def _poll(self) -> Any:
+        try:
+            return self.world.poll()
+        except LambdaKilled:
+            return None
+
+    def _items(self) -> list[dict[str, Any]]:
+        return self.watch.check()
+
+    def _reset_item(self, account: str) -> dict[str, Any] | None:
+        item = ddb().get_item(
+            TableName=TABLE, Key={"pk": {"S": f"RESET#{account}"}, "sk": {"S": "ACTIVE"}}, ConsistentRead=True
+        )
+        return item.get("Item")
+
+    def _key(self, key: str) -> str:
+        return f"{self.run_tag}-{key}"
+
+    def _emit_due_send_events(self, until: Any) -> None:
+        """SES emits every Send event within the grace: publish those that would be late."""
+        due = [e for e in self.provider.pending_events if (until - e[2]).total_seconds() >= GRACE_SECONDS - 60]
+        for event in due:
+            self._publish("Send", event[0], event[1], f"send-{event[0]}-{event[2].timestamp()}")
+            self.provider.pending_events.remove(event)
+
+    def _publish(self, kind: str, message_id: str, to: str, feedback: str) -> None:
+        record = ses_record(kind, message_id, to, self.clock.now(), feedback_id=feedback)
+        if kind == "Send":
+            record["mail"]["messageId"] = f"ses-{feedback}"
+        self.world.ingestion.publish(record)
+        self.published.append(record)
+        FIGURES["stateful_events_published"] += 1
+
+    # --- sends ----------------------------------------------------------------------------------
+    @rule(
+        key=st.sampled_from(KEYS),
+        to=st.sampled_from(RECIPIENTS),
+        fault=st.sampled_from(PROVIDER_FAULTS),
+        summary=st.sampled_from(["a", "b"]),
+    )
+    def send(self, key: str, to: str, fault: str | None, summary: str) -> None:
+        self._step()
+        payload = {
+            "channel": "email",
+            "to": to,
+            "template": {"id": "alert", "version": "1"},
+            "params": {"summary": summary},
+        }
+        model = self.keys.get(key)
+        self.provider.plan = [fault]
+        answer = self._call("POST", "/v1/messages", payload, headers={"Idempotency-Key": self._key(key)})
+        self.provider.plan = []
+        if model is None:
+            # Given a new key: When it is sent; Then 202 with a message view (or the process died)
+            model = self.keys[key] = KeyModel(payload)
+            if answer is None:
+                model.crashed = True
+                return
+            assert answer.status == 202, answer
+            model.first, model.message_id = answer, answer.body["message_id"]
+            self.message_ids.add(model.message_id)
+            return
+        if answer is None:
+            return
+        if payload != model.payload:
+            # Same key, other payload: 422, nothing written
+            assert answer.status == 422 and answer.is_problem, answer
+            return
+        # Replay of the same request: the stored answer again (draft-ietf-httpapi-idempotency-key)
+        if model.first is not None:
+            assert answer.status == 202 and answer.headers.get("idempotent-replayed") == "true", answer
+            assert answer.body == model.first.body, (answer.body, model.first.body)
+            return
+        # The first invocation died: in flight until its lease ends, then the message itself
+        assert answer.status in (202, 409), answer
+        if answer.status == 409:
+            assert answer.retry_after and answer.retry_after >= 1
+            return
+        assert model.message_id in (None, answer.body["message_id"]), answer
+        model.message_id = answer.body["message_id"]
+        self.message_ids.add(model.message_id)
+
+    # --- resets ---------------------------------------------------------------------------------
+    @rule(account=st.sampled_from(sorted(ACCOUNTS)))
+    def request_reset(self, account: str) -> None:
+        self._step()
+        before = self._reset_item(account)
+        now = self.clock.now()
+        window_start = iso(now - self.services.settings.reset_window_seconds * _second())
+        answer = self._call("POST", "/v1/password-resets", {"account_id": account, "email": ACCOUNTS[account]})
+        assert answer is not None and answer.status == 202, answer
+        assert set(answer.body) == {"reset_id", "state", "expires_at"} and answer.body["state"] == "requested"
+        young = before is not None and s(before, "state") == "active" and s(before, "created_at") >= window_start
+        if young:
+            # Then inside the window: the same reset, no new token
+            assert answer.body["reset_id"] == s(before, "reset_id"), (answer.body, before)
+        else:
+            assert before is None or answer.body["reset_id"] != s(before, "reset_id"), (answer.body, before)
+            after = self._reset_item(account)
+            assert after is not None, "the reset named by a 202 is not stored"
+            assert s(after, "reset_id") == answer.body["reset_id"]
+            self.message_ids.add(s(after, "message_id"))
+
+    @rule(account=st.sampled_from(sorted(ACCOUNTS)), which=st.sampled_from(["newest", "oldest"]))
+    def consume_mailed_token(self, account: str, which: str) -> None:
+        self._step()
+        mailed = mailed_tokens(ACCOUNTS[account])
+        if not mailed:
+            return
+        token = mailed[-1] if which == "newest" else mailed[0]
+        before = self._reset_item(account)
+        now_iso = iso(self.clock.now())
+        works = (
+            before is not None
+            and s(before, "state") == "active"
+            and s(before, "valid_until") > now_iso
+            and tokens.hashes_match(s(before, "token_hash"), token)
+        )
+        # When a mailed token is presented; Then 200 exactly when the ledger holds it as valid
+        answer = self._call("POST", "/v1/password-resets/consume", {"account_id": account, "token": token})
+        assert answer is not None
+        assert answer.status == (200 if works else 400), (answer, before)
+        if works:
+            assert token == mailed[-1], "an older mailed token worked"
+            assert answer.body == {"reset_id": s(before, "reset_id"), "account_id": account}
+            assert s(self._reset_item(account), "state") == "consumed"
+        else:
+            assert answer.body["type"].endswith("invalid-token")
+
+    @rule(account=st.sampled_from(sorted(ACCOUNTS)))
+    def guess_token(self, account: str) -> None:
+        self._step()
+        before = self._reset_item(account)
+        answer = self._call("POST", "/v1/password-resets/consume", {"account_id": account, "token": "G" * 43})
+        assert answer is not None and answer.status == 400 and answer.body["type"].endswith("invalid-token")
+        guessing = (
+            before is not None and s(before, "state") == "active" and s(before, "valid_until") > iso(self.clock.now())
+        )
+        if guessing:
+            # Then every wrong guess counts; the limit invalidates the reset
+            after = self._reset_item(account)
+            failed = int(s(before, "failed_attempts") or 0) + 1
+            assert int(s(after, "failed_attempts")) == failed
+            limit = self.services.settings.reset_max_failed_attempts
+            assert s(after, "state") == ("invalidated" if failed >= limit else "active"), after
+
+    # --- provider and events --------------------------------------------------------------------
+    @rule(down=st.booleans())
+    def ses_outage(self, down: bool) -> None:
+        self._step()
+        self.provider.down = down
+
+    @precondition(lambda self: bool(self.provider.pending_events))
+    @rule(data=st.data())
+    def emit_send_events(self, data: st.DataObject) -> None:
+        """SES emits Send events late, out of order, some twice."""
+        self._step()
+        chosen = data.draw(st.permutations(self.provider.pending_events))
+        count = data.draw(st.integers(min_value=1, max_value=len(chosen)))
+        for message_id, to, at in chosen[:count]:
+            for _ in range(data.draw(st.integers(min_value=1, max_value=2))):
+                self._publish("Send", message_id, to, f"send-{message_id}-{at.timestamp()}")
+            self.provider.pending_events.remove((message_id, to, at))
+
+    @precondition(lambda self: bool(self.provider.accepted))
+    @rule(data=st.data(), kind=st.sampled_from(OUTCOME_EVENTS), copies=st.integers(min_value=1, max_value=3))
+    def outcome_event(self, data: st.DataObject, kind: str, copies: int) -> None:
+        """Delivery, bounce or complaint for a mail SES really accepted, delivered 1-3 times."""
+        self._step()
+        message_id = data.draw(st.sampled_from(list(self.provider.accepted)))  # insertion order: deterministic
+        item = ddb().get_item(
+            TableName=TABLE, Key={"pk": {"S": f"MSG#{message_id}"}, "sk": {"S": "MSG"}}, ConsistentRead=True
+        )["Item"]
+        for _ in range(copies):
+            self._publish(kind, message_id, s(item, "to"), f"{kind}-{message_id}")
+
+    @rule(to=st.sampled_from(RECIPIENTS), suppress=st.booleans())
+    def admin_suppression(self, to: str, suppress: bool) -> None:
+        self._step()
+        path = f"/v1/admin/suppressions/{to.replace('@', '%40')}"
+        if suppress:
+            answer = self._call("PUT", path, {"reason": "admin"}, principal=ADMIN)
+        else:
+            answer = self._call("DELETE", path, query={"reason": "admin"}, principal=ADMIN)
+        assert answer is not None and answer.status == 200, answer
+
+    # --- time and the poller ----------------------------------------------------------------------
+    @rule(seconds=st.sampled_from([1, 30, LEASE_SECONDS + 1, 300, GRACE_SECONDS + 1, 3600]))
+    def advance_clock(self, seconds: int) -> None:
+        self._step()
+        target = self.clock.now() + seconds * _second()
+        self._emit_due_send_events(target)
+        self.clock.advance(seconds)
+
+    @rule()
+    def poll(self) -> None:
+        self._step()
+        result = self._poll()
+        FIGURES["stateful_poll_cycles"] += 1
+        # Then a cycle with no injected fault completes every step
+        assert result is not None and not getattr(result, "errors", []), result
+
+    @rule(at_call=st.integers(min_value=1, max_value=12), after=st.booleans())
+    def poll_killed_then_rerun(self, at_call: int, after: bool) -> None:
+        self._step()
+        # Given the poller dies at its N-th DynamoDB call (before it is sent, or once applied)
+        self.killer.arm(at_call, after)
+        try:
+            self._poll()
+        finally:
+            self.killer.disarm()
+        FIGURES["stateful_poll_kills"] += int(self.killer.fired)
+        self.watch.check()
+        # When the next scheduled cycle runs; Then it completes
+        result = self._poll()
+        assert result is not None and not getattr(result, "errors", []), result
+
+    # --- invariants -------------------------------------------------------------------------------
+    @invariant()
+    def ledger_invariants(self) -> None:
+        items = self._items()  # history append-only, due work, idempotency ↔ message, one reset per account
+        # Never two accepted sends for one intent
+        for message_id, accepted in self.provider.accepted.items():
+            assert len(accepted) <= 1, f"SES accepted {message_id} {len(accepted)} times"
+        # No intent lost: every message an answer named is there
+        present = {s(i, "message_id") for i in items_with(items, "MSG#", "MSG")}
+        assert self.message_ids <= present, self.message_ids - present
+        # Never two valid tokens for one account; only the newest mailed one can be valid
+        now_iso = iso(self.clock.now())
+        for account, email in ACCOUNTS.items():
+            mailed = mailed_tokens(email)
+            valid = valid_tokens(account, mailed, items, now_iso)
+            assert len(valid) <= 1, f"two valid tokens for {account}"
+            assert valid in ([], [mailed[-1]] if mailed else []), "a valid token that is not the newest mailed"
+
+    # --- the end: drive to quiescence -------------------------------------------------------------
+    def _quiesce(self) -> None:
+        """Provider back, events emitted, time passing, cycles running: every intent settles."""
+        self.provider.down = False
+        for _ in range(4):
+            self._emit_due_send_events(self.clock.now() + 10 * GRACE_SECONDS * _second())
+            report = self._poll()
+            assert report is not None and not getattr(report, "errors", []), report
+            self.clock.advance(GRACE_SECONDS + LEASE_SECONDS)
+        report = self._poll()
+        assert report is not None and not getattr(report, "errors", []), report
+        items = self.watch.check()
+        for message in items_with(items, "MSG#", "MSG"):
+            state = s(message, "state")
+            assert state in SETTLED, f"intent not settled after quiescence: {state} {message}"
+        for message_id, accepted in self.provider.accepted.items():
+            assert len(accepted) <= 1, message_id
+
+
+def _second() -> Any:
+    from datetime import timedelta
+
+    return timedelta(seconds=1)
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[SharedWorld]:
+    with shared_world() as shared, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ids, "secrets", SEEDED_IDS)  # ids.ulid calls secrets.randbits(80)
+        yield shared
+
+
+def test_ledger_state_machine(world):
+    # Given the shared moto world; When Hypothesis runs rule sequences against it;
+    # Then every invariant holds after every step, and every run settles at the end
+    WORLD["world"] = world
+    run_state_machine_as_test(
+        LedgerMachine,
+        settings=settings(
+            max_examples=MAX_EXAMPLES,
+            stateful_step_count=STEPS,
+            deadline=None,
+            derandomize=not SOAK,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
