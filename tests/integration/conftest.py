@@ -139,6 +139,11 @@ class Ingestion:
 
 @pytest.fixture
 def ingestion(services: Services) -> Ingestion:
+    return make_ingestion(services)
+
+
+def make_ingestion(services: Services) -> Ingestion:
+    """The SES events queue behind its topic (+DLQ), the escalation queue and the SMS log groups."""
     sqs, sns, logs = boto3.client("sqs"), boto3.client("sns"), boto3.client("logs")
     dlq_url = sqs.create_queue(QueueName="sendledger-ses-events-dlq")["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +24,14 @@ from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.clock import iso
 from sendledger.domain.provider import Backoff
-from sendledger.ingest_wiring import build_pipeline
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleFailed, CycleReport
 from tests.conftest import SENDER, TABLE, Api
 from tests.integration.conftest import (
-    FAILURE_GROUP,
-    SUCCESS_GROUP,
     Ingestion,
     ingestion,  # noqa: F401  (the integration fixture, for these tests too)
+    make_ingestion,
 )
 from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch
 from tests.support.fakes import FakeClock, FakeSleeper
@@ -75,34 +73,6 @@ def ses(services: Services) -> Iterator[Hooks]:
     hooks = Hooks("sesv2", [aws_clients.client("sesv2").meta.events])
     yield hooks
     hooks.close()
-
-
-def make_ingestion(services: Services) -> Ingestion:
-    """The integration `ingestion` fixture's construction (queue, DLQ, topic, log groups), callable."""
-    sqs, sns, logs = boto3.client("sqs"), boto3.client("sns"), boto3.client("logs")
-    dlq_url = sqs.create_queue(QueueName="sendledger-ses-events-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    queue_url = sqs.create_queue(
-        QueueName="sendledger-ses-events",
-        Attributes={
-            "VisibilityTimeout": "0",
-            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}),
-        },
-    )["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    topic_arn = sns.create_topic(Name="sendledger-ses-events")["TopicArn"]
-    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
-    escalation_url = sqs.create_queue(QueueName="sendledger-escalations")["QueueUrl"]
-    for group in (SUCCESS_GROUP, FAILURE_GROUP):
-        logs.create_log_group(logGroupName=group)
-    services.settings = replace(
-        services.settings,
-        ses_events_queue_url=queue_url,
-        escalation_queue_url=escalation_url,
-        sms_success_log_group=SUCCESS_GROUP,
-        sms_failure_log_group=FAILURE_GROUP,
-    )
-    return Ingestion(services, build_pipeline(services), topic_arn, queue_url, dlq_url, escalation_url)
 
 
 def run_poll(world_ingestion: Ingestion) -> CycleReport | CycleFailed:
