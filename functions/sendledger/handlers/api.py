@@ -214,6 +214,7 @@ def _media_type(event: dict[str, Any]) -> str:
 @metrics.log_metrics(capture_cold_start_metric=True)
 @traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    metrics.add_metric(name="ApiRequests", unit=MetricUnit.Count, value=1)
     early = _precheck(event)
     if early is not None:
         return {
