@@ -10,8 +10,8 @@ ALICE = "alice@example.com"
 ONCALL = "+12065550100"
 
 
-def send_with_escalation(api, deadline=300, fallback=None):
-    body = {
+def escalating_alert(deadline=300, fallback=None):
+    return {
         "channel": "email",
         "to": ALICE,
         "template": {"id": "alert", "version": "1"},
@@ -19,6 +19,10 @@ def send_with_escalation(api, deadline=300, fallback=None):
         "category": "alert",
         "escalation": {"deadline_seconds": deadline, "fallback": fallback or [{"channel": "sms", "to": ONCALL}]},
     }
+
+
+def send_with_escalation(api, deadline=300, fallback=None):
+    body = escalating_alert(deadline, fallback)
     status, _, view = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "alert-1"})
     assert status == 202 and view["state"] == "accepted"
     return view
@@ -110,14 +114,7 @@ def test_fallback_chain_continues_through_the_same_mechanism(api, ingestion, clo
 def test_suppressed_at_send_escalates_at_once(api, ingestion, clock, healthy_watermarks):
     # Given the primary address is suppressed
     api("PUT", "/v1/admin/suppressions/alice%40example.com", {"reason": "hard bounce last week"})
-    body = {
-        "channel": "email",
-        "to": ALICE,
-        "template": {"id": "alert", "version": "1"},
-        "params": {"summary": "db down"},
-        "category": "alert",
-        "escalation": {"deadline_seconds": 3600, "fallback": [{"channel": "sms", "to": ONCALL}]},
-    }
+    body = escalating_alert(deadline=3600)
     status, _, parent = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "alert-suppressed"})
     assert status == 202 and parent["state"] == "suppressed"
     # When the poller runs, long before the deadline
