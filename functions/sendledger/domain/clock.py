@@ -15,10 +15,6 @@ class SystemClock:
         return datetime.now(UTC)
 
 
-def epoch_seconds(moment: datetime) -> int:
-    return int(moment.timestamp())
-
-
 def iso(moment: datetime) -> str:
     """ISO-8601 in UTC with milliseconds and a Z suffix; sorts lexicographically."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -108,7 +107,3 @@ class Message:
     parent_key: str | None = None
     owner: str | None = None  # caller_id of the principal whose request created it
     history: list[HistoryEntry] = field(default_factory=list)
-
-
-def states_to_sql(states: Iterable[MessageState]) -> list[str]:
-    return sorted(state.value for state in states)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -626,11 +626,6 @@ def _reset_from(item: ResetItem) -> ResetRecord:
     )
 
 
-def call_guarded(fn: Callable[[], T]) -> T:
-    with dependency_guard():
-        return fn()
-
-
 # --- provider message id → message id (SMS delivery-status records carry only the former) -----
 
 
@@ -652,9 +647,3 @@ def add_provider_id_mapping(tx: LabelledTransaction, outcome: Outcome) -> None:
     if outcome.message.channel is Channel.SMS and response is not None and response.provider_message_id:
         item = provider_id_item(outcome.message.message_id, response.provider_message_id, outcome.entry.at)
         tx.put("provider_id", item)
-
-
-def record_provider_id(message_id: str, provider_message_id: str, now: datetime) -> None:
-    """Standalone write of the mapping (tests, backfills)."""
-    with dependency_guard():
-        provider_id_item(message_id, provider_message_id, now).save()

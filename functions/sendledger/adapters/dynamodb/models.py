@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -227,7 +226,3 @@ def bind(table_name: str) -> None:
             model.Meta.table_name = table_name
             model.Meta.region = _region()
             model._connection = None
-
-
-def keys(item: Any) -> tuple[str, str]:
-    return item.pk, item.sk
