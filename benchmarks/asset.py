@@ -61,7 +61,7 @@ def measure(root: Path) -> dict[str, Any]:
     env = {
         **os.environ,
         "JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION": "1",
-        "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
     }
     try:
         completed = subprocess.run(

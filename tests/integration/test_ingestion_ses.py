@@ -247,38 +247,27 @@ def test_event_without_our_message_still_suppresses(api, services, ingestion, cl
     assert "Carol@Example.com" not in json.dumps(items)
 
 
+def sqs_record(message_id, body):
+    """One record of the SQS event a push-mode event source delivers."""
+    return {
+        "messageId": message_id,
+        "receiptHandle": f"receipt-{message_id}",
+        "body": body,
+        "attributes": {},
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+        "awsRegion": "us-east-1",
+    }
+
+
 def test_push_mode_reports_partial_batch_failures(api, ingestion, clock, sent, monkeypatch):
     from sendledger import ingest_wiring
 
     monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
     good = envelope(ses_record("Delivery", sent["message_id"], ALICE, clock.now()))
-    event = {
-        "Records": [
-            {
-                "messageId": "m-good",
-                "receiptHandle": "r1",
-                "body": good,
-                "attributes": {},
-                "messageAttributes": {},
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
-                "awsRegion": "us-east-1",
-                "md5OfBody": "",
-                "receiptHandle ": "",
-            },
-            {
-                "messageId": "m-bad",
-                "receiptHandle": "r2",
-                "body": "garbage",
-                "attributes": {},
-                "messageAttributes": {},
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
-                "awsRegion": "us-east-1",
-                "md5OfBody": "",
-            },
-        ]
-    }
+    event = {"Records": [sqs_record("m-good", good), sqs_record("m-bad", "garbage")]}
     response = poller.lambda_handler(event, FakeLambdaContext(function_name="sendledger-poller"))
     assert response == {"batchItemFailures": [{"itemIdentifier": "m-bad"}]}
     assert message(api, sent["message_id"])["state"] == "delivered"

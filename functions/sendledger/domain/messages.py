@@ -38,7 +38,8 @@ _LIFECYCLE: dict[MessageState, frozenset[MessageState]] = {
     S.RECEIVED: frozenset({S.SUPPRESSED, S.SENDING, S.PENDING, S.CANCELLED}),
     S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),
     S.UNKNOWN: frozenset({S.ACCEPTED, S.RETRY, S.UNRESOLVED}),
-    S.RETRY: frozenset({S.SENDING, S.CANCELLED}),
+    # A resend re-checks suppression: a proven-absent send may end suppressed instead.
+    S.RETRY: frozenset({S.SENDING, S.SUPPRESSED, S.CANCELLED}),
     S.PENDING: frozenset({S.SENDING, S.SUPPRESSED, S.CANCELLED}),
 }
 

@@ -203,9 +203,7 @@ def _resend_reset(
             store.clear_due(message.message_id, "pending")
         report.bump("reset_mail_cancelled")
         return
-    if services.ledger.get_suppression(message.recipient_key).state.suppressed:
-        _suppress_instead(pipeline, message, now, report)
-        return
+    # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
     send_reset_mail(services, record, seconds_left)
     report.bump("reset_resent")
 
@@ -214,5 +212,5 @@ def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, repor
     entry = HistoryEntry(
         at=now, type="decided", state=S.SUPPRESSED, evidence={"eligibility": "suppressed", "decision": "suppressed"}
     )
-    pipeline.store.transition(message.message_id, frozenset({S.PENDING, S.RETRY}), S.SUPPRESSED, [entry], None)
+    pipeline.store.transition(message.message_id, predecessors(S.SUPPRESSED), S.SUPPRESSED, [entry], None)
     report.bump("resend_suppressed")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.connection import Connection
@@ -50,8 +50,6 @@ from sendledger.ports import (
     StoredResponse,
     SuppressionView,
 )
-
-T = TypeVar("T")
 
 STATE_SK = "STATE"
 LAST_SK = "LAST"
