@@ -48,7 +48,7 @@ PUSH_BATCH_SIZE: Final = 10
 
 # --- IAM actions (one place, so tests and policies agree) ----------------------------------
 LEDGER_ITEM_ACTIONS: Final = (
-    "dynamodb:BatchGetItem",  # sms_delivery_logs: PMID + LAST items in one read
+    "dynamodb:BatchGetItem",  # sms_delivery_logs: a record without receipt (receipt + LAST + dedupe)
     "dynamodb:ConditionCheckItem",
     "dynamodb:GetItem",
     "dynamodb:PutItem",

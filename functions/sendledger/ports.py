@@ -150,6 +150,7 @@ class ApplyPlan:
 
     message_id: str | None  # None: no message matched (suppression and dedupe still land)
     target: MessageState | None  # the state the event proves, None for history only
+    receipt_id: str | None = None  # SMS: SNS's message id; the outcome lands on the send's receipt
     allowed_from: frozenset[MessageState] = frozenset()
     suppress_reason: str | None = None  # suppress the recipient now
     count_transient_reason: str | None = None  # count a transient bounce; suppress at the limit
@@ -166,6 +167,7 @@ class ApplyResult:
     already_suppressed: bool = False
     transient_count: int | None = None
     requests: int = 1
+    no_receipt: bool = False  # the plan named a receipt that does not exist: nothing was written
 
 
 @dataclass(frozen=True)
@@ -177,11 +179,13 @@ class DueItem:
     escalation: dict[str, Any] | None = None
     escalation_step: int = 0
     idempotency_key: str | None = None
+    receipt_id: str | None = None  # set when the due marker sits on an SMS receipt, not the message
+    escalates: bool = False  # the message has an escalation (on a receipt only this flag is copied)
 
 
 class EventStore(Protocol):
     def apply_event(self, event: Any, plan: ApplyPlan, now: datetime) -> ApplyResult:
-        """One TransactWriteItems per new event (dedupe + message + history + suppression)."""
+        """One TransactWriteItems per new event (dedupe + message or receipt + history + suppression)."""
 
     def message_for_provider_id(
         self,
@@ -223,11 +227,19 @@ class EventStore(Protocol):
 
     def set_due(self, message_id: str, kind: str, at: datetime) -> None: ...
 
-    def clear_due(self, message_id: str, kind: str) -> None: ...
+    def clear_due(self, message_id: str, kind: str, receipt_id: str | None = None) -> None: ...
 
     def idempotency_key_of(self, message_id: str) -> str | None: ...
 
-    def finish_escalation(self, message_id: str, entry: HistoryEntry, escalate_message: bool, outcome: str) -> None: ...
+    def finish_escalation(
+        self,
+        message_id: str,
+        entry: HistoryEntry,
+        escalate_message: bool,
+        outcome: str,
+        receipt_id: str | None = None,
+    ) -> None:
+        """ESC item done, message escalated (unless it, or its SMS receipt, says delivered), history."""
 
 
 class EventQueue(Protocol):

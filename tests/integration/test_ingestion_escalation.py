@@ -3,7 +3,7 @@
 import pytest
 
 from sendledger.usecases.poll import CycleFailed
-from tests.integration.conftest import ses_record
+from tests.integration.conftest import ses_record, sms_record
 from tests.support.outbox import sent_emails, sent_sms
 
 ALICE = "alice@example.com"
@@ -123,3 +123,74 @@ def test_suppressed_at_send_escalates_at_once(api, ingestion, clock, healthy_wat
     # Then the fallback went out once
     assert view(api, parent["message_id"])["state"] == "escalated"
     assert len(sent_sms()) == 1 and sent_emails() == []
+
+
+# --- an SMS primary: its outcome lands on the send's receipt ------------------------------------
+PAGER = "+12065550120"
+
+
+def send_sms_with_escalation(api, deadline=3600):
+    body = {
+        "channel": "sms",
+        "to": PAGER,
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "db down"},
+        "category": "alert",
+        "escalation": {"deadline_seconds": deadline, "fallback": [{"channel": "email", "to": ALICE}]},
+    }
+    status, _, sent = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "page-1"})
+    assert status == 202 and sent["state"] == "accepted"
+    return sent
+
+
+def apply_sms_record(ingestion, sent, status, response, at):
+    from sendledger.domain.events import LogRecord
+    from sendledger.usecases.ingest import IngestReport, ingest_log_record
+
+    record = sms_record(sent["provider_message_id"], PAGER, status, response, at)
+    ingest_log_record(ingestion.services, ingestion.pipeline.store, LogRecord("1", 0, record), IngestReport())
+
+
+def test_sms_failure_escalates_before_the_deadline(api, ingestion, clock, healthy_watermarks):
+    # Given a paged SMS whose carrier failed it
+    parent = send_sms_with_escalation(api)
+    apply_sms_record(ingestion, parent, "FAILURE", "Phone carrier is currently unreachable/unavailable", clock.now())
+    # When the poller runs, long before the deadline
+    clock.advance(5)
+    assert ingestion.poll().escalated == 1
+    # Then the fallback mail went out once and the page reads escalated
+    assert len(sent_emails()) == 1
+    assert view(api, parent["message_id"])["state"] == "escalated"
+    clock.advance(3600)
+    assert ingestion.poll().escalated == 0 and len(sent_emails()) == 1
+
+
+def test_sms_delivered_in_time_does_not_escalate(api, ingestion, clock, healthy_watermarks):
+    parent = send_sms_with_escalation(api, deadline=300)
+    apply_sms_record(ingestion, parent, "SUCCESS", "Message has been accepted by phone carrier", clock.now())
+    clock.advance(400)
+    assert ingestion.poll().escalated == 0
+    assert sent_emails() == [] and ingestion.escalations() == []
+    assert view(api, parent["message_id"])["state"] == "delivered"
+
+
+def test_sms_delivered_while_escalating_is_not_claimed_escalated(
+    api, ingestion, clock, healthy_watermarks, monkeypatch
+):
+    # Given the deadline passed without a status record
+    parent = send_sms_with_escalation(api, deadline=300)
+    clock.advance(301)
+    store = ingestion.pipeline.store
+    real = store.finish_escalation
+
+    def delivered_meanwhile(*args, **kwargs):
+        # the carrier's success lands between the poller's read and its final write
+        apply_sms_record(ingestion, parent, "SUCCESS", "Message has been accepted by phone carrier", clock.now())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "finish_escalation", delivered_meanwhile)
+    ingestion.poll()
+    # Then the page reads delivered, not escalated, and the escalation is on record
+    message = view(api, parent["message_id"])
+    assert message["state"] == "delivered"
+    assert message["history"][-1]["type"] == "escalated" and len(sent_emails()) == 1

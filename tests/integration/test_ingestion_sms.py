@@ -2,6 +2,9 @@
 
 import json
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from sendledger.domain.events import LogRecord, encode_subscription_event
 from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.ingest import IngestReport, ingest_log_record
@@ -46,7 +49,7 @@ def suppressed(api, number):
 
 def test_invalid_number_is_suppressed_at_once(api, ingestion, clock, healthy_watermarks, monkeypatch):
     sent = send_sms(api, INVALID, "s-1")
-    # record_outcome wrote PMID#<SNS message id> → message id in the outcome transaction
+    # record_outcome wrote the receipt PMID#<SNS message id> in the outcome transaction
     clock.advance(5)
     record = sms_record(sent["provider_message_id"], INVALID, "FAILURE", "Invalid phone number", clock.now())
     result = deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
@@ -64,16 +67,17 @@ def test_carrier_unreachable_fails_without_suppression_or_resend(
     api, ingestion, clock, healthy_watermarks, monkeypatch
 ):
     sent = send_sms(api, FLAKY, "s-1")
-    # No provider-id mapping: matched by destination inside the send window
     record = sms_record(
         sent["provider_message_id"], FLAKY, "FAILURE", "Phone carrier is currently unreachable/unavailable", clock.now()
     )
     deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
     assert view(api, sent["message_id"])["state"] == "failed"
     assert suppressed(api, FLAKY) is False
+    assert ingestion.pipeline.store.count_due("outcome") == 1  # the receipt asks the poller to look
     clock.advance(600)
     ingestion.poll()
     assert len(sent_sms()) == 1  # no automatic resend
+    assert ingestion.pipeline.store.count_due("outcome") == 0  # no escalation: the marker is dropped
 
 
 def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_watermarks, monkeypatch):
@@ -83,19 +87,42 @@ def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_wat
     assert view(api, sent["message_id"])["state"] == "failed" and suppressed(api, FLAKY) is False
 
 
-def test_success_is_delivered_and_costs_lookup_plus_transaction(api, services, ingestion, clock, healthy_watermarks):
+def test_a_status_record_costs_one_transaction_new_or_duplicate(api, services, ingestion, clock, healthy_watermarks):
+    # Given an accepted SMS (its outcome write left a receipt under SNS's message id)
     sent = send_sms(api, "+12065550120", "s-1")
     record = sms_record(
         sent["provider_message_id"], "+12065550120", "SUCCESS", "Message has been accepted", clock.now()
     )
     report = IngestReport()
+    # When its status record is applied, Then one transaction: no lookup
     with count_dynamodb_requests(services.ledger) as counter:
         ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
-    assert counter.operations == {"BatchGetItem": 1, "TransactWriteItems": 1}
-    assert view(api, sent["message_id"])["state"] == "delivered"
+    assert counter.operations == {"TransactWriteItems": 1}
+    message = view(api, sent["message_id"])
+    assert message["state"] == "delivered"
+    [event] = [entry for entry in message["history"] if entry["type"] == "event:SmsSuccess"]
+    assert event["event_id"] == f"{sent['provider_message_id']}#SUCCESS" and event["state"] == "delivered"
+    # And the same record again is one cancelled transaction that changes nothing
     with count_dynamodb_requests(services.ledger) as counter:
         ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
-    assert report.duplicates == 1 and counter.operations == {"BatchGetItem": 1}
+    assert report.duplicates == 1 and counter.operations == {"TransactWriteItems": 1}
+    assert view(api, sent["message_id"])["history"] == message["history"]
+
+
+def test_a_late_success_does_not_undo_a_failure_on_the_receipt(api, ingestion, clock, healthy_watermarks, monkeypatch):
+    sent = send_sms(api, FLAKY, "s-1")
+    pmid = sent["provider_message_id"]
+    failure = sms_record(pmid, FLAKY, "FAILURE", "Phone carrier is currently unreachable/unavailable", clock.now())
+    success = sms_record(pmid, FLAKY, "SUCCESS", "Message has been accepted by phone carrier", clock.now())
+    # When the failure is applied, and then (out of order) a success for the same send
+    deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [failure])
+    result = deliver_subscription(ingestion, monkeypatch, SUCCESS_GROUP, [success], ids=[2000])
+    # Then the message stays failed and both records are in its history
+    assert result["applied"] == 1
+    message = view(api, sent["message_id"])
+    assert message["state"] == "failed"
+    late = [entry for entry in message["history"] if entry["type"] == "event:SmsSuccess"]
+    assert late and late[0]["state_unchanged"] == "failed" and late[0]["would_be"] == "delivered"
 
 
 def test_control_message_is_skipped(ingestion, monkeypatch):
@@ -157,9 +184,54 @@ def test_unknown_sms_is_resolved_by_a_status_record_for_the_destination(
     record = sms_record(
         published[0], "+12065550120", "SUCCESS", "Message has been accepted by phone carrier", clock.now()
     )
-    deliver_subscription(ingestion, monkeypatch, SUCCESS_GROUP, [record])
+    # No receipt under that id: the cancelled transaction, the destination's last send, the transaction
+    with count_dynamodb_requests(services.ledger) as counter:
+        deliver_subscription(ingestion, monkeypatch, SUCCESS_GROUP, [record])
+    assert counter.operations == {"TransactWriteItems": 2, "BatchGetItem": 1}
     message = view(api, first["message_id"])
     assert message["state"] == "delivered" and message["provider_message_id"] == published[0]
     clock.advance(3600)
     ingestion.poll()
     assert len(sent_sms()) == 1
+
+
+SUCCESS = ("SUCCESS", "Message has been accepted by phone carrier")
+TRANSIENT = ("FAILURE", "Phone carrier is currently unreachable/unavailable")
+PERMANENT = ("FAILURE", "Invalid phone number")
+_numbers = iter(f"+120655501{n:02d}" for n in range(100))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    failure=st.sampled_from([TRANSIENT, PERMANENT]),
+    arrivals=st.lists(st.sampled_from(["success", "failure"]), min_size=1, max_size=6),
+)
+def test_status_records_in_any_order_and_multiplicity_converge(
+    api, services, ingestion, clock, healthy_watermarks, failure, arrivals
+):
+    # Given an accepted SMS to a number of its own (one moto world serves every example)
+    number = next(_numbers)
+    sent = send_sms(api, number, f"any-order-{number}")
+    records = {
+        kind: sms_record(sent["provider_message_id"], number, *outcome, clock.now())
+        for kind, outcome in (("success", SUCCESS), ("failure", failure))
+    }
+    # When its status records arrive in this order, repeated or not
+    seen: set[str] = set()
+    for kind in arrivals:
+        report = IngestReport()
+        with count_dynamodb_requests(services.ledger) as counter:
+            ingest_log_record(services, ingestion.pipeline.store, LogRecord(kind, 0, records[kind]), report)
+        # Then each costs one transaction; only a record weaker than one already applied costs
+        # a second (the cancelled one hands back the receipt, history is written without the state)
+        late = kind == "success" and "failure" in seen
+        assert counter.operations == {"TransactWriteItems": 2 if late and kind not in seen else 1}
+        assert report.duplicates == (1 if kind in seen else 0)
+        seen.add(kind)
+    # And the message ends in the strongest outcome, with one history entry per distinct record
+    message = view(api, sent["message_id"])
+    assert message["state"] == ("failed" if "failure" in seen else "delivered")
+    events = sorted(entry["type"] for entry in message["history"] if entry["type"].startswith("event:"))
+    assert events == sorted({"success": "event:SmsSuccess", "failure": "event:SmsFailure"}[k] for k in seen)
+    # And the number is suppressed exactly when a permanent failure arrived
+    assert suppressed(api, number) is ("failure" in seen and failure is PERMANENT)

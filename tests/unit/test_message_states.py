@@ -82,3 +82,38 @@ def test_cancelled_only_before_any_accepted_send():
     assert predecessors(S.CANCELLED) == frozenset({S.RECEIVED, S.PENDING, S.RETRY})
     assert S.CANCELLED in TERMINAL
     assert {target for target in S if can_transition(S.CANCELLED, target)} == {S.ESCALATED}
+
+
+def _apply(state, target):
+    """One delivery event applied to one item, under the store's conditional-update rule."""
+    from sendledger.domain.events import allowed_from
+
+    return target if state in allowed_from(target) else state
+
+
+SMS_OUTCOMES = [S.DELIVERED, S.FAILED]
+
+
+@pytest.mark.parametrize("row_state", list(MessageState))
+@pytest.mark.parametrize("length", [1, 2, 3])
+def test_a_receipt_read_with_its_message_equals_one_item_taking_every_event(row_state, length):
+    # Given a message row in any state, and SMS status records landing on the send's receipt
+    from datetime import UTC, datetime
+
+    from sendledger.domain.events import apply_receipt
+    from sendledger.domain.messages import Message, Template
+    from sendledger.domain.recipients import Channel
+
+    for records in itertools.product(SMS_OUTCOMES, repeat=length):
+        receipt = S.ACCEPTED
+        for target in records:
+            receipt = _apply(receipt, target)
+        at = datetime(2026, 11, 29, tzinfo=UTC)
+        message = Message("msg_1", Channel.SMS, "+12065550120", Template("alert", "1"), row_state, "alert", at, at, "k")
+        # When the two are read together
+        apply_receipt(message, receipt, "SmsFailure: x" if receipt is S.FAILED else None)
+        # Then the state is what the row would hold had every record been applied to it
+        single = row_state
+        for target in records:
+            single = _apply(single, target)
+        assert message.state is single, (row_state, records)

@@ -27,7 +27,7 @@ from typing import Any
 
 from sendledger import names
 from sendledger.domain.clock import parse_iso
-from sendledger.domain.messages import MessageState, predecessors
+from sendledger.domain.messages import Message, MessageState, predecessors
 from sendledger.domain.recipients import fingerprint_of
 
 
@@ -319,6 +319,19 @@ def allowed_from(target: MessageState) -> frozenset[MessageState]:
         # already `accepted` (or `unknown` if the call timed out) when it arrives.
         allowed |= {MessageState.ACCEPTED, MessageState.UNKNOWN, MessageState.UNRESOLVED}
     return frozenset(allowed)
+
+
+def apply_receipt(message: Message, receipt_state: MessageState | None, reason: str | None) -> None:
+    """Fold the outcome SNS reported on an SMS send's receipt into the message, as an event would.
+
+    The receipt took the outcome under the same rule (``allowed_from``) the message row would
+    have, so reading the two together gives the state one combined item would hold.
+    """
+    if receipt_state is None or receipt_state is message.state or receipt_state not in _OUTCOMES:
+        return
+    if message.state in allowed_from(receipt_state):
+        message.state = receipt_state
+        message.reason = reason or message.reason
 
 
 # --- helpers ---------------------------------------------------------------------------------

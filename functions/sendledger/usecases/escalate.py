@@ -47,9 +47,9 @@ def run_escalations(pipeline: Pipeline, seconds_left: Callable[[], float], repor
         if seconds_left() < SAFETY_SECONDS:
             return
         # A message that failed for good before its deadline (set by the event apply).
-        if item.escalation:
+        if item.escalates:
             escalate_message(pipeline, item, seconds_left, report, early=True)
-        store.clear_due(item.message_id, "outcome")
+        store.clear_due(item.message_id, "outcome", receipt_id=item.receipt_id)
 
 
 def escalate_message(
@@ -58,7 +58,9 @@ def escalate_message(
     services, store = pipeline.services, pipeline.store
     now = services.clock.now()
     message = services.ledger.get_message(item.message_id, with_history=True)
-    if message is None or not item.escalation:
+    # A receipt's marker carries only the flag: the escalation itself is read with the message.
+    escalation = item.escalation or (message.escalation if message else None)
+    if message is None or not escalation:
         return
     if message.state is MessageState.DELIVERED:
         if not early:
@@ -71,7 +73,6 @@ def escalate_message(
         entry = HistoryEntry(at=now, type="escalation_done", evidence={"state": "escalated"}, step=4)
         store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="escalated")
         return
-    escalation = item.escalation
     fallbacks: list[dict[str, Any]] = list(escalation.get("fallback") or [])
     trigger = "failed_early" if early else "deadline"
     queue_id = _to_escalation_queue(pipeline, message, escalation, trigger)
@@ -84,7 +85,10 @@ def escalate_message(
     if fallbacks:
         evidence.update(_send_fallback(pipeline, message, item, fallbacks, escalation, seconds_left))
     entry = HistoryEntry(at=now, type="escalated", state=MessageState.ESCALATED, evidence=evidence, step=4)
-    store.finish_escalation(message.message_id, entry, escalate_message=True, outcome="escalated")
+    receipt_id = message.provider_message_id if message.channel is Channel.SMS else None
+    store.finish_escalation(
+        message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id
+    )
     report.escalated += 1
     logger.info("escalated", extra={"message_id": message.message_id, **evidence})
 

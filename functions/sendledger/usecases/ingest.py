@@ -1,13 +1,16 @@
 """Apply delivery events: the one idempotent routine every source goes through (SPEC §6).
 
-Cost per event: SES one TransactWriteItems (the message is named by its tag); SMS one
-BatchGetItem (provider id → message, or the destination's last send) plus the transaction.
-A duplicate costs its one cancelled transaction.
+Cost per event: one TransactWriteItems. SES names the message by its tag; an SNS SMS status
+record names only SNS's message id, so its outcome lands on the send's receipt under that id.
+A duplicate costs its one cancelled transaction. A status record with no receipt (the Publish
+answer was never recorded: timed out, or the outcome write lost the race to an event) costs the
+cancelled transaction, one BatchGetItem (the destination's last send) and the transaction.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from aws_lambda_powertools import Logger
 
@@ -71,7 +74,9 @@ class IngestReport:
         self.suppressed += 1 if result.suppressed_now else 0
 
 
-def plan_for(services: Services, event: DeliveryEvent, message_id: str | None) -> ApplyPlan:
+def plan_for(
+    services: Services, event: DeliveryEvent, message_id: str | None, receipt_id: str | None = None
+) -> ApplyPlan:
     settings = services.settings
     verdict = verdict_for(event)
     if not verdict.known:
@@ -84,6 +89,7 @@ def plan_for(services: Services, event: DeliveryEvent, message_id: str | None) -
         message_id=message_id,
         target=target,
         allowed_from=allowed_from(target) if target is not None else frozenset(),
+        receipt_id=None if message_id else receipt_id,
         suppress_reason=verdict.reason if verdict.action is Action.SUPPRESS else None,
         count_transient_reason=verdict.reason if verdict.action is Action.COUNT_TRANSIENT else None,
         transient_limit=settings.transient_bounce_limit,
@@ -92,25 +98,12 @@ def plan_for(services: Services, event: DeliveryEvent, message_id: str | None) -
 
 
 def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, report: IngestReport) -> ApplyResult:
-    message_id = event.message_id
-    if message_id is None and event.source is EventSource.SMS and event.provider_message_id:
-        message_id, applied = store.message_for_provider_id(
-            event.provider_message_id,
-            event.recipient_key,
-            event.occurred_at,
-            SMS_SEND_WINDOW_SECONDS,
-            dedupe_key=event.dedupe_key,
-        )
-        if applied:
-            # The dedupe item is written in the same transaction as everything the event
-            # derives, so its presence proves the whole event is applied: no transaction.
-            result = ApplyResult(duplicate=True, requests=1)
-            report.count(result, message_id is not None)
-            return result
-    plan = plan_for(services, event, message_id)
     now = services.clock.now()
+    plan = plan_for(services, event, event.message_id, receipt_id=_receipt_id(event))
     result = store.apply_event(event, plan, now)
-    report.count(result, message_id is not None)
+    if result.no_receipt:
+        result, plan = _without_receipt(services, store, event, now, spent=result.requests)
+    report.count(result, plan.message_id is not None or plan.receipt_id is not None)
     if result.suppressed_now:
         # Event time → suppression persisted (the transaction just returned).
         lag_ms = (services.clock.now() - event.occurred_at).total_seconds() * 1000
@@ -121,7 +114,8 @@ def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, re
             "event_id": event.event_id,
             "event_source": event.source.value,
             "kind": event.kind.value,
-            "message_id": message_id,
+            "message_id": plan.message_id,
+            "receipt_id": plan.receipt_id,
             "recipient": event.recipient_fingerprint,
             "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
             "duplicate": result.duplicate,
@@ -134,6 +128,33 @@ def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, re
         },
     )
     return result
+
+
+def _receipt_id(event: DeliveryEvent) -> str | None:
+    if event.message_id is None and event.source is EventSource.SMS and event.provider_message_id:
+        return event.provider_message_id
+    return None
+
+
+def _without_receipt(
+    services: Services, store: EventStore, event: DeliveryEvent, now: datetime, spent: int
+) -> tuple[ApplyResult, ApplyPlan]:
+    """No receipt under SNS's id: match the record to the destination's last send (SPEC §6)."""
+    assert event.provider_message_id is not None
+    message_id, applied = store.message_for_provider_id(
+        event.provider_message_id,
+        event.recipient_key,
+        event.occurred_at,
+        SMS_SEND_WINDOW_SECONDS,
+        dedupe_key=event.dedupe_key,
+    )
+    plan = plan_for(services, event, message_id)
+    if applied:
+        # The dedupe item is written in the same transaction as everything the event derives,
+        # so its presence proves the whole event is applied: no transaction.
+        return ApplyResult(duplicate=True, requests=spent + 1), plan
+    result = store.apply_event(event, plan, now)
+    return replace(result, requests=spent + 1 + result.requests), plan
 
 
 def ingest_sqs_body(services: Services, store: EventStore, body: str, report: IngestReport) -> None:

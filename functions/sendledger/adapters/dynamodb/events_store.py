@@ -2,8 +2,10 @@
 
 One TransactWriteItems per new event:
 - the dedupe item `EVT#<source>#<event id>` (put, attribute_not_exists, TTL),
-- the message state update, conditioned on the states the event may move it from,
-- the message history entry (append-only put),
+- the state update, conditioned on the states the event may move it from: on the message
+  row, or for an SNS SMS status record on the send's receipt (`PMID#<SNS message id>`, written
+  by the send's outcome transaction), since the record names only SNS's message id,
+- the history entry (append-only put) in the same partition as the state it explains,
 - when suppressing: the suppression item (`ADD version 1`, SET suppressed/reason/since/
   source_event; only if not already suppressed) and a suppression history entry,
 - for a transient bounce: the recipient's transient-bounce window item.
@@ -26,6 +28,7 @@ from pynamodb.expressions.update import Action
 
 from sendledger import names
 from sendledger.adapters.dynamodb.ledger import (
+    RECEIPT_SK,
     STATE_SK,
     DynamoLedger,
     check_not_suppressed,
@@ -33,6 +36,7 @@ from sendledger.adapters.dynamodb.ledger import (
     history_item,
     history_item_for,
     msg_pk,
+    receipt_pk,
     sup_pk,
     wm_pk,
 )
@@ -42,6 +46,7 @@ from sendledger.adapters.dynamodb.models import (
     HistoryItem,
     LastSendItem,
     MessageItem,
+    ReceiptItem,
     SuppressionItem,
     TransientBounceItem,
     WatermarkItem,
@@ -56,7 +61,6 @@ from sendledger.ports import ApplyPlan, ApplyResult, DueItem
 
 EVENT_SK = "EVT"
 TRANSIENT_SK = "TRANSIENT"
-PMID_SK = "PMID"
 ESC_SK = "ESC"
 EVENT_RETENTION_DAYS = 30  # > SQS retention (14 d) and SMS status delay (72 h)
 MAX_ATTEMPTS = 4
@@ -77,13 +81,15 @@ class _ApplyState:
     prior_state: str | None = None
     already_suppressed: bool = False
     counted: int | None = None
+    no_receipt: bool = False
 
     @classmethod
     def start(cls, event: DeliveryEvent, plan: ApplyPlan) -> _ApplyState:
         has_recipient = event.recipient_key is not None
+        matched = plan.message_id is not None or plan.receipt_id is not None
         return cls(
-            include_message=plan.message_id is not None and plan.target is not None,
-            include_history=plan.message_id is not None,
+            include_message=matched and plan.target is not None,
+            include_history=matched,
             include_suppression=plan.suppress_reason is not None and has_recipient,
             suppress_reason=plan.suppress_reason,
             count_transient=plan.count_transient_reason is not None and has_recipient,
@@ -105,14 +111,15 @@ class _ApplyState:
         if self.policy.reached(window) and not self.already_suppressed:
             self.include_suppression, self.suppress_reason = True, self.transient_reason
 
-    def absorb(self, failed: dict[str, dict[str, Any] | None]) -> None:
+    def absorb(self, failed: dict[str, dict[str, Any] | None], plan: ApplyPlan) -> None:
         if "message" in failed:
             self.include_message = False
             old = failed["message"]
             if old is None:  # no such message (another stack's tag): keep no orphan history
                 self.include_history = False
+                self.no_receipt = plan.message_id is None and plan.receipt_id is not None
             else:
-                self.prior_state = MessageItem.from_raw_data(old).state
+                self.prior_state = str(old["state"]["S"]) if "state" in old else None
         if "suppression" in failed:
             self.include_suppression, self.already_suppressed = False, True
         if "transient" in failed:
@@ -155,7 +162,9 @@ class DynamoEventStore:
                 if "dedupe" in cancelled.failed:
                     return ApplyResult(duplicate=True, requests=requests)
                 if not cancelled.retryable and cancelled.failed:
-                    state.absorb(cancelled.failed)
+                    state.absorb(cancelled.failed, plan)
+                if state.no_receipt:  # a send whose Publish answer we never got: the caller looks it up
+                    return ApplyResult(duplicate=False, no_receipt=True, requests=requests)
                 continue
             return ApplyResult(
                 duplicate=False,
@@ -172,13 +181,14 @@ class DynamoEventStore:
         self, tx: LabelledTransaction, state: _ApplyState, event: DeliveryEvent, plan: ApplyPlan, now: datetime
     ) -> None:
         tx.put("dedupe", self._event_item(event, plan, now), EventItem.pk.does_not_exist())
-        if state.include_message and plan.message_id and plan.target:
-            self._add_message_update(tx, event, plan.message_id, plan.target, plan.allowed_from, now)
-        if state.include_history and plan.message_id:
+        history_pk = msg_pk(plan.message_id) if plan.message_id else receipt_pk(plan.receipt_id or "")
+        if state.include_message and plan.target:
+            self._add_state_update(tx, event, plan, plan.target, now)
+        if state.include_history:
             entry = self._message_entry(
                 event, plan, now, state.include_message, state.prior_state, state.include_suppression
             )
-            tx.put("history", history_item(plan.message_id, entry), HistoryItem.pk.does_not_exist())
+            tx.put("history", history_item_for(history_pk, entry), HistoryItem.pk.does_not_exist())
         if state.include_suppression and event.recipient_key and state.suppress_reason:
             self._add_suppression(tx, event, state.suppress_reason, now)
         if state.count_transient and event.recipient_key:
@@ -197,32 +207,30 @@ class DynamoEventStore:
             expires_at=now + self.retention,
         )
 
-    def _add_message_update(
-        self,
-        tx: LabelledTransaction,
-        event: DeliveryEvent,
-        message_id: str,
-        target: MessageState,
-        allowed: frozenset[MessageState],
-        now: datetime,
+    def _add_state_update(
+        self, tx: LabelledTransaction, event: DeliveryEvent, plan: ApplyPlan, target: MessageState, now: datetime
     ) -> None:
-        actions: list[Action] = [
-            MessageItem.state.set(target.value),
-            MessageItem.updated_at.set(iso(now)),
-        ]
-        if event.provider_message_id:
+        """The proven state on the message row, or on the SMS receipt (labelled "message" either way)."""
+        model: type[MessageItem] | type[ReceiptItem]
+        item: MessageItem | ReceiptItem
+        if plan.message_id:
+            model, item = MessageItem, MessageItem(msg_pk(plan.message_id), "MSG")
+        else:
+            model, item = ReceiptItem, ReceiptItem(receipt_pk(plan.receipt_id or ""), RECEIPT_SK)
+        actions: list[Action] = [model.state.set(target.value), model.updated_at.set(iso(now))]
+        if model is MessageItem and event.provider_message_id:
             actions.append(
                 MessageItem.provider_message_id.set(MessageItem.provider_message_id | event.provider_message_id)
             )
         if target in (MessageState.BOUNCED, MessageState.COMPLAINED, MessageState.FAILED, MessageState.REJECTED):
-            actions.append(MessageItem.reason.set(_reason_of(event)))
+            actions.append(model.reason.set(_reason_of(event)))
             # Escalation may act before the deadline once a message failed for good: the poller
             # checks this message (and drops the marker when it has no escalation).
-            actions += [MessageItem.due_kind.set("outcome"), MessageItem.due_at.set(int(now.timestamp()))]
+            actions += [model.due_kind.set("outcome"), model.due_at.set(int(now.timestamp()))]
         else:
-            actions += [MessageItem.due_kind.remove(), MessageItem.due_at.remove()]
-        condition = MessageItem.pk.exists() & MessageItem.state.is_in(*sorted(s.value for s in allowed))
-        tx.update("message", MessageItem(msg_pk(message_id), "MSG"), actions, condition)
+            actions += [model.due_kind.remove(), model.due_at.remove()]
+        condition = model.pk.exists() & model.state.is_in(*sorted(s.value for s in plan.allowed_from))
+        tx.update("message", item, actions, condition)
 
     def _message_entry(
         self,
@@ -318,12 +326,13 @@ class DynamoEventStore:
         window_seconds: int,
         dedupe_key: str | None = None,
     ) -> tuple[str | None, bool]:
-        """PMID#<id> mapping first; else the destination's last send if it is inside the window.
+        """For a record whose receipt was missing: the receipt (an outcome write may have landed
+        since), else the destination's last send if it is inside the window.
 
         One BatchGetItem for both (SPEC §6: a delivery-status record for the same destination
         inside the send window proves the outcome of a send whose call timed out).
         """
-        keys = [{"pk": {"S": f"PMID#{provider_message_id}"}, "sk": {"S": PMID_SK}}]
+        keys = [{"pk": {"S": receipt_pk(provider_message_id)}, "sk": {"S": RECEIPT_SK}}]
         if recipient_key:
             keys.append({"pk": {"S": sup_pk(recipient_key)}, "sk": {"S": "LAST"}})
         if dedupe_key:
@@ -334,8 +343,8 @@ class DynamoEventStore:
             )
         found = {item["sk"]["S"]: item for item in response.get("Responses", {}).get(self.table_name, [])}
         applied = EVENT_SK in found
-        if PMID_SK in found:
-            return str(found[PMID_SK]["message_id"]["S"]), applied
+        if RECEIPT_SK in found:
+            return str(found[RECEIPT_SK]["message_id"]["S"]), applied
         if "LAST" in found:
             last = LastSendItem.from_raw_data(found["LAST"])
             sent_at = parse_iso(last.last_send_at)
@@ -482,12 +491,18 @@ class DynamoEventStore:
                 condition=MessageItem.pk.exists(),
             )
 
-    def clear_due(self, message_id: str, kind: str) -> None:
+    def clear_due(self, message_id: str, kind: str, receipt_id: str | None = None) -> None:
+        model: type[MessageItem] | type[ReceiptItem]
+        item: MessageItem | ReceiptItem
+        if receipt_id:
+            model, item = ReceiptItem, ReceiptItem(receipt_pk(receipt_id), RECEIPT_SK)
+        else:
+            model, item = MessageItem, MessageItem(msg_pk(message_id), "MSG")
         try:
             with dependency_guard():
-                MessageItem(msg_pk(message_id), "MSG").update(
-                    actions=[MessageItem.due_kind.remove(), MessageItem.due_at.remove()],
-                    condition=MessageItem.due_kind == kind,
+                item.update(
+                    actions=[model.due_kind.remove(), model.due_at.remove()],
+                    condition=model.due_kind == kind,
                 )
         except DependencyUnavailable as exc:
             if getattr(exc.__cause__, "cause_response_code", None) != "ConditionalCheckFailedException":
@@ -501,8 +516,19 @@ class DynamoEventStore:
                 return None
         return item.idempotency_pk.removeprefix("IDEM#") if item.idempotency_pk else None
 
-    def finish_escalation(self, message_id: str, entry: HistoryEntry, escalate_message: bool, outcome: str) -> None:
-        """ESC item done + (message → escalated) + history, in one transaction; idempotent."""
+    def finish_escalation(
+        self,
+        message_id: str,
+        entry: HistoryEntry,
+        escalate_message: bool,
+        outcome: str,
+        receipt_id: str | None = None,
+    ) -> None:
+        """ESC item done + (message → escalated) + history, in one transaction; idempotent.
+
+        An SMS's delivery lands on its receipt, so the receipt is checked too: a status record
+        that proved delivery meanwhile stops the escalated claim, as the message row's would.
+        """
         for _ in range(2):
             tx = self._tx()
             tx.update(
@@ -530,6 +556,14 @@ class DynamoEventStore:
                     ],
                     MessageItem.state.is_in(*sorted(allowed)),
                 )
+                if receipt_id:
+                    tx.check(
+                        "receipt",
+                        ReceiptItem,
+                        receipt_pk(receipt_id),
+                        RECEIPT_SK,
+                        ReceiptItem.pk.does_not_exist() | (ReceiptItem.state != MessageState.DELIVERED.value),
+                    )
             tx.put("history", history_item(message_id, entry), HistoryItem.pk.does_not_exist())
             try:
                 with dependency_guard():
@@ -538,7 +572,7 @@ class DynamoEventStore:
             except Cancelled as cancelled:
                 if "escalation" in cancelled.failed:
                     return  # already finished by an earlier run
-                if "message" in cancelled.failed:
+                if "message" in cancelled.failed or "receipt" in cancelled.failed:
                     escalate_message = False  # delivered meanwhile: record, do not claim escalated
                     continue
                 raise DependencyUnavailable("escalation write conflicted; retry", retry_after_seconds=1) from None
@@ -559,11 +593,14 @@ def _due_from(raw: dict[str, Any]) -> DueItem:
 
     escalation = text("escalation")
     idem = text("idempotency_pk")
+    pk = str(raw["pk"]["S"])
     return DueItem(
         kind=text(names.DUE_WORK_INDEX_PARTITION_KEY) or "",
-        message_id=text("message_id") or raw["pk"]["S"].removeprefix("MSG#"),
+        message_id=text("message_id") or pk.removeprefix("MSG#"),
         due_at=int(raw[names.DUE_WORK_INDEX_SORT_KEY]["N"]),
         state=text("state") or "",
         escalation=json.loads(escalation) if escalation else None,
         idempotency_key=idem.removeprefix("IDEM#") if idem else None,
+        receipt_id=pk.removeprefix("PMID#") if pk.startswith("PMID#") else None,
+        escalates=escalation is not None or bool(raw.get("escalates", {}).get("BOOL")),
     )

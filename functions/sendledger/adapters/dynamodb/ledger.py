@@ -21,7 +21,7 @@ from sendledger.adapters.dynamodb.models import (
     LastSendItem,
     LedgerModel,
     MessageItem,
-    ProviderIdItem,
+    ReceiptItem,
     ResetItem,
     SuppressionItem,
     WatermarkItem,
@@ -32,6 +32,7 @@ from sendledger.domain import ids
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.eligibility import SuppressionState
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import (
     HistoryEntry,
     Message,
@@ -154,7 +155,7 @@ class DynamoLedger:
         tx = self._transaction()
         tx.update("message", item, actions, MessageItem.state.is_in(*allowed))
         tx.put("history", history_item(message.message_id, outcome.entry), HistoryItem.pk.does_not_exist())
-        add_provider_id_mapping(tx, outcome)
+        add_receipt(tx, outcome)
         if outcome.idempotency_key and outcome.stored_response:
             idem = IdempotencyItem(idem_pk(outcome.idempotency_key), "IDEM")
             tx.update(
@@ -184,21 +185,39 @@ class DynamoLedger:
         with dependency_guard():
             if not with_history:
                 try:
-                    return _message_from(MessageItem.get(msg_pk(message_id), "MSG", consistent_read=True))
+                    row = _message_from(MessageItem.get(msg_pk(message_id), "MSG", consistent_read=True))
                 except MessageItem.DoesNotExist:
                     return None
+                self._merge_receipt(row, [])
+                return row
             items = _query_partition(msg_pk(message_id))
         message: Message | None = None
-        history: list[HistoryEntry] = []
+        history: list[tuple[str, HistoryEntry]] = []
         for raw in items:
             sk = raw["sk"]["S"]
             if sk == "MSG":
                 message = _message_from(MessageItem.from_raw_data(raw))
             elif sk.startswith("H#"):
-                history.append(_history_from(HistoryItem.from_raw_data(raw)))
+                history.append((sk, _history_from(HistoryItem.from_raw_data(raw))))
         if message is not None:
-            message.history = history
+            self._merge_receipt(message, history)
+            message.history = [entry for _, entry in sorted(history, key=lambda pair: pair[0])]
         return message
+
+    def _merge_receipt(self, message: Message, history: list[tuple[str, HistoryEntry]]) -> None:
+        """An accepted SMS's outcome and its events' history live on its receipt: read them too."""
+        if message.channel is not Channel.SMS or not message.provider_message_id:
+            return
+        with dependency_guard():
+            items = _query_partition(receipt_pk(message.provider_message_id))
+        for raw in items:
+            sk = raw["sk"]["S"]
+            if sk == RECEIPT_SK:
+                receipt = ReceiptItem.from_raw_data(raw)
+                if receipt.message_id == message.message_id and receipt.state:
+                    apply_receipt(message, MessageState(receipt.state), receipt.reason)
+            elif sk.startswith("H#"):
+                history.append((sk, _history_from(HistoryItem.from_raw_data(raw))))
 
     def get_watermark(self, source: str) -> datetime | None:
         with dependency_guard():
@@ -624,24 +643,25 @@ def _reset_from(item: ResetItem) -> ResetRecord:
     )
 
 
-# --- provider message id → message id (SMS delivery-status records carry only the former) -----
+# --- SMS receipts: SNS's message id → the message, and the outcome SNS reports -----------------
+
+RECEIPT_SK = "PMID"
 
 
-PROVIDER_ID_RETENTION = timedelta(days=30)  # SMS status records arrive up to 72 h after the send
+def receipt_pk(provider_message_id: str) -> str:
+    return f"PMID#{provider_message_id}"
 
 
-def provider_id_item(message_id: str, provider_message_id: str, now: datetime) -> ProviderIdItem:
-    return ProviderIdItem(
-        f"PMID#{provider_message_id}",
-        "PMID",
-        message_id=message_id,
-        expires_at=now + PROVIDER_ID_RETENTION,
-    )
-
-
-def add_provider_id_mapping(tx: LabelledTransaction, outcome: Outcome) -> None:
-    """The extra Put for record_outcome's transaction (SMS only; still one request)."""
-    response = outcome.response
-    if outcome.message.channel is Channel.SMS and response is not None and response.provider_message_id:
-        item = provider_id_item(outcome.message.message_id, response.provider_message_id, outcome.entry.at)
-        tx.put("provider_id", item)
+def add_receipt(tx: LabelledTransaction, outcome: Outcome) -> None:
+    """The extra Put for record_outcome's transaction (accepted SMS only; still one request)."""
+    response, message = outcome.response, outcome.message
+    if message.channel is Channel.SMS and response is not None and response.provider_message_id:
+        item = ReceiptItem(
+            receipt_pk(response.provider_message_id),
+            RECEIPT_SK,
+            message_id=message.message_id,
+            state=MessageState.ACCEPTED.value,
+            updated_at=iso(outcome.entry.at),
+            escalates=True if message.escalation else None,
+        )
+        tx.put("receipt", item)

@@ -10,7 +10,8 @@
 | recipient's last send | SUP#<recipient key> | LAST |
 | source watermark / cursor | WM#<source> | WM |
 | password reset (one per account) | RESET#<account_id> | ACTIVE |
-| SNS message id → message (SMS) | PMID#<sns message id> | PMID |
+| SMS receipt: SNS message id → message, and what SNS reported | PMID#<sns message id> | PMID |
+| receipt history (append-only) | PMID#<sns message id> | H#<iso time>#<ulid> |
 | applied delivery event (dedupe, TTL) | EVT#<source>#<event id> | EVT |
 | recipient's transient bounces in the window | SUP#<recipient key> | TRANSIENT |
 """
@@ -156,14 +157,23 @@ class ResetItem(LedgerModel):
     expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
 
 
-class ProviderIdItem(LedgerModel):
-    """pk `PMID#<provider message id>`, sk `PMID`: which message an SNS message id belongs to."""
+class ReceiptItem(LedgerModel):
+    """pk `PMID#<SNS message id>`, sk `PMID`: an accepted SMS send's receipt.
+
+    An SNS delivery-status record names only SNS's message id, so its outcome lands here (one
+    transaction, no lookup); reading a message merges its receipt (ledger.get_message).
+    """
 
     class Meta(_Meta):
         pass
 
     message_id = UnicodeAttribute()
-    expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
+    state = UnicodeAttribute(null=True)
+    reason = UnicodeAttribute(null=True)
+    updated_at = UnicodeAttribute(null=True)
+    escalates = BooleanAttribute(null=True)  # the message has an escalation (its config stays there)
+    due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
+    due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
 
 
 class EventItem(LedgerModel):
@@ -212,7 +222,7 @@ ALL_MODELS: tuple[type[LedgerModel], ...] = (
     LastSendItem,
     WatermarkItem,
     ResetItem,
-    ProviderIdItem,
+    ReceiptItem,
     EventItem,
     TransientBounceItem,
     EscalationItem,
