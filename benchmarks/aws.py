@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
+import os
+import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,26 +75,63 @@ class World:
 def moto_world() -> Iterator[World]:
     """mock_aws + the local stack's resources + the baseline's two tables, caches cleared."""
     with mock_aws():
-        import os
+        yield from _world()
 
-        from local.resources import create_resources
 
-        resources = create_resources(region=REGION, account_id=ACCOUNT_ID)
-        os.environ.update(resources.handler_environment())
-        boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress=resources.sender_email)
-        _create_baseline_tables()
-        reset_caches()
-        yield World(resources)
-        reset_caches()
+@contextlib.contextmanager
+def moto_server_world() -> Iterator[World]:
+    """The same world behind moto's HTTP server: every request crosses a local socket.
+
+    In-process moto answers a request without any transport, so a chatty design pays nothing
+    for its extra round trips; deployed, every request is one. Over HTTP each request pays a
+    serialised request, a socket round trip and a parsed response, as it does against AWS.
+    """
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    previous = os.environ.get("AWS_ENDPOINT_URL")
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
+    try:
+        yield from _world()
+    finally:
+        if previous is None:
+            os.environ.pop("AWS_ENDPOINT_URL", None)
+        else:
+            os.environ["AWS_ENDPOINT_URL"] = previous
+        server.stop()
+
+
+def _world() -> Iterator[World]:
+    from local.resources import create_resources
+
+    resources = create_resources(region=REGION, account_id=ACCOUNT_ID)
+    os.environ.update(resources.handler_environment())
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress=resources.sender_email)
+    _create_baseline_tables()
+    reset_caches()
+    yield World(resources)
+    reset_caches()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def reset_caches() -> None:
     """Clients and services are built once per container: rebuild them for this moto world."""
     from sendledger import wiring
     from sendledger.adapters import aws as aws_clients
+    from sendledger.adapters.dynamodb.models import ALL_MODELS
 
     aws_clients.client.cache_clear()
     wiring.services.cache_clear()
+    for model in ALL_MODELS:  # pynamodb keeps one client per model class: built for the old world
+        model._connection = None
     # Composition roots added later (ingestion) follow the same pattern: clear any cached one.
     for name, module in list(sys.modules.items()):
         if name.startswith("sendledger.") and name.endswith("wiring") and module is not None:

@@ -43,6 +43,7 @@ def run(root: Path) -> int:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     try:
         in_process: dict[str, Any] = _guard("in_process", errors, lambda: _in_process(errors, out)) or {}
+        in_process["timing_http"] = _guard("send_time_over_http", errors, lambda: _over_http(out))
     finally:
         sys.stdout = out
     _say(out, "cold start: timing fresh interpreters ...")
@@ -104,6 +105,16 @@ def _in_process(errors: dict[str, str], out: TextIO) -> dict[str, Any]:
             "ingest_events_per_second", errors, lambda: ingestion.throughput(world, THROUGHPUT_EMAILS, THROUGHPUT_SMS)
         )
     return found
+
+
+def _over_http(out: TextIO) -> dict[str, Any]:
+    from benchmarks import baseline, timing
+    from benchmarks.aws import moto_server_world
+
+    with moto_server_world() as world:
+        handler = baseline.make_handler()
+        _say(out, f"time: {TIMED_SAMPLES} interleaved sends each, over HTTP to moto's server ...")
+        return timing.send_time_ratio_over_http(world, handler, TIMED_SAMPLES)
 
 
 def _cold_start(root: Path) -> dict[str, Any]:
@@ -190,6 +201,7 @@ def assemble(
         "ddb_requests": ddb,
         "baseline_ddb_requests": baseline_ddb,
         "send_time_ratio_vs_baseline": timing_result.get("ratio_of_medians"),
+        "send_time_ratio_vs_baseline_over_http": (found.get("timing_http") or {}).get("ratio_of_medians"),
         "cold_start_ratio": {k: cold_ratio[k] for k in ("api", "poller", "sms_delivery_logs")},
         "ingest_events_per_second": throughput.get("events_per_second"),
         "asset_bytes": asset.get("bytes"),
@@ -207,6 +219,7 @@ def assemble(
                 ),
             },
             "send_time": timing_result,
+            "send_time_over_http": found.get("timing_http") or {},
             "cold_start": cold,
             "ingest_throughput": throughput,
             "asset": asset,

@@ -1,11 +1,14 @@
 """Send wall time, ours vs the baseline: same process, same moto, interleaved, medians.
 
-Besides the wall time (the bar), each sample is split into the time spent inside moto's
-request emulation (``BotocoreStubber.process_request``: what AWS would do server-side) and the
-rest (the Lambda's own CPU: handler, validation, SDK serialisation). moto's emulation is not
-DynamoDB's latency: its TransactWriteItems deep-copies every involved table once per
-transaction item for rollback, so transactions are far dearer in moto than in DynamoDB, where
-a transaction costs about two plain writes of latency.
+Measured twice. In-process (``mock_aws``, the bar): each sample is split into the time spent
+inside moto's request emulation (``BotocoreStubber.process_request``: what AWS would do
+server-side), itemised per operation, and the rest (the Lambda's own CPU: handler, validation,
+SDK serialisation). Over HTTP (moto's server in a thread): every request also pays a socket
+round trip and the wire format both ways, as every deployed request does.
+
+moto's emulation is not DynamoDB's latency: a TransactWriteItems item costs moto about what a
+whole PutItem does (condition parsing, update-expression validation, plus a rollback copy of
+the table per item), so in moto a transaction costs the sum of its items.
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ from benchmarks.aws import World
 
 WARMUP = 5
 
+Samples = list[tuple[float, float]]  # (wall seconds, seconds inside moto's in-process emulation)
+
 
 class EmulatorMeter:
-    """Accumulates the wall time spent inside moto's in-process request handling."""
+    """Accumulates the wall time spent inside moto's in-process request handling, per operation."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.by_operation: dict[str, list[float]] = {}
+        self.recording: str | None = None  # "ours" | "baseline" while a timed send runs
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[EmulatorMeter]:
@@ -41,7 +48,11 @@ class EmulatorMeter:
             try:
                 return original(stubber, request)
             finally:
-                meter.seconds += time.perf_counter() - start
+                elapsed = time.perf_counter() - start
+                meter.seconds += elapsed
+                if meter.recording:
+                    key = f"{meter.recording} {_operation(request)}"
+                    meter.by_operation.setdefault(key, []).append(elapsed)
 
         BotocoreStubber.process_request = process_request  # type: ignore[method-assign,assignment]
         try:
@@ -50,45 +61,62 @@ class EmulatorMeter:
             BotocoreStubber.process_request = original  # type: ignore[method-assign]
 
 
-def _timed(call: Callable[[], tuple[int, dict[str, Any]]], meter: EmulatorMeter) -> tuple[float, float]:
+def _operation(request: Any) -> str:
+    """DynamoDB names its operation in X-Amz-Target; SES v2 in the path (outbound-emails)."""
+    target = request.headers.get("X-Amz-Target") or b""
+    if isinstance(target, bytes):
+        target = target.decode()
+    if target:
+        return str(target).rpartition(".")[2]
+    return "SendEmail" if str(request.url).endswith("/outbound-emails") else str(request.url).rpartition("/")[2]
+
+
+def _timed(call: Callable[[], tuple[int, dict[str, Any]]], meter: EmulatorMeter, side: str) -> tuple[float, float]:
     before = meter.seconds
+    meter.recording = side
     start = time.perf_counter()
-    status, body = call()
-    elapsed = time.perf_counter() - start
+    try:
+        status, body = call()
+    finally:
+        elapsed = time.perf_counter() - start
+        meter.recording = None
     if status != 202 or body.get("state") != "accepted":
         raise RuntimeError(f"timed send failed: {status} {body}")
     return elapsed, meter.seconds - before
 
 
-def send_time_ratio(world: World, handler: baseline.Handler, samples: int) -> dict[str, Any]:
+def _interleaved(
+    world: World, handler: baseline.Handler, samples: int, meter: EmulatorMeter
+) -> tuple[Samples, Samples]:
     """Alternate which side goes first on every round: drift and cache effects hit both."""
     for i in range(WARMUP):
         world.empty_tables()
         world.refresh_watermarks()
         ours.send_email(i, "warmup")
         baseline.send_email(handler, i, "warmup")
-    mine: list[tuple[float, float]] = []
-    theirs: list[tuple[float, float]] = []
-    with EmulatorMeter().installed() as meter:
-        for i in range(samples):
-            # Outside the timed window: moto copies whole tables per transaction item, so keep
-            # every table (ours and the baseline's) at its minimal state; fresh watermarks keep
-            # the optimistic eligibility path (the 2-request send).
-            world.empty_tables()
-            world.refresh_watermarks()
-            gc.collect()
-            run_ours = lambda i=i: ours.send_email(i, "timed")  # noqa: E731
-            run_base = lambda i=i: baseline.send_email(handler, i, "timed")  # noqa: E731
-            if i % 2 == 0:
-                mine.append(_timed(run_ours, meter))
-                theirs.append(_timed(run_base, meter))
-            else:
-                theirs.append(_timed(run_base, meter))
-                mine.append(_timed(run_ours, meter))
+    mine: Samples = []
+    theirs: Samples = []
+    for i in range(samples):
+        # Outside the timed window: moto snapshots whole tables per transaction item, so keep
+        # every table (ours and the baseline's) at its minimal state; fresh watermarks keep
+        # the optimistic eligibility path (the 2-request send).
+        world.empty_tables()
+        world.refresh_watermarks()
+        gc.collect()
+        run_ours = lambda i=i: ours.send_email(i, "timed")  # noqa: E731
+        run_base = lambda i=i: baseline.send_email(handler, i, "timed")  # noqa: E731
+        if i % 2 == 0:
+            mine.append(_timed(run_ours, meter, "ours"))
+            theirs.append(_timed(run_base, meter, "baseline"))
+        else:
+            theirs.append(_timed(run_base, meter, "baseline"))
+            mine.append(_timed(run_ours, meter, "ours"))
+    return mine, theirs
+
+
+def _wall(mine: Samples, theirs: Samples, samples: int) -> dict[str, Any]:
     wall_ours = statistics.median(w for w, _ in mine)
     wall_base = statistics.median(w for w, _ in theirs)
-    client_ours = statistics.median(w - e for w, e in mine)
-    client_base = statistics.median(w - e for w, e in theirs)
     return {
         "samples_each": samples,
         "order": "interleaved, alternating which side runs first",
@@ -98,12 +126,32 @@ def send_time_ratio(world: World, handler: baseline.Handler, samples: int) -> di
         "baseline_p90_ms": _ms(_quantile([w for w, _ in theirs], 0.9)),
         "ratio_of_medians": round(wall_ours / wall_base, 4),
         "median_of_paired_ratios": round(statistics.median(a[0] / b[0] for a, b in zip(mine, theirs, strict=True)), 4),
+    }
+
+
+def send_time_ratio(world: World, handler: baseline.Handler, samples: int) -> dict[str, Any]:
+    """In-process moto: wall time, split into moto's emulation (per operation) and the rest."""
+    with EmulatorMeter().installed() as meter:
+        mine, theirs = _interleaved(world, handler, samples, meter)
+    client_ours = statistics.median(w - e for w, e in mine)
+    client_base = statistics.median(w - e for w, e in theirs)
+    return {
+        **_wall(mine, theirs, samples),
         "ours_moto_emulation_median_ms": _ms(statistics.median(e for _, e in mine)),
         "baseline_moto_emulation_median_ms": _ms(statistics.median(e for _, e in theirs)),
+        "moto_emulation_median_ms_by_operation": {
+            key: {"calls": len(times), "median_ms": _ms(statistics.median(times))}
+            for key, times in sorted(meter.by_operation.items())
+        },
         "ours_client_median_ms": _ms(client_ours),
         "baseline_client_median_ms": _ms(client_base),
         "client_ratio_of_medians": round(client_ours / client_base, 4),
     }
+
+
+def send_time_ratio_over_http(world: World, handler: baseline.Handler, samples: int) -> dict[str, Any]:
+    """moto's server: the same interleaved sends, each request over a local socket (wall time only)."""
+    return _wall(*_interleaved(world, handler, samples, EmulatorMeter()), samples)
 
 
 def _ms(seconds: float) -> float:
