@@ -111,13 +111,7 @@ def render(results: dict[str, Any]) -> str:
     lines += _table(
         ["", "sendledger", "baseline", "ratio"],
         [
-            [
-                "median wall ms",
-                timing.get("ours_median_ms"),
-                timing.get("baseline_median_ms"),
-                timing.get("ratio_of_medians"),
-            ],
-            ["p90 wall ms", timing.get("ours_p90_ms"), timing.get("baseline_p90_ms"), None],
+            *_wall_rows(timing),
             [
                 "median ms inside moto's emulation",
                 timing.get("ours_moto_emulation_median_ms"),
@@ -158,18 +152,7 @@ def render(results: dict[str, Any]) -> str:
         "(every request serialised, sent over a local socket and parsed back, as deployed):",
         "",
     ]
-    lines += _table(
-        ["", "sendledger", "baseline", "ratio"],
-        [
-            [
-                "median wall ms",
-                http.get("ours_median_ms"),
-                http.get("baseline_median_ms"),
-                http.get("ratio_of_medians"),
-            ],
-            ["p90 wall ms", http.get("ours_p90_ms"), http.get("baseline_p90_ms"), None],
-        ],
-    )
+    lines += _table(["", "sendledger", "baseline", "ratio"], _wall_rows(http))
 
     cold = detail["cold_start"] or {}
     lines += ["## Cold start (handler module import vs `import boto3`)", ""]
@@ -280,6 +263,14 @@ def render(results: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _wall_rows(timing: dict[str, Any]) -> list[list[Any]]:
+    median = [timing.get("ours_median_ms"), timing.get("baseline_median_ms"), timing.get("ratio_of_medians")]
+    return [
+        ["median wall ms", *median],
+        ["p90 wall ms", timing.get("ours_p90_ms"), timing.get("baseline_p90_ms"), None],
+    ]
 
 
 def summary(results: dict[str, Any]) -> str:
