@@ -24,6 +24,7 @@ from tests.reliability.faults import (
     connect_timeout,
     dynamodb_error,
     emails_to,
+    internal_error,
     items_with,
     mailed_tokens,
     read_timeout,
@@ -271,3 +272,86 @@ def test_a_client_request_token_is_never_reused_for_a_different_intent(world):
     intents = [p for op, p in world.dynamo.requests if op == "TransactWriteItems"]
     assert len(intents) >= 5  # intent+outcome, then optimistic intent, exact intent, outcome
     assert _token_reuse(world) == {}
+
+
+# --- SNS SMS status records (the sms_delivery_logs subscription) --------------------------------
+PAGER = "+12065550121"
+
+
+def deliver_status_record(world: SharedWorld, monkeypatch: pytest.MonkeyPatch, record: str) -> dict[str, Any]:
+    """One CloudWatch Logs subscription invocation carrying one delivery-status record."""
+    from sendledger import ingest_wiring
+    from sendledger.domain.events import encode_subscription_event
+    from sendledger.handlers import sms_delivery_logs
+    from tests.support.fakes import FakeLambdaContext
+
+    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: world.ingestion.pipeline)
+    document = {
+        "messageType": "DATA_MESSAGE",
+        "owner": "123456789012",
+        "logGroup": "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure",
+        "logStream": "stream",
+        "subscriptionFilters": ["sendledger-sms"],
+        "logEvents": [{"id": "1", "timestamp": 0, "message": record}],
+    }
+    result: dict[str, Any] = sms_delivery_logs.lambda_handler(encode_subscription_event(document), FakeLambdaContext())
+    return result
+
+
+def paged_sms(world: SharedWorld) -> dict[str, Any]:
+    body = {"channel": "sms", "to": PAGER, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
+    answer = world.client("POST", "/v1/messages", body, headers={"Idempotency-Key": f"k-{uuid.uuid4().hex}"})
+    assert answer.status == 202 and answer.body["state"] == "accepted", answer
+    return dict(answer.body)
+
+
+def assert_record_not_applied(world: SharedWorld, provider_message_id: str) -> None:
+    items = world.watch.check()
+    assert items_with(items, "EVT#") == []
+    [receipt] = items_with(items, f"PMID#{provider_message_id}")
+    assert s(receipt, "state") == "accepted" and s(receipt, "sk") == "PMID"
+    assert [i for i in items_with(items, "SUP#", "STATE") if s(i, "suppressed")] == []
+
+
+def assert_applied_once(world: SharedWorld, monkeypatch: pytest.MonkeyPatch, sent: dict[str, Any], record: str) -> None:
+    # The redelivery of the same record is a duplicate, and the page reads failed with one entry
+    assert deliver_status_record(world, monkeypatch, record) == {"applied": 0, "duplicates": 1, "suppressed": 0}
+    message = world.client("GET", f"/v1/messages/{sent['message_id']}").body
+    assert message["state"] == "failed"
+    assert [e["type"] for e in message["history"]].count("event:SmsFailure") == 1
+    assert world.client("GET", f"/v1/suppressions/{PAGER.replace('+', '%2B')}").body["suppressed"] is True
+    world.watch.check()
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.code)
+def test_status_record_fault_fails_the_invocation_and_the_redelivery_applies_once(world, fault, monkeypatch):
+    from sendledger.handlers.sms_delivery_logs import RecordsFailed
+    from tests.integration.conftest import sms_record
+
+    # Given an accepted SMS, and DynamoDB refusing every write while its status record arrives
+    sent = paged_sms(world)
+    pmid = sent["provider_message_id"]
+    record = sms_record(pmid, PAGER, "FAILURE", "Invalid phone number", world.clock.now())
+    armed = faulted(fault, "TransactWriteItems", call=None, attempts=None)
+    # Then the invocation fails (Lambda retries the asynchronous delivery)
+    with world.dynamo.armed(armed), pytest.raises(RecordsFailed):
+        deliver_status_record(world, monkeypatch, record)
+    # And nothing of the record is written: no dedupe item, no receipt change, no suppression
+    assert_record_not_applied(world, pmid)
+    # When Lambda redelivers it: applied once, suppressing the number
+    assert deliver_status_record(world, monkeypatch, record) == {"applied": 1, "duplicates": 0, "suppressed": 1}
+    assert_applied_once(world, monkeypatch, sent, record)
+
+
+def test_status_record_applied_but_answer_lost_is_a_duplicate_on_redelivery(world, monkeypatch):
+    from sendledger.handlers.sms_delivery_logs import RecordsFailed
+    from tests.integration.conftest import sms_record
+
+    # Given the record's transaction lands but its answer is lost (a 500 after the write)
+    sent = paged_sms(world)
+    record = sms_record(sent["provider_message_id"], PAGER, "FAILURE", "Invalid phone number", world.clock.now())
+    lost_answer = Fault("TransactWriteItems", "after", internal_error, call=1)
+    with world.dynamo.armed(lost_answer), pytest.raises(RecordsFailed):
+        deliver_status_record(world, monkeypatch, record)
+    # When Lambda redelivers it: a duplicate, and everything it derived is there exactly once
+    assert_applied_once(world, monkeypatch, sent, record)
