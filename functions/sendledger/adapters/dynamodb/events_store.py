@@ -181,14 +181,14 @@ class DynamoEventStore:
         self, tx: LabelledTransaction, state: _ApplyState, event: DeliveryEvent, plan: ApplyPlan, now: datetime
     ) -> None:
         tx.put("dedupe", self._event_item(event, plan, now), EventItem.pk.does_not_exist())
-        history_pk = msg_pk(plan.message_id) if plan.message_id else receipt_pk(plan.receipt_id or "")
         if state.include_message and plan.target:
             self._add_state_update(tx, event, plan, plan.target, now)
         if state.include_history:
             entry = self._message_entry(
                 event, plan, now, state.include_message, state.prior_state, state.include_suppression
             )
-            tx.put("history", history_item_for(history_pk, entry), HistoryItem.pk.does_not_exist())
+            _, item = _state_item(plan)  # the history goes beside the state it explains
+            tx.put("history", history_item_for(item.pk, entry), HistoryItem.pk.does_not_exist())
         if state.include_suppression and event.recipient_key and state.suppress_reason:
             self._add_suppression(tx, event, state.suppress_reason, now)
         if state.count_transient and event.recipient_key:
@@ -211,12 +211,7 @@ class DynamoEventStore:
         self, tx: LabelledTransaction, event: DeliveryEvent, plan: ApplyPlan, target: MessageState, now: datetime
     ) -> None:
         """The proven state on the message row, or on the SMS receipt (labelled "message" either way)."""
-        model: type[MessageItem] | type[ReceiptItem]
-        item: MessageItem | ReceiptItem
-        if plan.message_id:
-            model, item = MessageItem, MessageItem(msg_pk(plan.message_id), "MSG")
-        else:
-            model, item = ReceiptItem, ReceiptItem(receipt_pk(plan.receipt_id or ""), RECEIPT_SK)
+        model, item = _state_item(plan)
         actions: list[Action] = [model.state.set(target.value), model.updated_at.set(iso(now))]
         if model is MessageItem and event.provider_message_id:
             actions.append(
@@ -492,12 +487,7 @@ class DynamoEventStore:
             )
 
     def clear_due(self, message_id: str, kind: str, receipt_id: str | None = None) -> None:
-        model: type[MessageItem] | type[ReceiptItem]
-        item: MessageItem | ReceiptItem
-        if receipt_id:
-            model, item = ReceiptItem, ReceiptItem(receipt_pk(receipt_id), RECEIPT_SK)
-        else:
-            model, item = MessageItem, MessageItem(msg_pk(message_id), "MSG")
+        model, item = _row_or_receipt(message_id, receipt_id)
         try:
             with dependency_guard():
                 item.update(
@@ -576,6 +566,21 @@ class DynamoEventStore:
                     escalate_message = False  # delivered meanwhile: record, do not claim escalated
                     continue
                 raise DependencyUnavailable("escalation write conflicted; retry", retry_after_seconds=1) from None
+
+
+def _state_item(plan: ApplyPlan) -> tuple[type[MessageItem] | type[ReceiptItem], MessageItem | ReceiptItem]:
+    """Where the event's state change lands: the message row, or an SMS send's receipt."""
+    return _row_or_receipt(plan.message_id, None if plan.message_id else plan.receipt_id)
+
+
+def _row_or_receipt(
+    message_id: str | None, receipt_id: str | None
+) -> tuple[type[MessageItem] | type[ReceiptItem], MessageItem | ReceiptItem]:
+    if receipt_id:
+        return ReceiptItem, ReceiptItem(receipt_pk(receipt_id), RECEIPT_SK)
+    if not message_id:
+        raise ValueError("a message id or a receipt id is needed")
+    return MessageItem, MessageItem(msg_pk(message_id), "MSG")
 
 
 def _reason_of(event: DeliveryEvent) -> str:
