@@ -89,7 +89,7 @@ def plan_for(
         message_id=message_id,
         target=target,
         allowed_from=allowed_from(target) if target is not None else frozenset(),
-        receipt_id=None if message_id else receipt_id,
+        receipt_id=receipt_id,
         suppress_reason=verdict.reason if verdict.action is Action.SUPPRESS else None,
         count_transient_reason=verdict.reason if verdict.action is Action.COUNT_TRANSIENT else None,
         transient_limit=settings.transient_bounce_limit,
@@ -102,7 +102,7 @@ def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, re
     plan = plan_for(services, event, event.message_id, receipt_id=_receipt_id(event))
     result = store.apply_event(event, plan, now)
     if result.no_receipt:
-        result, plan = _without_receipt(services, store, event, now, spent=result.requests)
+        result, plan = _without_receipt(store, event, plan, now, spent=result.requests)
     report.count(result, plan.message_id is not None or plan.receipt_id is not None)
     if result.suppressed_now:
         # Event time → suppression persisted (the transaction just returned).
@@ -137,7 +137,7 @@ def _receipt_id(event: DeliveryEvent) -> str | None:
 
 
 def _without_receipt(
-    services: Services, store: EventStore, event: DeliveryEvent, now: datetime, spent: int
+    store: EventStore, event: DeliveryEvent, plan: ApplyPlan, now: datetime, spent: int
 ) -> tuple[ApplyResult, ApplyPlan]:
     """No receipt under SNS's id: match the record to the destination's last send (SPEC §6)."""
     assert event.provider_message_id is not None
@@ -148,7 +148,7 @@ def _without_receipt(
         SMS_SEND_WINDOW_SECONDS,
         dedupe_key=event.dedupe_key,
     )
-    plan = plan_for(services, event, message_id)
+    plan = replace(plan, message_id=message_id, receipt_id=None)
     if applied:
         # The dedupe item is written in the same transaction as everything the event derives,
         # so its presence proves the whole event is applied: no transaction.

@@ -35,6 +35,7 @@ from sendledger.adapters.dynamodb.ledger import (
     dependency_guard,
     history_item,
     history_item_for,
+    is_condition_failure,
     msg_pk,
     receipt_pk,
     sup_pk,
@@ -357,7 +358,7 @@ class DynamoEventStore:
                     condition=WatermarkItem.watermark.does_not_exist() | (WatermarkItem.watermark < iso(at)),
                 )
         except DependencyUnavailable as exc:
-            if getattr(exc.__cause__, "cause_response_code", None) != "ConditionalCheckFailedException":
+            if not is_condition_failure(exc):
                 raise
             # Never move a watermark backwards (an older cycle finishing late).
 
@@ -378,7 +379,7 @@ class DynamoEventStore:
                     condition=condition,
                 )
         except DependencyUnavailable as exc:
-            if getattr(exc.__cause__, "cause_response_code", None) == "ConditionalCheckFailedException":
+            if is_condition_failure(exc):
                 raise DependencyUnavailable("log cursor moved concurrently", retry_after_seconds=1) from None
             raise
 
@@ -495,7 +496,7 @@ class DynamoEventStore:
                     condition=model.due_kind == kind,
                 )
         except DependencyUnavailable as exc:
-            if getattr(exc.__cause__, "cause_response_code", None) != "ConditionalCheckFailedException":
+            if not is_condition_failure(exc):
                 raise
 
     def idempotency_key_of(self, message_id: str) -> str | None:

@@ -307,7 +307,7 @@ class DynamoLedger:
                     & (ResetItem.valid_until > iso(now)),
                 )
         except DependencyUnavailable as exc:
-            if _is_condition_failure(exc.__cause__):
+            if is_condition_failure(exc):
                 return None
             raise
         return _reset_from(item)
@@ -321,7 +321,7 @@ class DynamoLedger:
                 if int(item.failed_attempts or 0) >= max_attempts:
                     item.update(actions=[ResetItem.state.set("invalidated")], condition=live)
         except DependencyUnavailable as exc:
-            if not _is_condition_failure(exc.__cause__):
+            if not is_condition_failure(exc):
                 raise
 
     def rearm_reset(
@@ -437,9 +437,9 @@ class DynamoLedger:
             )
 
 
-def _is_condition_failure(exc: BaseException | None) -> bool:
-    code = getattr(exc, "cause_response_code", None)
-    return code == "ConditionalCheckFailedException"
+def is_condition_failure(exc: DependencyUnavailable) -> bool:
+    """dependency_guard's error for a single-item write whose condition failed (not an outage)."""
+    return getattr(exc.__cause__, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
 def _query_partition(pk: str) -> list[dict[str, Any]]:
