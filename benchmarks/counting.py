@@ -1,14 +1,15 @@
-"""DynamoDB request counting with botocore event hooks, on *every* DynamoDB client.
+"""DynamoDB request logging for the benchmark, on *every* DynamoDB client of the process.
 
-tests/support/counting.py hooks `before-call.dynamodb` on the emitters the ledger reports
-(`DynamoLedger.request_emitters()`). The benchmark must also see clients the ledger does not
-own: the Powertools idempotency layer of the baseline, and whatever the ingestion code builds.
-So :func:`install` (called before any client exists) wraps `botocore.session.Session.create_client`
-and registers one dispatching hook on each new DynamoDB client; :func:`counting` additionally
-registers it on `ledger.request_emitters()` (same unique id: never counted twice).
+The hook is the one the tests count with (tests/support/counting.py): it wraps
+`botocore.session.Session.create_client` so that each new DynamoDB client (boto3, pynamodb,
+the baseline's Powertools persistence layer, the ingestion store alike) forwards its botocore
+events to the active observers, and clients alive before it was installed are found and hooked
+too. :func:`counting` additionally hooks `ledger.request_emitters()` (same unique ids: never
+counted twice).
 
-Per request it records the operation, the API parameters (`before-parameter-build`) and the
-parsed answer (`after-call`), from which :mod:`benchmarks.capacity` derives capacity units.
+Per request a :class:`RequestLog` records the operation, the API parameters
+(`before-parameter-build`) and the parsed answer (`after-call`), from which
+:mod:`benchmarks.capacity` derives capacity units.
 """
 
 from __future__ import annotations
@@ -19,13 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import botocore.session
+from tests.support import counting as shared
 
-UNIQUE_ID = "sendledger-benchmark-request-counter"
 _PARAMS_KEY = "sendledger_benchmark_params"
-
-_active: list[RequestLog] = []
-_state = {"installed": False}
 
 
 @dataclass
@@ -37,8 +34,8 @@ class Request:
     capacity: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass
-class RequestLog:
+@dataclass(eq=False)
+class RequestLog(shared.Observer):
     requests: list[Request] = field(default_factory=list)
 
     @property
@@ -55,63 +52,41 @@ class RequestLog:
     def summary(self) -> list[str]:
         return [f"{r.operation}({len(r.params.get('TransactItems', [])) or 1})/{r.status}" for r in self.requests]
 
+    # --- botocore events (through the shared hook) ---------------------------------------
+    @property
+    def _request_key(self) -> str:
+        return f"{_PARAMS_KEY}_request_{id(self)}"
 
-def _before_parameter_build(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-    if _active:
-        context[_PARAMS_KEY] = dict(params)
+    def before_parameter_build(self, **kwargs: Any) -> None:
+        kwargs["context"][_PARAMS_KEY] = dict(kwargs["params"])
 
+    def before_call(self, **kwargs: Any) -> None:
+        context = kwargs["context"]
+        request = Request(kwargs["model"].name, context.get(_PARAMS_KEY, {}))
+        context[self._request_key] = request
+        self.requests.append(request)
 
-def _before_call(model: Any, context: dict[str, Any], **_: Any) -> None:
-    if not _active:
-        return
-    request = Request(model.name, context.get(_PARAMS_KEY, {}))
-    context[_PARAMS_KEY + "_request"] = request
-    for log in _active:
-        log.requests.append(request)
+    def after_call(self, **kwargs: Any) -> None:
+        request: Request | None = kwargs["context"].get(self._request_key)
+        if request is None:
+            return
+        request.status = int(getattr(kwargs["http_response"], "status_code", 0) or 0)
+        request.response = kwargs["parsed"] or {}
+        from benchmarks.capacity import units_for
 
-
-def _after_call(http_response: Any, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-    request: Request | None = context.get(_PARAMS_KEY + "_request")
-    if request is None:
-        return
-    request.status = int(getattr(http_response, "status_code", 0) or 0)
-    request.response = parsed or {}
-    from benchmarks.capacity import units_for
-
-    request.capacity = units_for(request)
-
-
-def register(emitter: Any) -> None:
-    emitter.register("before-parameter-build.dynamodb", _before_parameter_build, unique_id=UNIQUE_ID + "-params")
-    emitter.register("before-call.dynamodb", _before_call, unique_id=UNIQUE_ID)
-    emitter.register("after-call.dynamodb", _after_call, unique_id=UNIQUE_ID + "-after")
+        request.capacity = units_for(request)
 
 
 def install() -> None:
-    """Hook every DynamoDB client created from now on (boto3, pynamodb, Powertools alike)."""
-    if _state["installed"]:
-        return
-    original = botocore.session.Session.create_client
-
-    def create_client(self: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
-        client = original(self, service_name, *args, **kwargs)
-        if service_name == "dynamodb":
-            register(client.meta.events)
-        return client
-
-    botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
-    _state["installed"] = True
+    """Hook every DynamoDB client, existing or created from now on (boto3, pynamodb, Powertools)."""
+    shared.install()
 
 
 @contextmanager
 def counting(*ledgers: Any) -> Iterator[RequestLog]:
-    """Count DynamoDB requests made inside the block (the ledger's own emitters included)."""
+    """Log DynamoDB requests made inside the block (the ledger's own emitters included)."""
     for ledger in ledgers:
         for emitter in ledger.request_emitters():
-            register(emitter)
-    log = RequestLog()
-    _active.append(log)
-    try:
+            shared.watch_emitter(emitter)
+    with shared.observing(RequestLog()) as log:
         yield log
-    finally:
-        _active.remove(log)

@@ -2,12 +2,17 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
+import hypothesis
 import pytest
+from hypothesis import Phase
 from moto import mock_aws
+
+import tests.support.counting  # noqa: F401  (counts DynamoDB requests of every client created from here on)
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("AWS_REGION", "us-east-1")
@@ -29,6 +34,28 @@ from sendledger.domain.provider import Backoff
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+
+# One seed per run for every randomized Hypothesis test (the reliability suite's schedules and
+# state machine): printed in pytest's header, and set in the environment so xdist workers, which
+# inherit it, draw the same examples. Rerun a run with SENDLEDGER_HYPOTHESIS_SEED=<seed>.
+SEED_VARIABLE = "SENDLEDGER_HYPOTHESIS_SEED"
+os.environ.setdefault(SEED_VARIABLE, str(secrets.randbelow(2**32)))
+HYPOTHESIS_SEED = int(os.environ[SEED_VARIABLE])
+
+
+# The named-sabotage runner only needs to know that a test fails, not the smallest example.
+hypothesis.settings.register_profile("sabotage", phases=[Phase.explicit, Phase.reuse, Phase.generate])
+hypothesis.settings.load_profile(os.environ.get("SENDLEDGER_HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_report_header() -> str:
+    return f"hypothesis seed: {HYPOTHESIS_SEED} (reproduce with {SEED_VARIABLE}={HYPOTHESIS_SEED})"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if terminalreporter.stats.get("failed"):
+        terminalreporter.write_line(f"reproduce with {SEED_VARIABLE}={HYPOTHESIS_SEED}")
+
 
 TABLE = "sendledger-test"
 SENDER = "no-reply@example.com"

@@ -147,21 +147,21 @@ def test_transient_bounces_spread_out_do_not_suppress(api, ingestion, clock, hea
 def test_new_event_costs_one_request_and_duplicate_one_with_no_change(api, services, ingestion, clock, sent):
     pipeline = ingestion.pipeline
     body = envelope(ses_record("Bounce", sent["message_id"], ALICE, clock.now()))
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         ingest_sqs_body(services, pipeline.store, body, IngestReport())
     assert counter.total == 1, counter.operations
     assert counter.operations == {"TransactWriteItems": 1}
     before = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
     clock.advance(5)
     report = IngestReport()
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         ingest_sqs_body(services, pipeline.store, body, report)
     assert counter.total == 1 and report.duplicates == 1
     assert boto3.client("dynamodb").scan(TableName=TABLE)["Items"] == before
     # The usual Send event after the send path recorded `accepted` is one request too
     other = send(api, to="bob@example.com", key="k-bob")
     body = envelope(ses_record("Send", other["message_id"], "bob@example.com", clock.now(), "ses-bob"))
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         ingest_sqs_body(services, pipeline.store, body, IngestReport())
     assert counter.total == 1
 

@@ -95,7 +95,7 @@ def test_a_status_record_costs_one_transaction_new_or_duplicate(api, services, i
     )
     report = IngestReport()
     # When its status record is applied, Then one transaction: no lookup
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
     assert counter.operations == {"TransactWriteItems": 1}
     message = view(api, sent["message_id"])
@@ -103,7 +103,7 @@ def test_a_status_record_costs_one_transaction_new_or_duplicate(api, services, i
     [event] = [entry for entry in message["history"] if entry["type"] == "event:SmsSuccess"]
     assert event["event_id"] == f"{sent['provider_message_id']}#SUCCESS" and event["state"] == "delivered"
     # And the same record again is one cancelled transaction that changes nothing
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
     assert report.duplicates == 1 and counter.operations == {"TransactWriteItems": 1}
     assert view(api, sent["message_id"])["history"] == message["history"]
@@ -153,7 +153,7 @@ def test_reconciliation_recovers_a_missed_subscription_delivery(api, services, i
     assert set(cursor) == {FAILURE_GROUP, SUCCESS_GROUP}
     # The next cycle re-reads the overlap but applies nothing again (no event writes at all)
     clock.advance(30)
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         again = ingestion.poll()
     assert again.applied == 0 and again.duplicates == 0
     assert "TransactWriteItems" not in counter.operations
@@ -185,7 +185,7 @@ def test_unknown_sms_is_resolved_by_a_status_record_for_the_destination(
         published[0], "+12065550120", "SUCCESS", "Message has been accepted by phone carrier", clock.now()
     )
     # No receipt under that id: the cancelled transaction, the destination's last send, the transaction
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         deliver_subscription(ingestion, monkeypatch, SUCCESS_GROUP, [record])
     assert counter.operations == {"TransactWriteItems": 2, "BatchGetItem": 1}
     message = view(api, first["message_id"])
@@ -220,7 +220,7 @@ def test_status_records_in_any_order_and_multiplicity_converge(
     seen: set[str] = set()
     for kind in arrivals:
         report = IngestReport()
-        with count_dynamodb_requests(services.ledger) as counter:
+        with count_dynamodb_requests() as counter:
             ingest_log_record(services, ingestion.pipeline.store, LogRecord(kind, 0, records[kind]), report)
         # Then each costs one transaction; only a record weaker than one already applied costs
         # a second (the cancelled one hands back the receipt, history is written without the state)

@@ -204,7 +204,7 @@ def test_replay_is_the_stored_answer_and_the_message_view_has_the_resolution(
     clock.advance(61)
     ingestion.poll()
     # When the client retries the POST, it gets the stored answer for one request
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         status, headers, replay = send(api)
     assert status == 202 and headers["idempotent-replayed"] == "true" and replay == first
     assert counter.total == 1

@@ -38,7 +38,7 @@ def mailed(ingestion):
 
 def test_reset_sends_a_link_and_the_token_is_single_use(api, services, mailed, healthy_watermarks):
     # Given a reset request: one DynamoDB transaction, answered before any provider call
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         status, _, body = request(api)
     assert status == 202 and set(body) == {"reset_id", "state", "expires_at"}
     assert counter.total == 1 and sent_emails() == []

@@ -22,7 +22,7 @@ def send(api, body=ALERT, key="key-1", **kwargs):
 
 def test_happy_path_send_costs_two_requests_and_replay_one(api, services, healthy_watermarks):
     # Given a healthy pipeline and a fresh recipient
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         # When the app sends
         status, headers, body = send(api)
         first = counter.total
@@ -142,7 +142,7 @@ def test_suppressed_recipient_is_not_sent(api, services, healthy_watermarks):
     )
     assert status == 200 and view["suppressed"] is True and view["version"] == 1
     # When the app sends to it
-    with count_dynamodb_requests(services.ledger) as counter:
+    with count_dynamodb_requests() as counter:
         status, _, message = send(api, key="after-suppression")
     # Then nothing is sent and the decision is on record
     assert status == 202 and message["state"] == "suppressed"
