@@ -33,7 +33,7 @@ from tests.integration.conftest import (
     ingestion,  # noqa: F401  (the integration fixture, for these tests too)
     make_ingestion,
 )
-from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch
+from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch, ProviderCalls
 from tests.support.fakes import FakeClock, FakeSleeper
 
 FIGURES_DIR = "SENDLEDGER_RELIABILITY_FIGURES"  # set by tests/reliability/report.py
@@ -113,6 +113,7 @@ class SharedWorld:
             batch = [{"DeleteRequest": {"Key": key}} for key in keys[start : start + 25]]
             client.batch_write_item(RequestItems={TABLE: batch})
         self.drain_queue()
+        self.simulator.reset()
         self.watch = LedgerWatch()
         self.healthy_watermarks()
 
@@ -135,9 +136,12 @@ def shared_world() -> Iterator[SharedWorld]:
         create_ledger_table(boto3.client("dynamodb"), TABLE)
         boto3.client("ses").verify_email_identity(EmailAddress=SENDER)
         boto3.client("sesv2").create_configuration_set(ConfigurationSetName="sendledger-events")
-        simulator = Simulator.install()
-        aws_clients.client.cache_clear()
         clock = FakeClock()
+        simulator = Simulator.install(clock=clock.now)  # its events carry the fake clock's times
+        watching: list[SharedWorld] = []
+        provider_calls = ProviderCalls(lambda: watching[0].watch)
+        provider_calls.install(boto3._get_default_session())
+        aws_clients.client.cache_clear()
         services = Services(
             ledger=DynamoLedger(TABLE),
             email=SesEmailSender(SENDER, "sendledger-events"),
@@ -153,10 +157,12 @@ def shared_world() -> Iterator[SharedWorld]:
         world = SharedWorld(
             services, clock, Client(Api(services, patch)), simulator, dynamo, ses, LedgerWatch(), ingestion
         )
+        watching.append(world)
         world.healthy_watermarks()
         try:
             yield world
         finally:
+            provider_calls.uninstall()
             dynamo.close()
             ses.close()
             simulator.uninstall()

@@ -26,10 +26,12 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutErr
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
+from sendledger import names
 from sendledger.adapters import aws as aws_clients
 from sendledger.domain import tokens
 from sendledger.domain.messages import MessageState
 from tests.conftest import TABLE
+from tests.reliability import lifecycle_oracle
 from tests.support.outbox import sent_emails
 
 PROBLEM_JSON = "application/problem+json"
@@ -283,15 +285,121 @@ def mailed_tokens(address: str) -> list[str]:
 DEFINED_STATES = {state.value for state in MessageState}
 # A message that is not settled must be findable by the worker/poller (its due-work entry).
 DUE_WORK = {"sending": "inflight", "unknown": "unknown", "pending": "pending", "retry": "pending"}
+# History entries that open a send attempt: the decision a provider call acts on.
+SEND_DECISIONS = {"intent", "reset_mail", "resend"}
+# What the figures count when the watch first sees one (how often the hard paths were reached).
+HARD_PATHS = {
+    "lease_expired": "reached_lease_expiries",
+    "absence_proven": "reached_proven_absences",
+    "resend": "reached_resends",
+    "unresolved": "reached_unresolved",
+}
+
+
+def _history_of(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """History entries by owner (message row, SMS receipt, suppression), oldest first."""
+    owners: dict[str, list[dict[str, Any]]] = {}
+    for item in sorted(items, key=lambda i: s(i, "sk")):
+        if s(item, "sk").startswith("H#"):
+            owners.setdefault(s(item, "pk"), []).append(item)
+    return owners
+
+
+def _evidence(entry: dict[str, Any]) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(s(entry, "evidence") or "{}")
+    return loaded
+
+
+@dataclass(frozen=True)
+class ProviderCall:
+    """One call that hands a message to SES or SNS, with what the ledger held at that moment."""
+
+    message_id: str | None
+    recipient: str
+    decided_at: str | None
+    decided_version: int | None
+    suppressed: bool
+    suppressed_since: str | None
+    suppression_version: int
+
+
+class ProviderCalls:
+    """Sees every SESv2 SendEmail and SNS Publish the product makes (botocore session hooks).
+
+    At the moment of the call it reads, from moto's backend, the message's last send decision
+    and the recipient's suppression item; the current LedgerWatch judges them at its next check.
+    Only clients created after ``install`` are seen (botocore copies session handlers into new
+    clients), which is why the shared world installs it before building its services.
+    """
+
+    EVENTS = ("before-parameter-build.sesv2.SendEmail", "before-parameter-build.sns.Publish")
+
+    def __init__(self, watch: Callable[[], LedgerWatch]) -> None:
+        self.watch = watch
+        self.session: Any = None
+
+    def install(self, session: Any) -> None:
+        self.session = session
+        for event in self.EVENTS:
+            session.events.register(event, self._on_call)
+
+    def uninstall(self) -> None:
+        for event in self.EVENTS:
+            self.session.events.unregister(event, self._on_call)
+
+    def _on_call(self, params: dict[str, Any], **_: Any) -> None:
+        tags = {t.get("Name"): t.get("Value") for t in params.get("EmailTags") or []}
+        recipients = (params.get("Destination") or {}).get("ToAddresses") or [params.get("PhoneNumber")]
+        self.watch().provider_calls.append(ledger_at_call(tags.get(names.SES_MESSAGE_ID_TAG), str(recipients[0])))
+
+
+def ledger_at_call(message_id: str | None, recipient: str) -> ProviderCall:
+    items = scan()
+    messages = [
+        m
+        for m in items_with(items, "MSG#", "MSG")
+        if (
+            s(m, "message_id") == message_id
+            if message_id
+            else s(m, "recipient") == recipient and s(m, "state") == "sending"
+        )
+    ]
+    decided_at = decided_version = None
+    recipient_key = s(messages[0], "recipient_key") if messages else None
+    if messages:
+        entries = _history_of(items).get(s(messages[0], "pk"), [])
+        decisions = [e for e in entries if s(e, "type") in SEND_DECISIONS]
+        if decisions:
+            decided_at = s(decisions[-1], "at")
+            version = _evidence(decisions[-1]).get("suppression_version")
+            decided_version = int(version) if version is not None else None
+    [state] = items_with(items, f"SUP#{recipient_key}", "STATE") or [{}]
+    return ProviderCall(
+        message_id=s(messages[0], "message_id") if messages else message_id,
+        recipient=recipient_key or recipient,
+        decided_at=decided_at,
+        decided_version=decided_version,
+        suppressed=bool(s(state, "suppressed")),
+        suppressed_since=s(state, "since"),
+        suppression_version=int(s(state, "version") or 0),
+    )
 
 
 class LedgerWatch:
-    """Observes the whole table between requests and checks the invariants of SPEC §1/§5/§9."""
+    """Observes the whole table between requests and checks the invariants of SPEC §1/§5/§6/§9.
+
+    One watch per run: what it saw before is what later observations are held against
+    (append-only history, states that only move forward, suppressions already in force).
+    """
 
     total_observations = 0  # across every watch of the process (reported in FIGURES too)
 
     def __init__(self) -> None:
         self.history: dict[tuple[str, str], dict[str, Any]] = {}
+        self.states: dict[str, str] = {}
+        self.suppressed_versions: dict[str, int] = {}  # recipient key → version seen in force at a check
+        self.provider_calls: list[ProviderCall] = []
+        self.judged_calls = 0
         self.observations = 0
 
     def check(self) -> list[dict[str, Any]]:
@@ -299,14 +407,77 @@ class LedgerWatch:
         self.observations += 1
         LedgerWatch.total_observations += 1
         FIGURES["invariant_checks"] += 1
-        # History is append-only: nothing seen before changed or disappeared.
+        self._append_only(items)
+        self._no_send_to_suppressed()
+        self._events_once(items)
+        messages = {s(i, "pk"): i for i in items_with(items, "MSG#", "MSG")}
+        self._forward_only(messages)
+        self._intents_kept(items, messages)
+        self._one_reset_per_account(items, messages)
+        self.suppressed_versions = {
+            s(i, "pk").removeprefix("SUP#"): int(s(i, "version"))
+            for i in items_with(items, "SUP#", "STATE")
+            if s(i, "suppressed")
+        }
+        return items
+
+    def _append_only(self, items: list[dict[str, Any]]) -> None:
+        """History is append-only: nothing seen before changed or disappeared."""
         current = {(s(i, "pk"), s(i, "sk")): i for i in items if s(i, "sk").startswith("H#")}
         for key, item in self.history.items():
             assert key in current, f"history entry disappeared: {key}"
             assert current[key] == item, f"history entry changed: {key}"
+        for key in current.keys() - self.history.keys():
+            kind = s(current[key], "type")
+            if kind in HARD_PATHS:
+                FIGURES[HARD_PATHS[kind]] += 1
+            if kind.startswith("event:") and "would_be" in _evidence(current[key]):
+                FIGURES["reached_regressions_refused"] += 1
         self.history = current
-        messages = {s(i, "pk"): i for i in items_with(items, "MSG#", "MSG")}
+
+    def _no_send_to_suppressed(self) -> None:
+        """No provider call for a recipient whose suppression was in force when the send was decided.
+
+        In force before the decision: suppressed since an earlier instant, or (same instant of the
+        fake clock) already seen suppressed at this version by the previous check, which came
+        before the step that decided.
+        """
+        for call in self.provider_calls[self.judged_calls :]:
+            FIGURES["provider_calls_judged"] += 1
+            if not call.suppressed:
+                continue
+            assert call.decided_at is not None, f"provider call without a send decision in history: {call}"
+            earlier = call.suppressed_since is not None and call.suppressed_since < call.decided_at
+            seen_before = self.suppressed_versions.get(call.recipient) == call.suppression_version
+            stale = call.decided_version is None or call.decided_version < call.suppression_version
+            assert not earlier and not (seen_before and stale), f"sent to a suppressed recipient: {call}"
+        self.judged_calls = len(self.provider_calls)
+
+    def _events_once(self, items: list[dict[str, Any]]) -> None:
+        """Each source event applied at most once: one history entry per event id and owner."""
+        for owner, entries in _history_of(items).items():
+            ids = Counter(
+                (s(e, "type"), _evidence(e).get("event_id"))
+                for e in entries
+                if s(e, "type").startswith("event:") or s(e, "type") == "suppressed"
+            )
+            twice = [key for key, n in ids.items() if n > 1 and key[1] is not None]
+            assert not twice, f"event applied twice on {owner}: {twice}"
+
+    def _forward_only(self, messages: dict[str, dict[str, Any]]) -> None:
+        """A message's state only moves along the lifecycle: never back in the outcome order."""
+        for pk, message in messages.items():
+            state, before = s(message, "state"), self.states.get(pk)
+            if before is not None and state != before:
+                assert state in lifecycle_oracle.reachable(before), f"{pk} moved {before} → {state}"
+            self.states[pk] = state
+        for pk in self.states.keys() - messages.keys():
+            raise AssertionError(f"message row disappeared: {pk}")
+
+    @staticmethod
+    def _intents_kept(items: list[dict[str, Any]], messages: dict[str, dict[str, Any]]) -> None:
         idempotency = items_with(items, "IDEM#", "IDEM")
+        history = _history_of(items)
         # No message without its idempotency record, and vice versa.
         for idem in idempotency:
             assert f"MSG#{s(idem, 'message_id')}" in messages, f"idempotency record without message: {idem}"
@@ -320,15 +491,25 @@ class LedgerWatch:
             if state in DUE_WORK:
                 assert s(message, "due_kind") == DUE_WORK[state], f"{state} message not on due work: {message}"
             # Every message has its first history entry.
-            assert any(pk == s(message, "pk") for pk, _ in current), f"message without history: {message}"
-        # One reset record per account; it points at a message that exists.
+            assert history.get(s(message, "pk")), f"message without history: {message}"
+
+    @staticmethod
+    def _one_reset_per_account(items: list[dict[str, Any]], messages: dict[str, dict[str, Any]]) -> None:
+        """One reset record per account; it points at a message that exists."""
         resets = items_with(items, "RESET#")
         per_account = Counter(s(r, "pk") for r in resets)
         assert all(n == 1 for n in per_account.values()), per_account
         for reset in resets:
             assert s(reset, "sk") == "ACTIVE"
             assert f"MSG#{s(reset, 'message_id')}" in messages, f"reset without its message: {reset}"
-        return items
+
+    def applied_events(self, items: list[dict[str, Any]], message_id: str) -> Counter[str]:
+        """How many history entries each event kind left on a message (row and SMS receipts)."""
+        receipts = {s(r, "pk") for r in items_with(items, "PMID#", "PMID") if s(r, "message_id") == message_id}
+        owners = {f"MSG#{message_id}", *receipts}
+        return Counter(
+            s(e, "type") for owner, entries in _history_of(items).items() if owner in owners for e in entries
+        )
 
 
 def valid_tokens(account_id: str, candidates: list[str], items: list[dict[str, Any]], now_iso: str) -> list[str]:

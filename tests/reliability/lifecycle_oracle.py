@@ -1,26 +1,18 @@
-"""The message lifecycle as the product contract draws it, written out by hand.
+"""The message lifecycle as the product contract draws it, written out by hand as literal pairs.
 
-Independent of `sendledger.domain.messages` on purpose: the invariant checks and the oracle
-tests compare the product against this table, so a forbidden edge added to the product's own
-table is caught instead of copied.
-
-    received ─► suppressed | cancelled | pending (stale eligibility deferred) | sending
-    sending  ─► accepted | unknown | pending | rejected
-    unknown  ─► accepted (evidence found) | retry (absence proven) | unresolved
-    retry | pending ─► sending | suppressed | cancelled
-    accepted ─► delivered | bounced | complained | failed
-Delivery evidence proves acceptance, so an outcome may also land on sending, unknown or
-unresolved. Outcomes only move forward: delivered → bounced | failed | complained,
-bounced | failed → complained. Anything but delivered may be escalated; escalated is final.
+Independent of `sendledger.domain.messages` on purpose: the oracle tests and the ledger watch
+compare the product against this table, so a forbidden edge added to the product's own table is
+caught instead of copied.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-STATES = (
+SPEC_STATES = {
     "received",
     "suppressed",
+    "cancelled",
     "sending",
     "accepted",
     "delivered",
@@ -33,40 +25,78 @@ STATES = (
     "pending",
     "rejected",
     "escalated",
-    "cancelled",
-)
-OUTCOMES = ("delivered", "bounced", "complained", "failed")
-
-_DRAWN = {
-    "received": {"suppressed", "cancelled", "pending", "sending"},
-    "sending": {"accepted", "unknown", "pending", "rejected"},
-    "unknown": {"accepted", "retry", "unresolved"},
-    "retry": {"sending", "suppressed", "cancelled"},
-    "pending": {"sending", "suppressed", "cancelled"},
-    "accepted": set(OUTCOMES),
-    "delivered": {"bounced", "failed", "complained"},
-    "bounced": {"complained"},
-    "failed": {"complained"},
 }
-_EVIDENCE_LANDS_ON = ("sending", "unknown", "unresolved")
 
-
-def _edges() -> dict[str, frozenset[str]]:
-    edges = {state: set(_DRAWN.get(state, set())) for state in STATES}
-    for state in _EVIDENCE_LANDS_ON:
-        edges[state] |= set(OUTCOMES)
-    for state in STATES:
-        if state not in ("delivered", "escalated"):
-            edges[state].add("escalated")
-    return {state: frozenset(targets) for state, targets in edges.items()}
-
-
-ALLOWED: dict[str, frozenset[str]] = _edges()
+SPEC_EDGES = {
+    # received ─► suppressed | cancelled | sending
+    ("received", "suppressed"),
+    ("received", "cancelled"),
+    ("received", "sending"),
+    # Not drawn in §5, required by §6: STALE_ELIGIBILITY_POLICY=defer "answers pending" before any send
+    ("received", "pending"),
+    # sending ─► accepted | unknown | pending | rejected
+    ("sending", "accepted"),
+    ("sending", "unknown"),
+    ("sending", "pending"),
+    ("sending", "rejected"),
+    # unknown ─► accepted (evidence found) | retry (absence proven) | unresolved
+    ("unknown", "accepted"),
+    ("unknown", "retry"),
+    ("unknown", "unresolved"),
+    # retry | pending ─► sending | suppressed | cancelled
+    ("retry", "sending"),
+    ("retry", "suppressed"),
+    ("retry", "cancelled"),
+    ("pending", "sending"),
+    ("pending", "suppressed"),
+    ("pending", "cancelled"),
+    # accepted ─► delivered | bounced | complained | failed
+    ("accepted", "delivered"),
+    ("accepted", "bounced"),
+    ("accepted", "complained"),
+    ("accepted", "failed"),
+    # Delivery evidence proves acceptance: an outcome may land while the send still looks in
+    # flight, unknown or unresolved (a timed-out call the provider accepted, §1.3 and §6)
+    ("sending", "delivered"),
+    ("sending", "bounced"),
+    ("sending", "complained"),
+    ("sending", "failed"),
+    ("unknown", "delivered"),
+    ("unknown", "bounced"),
+    ("unknown", "complained"),
+    ("unknown", "failed"),
+    ("unresolved", "delivered"),
+    ("unresolved", "bounced"),
+    ("unresolved", "complained"),
+    ("unresolved", "failed"),
+    # Outcomes never regress (a late delivered does not undo bounced) and out-of-order events
+    # converge (§6): so a bounce or failure after delivered wins, and a complaint overrides all
+    ("delivered", "bounced"),
+    ("delivered", "failed"),
+    ("delivered", "complained"),
+    ("bounced", "complained"),
+    ("failed", "complained"),
+    # any non-delivered state at the escalation deadline, or failed/bounced/suppressed/rejected
+    # earlier ─► escalated (recorded once: escalated itself is final)
+    ("received", "escalated"),
+    ("suppressed", "escalated"),
+    ("cancelled", "escalated"),
+    ("sending", "escalated"),
+    ("accepted", "escalated"),
+    ("bounced", "escalated"),
+    ("complained", "escalated"),
+    ("failed", "escalated"),
+    ("unknown", "escalated"),
+    ("retry", "escalated"),
+    ("unresolved", "escalated"),
+    ("pending", "escalated"),
+    ("rejected", "escalated"),
+}
 
 
 def allowed(current: str, target: str) -> bool:
     """One committed transition the contract permits."""
-    return target in ALLOWED.get(current, frozenset())
+    return (current, target) in SPEC_EDGES
 
 
 @cache
@@ -75,8 +105,9 @@ def reachable(current: str) -> frozenset[str]:
     seen: set[str] = set()
     frontier = [current]
     while frontier:
-        for target in ALLOWED.get(frontier.pop(), frozenset()):
-            if target not in seen:
+        state = frontier.pop()
+        for source, target in SPEC_EDGES:
+            if source == state and target not in seen:
                 seen.add(target)
                 frontier.append(target)
     return frozenset(seen)

@@ -30,6 +30,7 @@ from sendledger.domain.suppression_rules import Action, classify_ses_bounce, cla
 from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.resolve_unknown import resend
 from tests.integration.conftest import FAILURE_GROUP, fixture, ses_record
+from tests.reliability.lifecycle_oracle import SPEC_EDGES, SPEC_STATES
 from tests.support.fakes import ADMIN, FakeLambdaContext
 from tests.support.outbox import sent_emails, sent_sms
 
@@ -226,90 +227,6 @@ def test_every_documented_bounce_through_the_poller(api, ingestion, healthy_wate
 
 
 # --- the lifecycle, every pair of states ------------------------------------------------------
-
-SPEC_STATES = {
-    "received",
-    "suppressed",
-    "cancelled",
-    "sending",
-    "accepted",
-    "delivered",
-    "bounced",
-    "complained",
-    "failed",
-    "unknown",
-    "retry",
-    "unresolved",
-    "pending",
-    "rejected",
-    "escalated",
-}
-
-SPEC_EDGES = {
-    # received ─► suppressed | cancelled | sending
-    ("received", "suppressed"),
-    ("received", "cancelled"),
-    ("received", "sending"),
-    # Not drawn in §5, required by §6: STALE_ELIGIBILITY_POLICY=defer "answers pending" before any send
-    ("received", "pending"),
-    # sending ─► accepted | unknown | pending | rejected
-    ("sending", "accepted"),
-    ("sending", "unknown"),
-    ("sending", "pending"),
-    ("sending", "rejected"),
-    # unknown ─► accepted (evidence found) | retry (absence proven) | unresolved
-    ("unknown", "accepted"),
-    ("unknown", "retry"),
-    ("unknown", "unresolved"),
-    # retry | pending ─► sending | suppressed | cancelled
-    ("retry", "sending"),
-    ("retry", "suppressed"),
-    ("retry", "cancelled"),
-    ("pending", "sending"),
-    ("pending", "suppressed"),
-    ("pending", "cancelled"),
-    # accepted ─► delivered | bounced | complained | failed
-    ("accepted", "delivered"),
-    ("accepted", "bounced"),
-    ("accepted", "complained"),
-    ("accepted", "failed"),
-    # Delivery evidence proves acceptance: an outcome may land while the send still looks in
-    # flight, unknown or unresolved (a timed-out call the provider accepted, §1.3 and §6)
-    ("sending", "delivered"),
-    ("sending", "bounced"),
-    ("sending", "complained"),
-    ("sending", "failed"),
-    ("unknown", "delivered"),
-    ("unknown", "bounced"),
-    ("unknown", "complained"),
-    ("unknown", "failed"),
-    ("unresolved", "delivered"),
-    ("unresolved", "bounced"),
-    ("unresolved", "complained"),
-    ("unresolved", "failed"),
-    # Outcomes never regress (a late delivered does not undo bounced) and out-of-order events
-    # converge (§6): so a bounce or failure after delivered wins, and a complaint overrides all
-    ("delivered", "bounced"),
-    ("delivered", "failed"),
-    ("delivered", "complained"),
-    ("bounced", "complained"),
-    ("failed", "complained"),
-    # any non-delivered state at the escalation deadline, or failed/bounced/suppressed/rejected
-    # earlier ─► escalated (recorded once: escalated itself is final)
-    ("received", "escalated"),
-    ("suppressed", "escalated"),
-    ("cancelled", "escalated"),
-    ("sending", "escalated"),
-    ("accepted", "escalated"),
-    ("bounced", "escalated"),
-    ("complained", "escalated"),
-    ("failed", "escalated"),
-    ("unknown", "escalated"),
-    ("retry", "escalated"),
-    ("unresolved", "escalated"),
-    ("pending", "escalated"),
-    ("rejected", "escalated"),
-}
 
 PAIRS = sorted(itertools.product(SPEC_STATES, repeat=2))
 

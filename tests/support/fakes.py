@@ -12,9 +12,20 @@ PRINCIPAL = "arn:aws:iam::123456789012:user/test-caller"
 ADMIN = "arn:aws:iam::123456789012:role/test-admin"
 
 
+def recent_start() -> datetime:
+    """Where fake clocks start: 10:00 UTC yesterday.
+
+    Fixed for a whole day of runs, never in the future, and inside moto's CloudWatch Logs
+    retention (it drops events older than 14 days), so status records written at fake-clock
+    time are still found by FilterLogEvents whatever day the suite runs.
+    """
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    return yesterday.replace(hour=10, minute=0, second=0, microsecond=0)
+
+
 @dataclass
 class FakeClock:
-    current: datetime = field(default_factory=lambda: datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC))
+    current: datetime = field(default_factory=recent_start)
 
     def now(self) -> datetime:
         return self.current

@@ -332,7 +332,8 @@ class DynamoLedger:
         tx.update(
             "reset",
             ResetItem(reset_pk(record.account_id), "ACTIVE"),
-            [ResetItem.token_hash.set(new_token_hash), ResetItem.failed_attempts.set(0)],
+            # Wrong tokens keep counting across mints: the lockout is per reset, not per link.
+            [ResetItem.token_hash.set(new_token_hash)],
             (ResetItem.reset_id == record.reset_id)
             & (ResetItem.token_hash == record.token_hash)
             & (ResetItem.state == "active"),
