@@ -1,32 +1,75 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 import pytest
 from botocore.config import Config
 from moto import mock_aws
 
+from infra.constants import POLLER_TIMEOUT_SECONDS
+from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from local.resources import Resources, create_resources
 from local.simulator import Simulator
+from tests.support.fakes import recent_start
 
-FIXTURES = Path("/work/shared/fixtures/aws-formats")
-LOCAL_FIXTURES = Path(__file__).parent / "fixtures"
+# Where the local tests' fake clock starts (recent, see recent_start); 12 ms shows millisecond formatting.
+START = recent_start() + timedelta(milliseconds=12)
+
+REPO = Path(__file__).resolve().parents[2]
+LOCAL_FIXTURES = REPO / "tests" / "local" / "fixtures"
 # botocore's retries["max_attempts"] counts RETRIES (max_attempts=1 is two attempts);
 # "total_max_attempts": 1 is what "SDK retries disabled" means.
 NO_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"})
+# The longest one HTTP request to the local gateway may take: invocations are serialized, so a
+# request may queue behind one poller invocation, then run for the api Lambda's own timeout.
+REQUEST_TIMEOUT_SECONDS = POLLER_TIMEOUT_SECONDS + DEFAULT_TIMEOUT_SECONDS
+CHECK_EVERY_SECONDS = 0.05  # how often wait_until looks again (the cadence, not a deadline)
+
+T = TypeVar("T")
+
+
+def wait_until(
+    probe: Callable[[], T],
+    deadline_seconds: float,
+    describe: str | Callable[[], str],
+    *,
+    done: Callable[[T], bool] = bool,
+    retry_on: tuple[type[BaseException], ...] = (),
+    every: float = CHECK_EVERY_SECONDS,
+) -> T:
+    """Call ``probe`` until ``done`` holds for what it returned; that value is the result.
+
+    Fails once ``deadline_seconds`` have passed, saying what was awaited (``describe``, a text or
+    a function giving one, e.g. with a log) and what the last probe returned or raised (an
+    exception in ``retry_on`` counts as "not yet"; any other one fails at once).
+    """
+    deadline = time.monotonic() + deadline_seconds
+    last: Any = "nothing: the probe never ran"
+    while True:
+        try:
+            value = probe()
+        except retry_on as error:
+            last = error
+        else:
+            if done(value):
+                return value
+            last = value
+        if time.monotonic() >= deadline:
+            what = describe() if callable(describe) else describe
+            pytest.fail(f"waited {deadline_seconds:g} s for {what}; last seen: {last!r}")
+        if every:
+            time.sleep(min(every, max(deadline - time.monotonic(), 0.0)))
 
 
 def load_fixture(name: str) -> dict[str, Any]:
     """The AWS reference payloads (copied next to the tests so the suite owns them)."""
-    path = LOCAL_FIXTURES / name
-    if not path.exists():
-        path = FIXTURES / name
-    loaded: dict[str, Any] = json.loads(path.read_text())
+    loaded: dict[str, Any] = json.loads((LOCAL_FIXTURES / name).read_text())
     return loaded
 
 
@@ -62,7 +105,7 @@ def resources(aws: None) -> Resources:
 
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock(datetime(2026, 11, 29, 10, 0, 0, 12000, tzinfo=UTC))
+    return FakeClock(START)
 
 
 @pytest.fixture
@@ -109,17 +152,25 @@ def send_sms(phone: str, text: str = "alert: disk full") -> Any:
 
 
 def drain_ses_events(resources: Resources) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(SNS envelope, SES record) pairs from the SES events queue, in order."""
+    """(SNS envelope, SES record) pairs from the SES events queue, in order, until a receive is empty.
+
+    Deleted messages never come back; one left undeleted would only reappear after the queue's
+    visibility timeout, so a drain not done within it is one that something keeps refilling.
+    """
     sqs = boto3.client("sqs")
+    url = resources.ses_events_queue_url
+    visibility = float(
+        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]["VisibilityTimeout"]
+    )
     found: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    for _ in range(20):
-        messages = sqs.receive_message(QueueUrl=resources.ses_events_queue_url, MaxNumberOfMessages=10).get(
-            "Messages", []
-        )
-        if not messages:
-            break
+
+    def receive() -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
         for message in messages:
             envelope = json.loads(message["Body"])
             found.append((envelope, json.loads(envelope["Message"])))
-            sqs.delete_message(QueueUrl=resources.ses_events_queue_url, ReceiptHandle=message["ReceiptHandle"])
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+        return messages
+
+    wait_until(receive, visibility, "an empty receive from the SES events queue", done=lambda batch: not batch, every=0)
     return found

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 import requests
+from local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 
 from local.gateway import Gateway, build_event, response_parts
-from local.lambda_context import LambdaContext, context_factory
+from local.lambda_context import DEFAULT_TIMEOUT_SECONDS, LambdaContext, context_factory
 from local.scheduler import Scheduler, scheduled_event
 
 PRINCIPAL = "arn:aws:iam::123456789012:user/local-developer"
@@ -66,7 +67,7 @@ def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandle
         f"{gateway.url}/v1/suppressions/a%2Bb%40example.com?reason=hello%20world&x=1&x=2&p=a+b",
         data=json.dumps({"to": "bob@example.com"}),
         headers={"Idempotency-Key": "key-1", "Content-Type": "application/json"},
-        timeout=5,
+        timeout=REQUEST_TIMEOUT_SECONDS,
     )
     assert response.status_code == 202
     (event, context), *_ = fake.calls
@@ -92,7 +93,7 @@ def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandle
 
 
 def test_response_translation(gateway: Gateway) -> None:
-    response = requests.get(f"{gateway.url}/v1/messages/m1", timeout=5)
+    response = requests.get(f"{gateway.url}/v1/messages/m1", timeout=REQUEST_TIMEOUT_SECONDS)
     assert response.status_code == 202
     assert response.json() == {"ok": True}
     assert response.headers["Retry-After"] == "5"
@@ -107,7 +108,7 @@ def test_base64_in_both_directions(gateway: Gateway, fake: FakeHandler) -> None:
         "body": base64.b64encode(b"\xff\x00binary").decode(),
         "isBase64Encoded": True,
     }
-    response = requests.put(f"{gateway.url}/upload", data=b"\xff\xfe\x00", timeout=5)
+    response = requests.put(f"{gateway.url}/upload", data=b"\xff\xfe\x00", timeout=REQUEST_TIMEOUT_SECONDS)
     assert response.content == b"\xff\x00binary"
     event = fake.calls[-1][0]
     assert event["isBase64Encoded"] is True
@@ -127,40 +128,78 @@ def test_handler_crash_is_a_502(gateway: Gateway, fake: FakeHandler) -> None:
         raise RuntimeError("boom")
 
     gateway.handler = boom
-    response = requests.get(f"{gateway.url}/healthz", timeout=5)
+    response = requests.get(f"{gateway.url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS)
     assert response.status_code == 502
     assert response.json() == {"message": "Internal server error"}
 
 
 def test_local_routes_are_served_by_the_gateway(gateway: Gateway, fake: FakeHandler) -> None:
-    outbox = requests.get(f"{gateway.url}/local/outbox", timeout=5)
+    outbox = requests.get(f"{gateway.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS)
     assert outbox.status_code == 200
     assert outbox.json() == [{"channel": "sms", "to": "+12065550100", "subject": None}]
-    poll = requests.post(f"{gateway.url}/local/poll", timeout=5)
+    poll = requests.post(f"{gateway.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
     assert poll.status_code == 200
     assert poll.json() == {"flush": {}, "poller": {"polled": 1}}
     assert fake.calls == []
 
 
+class ObservedLock:
+    """The gateway's own invoke lock, counting the threads blocked on it."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.waiting = 0
+        self._count = threading.Lock()
+
+    def __enter__(self) -> ObservedLock:
+        with self._count:
+            self.waiting += 1
+        self.lock.acquire()
+        with self._count:
+            self.waiting -= 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
 def test_invocations_are_serialized(fake: FakeHandler) -> None:
+    callers = 4
     active: list[int] = []
     overlap: list[int] = []
-    entered = threading.Event()
+    entered: list[int] = []
+    failures: list[str] = []
 
     def slow(event: dict[str, Any], context: Any) -> dict[str, Any]:
         active.append(1)
+        entered.append(1)
         if len(active) > 1:
             overlap.append(1)
-        entered.set()
-        threading.Event().wait(0.05)
+        if len(entered) == 1:
+            # The first invocation holds on until every other request is queued behind it (or,
+            # were invocations not serialized, one ran beside it), within its own Lambda timeout.
+            try:
+                wait_until(
+                    lambda: {"queued": lock.waiting, "running beside it": len(overlap)},
+                    context.get_remaining_time_in_millis() / 1000,
+                    f"the other {callers - 1} requests to queue on the invoke lock",
+                    done=lambda seen: seen["queued"] == callers - 1 or seen["running beside it"] > 0,
+                )
+            except pytest.fail.Exception as failure:  # raised in the gateway's thread: report it from the test's
+                failures.append(str(failure))
         active.pop()
         return {"statusCode": 200, "body": ""}
 
     gw = Gateway(slow, principal=PRINCIPAL, port=0)
+    lock = ObservedLock(gw.invoke_lock)
+    gw.invoke_lock = lock
     gw.start()
     try:
+        # each request may wait for every invocation before it, each bounded by its Lambda timeout
+        timeout = callers * DEFAULT_TIMEOUT_SECONDS
         threads = [
-            threading.Thread(target=requests.get, args=(f"{gw.url}/x",), kwargs={"timeout": 5}) for _ in range(4)
+            threading.Thread(target=requests.get, args=(f"{gw.url}/x",), kwargs={"timeout": timeout})
+            for _ in range(callers)
         ]
         for thread in threads:
             thread.start()
@@ -168,7 +207,8 @@ def test_invocations_are_serialized(fake: FakeHandler) -> None:
             thread.join()
     finally:
         gw.stop()
-    assert entered.is_set()
+    assert failures == []
+    assert len(entered) == callers
     assert overlap == []
 
 

@@ -11,6 +11,7 @@ import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 from local_support import (
     NO_RETRIES,
+    START,
     FakeClock,
     drain_ses_events,
     load_fixture,
@@ -19,7 +20,7 @@ from local_support import (
 )
 
 from local.resources import Resources
-from local.simulator import Simulator, decode_subscription_event
+from local.simulator import THROTTLED_CALLS, Simulator, decode_subscription_event
 from sendledger import names
 
 
@@ -55,7 +56,7 @@ def test_ordinary_address_is_accepted_recorded_and_delivered(simulator: Simulato
         "subject": "Reset",
         "text": "plain body",
         "provider_message_id": response["MessageId"],
-        "sent_at": "2026-11-29T10:00:00.012Z",
+        "sent_at": START.strftime("%Y-%m-%dT%H:%M:%S.012Z"),
     }
     # Deferred: nothing reaches SQS before flush.
     assert drain_ses_events(resources) == []
@@ -172,7 +173,7 @@ def test_timeout_lost_first_call_reaches_nobody_then_accepted(simulator: Simulat
 
 
 def test_throttle_twice_then_accepted(simulator: Simulator, resources: Resources) -> None:
-    for _ in range(2):
+    for _ in range(THROTTLED_CALLS):
         with pytest.raises(ClientError) as raised:
             send_email("carol+throttle@example.com")
         error = raised.value.response
@@ -262,7 +263,7 @@ def test_sms_delivery_status_logs(
         "subject": None,
         "text": "alert: disk full",
         "provider_message_id": response["MessageId"],
-        "sent_at": "2026-11-29T10:00:00.012Z",
+        "sent_at": START.strftime("%Y-%m-%dT%H:%M:%S.012Z"),
     }
     delivered: list[dict[str, Any]] = []
     assert simulator.flush()["sms_records_written"] == 1  # no subscriber yet: records are kept
@@ -293,7 +294,7 @@ def test_sms_delivery_status_logs(
     assert record["delivery"]["destination"] == phone
     assert record["delivery"]["smsType"] == "Transactional"
     assert record["notification"]["messageId"] == response["MessageId"]
-    assert record["notification"]["timestamp"] == "2026-11-29 10:00:00.012"
+    assert record["notification"]["timestamp"] == START.strftime("%Y-%m-%d %H:%M:%S.012")
 
     # The same record is in the log group, where the poller's FilterLogEvents finds it.
     logged = boto3.client("logs").filter_log_events(logGroupName=group)["events"]

@@ -7,17 +7,29 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import requests
+from local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
 
-REPO = Path(__file__).resolve().parents[2]
-HANDLERS = REPO / "functions" / "sendledger" / "handlers"
-STARTUP_TIMEOUT_SECONDS = 60.0
+from infra.constants import POLLER_TIMEOUT_SECONDS
+from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
+from sendledger import names
+from sendledger.settings import Settings
+
+# No setting bounds how long `python -m local` takes to start (moto server, every resource, the
+# handler imports): this is the budget a slow machine gets before the test calls it broken.
+STARTUP_BUDGET_SECONDS = 60.0
+# What the stack is started with; the tests read their deadlines back from the same mapping,
+# through Settings.from_env, exactly as the handlers inside the stack read it.
+STACK_SETTINGS = {
+    names.ENV_POLL_INTERVAL_SECONDS: "3600",  # no scheduled cycle interleaves: the tests poll explicitly
+    names.ENV_UNKNOWN_GRACE_SECONDS: "1",  # so absence of a timed-out send is provable within the test
+}
 
 
 def free_port() -> int:
@@ -27,8 +39,32 @@ def free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class StackProcess:
+    url: str
+    settings: Settings  # what the handlers inside the stack read from the same environment
+    log_path: Path
+
+
+def _stop(process: subprocess.Popen[bytes], log_path: Path) -> None:
+    """SIGTERM, then wait for the exit: the stack stops its gateway, its scheduler (a poll cycle
+    in flight is bounded by the poller's timeout) and moto; SIGKILL if it did not."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        wait_until(
+            process.poll,
+            POLLER_TIMEOUT_SECONDS,
+            lambda: f"python -m local to exit after SIGTERM:\n{log_path.read_text()}",
+            done=lambda code: code is not None,
+        )
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackProcess]:
     port, moto_port = free_port(), free_port()
     env = {
         key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))
@@ -38,8 +74,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         {
             "SENDLEDGER_PORT": str(port),
             "SENDLEDGER_MOTO_PORT": str(moto_port),
-            "POLL_INTERVAL_SECONDS": "3600",  # the test polls explicitly
-            "UNKNOWN_GRACE_SECONDS": "1",  # so absence of a timed-out send is provable within the test
+            **STACK_SETTINGS,
             "PYTHONUNBUFFERED": "1",
         }
     )
@@ -48,29 +83,30 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process = subprocess.Popen([sys.executable, "-m", "local"], cwd=REPO, env=env, stdout=log, stderr=log)
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-            while True:
+
+            def healthz() -> int:
                 if process.poll() is not None:
                     pytest.fail(f"python -m local exited early:\n{log_path.read_text()}")
-                try:
-                    if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
-                        break
-                except requests.ConnectionError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"/healthz not ready in 60 s:\n{log_path.read_text()}")
-                time.sleep(0.2)
+                return requests.get(f"{url}/healthz", timeout=DEFAULT_TIMEOUT_SECONDS).status_code
+
+            wait_until(
+                healthz,
+                STARTUP_BUDGET_SECONDS,
+                lambda: f"{url}/healthz to answer 200:\n{log_path.read_text()}",
+                done=lambda status: status == 200,
+                retry_on=(requests.ConnectionError,),
+            )
             banner = log_path.read_text()
             assert url in banner
             assert f"--endpoint-url http://127.0.0.1:{moto_port}" in banner
-            yield url
+            yield StackProcess(url, Settings.from_env(env), log_path)
         finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+            _stop(process, log_path)
+
+
+@pytest.fixture
+def base_url(stack: StackProcess) -> str:
+    return stack.url
 
 
 def test_send_email_outbox_and_poll(base_url: str) -> None:
@@ -81,27 +117,31 @@ def test_send_email_outbox_and_poll(base_url: str) -> None:
         "template": {"id": "alert", "version": "1"},
         "params": {"summary": "disk almost full"},
     }
-    created = requests.post(f"{base_url}/v1/messages", json=payload, headers={"Idempotency-Key": key}, timeout=30)
+    created = requests.post(
+        f"{base_url}/v1/messages", json=payload, headers={"Idempotency-Key": key}, timeout=REQUEST_TIMEOUT_SECONDS
+    )
     assert created.status_code == 202, created.text
     view = created.json()
     assert view["channel"] == "email"
     assert view["to"] == payload["to"]
     message_id = view["message_id"]
 
-    outbox = requests.get(f"{base_url}/local/outbox", timeout=10).json()
+    outbox = requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
     sent = [entry for entry in outbox if entry["to"] == payload["to"]]
     assert len(sent) == 1
     assert sent[0]["channel"] == "email"
     assert sent[0]["provider_message_id"]
     assert set(sent[0]) >= {"channel", "to", "subject", "text", "provider_message_id", "sent_at"}
 
-    replay = requests.post(f"{base_url}/v1/messages", json=payload, headers={"Idempotency-Key": key}, timeout=30)
+    replay = requests.post(
+        f"{base_url}/v1/messages", json=payload, headers={"Idempotency-Key": key}, timeout=REQUEST_TIMEOUT_SECONDS
+    )
     assert replay.status_code == 202
     assert replay.headers.get("Idempotent-Replayed") == "true"
     assert replay.json()["message_id"] == message_id
-    assert len(requests.get(f"{base_url}/local/outbox", timeout=10).json()) == len(outbox)
+    assert len(requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()) == len(outbox)
 
-    poll = requests.post(f"{base_url}/local/poll", timeout=60)
+    poll = requests.post(f"{base_url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
     assert poll.status_code == 200, poll.text
     assert poll.json()["flush"]["ses_events_published"] == 2  # Send + Delivery
 
@@ -116,13 +156,13 @@ def test_poll_applies_delivery_events(base_url: str) -> None:
             "params": {"summary": "poll me"},
         },
         headers={"Idempotency-Key": f"local-test-{uuid.uuid4()}"},
-        timeout=30,
+        timeout=REQUEST_TIMEOUT_SECONDS,
     )
     assert created.status_code == 202, created.text
     message_id = created.json()["message_id"]
-    assert requests.post(f"{base_url}/local/poll", timeout=60).status_code == 200
+    assert requests.post(f"{base_url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
 
-    state = requests.get(f"{base_url}/v1/messages/{message_id}", timeout=30)
+    state = requests.get(f"{base_url}/v1/messages/{message_id}", timeout=REQUEST_TIMEOUT_SECONDS)
     assert state.status_code == 200
     assert state.json()["state"] == "delivered"
 
@@ -136,94 +176,128 @@ def test_missing_idempotency_key_is_a_problem(base_url: str) -> None:
             "template": {"id": "alert", "version": "1"},
             "params": {"summary": "x"},
         },
-        timeout=30,
+        timeout=REQUEST_TIMEOUT_SECONDS,
     )
     assert response.status_code == 400
     assert response.headers["Content-Type"].startswith("application/problem+json")
 
 
 # --- SPEC §6 end to end, as a new user tries it with curl ----------------------------------
-POLL_DEADLINE_SECONDS = 20.0
+ESCALATION_DEADLINE_SECONDS = 1
 
 
 def send(base_url: str, channel: str, to: str, **extra: object) -> dict:
     body = {"channel": channel, "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "e2e"}}
     body.update(extra)
     response = requests.post(
-        f"{base_url}/v1/messages", json=body, headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=30
+        f"{base_url}/v1/messages",
+        json=body,
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+        timeout=REQUEST_TIMEOUT_SECONDS,
     )
     assert response.status_code == 202, response.text
     return response.json()
 
 
-def state_after_polls(base_url: str, message_id: str, wanted: set[str]) -> str:
-    """Run poll cycles until the message reaches a wanted state (bounded; the stack's own time)."""
-    deadline = time.monotonic() + POLL_DEADLINE_SECONDS
-    while True:
-        assert requests.post(f"{base_url}/local/poll", timeout=60).status_code == 200
-        state = requests.get(f"{base_url}/v1/messages/{message_id}", timeout=30).json()["state"]
-        if state in wanted or time.monotonic() > deadline:
-            return state
-        time.sleep(0.5)
+def state_after_polls(stack: StackProcess, message_id: str, wanted: set[str], *, waits_for: float = 0) -> str:
+    """Run poll cycles until the message reaches a wanted state; returns it.
+
+    ``waits_for``: how long the contract makes the outcome wait (UNKNOWN_GRACE_SECONDS before an
+    absence is proven, an escalation deadline); on top of it the cycles that act on it get one
+    poller invocation's timeout.
+    """
+
+    def poll_then_state() -> str:
+        poll = requests.post(f"{stack.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
+        assert poll.status_code == 200, poll.text
+        view = requests.get(f"{stack.url}/v1/messages/{message_id}", timeout=REQUEST_TIMEOUT_SECONDS)
+        return str(view.json()["state"])
+
+    return wait_until(
+        poll_then_state,
+        waits_for + POLLER_TIMEOUT_SECONDS,
+        f"message {message_id} to reach {sorted(wanted)} through /local/poll",
+        done=lambda state: state in wanted,
+    )
 
 
 def outbox_count(base_url: str, to: str) -> int:
-    return sum(1 for entry in requests.get(f"{base_url}/local/outbox", timeout=30).json() if entry["to"] == to)
+    return sum(
+        1
+        for entry in requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+        if entry["to"] == to
+    )
 
 
 @pytest.mark.parametrize(
     ("address", "final"),
     [("bounce@simulator.amazonses.com", "bounced"), ("complaint@simulator.amazonses.com", "complained")],
 )
-def test_bounce_and_complaint_suppress_the_next_send(base_url: str, address: str, final: str) -> None:
-    first = send(base_url, "email", address)
-    assert state_after_polls(base_url, first["message_id"], {final}) == final
-    assert send(base_url, "email", address)["state"] == "suppressed"
+def test_bounce_and_complaint_suppress_the_next_send(stack: StackProcess, address: str, final: str) -> None:
+    first = send(stack.url, "email", address)
+    assert state_after_polls(stack, first["message_id"], {final}) == final
+    assert send(stack.url, "email", address)["state"] == "suppressed"
 
 
-def test_invalid_sms_number_is_suppressed_at_once_but_an_outage_is_not(base_url: str) -> None:
+def test_invalid_sms_number_is_suppressed_at_once_but_an_outage_is_not(stack: StackProcess) -> None:
+    base_url = stack.url
     invalid, unreachable = "+12065550165", "+12065550155"
     for number in (invalid, unreachable):
         message = send(base_url, "sms", number)
-        assert state_after_polls(base_url, message["message_id"], {"failed"}) == "failed"
-    view = requests.get(f"{base_url}/v1/suppressions/%2B12065550165", timeout=30).json()
+        assert state_after_polls(stack, message["message_id"], {"failed"}) == "failed"
+    view = requests.get(f"{base_url}/v1/suppressions/%2B12065550165", timeout=REQUEST_TIMEOUT_SECONDS).json()
     assert view["suppressed"] is True and view["version"] == 1
-    assert requests.get(f"{base_url}/v1/suppressions/%2B12065550155", timeout=30).json()["suppressed"] is False
+    assert (
+        requests.get(f"{base_url}/v1/suppressions/%2B12065550155", timeout=REQUEST_TIMEOUT_SECONDS).json()["suppressed"]
+        is False
+    )
     assert send(base_url, "sms", invalid)["state"] == "suppressed"
 
 
 @pytest.mark.parametrize("label", ["timeout-accepted", "timeout-lost"])
-def test_timed_out_sends_end_accepted_with_one_outbox_entry(base_url: str, label: str) -> None:
+def test_timed_out_sends_end_accepted_with_one_outbox_entry(stack: StackProcess, label: str) -> None:
     address = f"alice-{uuid.uuid4().hex[:8]}+{label}@example.com"
-    message = send(base_url, "email", address)
+    message = send(stack.url, "email", address)
     assert message["state"] == "unknown"
-    assert state_after_polls(base_url, message["message_id"], {"accepted", "delivered"}) in {"accepted", "delivered"}
-    assert outbox_count(base_url, address) == 1
+    # +timeout-lost is resent only once its absence is proven: UNKNOWN_GRACE_SECONDS after the send
+    final = state_after_polls(
+        stack, message["message_id"], {"accepted", "delivered"}, waits_for=stack.settings.unknown_grace_seconds
+    )
+    assert final in {"accepted", "delivered"}
+    assert outbox_count(stack.url, address) == 1
 
 
-def test_escalation_deadline_sends_the_fallback(base_url: str) -> None:
+def test_escalation_deadline_sends_the_fallback(stack: StackProcess) -> None:
     fallback = f"oncall-{uuid.uuid4().hex[:8]}@example.com"
     message = send(
-        base_url,
+        stack.url,
         "sms",
         "+12065550195",  # 90-99: the carrier never reports a status
         category="alert",
-        escalation={"deadline_seconds": 1, "fallback": [{"channel": "email", "to": fallback}]},
+        escalation={
+            "deadline_seconds": ESCALATION_DEADLINE_SECONDS,
+            "fallback": [{"channel": "email", "to": fallback}],
+        },
     )
-    assert state_after_polls(base_url, message["message_id"], {"escalated"}) == "escalated"
-    assert outbox_count(base_url, fallback) == 1
+    final = state_after_polls(stack, message["message_id"], {"escalated"}, waits_for=ESCALATION_DEADLINE_SECONDS)
+    assert final == "escalated"
+    assert outbox_count(stack.url, fallback) == 1
 
 
 def test_password_reset_mail_arrives_within_a_poll_and_the_token_works_once(base_url: str) -> None:
     email = f"bob-{uuid.uuid4().hex[:8]}@example.com"
     body = {"account_id": email, "email": email}
-    reset = requests.post(f"{base_url}/v1/password-resets", json=body, timeout=30)
+    reset = requests.post(f"{base_url}/v1/password-resets", json=body, timeout=REQUEST_TIMEOUT_SECONDS)
     assert reset.status_code == 202 and "token" not in reset.text
-    assert requests.post(f"{base_url}/local/poll", timeout=60).status_code == 200
-    [mail] = [entry for entry in requests.get(f"{base_url}/local/outbox", timeout=30).json() if entry["to"] == email]
+    assert requests.post(f"{base_url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
+    [mail] = [
+        entry
+        for entry in requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+        if entry["to"] == email
+    ]
     token = mail["text"].split("token=")[1].split()[0]
     consume = {"account_id": email, "token": token}
-    first = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=30)
+    first = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=REQUEST_TIMEOUT_SECONDS)
     assert first.status_code == 200 and first.json()["reset_id"] == reset.json()["reset_id"]
-    again = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=30)
+    again = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=REQUEST_TIMEOUT_SECONDS)
     assert again.status_code == 400 and again.headers["Content-Type"].startswith("application/problem+json")

@@ -15,6 +15,7 @@ from typing import Any
 import boto3
 import pytest
 import requests
+from local_support import REQUEST_TIMEOUT_SECONDS
 
 import local.stack as stack_module
 from local.stack import LocalStack
@@ -75,7 +76,7 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
     assert os.environ[names.ENV_LOCAL_PRINCIPAL] == ("arn:aws:iam::123456789012:user/local-developer")
     assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
 
-    assert requests.get(f"{base}/healthz", timeout=5).json() == {"status": "ok"}
+    assert requests.get(f"{base}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).json() == {"status": "ok"}
     assert recorders["api"].events[0]["path"] == "/healthz"
 
     # Resources exist on the moto server.
@@ -99,11 +100,11 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
         EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": "msg_1"}],
     )
     boto3.client("sns").publish(PhoneNumber="+12065550165", Message="hi")
-    outbox = requests.get(f"{base}/local/outbox", timeout=5).json()
+    outbox = requests.get(f"{base}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
     assert [entry["channel"] for entry in outbox] == ["email", "sms"]
     assert outbox[0]["provider_message_id"] == sent["MessageId"]
 
-    poll = requests.post(f"{base}/local/poll", timeout=10).json()
+    poll = requests.post(f"{base}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS).json()
     assert poll["flush"]["ses_events_published"] == 2
     assert poll["flush"]["sms_records_delivered"] == 1
     assert poll["poller"] == {"handled": 1}
