@@ -60,8 +60,8 @@ from tests.reliability.faults import (
 from tests.support.fakes import ADMIN
 
 SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
-MAX_EXAMPLES = 500 if SOAK else 25
-STEPS = 50 if SOAK else 20
+MAX_EXAMPLES = 1000 if SOAK else 25  # make soak: at least 1,000 examples
+STEPS = 30 if SOAK else 20
 LEASE_SECONDS = 60
 GRACE_SECONDS = 900
 SETTLED = {state.value for state in TERMINAL} | {"accepted"}
