@@ -130,6 +130,7 @@ class Provider:
     pending_events: list[tuple[str, str, Any]] = field(default_factory=list)  # (message id, to, sent at)
     clock: Any = None
     suppress: Any = None  # the admin API: what another container does between intent and send
+    land_events: Any = None  # another poller applying SES's events before the outcome write
 
     def send_email(self, message_id: str, to: str, content: Any) -> ProviderResponse:
         if self.down:
@@ -148,6 +149,8 @@ class Provider:
             self.accepted[message_id].append(response.provider_message_id)
             self.pending_events.append((message_id, to, self.clock.now()))
             FIGURES["stateful_ses_acceptances"] += 1
+        if fault == "evidence_first" and response.result is CallResult.ACCEPTED:
+            self.land_events(message_id, to)
         if fault == "accepted":
             return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
         if fault == "crash":
@@ -199,7 +202,12 @@ class LedgerMachine(RuleBasedStateMachine):
         self.world.simulator.reset()
         self.watch = self.world.watch  # the one the provider-call hook reports to
         self.client, self.clock, self.services = self.world.client, self.world.clock, self.world.services
-        self.provider = Provider(self.services.email.send_email, clock=self.clock, suppress=self._suppress_now)
+        self.provider = Provider(
+            self.services.email.send_email,
+            clock=self.clock,
+            suppress=self._suppress_now,
+            land_events=self._events_land_now,
+        )
         self.services.email.send_email = self.provider.send_email  # type: ignore[method-assign]
         self.killer = Killer(self.services.ledger.request_emitters())  # type: ignore[attr-defined]
         self.keys: dict[str, KeyModel] = {}
@@ -227,6 +235,15 @@ class LedgerMachine(RuleBasedStateMachine):
     def _step(self) -> None:
         FIGURES["stateful_steps"] += 1
         self.clean = False  # set again once the step's invariants have passed
+
+    def _events_land_now(self, message_id: str, to: str) -> None:
+        """SES's Send and Delivery are applied by the poller before this invocation writes its outcome."""
+        _, _, sent_at = self.provider.pending_events.pop()  # the acceptance just recorded
+        self._publish("Send", message_id, to, f"send-{message_id}-{sent_at.timestamp()}")
+        self._publish("Delivery", message_id, to, f"Delivery-{message_id}")
+        assert self._poll() is not None
+        self.watch.check()  # the watch sees `delivered`: the outcome write must not take it back
+        FIGURES["stateful_events_before_outcome"] += 1
 
     def _suppress_now(self, to: str) -> None:
         answer = self._call(
@@ -500,6 +517,11 @@ class LedgerMachine(RuleBasedStateMachine):
         self.poll()
 
     @rule(to=st.sampled_from(RECIPIENTS))
+    def events_land_before_the_outcome_write(self, to: str) -> None:
+        """The provider's events outrun the send's own outcome write: the state must not regress."""
+        self.send(f"outrun-{FIGURES['stateful_steps']}", to, "evidence_first", "a")
+
+    @rule(to=st.sampled_from(RECIPIENTS))
     def suppressed_between_intent_and_send(self, to: str) -> None:
         """A bounce-driven or admin suppression lands after the intent committed, before the call."""
         self.send(f"between-{FIGURES['stateful_steps']}", to, "suppressed", "a")
@@ -570,6 +592,7 @@ HARD_PATH_FIGURES = (
     "stateful_provider_faults",
     "stateful_poll_kills",
     "stateful_suppressed_between_intent_and_send",
+    "stateful_events_before_outcome",
     "reached_lease_expiries",
     "reached_proven_absences",
     "reached_resends",
