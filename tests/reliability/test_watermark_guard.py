@@ -1,0 +1,69 @@
+"""The watermark is evidence, so it must only move when it is true.
+
+Absence of an event counts as proof that a timed-out send never reached SES only once the SES
+watermark has passed send time + UNKNOWN_GRACE_SECONDS, and the watermark is the start of a
+poll cycle that drained the queue with nothing left behind. If a cycle that failed to apply an
+event (it stays in the queue for the next cycle) still moved the watermark, the event proving
+acceptance would count as absent and the poller would send the same intent a second time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.reliability.conftest import SharedWorld, shared_world
+from tests.reliability.faults import Fault, dynamodb_error, emails_to, items_with, s
+
+GRACE_SECONDS = 900  # UNKNOWN_GRACE_SECONDS of the shared world's settings
+LEASE_SECONDS = 60
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[SharedWorld]:
+    with shared_world() as world:
+        yield world
+
+
+def event_writes_fail(request: Any) -> Any:
+    """The transaction that applies a delivery event is refused; every other request goes through."""
+    if b"EVT#" in (request.body or b""):
+        return dynamodb_error("TransactionCanceledException", reasons=["TransactionConflict"])(request)
+    return None
+
+
+def message_state(world: SharedWorld, message_id: str) -> str:
+    [message] = [m for m in items_with(world.watch.check(), "MSG#", "MSG") if s(m, "message_id") == message_id]
+    return str(s(message, "state"))
+
+
+def test_events_left_in_the_queue_hold_the_watermark_back_so_no_blind_resend(shared: SharedWorld) -> None:
+    shared.fresh()
+    to = f"watermark-{uuid.uuid4().hex[:8]}+timeout-accepted@example.com"
+    # Given a send SES accepted while the caller saw a timeout (`unknown`), its events queued
+    answer = shared.client(
+        "POST",
+        "/v1/messages",
+        {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}},
+        headers={"Idempotency-Key": f"watermark-{uuid.uuid4().hex}"},
+    )
+    assert answer.status == 202 and answer.body["state"] == "unknown", answer
+    message_id = answer.body["message_id"]
+    shared.simulator.flush()
+    # When the poller cannot apply those events for longer than the grace (they stay queued)
+    with shared.dynamo.armed(Fault("TransactWriteItems", "send", event_writes_fail, call=None)):
+        shared.poll()
+        shared.clock.advance(GRACE_SECONDS + LEASE_SECONDS)
+        shared.poll()
+    fired = shared.dynamo.calls["TransactWriteItems"]
+    # Then the absence of evidence is not taken as proof: no second send, still `unknown`
+    assert fired >= 2, "the event transactions were never attempted"
+    assert len(emails_to(to)) == 1, "sent again while the evidence of acceptance sat in the queue"
+    assert message_state(shared, message_id) == "unknown"
+    # And once the events apply, the same message is delivered, still sent once
+    shared.poll()
+    assert message_state(shared, message_id) == "delivered"
+    assert len(emails_to(to)) == 1
