@@ -131,6 +131,7 @@ class Provider:
     clock: Any = None
     suppress: Any = None  # the admin API: what another container does between intent and send
     land_events: Any = None  # another poller applying SES's events before the outcome write
+    poll_in_flight: Any = None  # a scheduled poll cycle running while this send is in flight
 
     def send_email(self, message_id: str, to: str, content: Any) -> ProviderResponse:
         if self.down:
@@ -140,6 +141,8 @@ class Provider:
             FIGURES["stateful_provider_faults"] += 1
         if fault == "suppressed":
             self.suppress(to)
+        if fault == "poll_in_flight":
+            self.poll_in_flight(message_id)
         if fault == "lost":
             return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
         if fault == "throttled":
@@ -207,7 +210,9 @@ class LedgerMachine(RuleBasedStateMachine):
             clock=self.clock,
             suppress=self._suppress_now,
             land_events=self._events_land_now,
+            poll_in_flight=self._poll_in_flight,
         )
+        self.taken_over: list[str] = []  # sends a poll cycle took over while their lease was live
         self.services.email.send_email = self.provider.send_email  # type: ignore[method-assign]
         self.killer = Killer(self.services.ledger.request_emitters())  # type: ignore[attr-defined]
         self.keys: dict[str, KeyModel] = {}
@@ -244,6 +249,16 @@ class LedgerMachine(RuleBasedStateMachine):
         assert self._poll() is not None
         self.watch.check()  # the watch sees `delivered`: the outcome write must not take it back
         FIGURES["stateful_events_before_outcome"] += 1
+
+    def _poll_in_flight(self, message_id: str) -> None:
+        """A scheduled cycle runs while this send is between its intent and the provider's answer."""
+        assert self._poll() is not None
+        item = ddb().get_item(
+            TableName=TABLE, Key={"pk": {"S": f"MSG#{message_id}"}, "sk": {"S": "MSG"}}, ConsistentRead=True
+        )["Item"]
+        if s(item, "state") != "sending":  # judged after the call: raising here would be the provider's error
+            self.taken_over.append(f"{message_id} became {s(item, 'state')} while its send was in flight")
+        FIGURES["stateful_polls_during_a_send"] += 1
 
     def _suppress_now(self, to: str) -> None:
         answer = self._call(
@@ -517,6 +532,12 @@ class LedgerMachine(RuleBasedStateMachine):
         self.poll()
 
     @rule(to=st.sampled_from(RECIPIENTS))
+    def poll_while_a_send_is_in_flight(self, to: str) -> None:
+        """The poller must leave a send alone until its lease ends: it belongs to its container."""
+        self.send(f"inflight-{FIGURES['stateful_steps']}", to, "poll_in_flight", "a")
+        assert not self.taken_over, self.taken_over
+
+    @rule(to=st.sampled_from(RECIPIENTS))
     def events_land_before_the_outcome_write(self, to: str) -> None:
         """The provider's events outrun the send's own outcome write: the state must not regress."""
         self.send(f"outrun-{FIGURES['stateful_steps']}", to, "evidence_first", "a")
@@ -593,6 +614,7 @@ HARD_PATH_FIGURES = (
     "stateful_poll_kills",
     "stateful_suppressed_between_intent_and_send",
     "stateful_events_before_outcome",
+    "stateful_polls_during_a_send",
     "reached_lease_expiries",
     "reached_proven_absences",
     "reached_resends",
