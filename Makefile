@@ -9,7 +9,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 CONTEXT ?=
 
-.PHONY: run test lint typecheck unit synth cfn-lint bench soak reliability-report deploy clean openapi
+.PHONY: run test lint typecheck unit synth cfn-lint bench soak reliability-report mutation deploy clean openapi
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,9 @@ soak: $(STAMP)
 
 reliability-report: $(STAMP)
 	$(BIN)/python -m tests.reliability.report
+
+mutation: $(STAMP)  ## mutmut over the domain + named sabotages vs the reliability suite: docs/reliability.md
+	$(BIN)/python -m tests.reliability.mutation_report
 
 deploy: synth  ## needs AWS credentials and a bootstrapped account: see README "Deploy"
 	npx --yes aws-cdk@2 deploy --app cdk.out --all

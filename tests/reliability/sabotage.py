@@ -1,0 +1,609 @@
+"""Named sabotages: each one breaks one invariant, and the reliability suite must notice (SPEC §9).
+
+A sabotage is data: a search-and-replace on one file of a scratch copy of the project. For
+each, the runner copies the project into a temporary directory (the existing .venv is linked,
+not rebuilt), applies the replacement there and runs the reliability suite only, expecting it
+to FAIL:
+
+    exit 1 → killed (the first failing test is recorded), exit 0 → survived, else → error
+    (pytest-xdist reports a `-x` stop as exit 2 "Interrupted": with a failed test, that is a kill).
+
+An unsabotaged copy runs first, to the end (the baseline): a test that already fails on the
+real code would "kill" every sabotage, so those tests are deselected from the sabotaged runs
+(and listed); if the baseline cannot even run, no sabotage is. The copy holds the tracked files
+and the untracked ones git does not ignore, as they are in the work tree (tests being written
+count); the repository itself is never modified.
+
+    python -m tests.reliability.sabotage            # all of them, table + JSON
+    python -m tests.reliability.sabotage --list
+    python -m tests.reliability.sabotage --only sms-cursor-before-apply
+
+Exit status: 0 only when every sabotage run was killed; 1 when one survived or errored; 2 when
+a sabotage is stale (its `old` text no longer occurs exactly once: fix the sabotage, not the code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS_DIR = ROOT / "mutants"  # gitignored: everything `make mutation` writes besides the docs section
+RESULTS_JSON = RESULTS_DIR / "sabotage.json"
+LOGS_DIR = RESULTS_DIR / "sabotage-logs"
+SUITE = ["-m", "pytest", "-q", "-x", "-n", "2", "-p", "no:cacheprovider", "tests/reliability"]
+SUITE_COMMAND = "pytest " + " ".join(SUITE[2:])
+BASELINE_SUITE = [arg for arg in SUITE if arg != "-x"]  # to the end: every test that fails without sabotage
+TIMEOUT_SECONDS = 900  # a sabotage that hangs the suite is an error, not a kill
+
+KILLED, SURVIVED, ERROR = "killed", "survived", "error"
+PASSED, FAILED = "passed", "failed"  # the baseline's results
+
+# Environment that would make the scratch run read or write outside its copy.
+_SCRUBBED_ENV = ("PYTHONPATH", "SENDLEDGER_RELIABILITY_FIGURES", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")
+
+
+@dataclass(frozen=True)
+class Sabotage:
+    name: str
+    why: str  # the invariant it breaks
+    file: str  # relative to the repository root
+    old: str  # must occur exactly once in the file
+    new: str
+
+
+FUNCTIONS = "functions/sendledger"
+POLL = f"{FUNCTIONS}/usecases/poll.py"
+SEND = f"{FUNCTIONS}/usecases/send.py"
+RESOLVE = f"{FUNCTIONS}/usecases/resolve_unknown.py"
+LEDGER = f"{FUNCTIONS}/adapters/dynamodb/ledger.py"
+EVENTS_STORE = f"{FUNCTIONS}/adapters/dynamodb/events_store.py"
+AWS = f"{FUNCTIONS}/adapters/aws.py"
+MESSAGES = f"{FUNCTIONS}/domain/messages.py"
+RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
+
+GATE_SEED = os.environ.get("SENDLEDGER_HYPOTHESIS_SEED") or str(secrets.randbelow(2**32))
+
+# Considered and left out, because no behaviour can tell them from the product as it is:
+# - the reset mint's condition on the previous token hash: the same transaction's condition on
+#   the mail's state (pending/retry → sending) already lets only one of two racing mints commit,
+#   and either guard alone keeps one valid token (defence in depth, removing one is equivalent);
+# - "nothing left behind" in the SES drain: a message left behind in a cycle is either received
+#   again in it (the batch is not empty, same answer) or invisible until a later cycle, which
+#   then advances the watermark past it all the same.
+SABOTAGES: tuple[Sabotage, ...] = (
+    Sabotage(
+        "sms-cursor-before-apply",
+        "SMS log cursor is committed only after the page is applied (§6): a crash mid-page loses records",
+        POLL,
+        old="""\
+            for record in page.events:
+                if record.log_event_id in seen:
+                    continue
+                ingest_log_record(pipeline.services, store, record, report)
+            state = advance_cursor(state, page.events)
+            updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
+            if updated != raw:
+                # Committed only now: everything derived from this page is persisted.
+                store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                raw, cursor = updated, json.loads(updated)
+""",
+        new="""\
+            state = advance_cursor(state, page.events)
+            updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
+            if updated != raw:
+                store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                raw, cursor = updated, json.loads(updated)
+            for record in page.events:
+                if record.log_event_id in seen:
+                    continue
+                ingest_log_record(pipeline.services, store, record, report)
+""",
+    ),
+    Sabotage(
+        "outcome-write-unconditional",
+        "state never regresses (§6): an SES event landing between provider call and outcome write "
+        "is overwritten, delivered → accepted",
+        LEDGER,
+        old='tx.update("message", item, actions, MessageItem.state.is_in(*allowed))',
+        new='tx.update("message", item, actions)',
+    ),
+    Sabotage(
+        "lifecycle-accepted-to-sending",
+        "forbidden lifecycle edge (§5): an accepted message may be sent again",
+        MESSAGES,
+        old="    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),\n",
+        new="    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),\n"
+        "    S.ACCEPTED: frozenset({S.SENDING}),\n",
+    ),
+    Sabotage(
+        "carrier-block-permanent",
+        "only the listed SMS strings suppress (§6): 'Phone carrier has blocked this message' is transient",
+        RULES,
+        old="""\
+        "Destination is blacklisted",
+    )
+)
+SMS_TRANSIENT = frozenset(
+    _norm(text)
+    for text in (
+        "Blocked as spam by phone carrier",
+        "Message body is invalid",
+        "Phone carrier has blocked this message",
+""",
+        new="""\
+        "Destination is blacklisted",
+        "Phone carrier has blocked this message",
+    )
+)
+SMS_TRANSIENT = frozenset(
+    _norm(text)
+    for text in (
+        "Blocked as spam by phone carrier",
+        "Message body is invalid",
+""",
+    ),
+    Sabotage(
+        "send-path-hidden-read",
+        "2 DynamoDB requests per send (§5, §9), counted on every client, not only the ledger's own: "
+        "a GetItem through a fresh boto3 client",
+        SEND,
+        old="""\
+    for _ in range(MAX_INTENT_ATTEMPTS):
+        try:
+            services.ledger.commit_intent(intent)
+""",
+        new="""\
+    import boto3  # peek at the key first
+
+    boto3.client("dynamodb").get_item(
+        TableName=settings.table_name, Key={"pk": {"S": f"IDEM#{intent.idempotency_key}"}, "sk": {"S": "IDEM"}}
+    )
+    for _ in range(MAX_INTENT_ATTEMPTS):
+        try:
+            services.ledger.commit_intent(intent)
+""",
+    ),
+    Sabotage(
+        "intent-without-suppression-check",
+        "the intent transaction condition-checks the recipient's suppression (§5): a suppressed recipient is sent to",
+        LEDGER,
+        old='        tx.check("suppression", SuppressionItem, sup_pk(key), STATE_SK, sup_condition)\n',
+        new="",
+    ),
+    Sabotage(
+        "event-dedupe-unconditional",
+        "events are deduplicated by source event id (§6): a redelivered event is applied twice",
+        EVENTS_STORE,
+        old='tx.put("dedupe", self._event_item(event, plan, now), EventItem.pk.does_not_exist())',
+        new='tx.put("dedupe", self._event_item(event, plan, now))',
+    ),
+    Sabotage(
+        "history-key-reused",
+        "history is append-only on never-reused keys (§5): two entries in one millisecond collide",
+        LEDGER,
+        old='    return f"H#{iso(at)}#{step:02d}#{ids.ulid(at)}"',
+        new='    return f"H#{iso(at)}#{step:02d}"',
+    ),
+    Sabotage(
+        "idempotency-key-reclaimable",
+        "one intent, one send (§4, §9): a second container claims an in-progress key at once and sends again",
+        LEDGER,
+        old="IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.expires_at < now),",
+        new="IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.status == 'in_progress') "
+        "| (IdempotencyItem.expires_at < now),",
+    ),
+    Sabotage(
+        "idempotency-lease-flipped",
+        "a request still in flight answers 409 with Retry-After, a crashed one replays its message (§4)",
+        SEND,
+        old="    if record.lease_until > now:\n",
+        new="    if record.lease_until < now:\n",
+    ),
+    Sabotage(
+        "poller-expires-live-lease",
+        "the poller honours the in-flight lease (§5): a send still in flight is declared unknown",
+        RESOLVE,
+        old='    for item in store.due_items("inflight", now, BATCH):',
+        new='    for item in store.due_items("inflight", None, BATCH):',
+    ),
+    Sabotage(
+        "absence-without-grace",
+        "absence is proven only once the watermark passes send time + UNKNOWN_GRACE_SECONDS (§6): "
+        "a send accepted but not yet reported is sent twice",
+        RESOLVE,
+        old="    if watermark is not None and watermark > sent_at + grace:\n",
+        new="    if watermark is not None and watermark > sent_at:\n",
+    ),
+    Sabotage(
+        "outcome-rank-flipped",
+        "a state never regresses (§6): a late Delivery undoes a Bounce",
+        MESSAGES,
+        old="            return _OUTCOME_RANK[target] > _OUTCOME_RANK[current]\n",
+        new="            return _OUTCOME_RANK[target] < _OUTCOME_RANK[current]\n",
+    ),
+    Sabotage(
+        "sqs-delete-unapplied",
+        "SQS messages are deleted only after the event is persisted (§6): a failed apply or a poison "
+        "message is deleted with the batch",
+        POLL,
+        old="            if applied:\n                for failed_id in queue.delete(applied):\n",
+        new="            if fresh:\n                for failed_id in queue.delete(fresh):\n",
+    ),
+    Sabotage(
+        "transient-sms-suppresses",
+        "a transient SMS failure ends the message failed without suppressing the number (§6)",
+        RULES,
+        old="    return Verdict(Action.NONE, reason, known=text in SMS_TRANSIENT)",
+        new="    return Verdict(Action.SUPPRESS, reason, known=text in SMS_TRANSIENT)",
+    ),
+    Sabotage(
+        "complaint-not-suppressing",
+        "a complaint suppresses the recipient (§6)",
+        RULES,
+        old='return Verdict(Action.SUPPRESS, f"complaint: {feedback}" if feedback else "complaint")',
+        new='return Verdict(Action.NONE, f"complaint: {feedback}" if feedback else "complaint")',
+    ),
+    Sabotage(
+        "wrong-guess-not-counted",
+        "lockout after RESET_MAX_FAILED_ATTEMPTS wrong tokens (§4): the counter is set, not incremented",
+        LEDGER,
+        old="item.update(actions=[ResetItem.failed_attempts.add(1)], condition=live)",
+        new="item.update(actions=[ResetItem.failed_attempts.set(1)], condition=live)",
+    ),
+    Sabotage(
+        "watermark-before-drain",
+        "the SES watermark is the start of a cycle that drained the queue: set before the drain, a "
+        "cycle whose events failed to apply still advances it, and absence is proven against evidence "
+        "waiting in the queue (a blind resend)",
+        POLL,
+        old="        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)\n"
+        "        if report.ses_drained:\n"
+        '            pipeline.store.set_watermark("ses", started)\n',
+        new='        pipeline.store.set_watermark("ses", started)  # the cycle start, first\n'
+        "        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)\n",
+    ),
+    Sabotage(
+        "read-timeout-not-ambiguous",
+        "a read timeout may follow acceptance: unknown, never a blind resend (§1.3, §6)",
+        AWS,
+        old="""\
+    if isinstance(exc, ReadTimeoutError | ConnectionClosedError):
+        return ProviderResponse(CallResult.AMBIGUOUS, error_code=type(exc).__name__)
+""",
+        new="""\
+    if isinstance(exc, ReadTimeoutError | ConnectionClosedError):
+        return ProviderResponse(CallResult.UNAVAILABLE, error_code=type(exc).__name__)
+""",
+    ),
+    Sabotage(
+        "sdk-retries-provider-send",
+        "the SDK never retries a send on its own (§5): a read-timeout retry is a duplicate",
+        AWS,
+        old='    retries={"total_max_attempts": 1, "mode": "standard"},',
+        new='    retries={"total_max_attempts": 3, "mode": "standard"},',
+    ),
+)
+
+
+@dataclass
+class Result:
+    name: str
+    why: str
+    file: str
+    result: str  # killed | survived | error
+    seconds: float
+    exit_code: int | None = None
+    killed_by: str | None = None  # node id of the first failing test
+    detail: str | None = None  # for errors: what went wrong
+    log: str = ""  # the suite's output, relative to the repository root
+
+
+class StaleSabotage(Exception):
+    pass
+
+
+# --- the project copy -----------------------------------------------------------------------
+
+
+def project_files(root: Path = ROOT) -> list[str]:
+    """Tracked files plus untracked ones git does not ignore: the tests other engineers are
+    adding count before they are committed. Deleted-but-tracked paths are skipped.
+    A snapshot (no .git) holds exactly those files: all of them."""
+    if not (root / ".git").exists():
+        return sorted(str(path.relative_to(root)) for path in root.rglob("*") if path.is_file())
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    return sorted({path for path in listed.split("\0") if path and (root / path).is_file()})
+
+
+def copy_project(
+    files: Iterable[str], destination: Path, root: Path = ROOT, rename: Callable[[str], str | None] = str
+) -> None:
+    """Copy `files` into `destination`; `rename` maps a path to its place there (None: skip)."""
+    for path in files:
+        target = rename(path)
+        if target is None:
+            continue
+        (destination / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / path, destination / target)
+
+
+@contextmanager
+def snapshot(files: list[str]) -> Iterator[Path]:
+    """One copy of the work tree taken at the start: the baseline and every sabotage run on the
+    same code however the work tree moves meanwhile (other engineers edit it while this runs)."""
+    tree = Path(tempfile.mkdtemp(prefix="sabotage-snapshot-"))
+    try:
+        copy_project(files, tree)
+        yield tree
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+def apply(sabotage: Sabotage, tree: Path) -> None:
+    path = tree / sabotage.file
+    if not path.is_file():
+        raise StaleSabotage(f"sabotage {sabotage.name} is stale: {sabotage.file} does not exist")
+    text = path.read_text()
+    count = text.count(sabotage.old)
+    if count != 1:
+        raise StaleSabotage(
+            f"sabotage {sabotage.name} is stale: its `old` text occurs {count} times in {sabotage.file} "
+            "(expected exactly once); update the sabotage to the current code"
+        )
+    path.write_text(text.replace(sabotage.old, sabotage.new))
+
+
+def check_all(sabotages: Iterable[Sabotage], root: Path = ROOT) -> list[str]:
+    """Every sabotage's `old` occurs exactly once in the working tree: the messages of those that do not."""
+    problems = []
+    for sabotage in sabotages:
+        path = root / sabotage.file
+        count = path.read_text().count(sabotage.old) if path.is_file() else 0
+        if count != 1:
+            problems.append(f"{sabotage.name}: `old` occurs {count} times in {sabotage.file} (stale)")
+    return problems
+
+
+# --- one run ---------------------------------------------------------------------------------
+
+# In pytest's short summary: "FAILED <node id> - <message>"; a parametrised id may hold spaces.
+_FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+\.py(?:::.+?)?)(?: - .*)?$")
+_SUMMARY = "short test summary info"
+# pytest-xdist ends a `-x` run that met a failure as "Interrupted" (exit 2), not exit 1.
+_XDIST_STOPPED = "stopping after"
+
+
+def failures(output: str) -> list[str]:
+    """Node ids of the failing tests, in the order of pytest's short summary (captured log
+    lines such as "ERROR    sendledger..." come before it and are not failures)."""
+    summary = output[output.rfind(_SUMMARY) :] if _SUMMARY in output else ""
+    return [m.group(1) for m in map(_FAILURE.match, summary.splitlines()) if m]
+
+
+def verdict(code: int | None, output: str) -> str:
+    if code == 0:
+        return SURVIVED
+    if code == 1 or (code == 2 and _XDIST_STOPPED in output and failures(output)):
+        return KILLED
+    return ERROR
+
+
+def run_suite(tree: Path, args: list[str], log: Path, timeout: float) -> tuple[int | None, str]:
+    """The suite in `tree` with the project's interpreter: (exit code, None on timeout; output)."""
+    env = {key: value for key, value in os.environ.items() if key not in _SCRUBBED_ENV}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # One seed for the baseline and every sabotage (a kill must not depend on the draw), and no
+    # shrinking: the gate needs to know that a test fails, not the smallest failing example.
+    env["SENDLEDGER_HYPOTHESIS_SEED"] = GATE_SEED
+    env["SENDLEDGER_HYPOTHESIS_PROFILE"] = "sabotage"
+    # Its own process group, so a timeout ends the xdist workers too.
+    process = subprocess.Popen(
+        [str(tree / ".venv" / "bin" / "python"), *args],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        code: int | None = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        code = None
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(output)
+    return code, output
+
+
+def _error_detail(code: int | None, output: str, timeout: float) -> str:
+    detail = f"timed out after {timeout:.0f} s" if code is None else f"pytest exit {code}"
+    tail = [line for line in output.splitlines() if line.strip()][-2:]
+    return detail + (": " + " | ".join(tail)[:300] if tail else "")
+
+
+def run_one(sabotage: Sabotage | None, source: Path, files: list[str], timeout: float, deselect: list[str]) -> Result:
+    """Copy, sabotage (None: the baseline), run; the scratch copy is removed afterwards."""
+    name = sabotage.name if sabotage else "baseline"
+    why, file = (sabotage.why, sabotage.file) if sabotage else ("the suite passes on the unsabotaged code", "")
+    result = Result(name, why, file, ERROR, 0.0, log=str((LOGS_DIR / f"{name}.log").relative_to(ROOT)))
+    tree = Path(tempfile.mkdtemp(prefix=f"sabotage-{name}-"))
+    started = time.monotonic()
+    try:
+        copy_project(files, tree, root=source)
+        # The existing environment, not a new one: the interpreter finds its packages through
+        # the link, while cwd and pytest's pythonpath (functions, .) point at the copy.
+        (tree / ".venv").symlink_to(ROOT / ".venv")
+        if sabotage is not None:
+            apply(sabotage, tree)
+        args = (SUITE if sabotage else BASELINE_SUITE) + [f"--deselect={node}" for node in deselect]
+        code, output = run_suite(tree, args, ROOT / result.log, timeout)
+        result.exit_code = code
+        if sabotage is None:
+            result.result = PASSED if code == 0 else FAILED if code == 1 else ERROR
+            result.killed_by = ", ".join(failures(output)) or None
+        else:
+            result.result = verdict(code, output)
+            result.killed_by = next(iter(failures(output)), None) if result.result == KILLED else None
+        if result.result == ERROR:
+            result.detail = _error_detail(code, output, timeout)
+    except StaleSabotage as exc:
+        result.detail = str(exc)
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
+# --- all of them -----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    date: str
+    command: str
+    files: int
+    seconds: float
+    baseline: Result | None
+    results: list[Result]
+    deselected: list[str] = field(default_factory=list)  # tests failing on the real code
+
+    @property
+    def baseline_ok(self) -> bool:
+        return self.baseline is None or self.baseline.result in (PASSED, FAILED)
+
+    @property
+    def passed(self) -> bool:
+        return self.baseline_ok and bool(self.results) and all(r.result == KILLED for r in self.results)
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["passed"] = self.passed
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Run:
+        baseline = data.get("baseline")
+        return cls(
+            date=data["date"],
+            command=data["command"],
+            files=data["files"],
+            seconds=data["seconds"],
+            baseline=Result(**baseline) if baseline else None,
+            results=[Result(**r) for r in data["results"]],
+            deselected=list(data.get("deselected") or []),
+        )
+
+
+def select(only: list[str] | None) -> list[Sabotage]:
+    if not only:
+        return list(SABOTAGES)
+    known = {s.name: s for s in SABOTAGES}
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise SystemExit(f"unknown sabotage(s): {', '.join(unknown)} (see --list)")
+    return [known[name] for name in only]
+
+
+def run_all(
+    sabotages: list[Sabotage], timeout: float = TIMEOUT_SECONDS, baseline: bool = True, source: Path | None = None
+) -> Run:
+    """Baseline, then each sabotage, all copied from one snapshot (`source`, or one taken now)."""
+    if source is None:
+        with snapshot(project_files()) as taken:
+            return run_all(sabotages, timeout, baseline, taken)
+    problems = check_all(sabotages, source)
+    if problems:
+        raise StaleSabotage("stale sabotages, fix them before running:\n  " + "\n  ".join(problems))
+    files = project_files(source)
+    started = time.monotonic()
+    run = Run(datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"), SUITE_COMMAND, len(files), 0.0, None, [])
+    if baseline:
+        run.baseline = run_one(None, source, files, timeout, [])
+        print(f"baseline: {run.baseline.result} in {run.baseline.seconds} s {run.baseline.killed_by or ''}", flush=True)
+        if not run.baseline_ok:
+            run.seconds = round(time.monotonic() - started, 1)
+            return run
+        # A test that fails without any sabotage cannot testify against one: leave it out.
+        run.deselected = failures((ROOT / run.baseline.log).read_text())
+    for sabotage in sabotages:
+        result = run_one(sabotage, source, files, timeout, run.deselected)
+        run.results.append(result)
+        print(
+            f"{result.name}: {result.result} in {result.seconds} s {result.killed_by or result.detail or ''}",
+            flush=True,
+        )
+    run.seconds = round(time.monotonic() - started, 1)
+    return run
+
+
+def table(run: Run) -> str:
+    rows = [("sabotage", "result", "seconds", "killed by / detail")]
+    rows += [(r.name, r.result, f"{r.seconds:.1f}", r.killed_by or r.detail or "") for r in run.results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
+        for row in rows
+    ]
+    killed = sum(r.result == KILLED for r in run.results)
+    lines.append(f"{killed}/{len(run.results)} killed in {run.seconds:.1f} s")
+    if run.deselected:
+        lines.append(f"left out (they fail without any sabotage): {', '.join(run.deselected)}")
+    if not run.baseline_ok and run.baseline is not None:
+        lines.append(f"baseline error, no sabotage run: {run.baseline.detail}")
+    return "\n".join(lines)
+
+
+def write_json(run: Run, path: Path = RESULTS_JSON) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run.to_json(), indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.reliability.sabotage", description=__doc__.split("\n")[0])
+    parser.add_argument("--list", action="store_true", help="list the sabotages and whether each still applies")
+    parser.add_argument("--only", action="append", metavar="NAME", help="run only this sabotage (repeatable)")
+    parser.add_argument("--json", type=Path, default=RESULTS_JSON, help="results file (default mutants/sabotage.json)")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS, help="seconds per suite run")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unsabotaged control run")
+    args = parser.parse_args(argv)
+    if args.list:
+        stale = {problem.split(":")[0] for problem in check_all(SABOTAGES)}
+        for s in SABOTAGES:
+            print(f"{s.name}{'  [STALE]' if s.name in stale else ''}\n    {s.file}\n    {s.why}")
+        return 2 if stale else 0
+    try:
+        run = run_all(select(args.only), args.timeout, baseline=not args.no_baseline)
+    except StaleSabotage as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    write_json(run, args.json)
+    print(table(run))
+    return 0 if run.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
