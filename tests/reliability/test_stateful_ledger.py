@@ -531,6 +531,14 @@ class LedgerMachine(RuleBasedStateMachine):
         self.advance_clock(GRACE_SECONDS + LEASE_SECONDS)
         self.poll()
 
+    @rule(account=st.sampled_from(sorted(ACCOUNTS)))
+    def reset_mailed_then_used(self, account: str) -> None:
+        """The user asks, the poller mails the link, the user follows it: the model says if it works."""
+        self.request_reset(account)
+        self.poll()
+        self.ledger_invariants()  # attributes the link just mailed to the reset
+        self.consume_mailed_token(account, "newest")
+
     @rule(to=st.sampled_from(RECIPIENTS))
     def poll_while_a_send_is_in_flight(self, to: str) -> None:
         """The poller must leave a send alone until its lease ends: it belongs to its container."""
@@ -615,6 +623,7 @@ HARD_PATH_FIGURES = (
     "stateful_suppressed_between_intent_and_send",
     "stateful_events_before_outcome",
     "stateful_polls_during_a_send",
+    "stateful_tokens_consumed",
     "reached_lease_expiries",
     "reached_proven_absences",
     "reached_resends",
