@@ -503,14 +503,6 @@ class LedgerWatch:
             assert s(reset, "sk") == "ACTIVE"
             assert f"MSG#{s(reset, 'message_id')}" in messages, f"reset without its message: {reset}"
 
-    def applied_events(self, items: list[dict[str, Any]], message_id: str) -> Counter[str]:
-        """How many history entries each event kind left on a message (row and SMS receipts)."""
-        receipts = {s(r, "pk") for r in items_with(items, "PMID#", "PMID") if s(r, "message_id") == message_id}
-        owners = {f"MSG#{message_id}", *receipts}
-        return Counter(
-            s(e, "type") for owner, entries in _history_of(items).items() if owner in owners for e in entries
-        )
-
 
 def valid_tokens(account_id: str, candidates: list[str], items: list[dict[str, Any]], now_iso: str) -> list[str]:
     """Tokens the ledger would accept right now (active, unexpired, matching hash); consumes nothing."""
