@@ -1,6 +1,6 @@
 """Fault schedules over the send path: a crash or timeout at each step, then client retries.
 
-Steps of POST /v1/messages (SPEC §5): the intent transaction, the provider call, the
+Steps of POST /v1/messages: the intent transaction, the provider call, the
 provider's acceptance, the outcome write. At each one the first request meets a fault (an
 exception that kills the invocation, or a timeout the code sees); the fault then clears and the
 client retries the same intent: at once, and after the 60 s lease.
@@ -10,12 +10,14 @@ mail in one transaction; the poller mints the token (a conditional hash swap), s
 the outcome. The same faults hit the request (intent transaction) or the poll cycle (mint,
 provider call, acceptance, outcome write); a poll cycle runs after every request.
 
-After every request the whole table and the provider's outbox are checked (SPEC §9):
-- never two accepted sends for one intent,
+After every request the whole table and the provider's outbox are checked (the LedgerWatch):
+- never two accepted sends for one intent, never one to a suppressed recipient,
 - no intent lost: a message row in a defined state, unsettled rows on the due-work index, an
   idempotency record that ends up answering 202 with the message view (never 5xx forever),
 - never two valid tokens for one account (one RESET# item; at most one mailed token works),
-- history append-only (no entry ever changes or disappears).
+- history append-only (no entry ever changes or disappears), states only moving forward.
+Then the poller recovers whatever the fault left (settle): it runs until quiescent on the fake
+clock, and every intent must end settled (terminal, `unresolved` included), sent at most once.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A Hypothesis state machine of the whole ledger against moto (SPEC §4, §5, §6, §9).
+"""A Hypothesis state machine of the whole ledger against moto.
 
 Rules drive the real `api` handler and the real poll cycle: sends (new key, replay, same key
 with another payload), password resets, consumes (the right token, an old one, a guess), SES
@@ -6,17 +6,24 @@ events (Send, Delivery, Bounce, Complaint) published in any order and multiplici
 faults at the SES adapter edge (timeout after acceptance, timeout before it, throttling, an
 outage, a crash right after acceptance), admin suppressions, clock jumps, poll cycles and poll
 cycles killed mid-way (after the N-th DynamoDB call, before or after it was applied), then rerun.
+The hard paths have rules of their own so that most runs reach them: a crash after acceptance
+then lease expiry, a lost send then proven absence, an outcome then a late Delivery, a
+suppression between intent and provider call, SES events that outrun the send's own outcome
+write, a poll cycle while a send is in flight, a reset mailed and followed. The test fails if a
+run reached any of them zero times (HARD_PATH_FIGURES).
 
-The provider is modelled faithfully in one respect the product relies on (SPEC §6 watermark):
+The provider is modelled faithfully in one respect the product relies on (the watermark):
 SES emits the Send event of every accepted mail within UNKNOWN_GRACE_SECONDS. Pending Send
 events are published, in an order and multiplicity Hypothesis picks, at the latest before the
 clock passes that deadline.
 
-After every step (LedgerWatch plus the checks below):
+After every step (the run's LedgerWatch: no send to a suppressed recipient, events once,
+forward-only states, append-only history, due work, plus the checks below):
 - never two accepted sends for one intent (per message id, what SES really accepted),
-- no intent lost (every message id an answer named exists; unsettled rows are due work),
-- never two valid tokens for one account; only the newest mailed token can be valid,
-- history append-only.
+- no intent lost (every message id an answer named exists),
+- never two valid tokens for one account; a consume works exactly when the model's own account
+  of the reset says so (the newest link it saw mailed for the reset it was last answered,
+  unused, unexpired, not locked by wrong tokens), never read back from the ledger.
 At the end the world is driven to quiescence: every intent terminal or `accepted`.
 """
 
