@@ -47,14 +47,17 @@ bench: $(STAMP)
 
 # The state machine's 1,000 examples run as 10 processes of 100 (see test_stateful_ledger.py),
 # all under the seed of this run, which the first line prints.
-soak: $(STAMP)
+SOAK_JOBS ?= 2
+
+soak: $(STAMP)  ## the reliability suite in soak mode, then 1,000 state-machine examples (10 runs of 100, SOAK_JOBS at a time)
 	@seed=$${SENDLEDGER_HYPOTHESIS_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; echo "soak seed $$seed"; \
+	mkdir -p build/soak; \
 	SENDLEDGER_SOAK=1 SENDLEDGER_HYPOTHESIS_SEED=$$seed $(BIN)/pytest -q -n 2 tests/reliability \
 		--ignore=tests/reliability/test_stateful_ledger.py || exit $$?; \
-	for run in 0 1 2 3 4 5 6 7 8 9; do \
-		SENDLEDGER_SOAK=1 SENDLEDGER_SOAK_RUN=$$run SENDLEDGER_HYPOTHESIS_SEED=$$seed \
-			$(BIN)/pytest -q tests/reliability/test_stateful_ledger.py || exit $$?; \
-	done
+	printf '%s\n' 0 1 2 3 4 5 6 7 8 9 | xargs -P $(SOAK_JOBS) -I{} sh -c \
+		'SENDLEDGER_SOAK=1 SENDLEDGER_SOAK_RUN={} SENDLEDGER_HYPOTHESIS_SEED='$$seed' \
+		$(BIN)/pytest -q tests/reliability/test_stateful_ledger.py > build/soak/run-{}.log 2>&1 \
+		&& echo "soak run {}: passed" || { echo "soak run {}: FAILED, see build/soak/run-{}.log"; exit 255; }'
 
 reliability-report: $(STAMP)
 	$(BIN)/python -m tests.reliability.report

@@ -14,6 +14,7 @@ import boto3
 import pytest
 from botocore.retries import standard
 from moto import mock_aws
+from moto.core.model_instances import reset_model_data
 
 from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
@@ -114,6 +115,9 @@ class SharedWorld:
             client.batch_write_item(RequestItems={TABLE: batch})
         self.drain_queue()
         self.simulator.reset()
+        forget_moto_instances()
+        for hooks in (self.dynamo, self.ses):
+            hooks.requests.clear()
         self.watch = LedgerWatch()
         self.healthy_watermarks()
 
@@ -127,6 +131,16 @@ class SharedWorld:
         now = iso(self.clock.now())
         for source in ("ses", "sms"):
             WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+
+
+def forget_moto_instances() -> None:
+    """Drop moto's registry of every model object ever built (it only feeds moto's dashboard).
+
+    moto's TransactWriteItems deep-copies the table for its rollback, and each copied Table and
+    Item registers itself there for good: ~30 MB per stateful example, so a long run without
+    this is killed for memory. Live tables stay in their backend; only the registry is cleared.
+    """
+    reset_model_data()
 
 
 @contextmanager
