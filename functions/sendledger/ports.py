@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from sendledger.domain.eligibility import SuppressionState
-from sendledger.domain.messages import HistoryEntry, Message, MessageState
+from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
 
@@ -65,7 +65,7 @@ class SendIntent:
     idempotency_expires_at: datetime | None = None
     reset: ResetRecord | None = None
     reset_window_start: datetime | None = None
-    due: tuple[str, datetime] | None = None  # poller work; default: in flight until the lease ends
+    due: tuple[DueKind, datetime] | None = None  # poller work; default: in flight until the lease ends
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Outcome:
     response: ProviderResponse | None = None
     idempotency_key: str | None = None
     stored_response: StoredResponse | None = None
-    due_kind: str | None = None
+    due_kind: DueKind | None = None
     due_at: datetime | None = None
 
 
@@ -118,6 +118,11 @@ class Ledger(Protocol):
     def change_suppression(
         self, recipient_key: str, suppressed: bool, reason: str, actor: str, expected_version: int, now: datetime
     ) -> SuppressionState: ...
+
+    def record_unchanged_suppression(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, version: int, now: datetime
+    ) -> None:
+        """Audit an admin act that changes nothing (a repeated suppress or re-enable)."""
 
     def get_reset(self, account_id: str) -> ResetRecord | None: ...
 
@@ -172,7 +177,7 @@ class ApplyResult:
 
 @dataclass(frozen=True)
 class DueItem:
-    kind: str  # inflight | unknown | pending | escalation | outcome
+    kind: DueKind
     message_id: str
     due_at: int
     state: str
@@ -203,9 +208,9 @@ class EventStore(Protocol):
 
     def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None: ...
 
-    def due_items(self, kind: str, until: datetime | None, limit: int) -> list[DueItem]: ...
+    def due_items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]: ...
 
-    def count_due(self, kind: str) -> int: ...
+    def count_due(self, kind: DueKind) -> int: ...
 
     def transition(
         self,
@@ -213,21 +218,14 @@ class EventStore(Protocol):
         allowed: frozenset[MessageState],
         target: MessageState,
         entries: list[HistoryEntry],
-        due: tuple[str, datetime] | None,
+        due: tuple[DueKind, datetime] | None,
         attempt: int | None = None,
         unsuppressed: str | None = None,
-    ) -> str:
-        """Conditional state change + history in one transaction.
+    ) -> Transition:
+        """Conditional state change + history in one transaction (`unsuppressed`: a recipient
+        key that must not be suppressed for the change to land)."""
 
-        Returns "ok", "state" (the message moved on) or "suppressed" (`unsuppressed`, a
-        recipient key, is suppressed now: nothing was written).
-        """
-
-    def append_history(self, message_id: str, entry: HistoryEntry) -> None: ...
-
-    def set_due(self, message_id: str, kind: str, at: datetime) -> None: ...
-
-    def clear_due(self, message_id: str, kind: str, receipt_id: str | None = None) -> None: ...
+    def clear_due(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None: ...
 
     def idempotency_key_of(self, message_id: str) -> str | None: ...
 

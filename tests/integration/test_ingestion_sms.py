@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sendledger.domain.events import LogRecord, encode_subscription_event
+from sendledger.domain.messages import DueKind
 from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.ingest import IngestReport, ingest_log_record
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
@@ -73,11 +74,11 @@ def test_carrier_unreachable_fails_without_suppression_or_resend(
     deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
     assert view(api, sent["message_id"])["state"] == "failed"
     assert suppressed(api, FLAKY) is False
-    assert ingestion.pipeline.store.count_due("outcome") == 1  # the receipt asks the poller to look
+    assert ingestion.pipeline.store.count_due(DueKind.OUTCOME) == 1  # the receipt asks the poller to look
     clock.advance(600)
     ingestion.poll()
     assert len(sent_sms()) == 1  # no automatic resend
-    assert ingestion.pipeline.store.count_due("outcome") == 0  # no escalation: the marker is dropped
+    assert ingestion.pipeline.store.count_due(DueKind.OUTCOME) == 0  # no escalation: the marker is dropped
 
 
 def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_watermarks, monkeypatch):

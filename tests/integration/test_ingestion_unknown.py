@@ -53,6 +53,8 @@ def test_send_event_proves_acceptance_and_nothing_is_resent(api, ingestion, cloc
     ingestion.poll()
     message = view(api, first["message_id"])
     assert message["state"] == "accepted"
+    assert message["reason"] is None, "the timeout no longer explains an accepted message"
+    assert any(e.get("provider_error") == "ReadTimeoutError" for e in message["history"]), "evidence kept"
     clock.advance(2000)
     report = ingestion.poll()
     assert report.resolved == {}

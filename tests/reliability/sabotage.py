@@ -219,8 +219,8 @@ SMS_TRANSIENT = frozenset(
         "poller-expires-live-lease",
         "the poller honours the in-flight lease (§5): a send still in flight is declared unknown",
         RESOLVE,
-        old='    for item in store.due_items("inflight", now, BATCH):',
-        new='    for item in store.due_items("inflight", None, BATCH):',
+        old="    for item in store.due_items(DueKind.INFLIGHT, now, BATCH):",
+        new="    for item in store.due_items(DueKind.INFLIGHT, None, BATCH):",
     ),
     Sabotage(
         "absence-without-grace",

@@ -331,7 +331,7 @@ def apply_receipt(message: Message, receipt_state: MessageState | None, reason: 
         return
     if message.state in allowed_from(receipt_state):
         message.state = receipt_state
-        message.reason = reason or message.reason
+        message.reason = None if receipt_state is MessageState.DELIVERED else reason or message.reason
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -79,10 +79,59 @@ class Template:
     version: str
 
 
+class DueKind(StrEnum):
+    """Why a row sits in the due-work index: what the poller does with it when it is due."""
+
+    INFLIGHT = "inflight"  # a send's lease: expired → unknown
+    UNKNOWN = "unknown"  # resolve by evidence or proven absence
+    PENDING = "pending"  # throttled, retry or reset mail: send (again)
+    OUTCOME = "outcome"  # failed for good: escalate before the deadline
+    ESCALATION = "escalation"  # the escalation deadline
+
+
+class Transition(StrEnum):
+    """What a conditional state change did."""
+
+    APPLIED = "applied"
+    MOVED_ON = "moved_on"  # the message was no longer in an allowed state: nothing written
+    SUPPRESSED = "suppressed"  # the recipient is suppressed now: nothing written
+
+
+class HistoryType(StrEnum):
+    INTENT = "intent"
+    DECIDED = "decided"
+    PROVIDER_OUTCOME = "provider_outcome"
+    RESET_REQUESTED = "reset_requested"
+    RESET_MAIL = "reset_mail"
+    LEASE_EXPIRED = "lease_expired"
+    ABSENCE_PROVEN = "absence_proven"
+    UNRESOLVED = "unresolved"
+    RESEND = "resend"
+    CANCELLED = "cancelled"
+    ESCALATED = "escalated"
+    ESCALATION_DONE = "escalation_done"
+    ESCALATION_NOT_NEEDED = "escalation_not_needed"
+    SUPPRESSED = "suppressed"
+    UNSUPPRESSED = "unsuppressed"
+    EVENT_SEND = "event:Send"
+    EVENT_DELIVERY = "event:Delivery"
+    EVENT_BOUNCE = "event:Bounce"
+    EVENT_COMPLAINT = "event:Complaint"
+    EVENT_REJECT = "event:Reject"
+    EVENT_DELIVERY_DELAY = "event:DeliveryDelay"
+    EVENT_SMS_SUCCESS = "event:SmsSuccess"
+    EVENT_SMS_FAILURE = "event:SmsFailure"
+
+    @classmethod
+    def of_event(cls, kind: str) -> HistoryType:
+        """The entry type of an applied delivery event (by its EventKind value)."""
+        return cls(f"event:{kind}")
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     at: datetime
-    type: str
+    type: HistoryType
     state: MessageState | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     step: int = 0  # orders entries written within the same millisecond (intent before outcome)

@@ -17,7 +17,7 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DomainError
-from sendledger.domain.messages import ESCALATION_TRIGGERS, HistoryEntry, Message, MessageState
+from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports import DueItem
 from sendledger.usecases.ingest import Pipeline
@@ -39,17 +39,17 @@ class Counter(Protocol):
 
 def run_escalations(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
     store, now = pipeline.store, pipeline.services.clock.now()
-    for item in store.due_items("escalation", now, BATCH):
+    for item in store.due_items(DueKind.ESCALATION, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         escalate_message(pipeline, item, seconds_left, report, early=False)
-    for item in store.due_items("outcome", now, BATCH):
+    for item in store.due_items(DueKind.OUTCOME, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         # A message that failed for good before its deadline (set by the event apply).
         if item.escalates:
             escalate_message(pipeline, item, seconds_left, report, early=True)
-        store.clear_due(item.message_id, "outcome", receipt_id=item.receipt_id)
+        store.clear_due(item.message_id, DueKind.OUTCOME, receipt_id=item.receipt_id)
 
 
 def escalate_message(
@@ -64,13 +64,15 @@ def escalate_message(
         return
     if message.state is MessageState.DELIVERED:
         if not early:
-            entry = HistoryEntry(at=now, type="escalation_not_needed", evidence={"state": "delivered"}, step=4)
+            entry = HistoryEntry(
+                at=now, type=HistoryType.ESCALATION_NOT_NEEDED, evidence={"state": "delivered"}, step=4
+            )
             store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="delivered")
         return
     if early and message.state not in ESCALATION_TRIGGERS:
         return
     if message.state is MessageState.ESCALATED:
-        entry = HistoryEntry(at=now, type="escalation_done", evidence={"state": "escalated"}, step=4)
+        entry = HistoryEntry(at=now, type=HistoryType.ESCALATION_DONE, evidence={"state": "escalated"}, step=4)
         store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="escalated")
         return
     fallbacks: list[dict[str, Any]] = list(escalation.get("fallback") or [])
@@ -84,7 +86,7 @@ def escalate_message(
     }
     if fallbacks:
         evidence.update(_send_fallback(pipeline, message, item, fallbacks, escalation, seconds_left))
-    entry = HistoryEntry(at=now, type="escalated", state=MessageState.ESCALATED, evidence=evidence, step=4)
+    entry = HistoryEntry(at=now, type=HistoryType.ESCALATED, state=MessageState.ESCALATED, evidence=evidence, step=4)
     receipt_id = message.provider_message_id if message.channel is Channel.SMS else None
     store.finish_escalation(
         message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id

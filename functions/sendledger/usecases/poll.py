@@ -21,6 +21,7 @@ from aws_lambda_powertools import Logger
 
 from sendledger import names
 from sendledger.domain.events import LogRecord, MalformedEvent
+from sendledger.domain.messages import DueKind
 from sendledger.ports import QueueMessage
 from sendledger.usecases import escalate, resolve_unknown
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
@@ -235,5 +236,5 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     if ages:
         # The alarm watches the worst source under the service dimension only.
         report.metrics.append(MetricPoint(names.METRIC_WATERMARK_AGE_SECONDS, max(ages), "Seconds"))
-    backlog = pipeline.store.count_due("unknown")
+    backlog = pipeline.store.count_due(DueKind.UNKNOWN)
     report.metrics.append(MetricPoint(names.METRIC_UNKNOWN_BACKLOG, float(backlog), "Count"))

@@ -16,7 +16,7 @@ from aws_lambda_powertools import Logger
 from sendledger.domain import ids, templates, tokens
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import InvalidToken
-from sendledger.domain.messages import HistoryEntry, MessageState, Template
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.ports import Outcome, ResetRecord, SendIntent
 from sendledger.usecases.context import Reply, Services
@@ -69,13 +69,13 @@ def request_reset(services: Services, account_id: str, email: str, principal: st
     intent = SendIntent(
         message=message,
         first_entry=replace(
-            first_entry(message, recipient, now, settings), type="reset_requested", state=MessageState.PENDING
+            first_entry(message, recipient, now, settings), type=HistoryType.RESET_REQUESTED, state=MessageState.PENDING
         ),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
         expectations=optimistic_expectations(Channel.EMAIL, now, settings),
         reset=reset,
         reset_window_start=now - window,
-        due=("pending", now),
+        due=(DueKind.PENDING, now),
     )
     try:
         commit_with_eligibility(services, intent)
@@ -99,7 +99,9 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
     if record.token_hash != UNSENT:
         message.attempt += 1
     message.state = MessageState.SENDING
-    entry = HistoryEntry(at=now, type="reset_mail", state=MessageState.SENDING, evidence={"attempt": message.attempt})
+    entry = HistoryEntry(
+        at=now, type=HistoryType.RESET_MAIL, state=MessageState.SENDING, evidence={"attempt": message.attempt}
+    )
     lease_until = now + timedelta(seconds=LEASE_SECONDS)
     if not services.ledger.rearm_reset(record, tokens.token_hash(token), message, entry, lease_until):
         services.ledger.record_outcome(
@@ -107,7 +109,10 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
                 message=message,
                 new_state=MessageState.SUPPRESSED,
                 entry=HistoryEntry(
-                    at=now, type="decided", state=MessageState.SUPPRESSED, evidence={"eligibility": "suppressed"}
+                    at=now,
+                    type=HistoryType.DECIDED,
+                    state=MessageState.SUPPRESSED,
+                    evidence={"eligibility": "suppressed"},
                 ),
             )
         )

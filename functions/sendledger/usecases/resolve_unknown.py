@@ -18,7 +18,15 @@ from typing import Protocol
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.clock import iso
-from sendledger.domain.messages import HistoryEntry, Message, MessageState, predecessors
+from sendledger.domain.messages import (
+    DueKind,
+    HistoryEntry,
+    HistoryType,
+    Message,
+    MessageState,
+    Transition,
+    predecessors,
+)
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports import Expectations, SendIntent
 from sendledger.usecases.ingest import Pipeline
@@ -39,15 +47,15 @@ class Counter(Protocol):
 def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
     now = pipeline.services.clock.now()
     store = pipeline.store
-    for item in store.due_items("inflight", now, BATCH):
+    for item in store.due_items(DueKind.INFLIGHT, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         expire_lease(pipeline, item.message_id, report)
-    for item in store.due_items("unknown", now, BATCH):
+    for item in store.due_items(DueKind.UNKNOWN, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         resolve_unknown(pipeline, item.message_id, seconds_left, report)
-    for item in store.due_items("pending", now, BATCH):
+    for item in store.due_items(DueKind.PENDING, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         retry_pending(pipeline, item.message_id, seconds_left, report)
@@ -56,11 +64,11 @@ def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], repo
 def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:
     """The sender crashed (or timed out) between intent and outcome: the send may have happened."""
     now = pipeline.services.clock.now()
-    entry = HistoryEntry(at=now, type="lease_expired", state=S.UNKNOWN, evidence={"decision": "unknown"})
-    result = pipeline.store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], ("unknown", now))
-    if result != "ok":
-        pipeline.store.clear_due(message_id, "inflight")
-    report.bump("lease_expired" if result == "ok" else "lease_moved_on")
+    entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
+    result = pipeline.store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
+    if result is not Transition.APPLIED:
+        pipeline.store.clear_due(message_id, DueKind.INFLIGHT)
+    report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on")
 
 
 def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -68,7 +76,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
     settings, now = services.settings, services.clock.now()
     message = services.ledger.get_message(message_id, with_history=False)
     if message is None or message.state is not S.UNKNOWN:
-        store.clear_due(message_id, "unknown")
+        store.clear_due(message_id, DueKind.UNKNOWN)
         report.bump("unknown_already_resolved")
         return
     source = source_for(message.channel)
@@ -86,8 +94,13 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
     log = {"message_id": message_id, "recipient": fingerprint_of(message.recipient_key), **evidence}
     if watermark is not None and watermark > sent_at + grace:
         # Every event the source emitted for this send is applied, and none proved acceptance.
-        entry = HistoryEntry(at=now, type="absence_proven", state=S.RETRY, evidence={**evidence, "decision": "retry"})
-        if store.transition(message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], ("pending", now)) != "ok":
+        entry = HistoryEntry(
+            at=now, type=HistoryType.ABSENCE_PROVEN, state=S.RETRY, evidence={**evidence, "decision": "retry"}
+        )
+        if (
+            store.transition(message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], (DueKind.PENDING, now))
+            is not Transition.APPLIED
+        ):
             report.bump("unknown_moved_on")
             return
         logger.info("unknown send: absence proven, resending with the same message id", extra=log)
@@ -97,7 +110,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         return
     if now - message.created_at > timedelta(seconds=settings.unknown_max_age_seconds):
         entry = HistoryEntry(
-            at=now, type="unresolved", state=S.UNRESOLVED, evidence={**evidence, "decision": "unresolved"}
+            at=now, type=HistoryType.UNRESOLVED, state=S.UNRESOLVED, evidence={**evidence, "decision": "unresolved"}
         )
         store.transition(message_id, frozenset({S.UNKNOWN}), S.UNRESOLVED, [entry], None)
         logger.warning("unknown send unresolved: watermark never passed it", extra=log)
@@ -112,18 +125,18 @@ def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[]
     now = services.clock.now()
     message = services.ledger.get_message(message_id, with_history=False)
     if message is None:
-        store.clear_due(message_id, "pending")
+        store.clear_due(message_id, DueKind.PENDING)
         return
     if message.state in (S.PENDING, S.RETRY):
         resend(pipeline, message, seconds_left, report)
         return
     if message.state is S.SENDING:
         # A resend crashed between its intent and its outcome: what happened is unknown.
-        entry = HistoryEntry(at=now, type="lease_expired", state=S.UNKNOWN, evidence={"decision": "unknown"})
-        store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], ("unknown", now))
+        entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
+        store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
         report.bump("lease_expired")
         return
-    store.clear_due(message_id, "pending")
+    store.clear_due(message_id, DueKind.PENDING)
 
 
 def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -136,7 +149,7 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
     attempt = message.attempt + 1
     entry = HistoryEntry(
         at=now,
-        type="resend",
+        type=HistoryType.RESEND,
         state=S.SENDING,
         evidence={
             "attempt": attempt,
@@ -150,14 +163,14 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         predecessors(S.SENDING),
         S.SENDING,
         [entry],
-        ("inflight", lease_until),
+        (DueKind.INFLIGHT, lease_until),
         attempt=attempt,
         unsuppressed=message.recipient_key,
     )
-    if result == "suppressed":
+    if result is Transition.SUPPRESSED:
         _suppress_instead(pipeline, message, now, report)
         return
-    if result != "ok":
+    if result is not Transition.APPLIED:
         report.bump("resend_moved_on")
         return
     message.state, message.attempt = S.SENDING, attempt
@@ -189,7 +202,7 @@ def _resend_reset(
         # withdrawn for good, never left waiting.
         entry = HistoryEntry(
             at=now,
-            type="cancelled",
+            type=HistoryType.CANCELLED,
             state=S.CANCELLED,
             evidence={"reason": "reset no longer active", "reset_state": record.state if record else None},
             step=3,
@@ -198,9 +211,9 @@ def _resend_reset(
             store.transition(
                 message.message_id, frozenset({S.PENDING, S.RETRY, S.RECEIVED}), S.CANCELLED, [entry], None
             )
-            != "ok"
+            is not Transition.APPLIED
         ):
-            store.clear_due(message.message_id, "pending")
+            store.clear_due(message.message_id, DueKind.PENDING)
         report.bump("reset_mail_cancelled")
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
@@ -210,7 +223,10 @@ def _resend_reset(
 
 def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:
     entry = HistoryEntry(
-        at=now, type="decided", state=S.SUPPRESSED, evidence={"eligibility": "suppressed", "decision": "suppressed"}
+        at=now,
+        type=HistoryType.DECIDED,
+        state=S.SUPPRESSED,
+        evidence={"eligibility": "suppressed", "decision": "suppressed"},
     )
     pipeline.store.transition(message.message_id, predecessors(S.SUPPRESSED), S.SUPPRESSED, [entry], None)
     report.bump("resend_suppressed")

@@ -28,7 +28,7 @@ from sendledger.domain.errors import (
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
 )
-from sendledger.domain.messages import HistoryEntry, Message, MessageState, Template
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of, parse_recipient
 from sendledger.ports import (
@@ -188,15 +188,18 @@ def _commit_decided(
     message.reason = reason
     intent.first_entry = HistoryEntry(
         at=intent.first_entry.at,
-        type="decided",
+        type=HistoryType.DECIDED,
         state=state,
         evidence={**intent.first_entry.evidence, **decision.evidence(), "decision": state.value},
     )
     if state is MessageState.PENDING:
         # Deferred by the stale-eligibility policy: the poller retries once the outcome is knowable.
-        intent.due = ("pending", intent.first_entry.at + timedelta(seconds=services.settings.poll_interval_seconds))
+        intent.due = (
+            DueKind.PENDING,
+            intent.first_entry.at + timedelta(seconds=services.settings.poll_interval_seconds),
+        )
     elif message.escalation:
-        intent.due = ("outcome", intent.first_entry.at)  # failed for good before the deadline: escalate now
+        intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
     else:
         intent.due = None  # decided for good: nothing left for the poller
     stored = StoredResponse(202, message_view(message, services.settings)) if intent.idempotency_key else None
@@ -237,8 +240,10 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
         message.state, now, response, settings.poll_interval_seconds, settings.unknown_grace_seconds
     )
     if message.escalation and message.state is MessageState.REJECTED:
-        due_kind, due_at = "outcome", now  # refused for good before the deadline: escalate now
-    entry = HistoryEntry(at=now, type="provider_outcome", state=message.state, evidence=response.evidence(), step=1)
+        due_kind, due_at = DueKind.OUTCOME, now  # refused for good before the deadline: escalate now
+    entry = HistoryEntry(
+        at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
+    )
     stored = StoredResponse(202, message_view(message, settings)) if intent.idempotency_key else None
     services.ledger.record_outcome(
         Outcome(
@@ -261,13 +266,13 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
 
 def _due_work(
     state: MessageState, now: datetime, response: ProviderResponse, poll_interval: int, grace: int
-) -> tuple[str | None, datetime | None]:
+) -> tuple[DueKind | None, datetime | None]:
     if state is MessageState.PENDING:
         wait = max(response.retry_after_seconds or 0, poll_interval)
-        return "pending", now + timedelta(seconds=wait)
+        return DueKind.PENDING, now + timedelta(seconds=wait)
     if state is MessageState.UNKNOWN:
         # Acceptance evidence is applied whenever it arrives; absence is provable only after grace.
-        return "unknown", now + timedelta(seconds=grace)
+        return DueKind.UNKNOWN, now + timedelta(seconds=grace)
     return None, None
 
 
@@ -329,7 +334,7 @@ def new_message(command: SendCommand, recipient: Recipient, now: datetime) -> Me
 def first_entry(message: Message, recipient: Recipient, now: datetime, settings: Any) -> HistoryEntry:
     return HistoryEntry(
         at=now,
-        type="intent",
+        type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
             "eligibility": Eligibility.ELIGIBLE.value,

@@ -27,7 +27,11 @@ def view_suppression(services: Services, raw_recipient: str) -> Reply:
 def change_suppression(services: Services, raw_recipient: str, suppressed: bool, reason: str, actor: str) -> Reply:
     recipient = recipient_from_key(raw_recipient)
     current = services.ledger.get_suppression(recipient.key).state
-    services.ledger.change_suppression(
-        recipient.key, suppressed, reason, actor, expected_version=current.version, now=services.clock.now()
-    )
+    now = services.clock.now()
+    if current.suppressed == suppressed:  # a repeated PUT or DELETE: record the act, change no state
+        services.ledger.record_unchanged_suppression(recipient.key, suppressed, reason, actor, current.version, now)
+    else:
+        services.ledger.change_suppression(
+            recipient.key, suppressed, reason, actor, expected_version=current.version, now=now
+        )
     return view_suppression(services, raw_recipient)

@@ -56,7 +56,7 @@ from sendledger.adapters.dynamodb.transaction import Cancelled, LabelledTransact
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import DeliveryEvent
-from sendledger.domain.messages import HistoryEntry, MessageState
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition
 from sendledger.domain.suppression_rules import TransientPolicy
 from sendledger.ports import ApplyPlan, ApplyResult, DueItem
 
@@ -222,9 +222,11 @@ class DynamoEventStore:
             actions.append(model.reason.set(_reason_of(event)))
             # Escalation may act before the deadline once a message failed for good: the poller
             # checks this message (and drops the marker when it has no escalation).
-            actions += [model.due_kind.set("outcome"), model.due_at.set(int(now.timestamp()))]
+            actions += [model.due_kind.set(DueKind.OUTCOME.value), model.due_at.set(int(now.timestamp()))]
         else:
-            actions += [model.due_kind.remove(), model.due_at.remove()]
+            # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
+            # longer explains the state (it stays in the history as evidence).
+            actions += [model.due_kind.remove(), model.due_at.remove(), model.reason.remove()]
         condition = model.pk.exists() & model.state.is_in(*sorted(s.value for s in plan.allowed_from))
         tx.update("message", item, actions, condition)
 
@@ -253,7 +255,7 @@ class DynamoEventStore:
             evidence["suppressed_recipient"] = True
         return HistoryEntry(
             at=now,
-            type=f"event:{event.kind.value}",
+            type=HistoryType.of_event(event.kind.value),
             state=plan.target if applied else None,
             evidence=evidence,
             step=2,
@@ -275,7 +277,7 @@ class DynamoEventStore:
         tx.update("suppression", item, actions, condition)
         entry = HistoryEntry(
             at=now,
-            type="suppressed",
+            type=HistoryType.SUPPRESSED,
             evidence={
                 "source": event.source.value,
                 "event_id": event.event_id,
@@ -384,8 +386,8 @@ class DynamoEventStore:
             raise
 
     # --- due work ---------------------------------------------------------------------------
-    def due_items(self, kind: str, until: datetime | None, limit: int) -> list[DueItem]:
-        values: dict[str, Any] = {":k": {"S": kind}}
+    def due_items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]:
+        values: dict[str, Any] = {":k": {"S": kind.value}}
         expression = "#k = :k"
         names_map = {"#k": names.DUE_WORK_INDEX_PARTITION_KEY}
         if until is not None:
@@ -413,7 +415,7 @@ class DynamoEventStore:
                 break
         return items
 
-    def count_due(self, kind: str) -> int:
+    def count_due(self, kind: DueKind) -> int:
         total = 0
         start: dict[str, Any] | None = None
         while True:
@@ -422,7 +424,7 @@ class DynamoEventStore:
                 "IndexName": names.DUE_WORK_INDEX,
                 "KeyConditionExpression": "#k = :k",
                 "ExpressionAttributeNames": {"#k": names.DUE_WORK_INDEX_PARTITION_KEY},
-                "ExpressionAttributeValues": {":k": {"S": kind}},
+                "ExpressionAttributeValues": {":k": {"S": kind.value}},
                 "Select": "COUNT",
             }
             if start:
@@ -440,10 +442,10 @@ class DynamoEventStore:
         allowed: frozenset[MessageState],
         target: MessageState,
         entries: list[HistoryEntry],
-        due: tuple[str, datetime] | None,
+        due: tuple[DueKind, datetime] | None,
         attempt: int | None = None,
         unsuppressed: str | None = None,
-    ) -> str:
+    ) -> Transition:
         at = entries[-1].at if entries else None
         actions: list[Action] = [MessageItem.state.set(target.value)]
         if at is not None:
@@ -470,30 +472,19 @@ class DynamoEventStore:
                 tx.commit()
         except Cancelled as cancelled:
             if "suppression" in cancelled.failed:
-                return "suppressed"
+                return Transition.SUPPRESSED
             if "message" in cancelled.failed:
-                return "state"
+                return Transition.MOVED_ON
             raise DependencyUnavailable("state transition conflicted; retry", retry_after_seconds=1) from None
-        return "ok"
+        return Transition.APPLIED
 
-    def append_history(self, message_id: str, entry: HistoryEntry) -> None:
-        with dependency_guard():
-            history_item(message_id, entry).save(HistoryItem.pk.does_not_exist())
-
-    def set_due(self, message_id: str, kind: str, at: datetime) -> None:
-        with dependency_guard():
-            MessageItem(msg_pk(message_id), "MSG").update(
-                actions=[MessageItem.due_kind.set(kind), MessageItem.due_at.set(int(at.timestamp()))],
-                condition=MessageItem.pk.exists(),
-            )
-
-    def clear_due(self, message_id: str, kind: str, receipt_id: str | None = None) -> None:
+    def clear_due(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None:
         model, item = _row_or_receipt(message_id, receipt_id)
         try:
             with dependency_guard():
                 item.update(
                     actions=[model.due_kind.remove(), model.due_at.remove()],
-                    condition=model.due_kind == kind,
+                    condition=model.due_kind == kind.value,
                 )
         except DependencyUnavailable as exc:
             if not is_condition_failure(exc):
@@ -601,7 +592,7 @@ def _due_from(raw: dict[str, Any]) -> DueItem:
     idem = text("idempotency_pk")
     pk = str(raw["pk"]["S"])
     return DueItem(
-        kind=text(names.DUE_WORK_INDEX_PARTITION_KEY) or "",
+        kind=DueKind(raw[names.DUE_WORK_INDEX_PARTITION_KEY]["S"]),  # the index's own key: always there
         message_id=text("message_id") or pk.removeprefix("MSG#"),
         due_at=int(raw[names.DUE_WORK_INDEX_SORT_KEY]["N"]),
         state=text("state") or "",

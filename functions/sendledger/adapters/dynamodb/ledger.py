@@ -34,7 +34,9 @@ from sendledger.domain.eligibility import SuppressionState
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import (
+    DueKind,
     HistoryEntry,
+    HistoryType,
     Message,
     MessageState,
     Template,
@@ -111,7 +113,7 @@ class DynamoLedger:
         self._add_eligibility_checks(tx, intent)
         self._add_reset(tx, intent)
         if message.escalation:
-            tx.put("escalation", _escalation_item(message), MessageItem.pk.does_not_exist())
+            tx.put(DueKind.ESCALATION, _escalation_item(message), MessageItem.pk.does_not_exist())
         try:
             with dependency_guard():
                 tx.commit()
@@ -124,7 +126,7 @@ class DynamoLedger:
         tx.put("message", _message_item(intent.message, intent), MessageItem.pk.does_not_exist())
         tx.put("history", history_item(intent.message.message_id, intent.first_entry), HistoryItem.pk.does_not_exist())
         if intent.message.escalation:
-            tx.put("escalation", _escalation_item(intent.message), MessageItem.pk.does_not_exist())
+            tx.put(DueKind.ESCALATION, _escalation_item(intent.message), MessageItem.pk.does_not_exist())
         self._add_reset(tx, intent)
         try:
             with dependency_guard():
@@ -272,7 +274,7 @@ class DynamoLedger:
         )
         entry = HistoryEntry(
             at=now,
-            type="suppressed" if suppressed else "unsuppressed",
+            type=HistoryType.SUPPRESSED if suppressed else HistoryType.UNSUPPRESSED,
             evidence={"actor": actor, "reason": reason, "version": new_version, "source": "admin"},
             step=new_version % 100,
         )
@@ -287,6 +289,28 @@ class DynamoLedger:
                 raise DependencyUnavailable("suppression changed concurrently; retry", retry_after_seconds=1) from None
             raise DependencyUnavailable("suppression write conflicted; retry") from None
         return SuppressionState(suppressed=suppressed, version=new_version, reason=reason, since=now)
+
+    def record_unchanged_suppression(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, version: int, now: datetime
+    ) -> None:
+        """An admin act that changes nothing is still audited: history only, version and since kept.
+
+        The entry is conditioned on the version the caller read, so "unchanged" is true when written.
+        """
+        entry = HistoryEntry(
+            at=now,
+            type=HistoryType.SUPPRESSED if suppressed else HistoryType.UNSUPPRESSED,
+            evidence={"actor": actor, "reason": reason, "version": version, "source": "admin", "unchanged": True},
+        )
+        condition = SuppressionItem.pk.does_not_exist() if version == 0 else SuppressionItem.version == version
+        tx = self._transaction()
+        tx.check("suppression", SuppressionItem, sup_pk(recipient_key), STATE_SK, condition)
+        tx.put("history", history_item_for(sup_pk(recipient_key), entry), HistoryItem.pk.does_not_exist())
+        try:
+            with dependency_guard():
+                tx.commit()
+        except Cancelled:
+            raise DependencyUnavailable("suppression changed concurrently; retry", retry_after_seconds=1) from None
 
     # --- password resets --------------------------------------------------------------------
     def get_reset(self, account_id: str) -> ResetRecord | None:
@@ -344,7 +368,7 @@ class DynamoLedger:
             [
                 MessageItem.state.set(MessageState.SENDING.value),
                 MessageItem.attempt.set(message.attempt),
-                MessageItem.due_kind.set("inflight"),
+                MessageItem.due_kind.set(DueKind.INFLIGHT.value),
                 MessageItem.due_at.set(int(lease_until.timestamp())),
                 MessageItem.updated_at.set(iso(entry.at)),
             ],
@@ -515,11 +539,11 @@ def _message_item(message: Message, intent: SendIntent) -> MessageItem:
     )
 
 
-def _due_of(message: Message, intent: SendIntent) -> tuple[str, datetime] | None:
+def _due_of(message: Message, intent: SendIntent) -> tuple[DueKind, datetime] | None:
     if intent.due is not None:
         return intent.due
     # In flight until the outcome write; if we crash, the poller finds it here after the lease.
-    return ("inflight", intent.lease_until) if message.state is MessageState.SENDING else None
+    return (DueKind.INFLIGHT, intent.lease_until) if message.state is MessageState.SENDING else None
 
 
 def _escalation_item(message: Message) -> MessageItem:
@@ -531,7 +555,7 @@ def _escalation_item(message: Message) -> MessageItem:
         **_message_fields(message),
         state="scheduled",
         updated_at=iso(message.created_at),
-        due_kind="escalation",
+        due_kind=DueKind.ESCALATION.value,
         due_at=int(deadline.timestamp()),
     )
 
@@ -602,7 +626,7 @@ def _message_from(item: MessageItem) -> Message:
 def _history_from(item: HistoryItem) -> HistoryEntry:
     return HistoryEntry(
         at=parse_iso(item.at),
-        type=item.type,
+        type=HistoryType(item.type),
         state=MessageState(item.state) if item.state else None,
         evidence=json.loads(item.evidence),
     )
