@@ -27,7 +27,7 @@ from sendledger.api.models import (
 )
 from sendledger.api.openapi import documented, problems_everywhere
 from sendledger.api.problems import problem, validation_errors
-from sendledger.domain import errors
+from sendledger.domain import errors, idempotency
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.handlers.observability import traced
@@ -37,6 +37,13 @@ from sendledger.usecases.send import SendCommand, send_message
 
 MAX_BODY_BYTES = 64 * 1024
 JSON = "application/json"
+
+# Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
+IDEMPOTENCY_KEY = Header(
+    alias="Idempotency-Key",
+    description='1-255 printable ASCII characters; a quoted Structured Field string ("abc") is unquoted first',
+    json_schema_extra={"minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
+)
 
 logger = Logger()
 metrics = Metrics()
@@ -60,6 +67,14 @@ def _principal() -> str:
     return principal
 
 
+def _check_idempotency_key(value: str | None) -> None:
+    """A bad key is a field error like any other; the use case parses the same value again."""
+    try:
+        idempotency.parse_key(value)
+    except errors.InvalidRequest as exc:
+        raise RequestValidationError([{"loc": ("header", "Idempotency-Key"), "msg": exc.detail}]) from None
+
+
 def _seconds_left() -> float:
     context: LambdaContext | None = app.lambda_context
     return context.get_remaining_time_in_millis() / 1000 if context else 30.0
@@ -68,8 +83,9 @@ def _seconds_left() -> float:
 @app.post("/v1/messages", responses=documented(202, MessageView, 400, 409, 413, 415, 503))
 def post_message(
     body: SendMessageRequest,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=1024)] = None,
+    idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
 ) -> Response[str]:
+    _check_idempotency_key(idempotency_key)
     command = SendCommand(
         channel=Channel(body.channel),
         to=body.to,
