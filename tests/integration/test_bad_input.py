@@ -4,6 +4,7 @@ import boto3
 import pytest
 
 from tests.conftest import TABLE
+from tests.support.fakes import ADMIN
 
 VALID = {
     "channel": "email",
@@ -129,3 +130,27 @@ def test_query_field_errors_name_the_parameter_as_sent(api):
     status, _, problem = api("DELETE", "/v1/admin/suppressions/a%40example.com")
     assert status == 400 and problem["type"].endswith("validation-error")
     assert problem["errors"] == [{"field": "reason", "message": "Field required"}]
+
+
+@pytest.mark.parametrize("email", ["not-an-address", "a@example.com\r\nBcc: eve@example.com", "jörg@example.com"])
+def test_reset_recipient_errors_name_the_email_field(api, email):
+    status, _, problem = api("POST", "/v1/password-resets", {"account_id": "acct-1", "email": email})
+    assert status == 400 and problem["type"].endswith("invalid-request")
+    assert [error["field"] for error in problem["errors"]] == ["email"]
+
+
+@pytest.mark.parametrize(
+    ("method", "query", "body"),
+    [("GET", None, None), ("PUT", None, {"reason": "r"}), ("DELETE", {"reason": "r"}, None)],
+)
+@pytest.mark.parametrize("recipient", ["not-an-address", "%2B1206555", "a%0D%0A%40example.com"])
+def test_suppression_recipient_errors_name_the_path_parameter(api, method, query, body, recipient):
+    prefix = "/v1/suppressions/" if method == "GET" else "/v1/admin/suppressions/"
+    status, _, problem = api(method, prefix + recipient, body, query=query, principal=ADMIN)
+    assert status == 400 and problem["type"].endswith("invalid-request")
+    assert [error["field"] for error in problem["errors"]] == ["recipient"]
+
+
+def test_send_recipient_errors_still_name_to(api):
+    _, _, problem = post(api, {**VALID, "to": "not-an-address"})
+    assert [error["field"] for error in problem["errors"]] == ["to"]
