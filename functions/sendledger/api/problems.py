@@ -18,6 +18,7 @@ def problem(
     detail: str,
     errors: list[dict[str, Any]] | None = None,
     retry_after: int | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Response[str]:
     body: dict[str, Any] = {
         "type": TYPE_BASE + slug,
@@ -27,8 +28,10 @@ def problem(
     }
     if errors:
         body["errors"] = errors
-    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
-    return Response(status_code=status, content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers)
+    headers = dict(headers or {})
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return Response(status_code=status, content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers or None)
 
 
 LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})

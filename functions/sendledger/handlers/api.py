@@ -212,8 +212,33 @@ def on_not_found(_: Exception) -> Response[str]:
     return problem(404, "not-found", "no such route")
 
 
+def _allowed_methods(path: str) -> list[str]:
+    # Powertools has no public route table; a test checks every route against its OpenAPI path.
+    routes = app._static_routes + app._dynamic_routes
+    return sorted({route.method for route in routes if route.rule.match(path)})
+
+
+def _route_problem(event: dict[str, Any]) -> Response[str] | None:
+    """404 for an unknown path, 405 with Allow for a method the path does not take.
+
+    Methods are case-sensitive (RFC 9110); Powertools would upper-case them, so `post` would
+    skip the body checks below, and an event without a method or path would crash it.
+    """
+    method, path = event.get("httpMethod"), event.get("path")
+    allowed = _allowed_methods(path) if isinstance(path, str) else []
+    if not allowed:
+        return problem(404, "not-found", "no such route")
+    if method not in allowed:
+        allow = ", ".join(allowed)
+        return problem(405, "method-not-allowed", f"this route answers {allow}", headers={"Allow": allow})
+    return None
+
+
 def _precheck(event: dict[str, Any]) -> Response[str] | None:
-    """Reject what must never reach the router: oversize, binary, non-JSON or unparseable bodies."""
+    """Reject what must never reach the router: bad routes or methods; oversize, binary or non-JSON bodies."""
+    routed = _route_problem(event)
+    if routed is not None:
+        return routed
     body = event.get("body") or ""
     if len(body.encode("utf-8", errors="surrogatepass")) > MAX_BODY_BYTES * (
         4 / 3 if event.get("isBase64Encoded") else 1
