@@ -79,3 +79,19 @@ def test_an_event_without_method_or_path_is_a_problem_not_a_crash(field, value, 
     response = lambda_handler(event, FakeLambdaContext())
     assert response["statusCode"] == status
     assert response["multiValueHeaders"]["Content-Type"] == [PROBLEM_JSON]
+
+
+def test_an_event_without_caller_identity_is_a_400_not_a_crash(api, services):
+    assert services.settings.local_principal is None
+    event = api_event("GET", "/v1/messages/msg_x")
+    del event["requestContext"]["identity"]
+    response = lambda_handler(event, FakeLambdaContext())
+    assert response["statusCode"] == 400
+    assert response["multiValueHeaders"]["Content-Type"] == [PROBLEM_JSON]
+
+
+def test_an_empty_multi_value_content_type_is_a_415_not_a_crash():
+    event = api_event("POST", "/v1/messages", {"x": 1}, headers={"Idempotency-Key": "k"})
+    event["multiValueHeaders"]["Content-Type"] = []
+    response = lambda_handler(event, FakeLambdaContext())
+    assert response["statusCode"] == 415

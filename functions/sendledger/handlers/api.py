@@ -62,8 +62,12 @@ def _respond(reply: Reply) -> Response[str]:
 
 
 def _principal() -> str:
-    identity = app.current_event.request_context.identity
-    principal = identity.user_arn or identity.caller or wiring.services().settings.local_principal
+    try:
+        identity = app.current_event.request_context.identity
+        principal = identity.user_arn or identity.caller
+    except (KeyError, TypeError):  # an event without requestContext.identity
+        principal = None
+    principal = principal or wiring.services().settings.local_principal
     if not principal:
         raise errors.InvalidRequest("no caller identity on the request (IAM authorization expected)")
     return principal
@@ -264,7 +268,7 @@ def _media_type(event: dict[str, Any]) -> str:
         headers = event.get(key) or {}
         for name in list(headers):
             if name.lower() == "content-type":
-                value = headers[name][0] if key == "multiValueHeaders" else headers[name]
+                value = (headers[name] or [None])[0] if key == "multiValueHeaders" else headers[name]
                 media_type = (value or "").split(";")[0].strip().lower()
                 headers[name] = [media_type] if key == "multiValueHeaders" else media_type
     return media_type
