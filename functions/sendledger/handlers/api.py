@@ -190,7 +190,10 @@ def on_validation_error(exc: RequestValidationError) -> Response[str]:
 @app.exception_handler(errors.DomainError)
 def on_domain_error(exc: errors.DomainError) -> Response[str]:
     status, slug, retry_after = _problem_for(exc)
-    return problem(status, slug, exc.detail, exc.errors or None, retry_after)
+    field_errors = exc.errors
+    if isinstance(exc, errors.IdempotencyKeyMissing) and not field_errors:
+        field_errors = [{"field": "Idempotency-Key", "message": "required unless the body has event_id"}]
+    return problem(status, slug, exc.detail, field_errors or None, retry_after)
 
 
 def _problem_for(exc: errors.DomainError) -> tuple[int, str, int | None]:
