@@ -1,5 +1,7 @@
 """Bad input is a 4xx problem+json and writes nothing."""
 
+import json
+
 import boto3
 import pytest
 
@@ -154,3 +156,10 @@ def test_suppression_recipient_errors_name_the_path_parameter(api, method, query
 def test_send_recipient_errors_still_name_to(api):
     _, _, problem = post(api, {**VALID, "to": "not-an-address"})
     assert [error["field"] for error in problem["errors"]] == ["to"]
+
+
+def test_params_encoding_error_does_not_quote_the_input(api):
+    status, _, problem = post(api, raw_body=json.dumps({**VALID, "params": {"summary": "x\ud800"}}))
+    assert status == 400 and problem["type"].endswith("validation-error")
+    assert [error["field"] for error in problem["errors"]] == ["params"]
+    assert "\ud800" not in problem["errors"][0]["message"] and "position" not in problem["errors"][0]["message"]
