@@ -44,6 +44,9 @@ def test_missing_key_is_400_problem(api):
     assert status == 400
     assert headers["content-type"] == "application/problem+json"
     assert body["type"].endswith("idempotency-key-missing") and body["status"] == 400
+    # named like every other field error
+    assert [error["field"] for error in body["errors"]] == ["Idempotency-Key"]
+    assert set(body["errors"][0]) == {"field", "message"}
 
 
 def test_same_key_other_payload_is_422(api, healthy_watermarks):

@@ -189,7 +189,8 @@ def test_named_bad_requests(client, name):
 @pytest.mark.parametrize(
     ("method", "path", "query", "expected"),
     [
-        ("PATCH", "/v1/messages", None, 404),
+        ("PATCH", "/v1/messages", None, 405),
+        ("PATCH", "/v1/nothing", None, 404),
         ("GET", "/v1/messages/msg_" + "A" * 3000, None, 404),
         ("GET", "/v1/messages/msg_%00%FF", None, 404),
         ("GET", "/v1/suppressions/%ZZ", None, 400),

@@ -28,7 +28,10 @@ class Escalation(Strict):
 
 def _encodable(params: dict[str, str]) -> dict[str, str]:
     for key, value in params.items():
-        (key + value).encode("utf-8")  # UnicodeEncodeError is a ValueError: pydantic reports a 400
+        try:
+            (key + value).encode("utf-8")
+        except UnicodeEncodeError:  # its text quotes the offending character: not for the answer
+            raise ValueError("keys and values must be valid UTF-8 (no lone surrogates)") from None
     return params
 
 

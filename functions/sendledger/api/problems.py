@@ -18,6 +18,7 @@ def problem(
     detail: str,
     errors: list[dict[str, Any]] | None = None,
     retry_after: int | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Response[str]:
     body: dict[str, Any] = {
         "type": TYPE_BASE + slug,
@@ -27,14 +28,25 @@ def problem(
     }
     if errors:
         body["errors"] = errors
-    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
-    return Response(status_code=status, content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers)
+    headers = dict(headers or {})
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return Response(status_code=status, content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers or None)
+
+
+LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})
 
 
 def validation_errors(raw_errors: Any) -> list[dict[str, Any]]:
-    """Pydantic/Powertools errors as `{field, message}` without echoing input values."""
+    """Pydantic/Powertools errors as `{field, message}` without echoing input values.
+
+    A field is named as the caller sent it: no location prefix, headers in their usual spelling.
+    """
     errors = []
     for error in raw_errors:
-        location = [str(part) for part in error.get("loc", ()) if part not in ("body",)]
+        location = [str(part) for part in error.get("loc", ())]
+        where = location.pop(0) if location and location[0] in LOCATIONS else "body"
+        if where == "header" and location:
+            location[0] = "-".join(word.capitalize() for word in location[0].split("-"))
         errors.append({"field": ".".join(location) or "body", "message": str(error.get("msg", "invalid"))})
     return errors

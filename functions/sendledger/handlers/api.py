@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 from urllib.parse import unquote
 
@@ -27,7 +29,7 @@ from sendledger.api.models import (
 )
 from sendledger.api.openapi import documented, problems_everywhere
 from sendledger.api.problems import problem, validation_errors
-from sendledger.domain import errors
+from sendledger.domain import errors, idempotency
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.handlers.observability import traced
@@ -37,6 +39,13 @@ from sendledger.usecases.send import SendCommand, send_message
 
 MAX_BODY_BYTES = 64 * 1024
 JSON = "application/json"
+
+# Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
+IDEMPOTENCY_KEY = Header(
+    alias="Idempotency-Key",
+    description='1-255 printable ASCII characters; a quoted Structured Field string ("abc") is unquoted first',
+    json_schema_extra={"minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
+)
 
 logger = Logger()
 metrics = Metrics()
@@ -53,11 +62,33 @@ def _respond(reply: Reply) -> Response[str]:
 
 
 def _principal() -> str:
-    identity = app.current_event.request_context.identity
-    principal = identity.user_arn or identity.caller or wiring.services().settings.local_principal
+    try:
+        identity = app.current_event.request_context.identity
+        principal = identity.user_arn or identity.caller
+    except (KeyError, TypeError):  # an event without requestContext.identity
+        principal = None
+    principal = principal or wiring.services().settings.local_principal
     if not principal:
         raise errors.InvalidRequest("no caller identity on the request (IAM authorization expected)")
     return principal
+
+
+def _check_idempotency_key(value: str | None) -> None:
+    """A bad key is a field error like any other; the use case parses the same value again."""
+    try:
+        idempotency.parse_key(value)
+    except errors.InvalidRequest as exc:
+        raise RequestValidationError([{"loc": ("header", "Idempotency-Key"), "msg": exc.detail}]) from None
+
+
+@contextmanager
+def _recipient_field(name: str) -> Iterator[None]:
+    """The shared recipient parser names the send body's field `to`; other routes call it `name`."""
+    try:
+        yield
+    except errors.InvalidRequest as exc:
+        exc.errors = [{**error, "field": name} if error.get("field") == "to" else error for error in exc.errors]
+        raise
 
 
 def _seconds_left() -> float:
@@ -68,8 +99,9 @@ def _seconds_left() -> float:
 @app.post("/v1/messages", responses=documented(202, MessageView, 400, 409, 413, 415, 503))
 def post_message(
     body: SendMessageRequest,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=1024)] = None,
+    idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
 ) -> Response[str]:
+    _check_idempotency_key(idempotency_key)
     command = SendCommand(
         channel=Channel(body.channel),
         to=body.to,
@@ -95,7 +127,9 @@ def get_message(message_id: str) -> Response[str]:
 
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, _principal()))
+    principal = _principal()
+    with _recipient_field("email"):
+        return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, principal))
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
@@ -105,18 +139,23 @@ def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
-    return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
+    with _recipient_field("recipient"):
+        return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
 
 
 @app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
-    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, _principal())
+    principal = _principal()
+    with _recipient_field("recipient"):
+        reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, principal)
     return _respond(reply)
 
 
 @app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
-    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, _principal())
+    principal = _principal()
+    with _recipient_field("recipient"):
+        reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, principal)
     return _respond(reply)
 
 
@@ -151,7 +190,10 @@ def on_validation_error(exc: RequestValidationError) -> Response[str]:
 @app.exception_handler(errors.DomainError)
 def on_domain_error(exc: errors.DomainError) -> Response[str]:
     status, slug, retry_after = _problem_for(exc)
-    return problem(status, slug, exc.detail, exc.errors or None, retry_after)
+    field_errors = exc.errors
+    if isinstance(exc, errors.IdempotencyKeyMissing) and not field_errors:
+        field_errors = [{"field": "Idempotency-Key", "message": "required unless the body has event_id"}]
+    return problem(status, slug, exc.detail, field_errors or None, retry_after)
 
 
 def _problem_for(exc: errors.DomainError) -> tuple[int, str, int | None]:
@@ -177,8 +219,33 @@ def on_not_found(_: Exception) -> Response[str]:
     return problem(404, "not-found", "no such route")
 
 
+def _allowed_methods(path: str) -> list[str]:
+    # Powertools has no public route table; a test checks every route against its OpenAPI path.
+    routes = app._static_routes + app._dynamic_routes
+    return sorted({route.method for route in routes if route.rule.match(path)})
+
+
+def _route_problem(event: dict[str, Any]) -> Response[str] | None:
+    """404 for an unknown path, 405 with Allow for a method the path does not take.
+
+    Methods are case-sensitive (RFC 9110); Powertools would upper-case them, so `post` would
+    skip the body checks below, and an event without a method or path would crash it.
+    """
+    method, path = event.get("httpMethod"), event.get("path")
+    allowed = _allowed_methods(path) if isinstance(path, str) else []
+    if not allowed:
+        return problem(404, "not-found", "no such route")
+    if method not in allowed:
+        allow = ", ".join(allowed)
+        return problem(405, "method-not-allowed", f"this route answers {allow}", headers={"Allow": allow})
+    return None
+
+
 def _precheck(event: dict[str, Any]) -> Response[str] | None:
-    """Reject what must never reach the router: oversize, binary, non-JSON or unparseable bodies."""
+    """Reject what must never reach the router: bad routes or methods; oversize, binary or non-JSON bodies."""
+    routed = _route_problem(event)
+    if routed is not None:
+        return routed
     body = event.get("body") or ""
     if len(body.encode("utf-8", errors="surrogatepass")) > MAX_BODY_BYTES * (
         4 / 3 if event.get("isBase64Encoded") else 1
@@ -204,7 +271,7 @@ def _media_type(event: dict[str, Any]) -> str:
         headers = event.get(key) or {}
         for name in list(headers):
             if name.lower() == "content-type":
-                value = headers[name][0] if key == "multiValueHeaders" else headers[name]
+                value = (headers[name] or [None])[0] if key == "multiValueHeaders" else headers[name]
                 media_type = (value or "").split(";")[0].strip().lower()
                 headers[name] = [media_type] if key == "multiValueHeaders" else media_type
     return media_type
