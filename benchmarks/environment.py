@@ -86,7 +86,6 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "UNKNOWN_MAX_AGE_SECONDS": "86400",
         "STALE_ELIGIBILITY_POLICY": "allow",
         "IDEMPOTENCY_RETENTION_DAYS": "30",
-        "SUPPRESSION_LAG_SLO_SECONDS": "300",
         "TRANSIENT_BOUNCE_LIMIT": "3",
         "TRANSIENT_BOUNCE_WINDOW_DAYS": "7",
     }

@@ -1,40 +1,30 @@
-"""Deployment settings read from CDK context, validated before any construct exists."""
+"""Deployment settings: the shared tunables plus what only CDK needs, from CDK context.
+
+The tunables (type, default, environment variable) are defined once in sendledger.settings; the
+context keys are their field names. Everything is validated before any construct exists.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic import ValidationError
+
 from infra import constants as c
+from sendledger.settings import SettingsError, Tunables, settings_error
+
+__all__ = ["Settings", "SettingsError"]
 
 _STAGE_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _EMAIL_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
-_CATEGORIES = ("transactional", "alert", "security")
-_POLICIES = ("allow", "defer")
 
 
-class SettingsError(ValueError):
-    """A setting is invalid, or the settings together cannot meet the SLO."""
-
-
-@dataclass(frozen=True)
-class Settings:
+class Settings(Tunables):
     stage: str = c.DEV_STAGE
-    poll_interval_seconds: int = 60
+    # Synth-time only: checked below and used for the alarms; no Lambda reads it.
     suppression_lag_slo_seconds: int = 300
-    ingestion_mode: str = "poll"
-    unknown_grace_seconds: int = 900
-    unknown_max_age_seconds: int = 86_400
-    reset_window_seconds: int = 600
-    reset_max_failed_attempts: int = 5
-    reset_url_template: str = "https://app.example.com/reset?token={token}"
-    stale_eligibility_policy: str = "allow"
-    idempotency_retention_days: int = 30
-    transient_bounce_limit: int = 3
-    transient_bounce_window_days: int = 7
-    sender_email: str = "no-reply@example.com"
     alarm_email: str = ""
     api_rate_limit: int = 50
     api_burst_limit: int = 100
@@ -48,14 +38,12 @@ class Settings:
     def from_context(cls, get: Mapping[str, Any] | None = None) -> Settings:
         """Build from a context mapping (values from `-c k=v` arrive as strings)."""
         ctx = get or {}
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = ctx.get(f.name)
-            if raw is None:
-                continue
-            values[f.name] = _coerce(f.name, raw, type(getattr(cls(), f.name)))
-        settings = cls(**values)
-        settings.validate()
+        values = {name: ctx[name] for name in cls.model_fields if ctx.get(name) is not None}
+        try:
+            settings = cls.model_validate(values)
+        except ValidationError as exc:
+            raise settings_error(exc) from None
+        settings.check_deployable()
         return settings
 
     @property
@@ -76,7 +64,7 @@ class Settings:
         """
         return self.poll_interval_seconds + c.SES_EVENT_DELIVERY_DELAY_SECONDS + c.POLLER_TIMEOUT_SECONDS
 
-    def validate(self) -> None:
+    def check_deployable(self) -> None:
         problems = list(self._problems())
         if problems:
             raise SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(problems))
@@ -85,8 +73,6 @@ class Settings:
         p: list[str] = []
         if not _STAGE_RE.match(self.stage):
             p.append(f"stage {self.stage!r} must match {_STAGE_RE.pattern}")
-        if self.ingestion_mode not in ("poll", "push"):
-            p.append(f"ingestion_mode must be poll or push, not {self.ingestion_mode!r}")
         if self.poll_interval_seconds < 60 or self.poll_interval_seconds % 60:
             # EventBridge rate schedules have whole-minute granularity.
             p.append(
@@ -109,11 +95,6 @@ class Settings:
             p.append(f"sender_email {self.sender_email!r} is not an email address")
         if self.alarm_email and not _EMAIL_RE.match(self.alarm_email):
             p.append(f"alarm_email {self.alarm_email!r} is not an email address")
-        if not _valid_stale_policy(self.stale_eligibility_policy):
-            p.append(
-                "stale_eligibility_policy must be allow, defer or "
-                "category=allow|defer,... (categories: " + ", ".join(_CATEGORIES) + ")"
-            )
         for name in (
             "suppression_lag_slo_seconds",
             "unknown_grace_seconds",
@@ -136,31 +117,3 @@ class Settings:
     def _max_poll_interval(self) -> int:
         budget = self.suppression_lag_slo_seconds - c.SES_EVENT_DELIVERY_DELAY_SECONDS - c.POLLER_TIMEOUT_SECONDS
         return max(budget // 60 * 60, 0)
-
-
-def _coerce(name: str, raw: Any, kind: type) -> Any:
-    if kind is bool:
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise SettingsError(f"{name} must be true or false, not {raw!r}")
-    if kind is int:
-        try:
-            return int(str(raw).strip())
-        except ValueError:
-            raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
-    return str(raw).strip()
-
-
-def _valid_stale_policy(raw: str) -> bool:
-    if raw in _POLICIES:
-        return True
-    for part in raw.split(","):
-        category, sep, value = part.partition("=")
-        if not sep or category.strip() not in _CATEGORIES or value.strip() not in _POLICIES:
-            return False
-    return True

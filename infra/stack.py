@@ -23,7 +23,7 @@ from infra.settings import Settings
 
 class SendledgerStack(cdk.Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any) -> None:
-        settings.validate()  # also when built by a pipeline, not only by app.py
+        settings.check_deployable()  # also when built by a pipeline, not only by app.py
         kwargs.setdefault("description", f"sendledger ({settings.stage})")
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings

@@ -6,6 +6,8 @@ import pytest
 from aws_cdk.assertions import Template
 
 from infra.settings import Settings, SettingsError
+from sendledger.settings import Settings as RuntimeSettings
+from sendledger.settings import Tunables
 from tests.infra.conftest import synth
 
 
@@ -66,3 +68,16 @@ def test_default_and_sixty_seconds_meet_the_slo() -> None:
 def test_invalid_settings_are_rejected(context: dict[str, str]) -> None:
     with pytest.raises(SettingsError):
         Settings.from_context(context)
+
+
+def test_an_invalid_context_value_is_named() -> None:
+    with pytest.raises(SettingsError, match=r"poll_interval_seconds='often'"):
+        Settings.from_context({"poll_interval_seconds": "often"})
+
+
+def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
+    context = {"poll_interval_seconds": "120", "ingestion_mode": "push", "stale_eligibility_policy": "alert=defer"}
+    deployed = Settings.from_context(context)
+    runtime = RuntimeSettings.from_env(deployed.environment())
+    for name in Tunables.model_fields:
+        assert getattr(runtime, name) == getattr(deployed, name), name
