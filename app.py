@@ -61,6 +61,8 @@ def main(argv: list[str]) -> int:
     except SettingsError as err:
         print(f"sendledger: synthesis refused: {err}", file=sys.stderr)
         return 2
+    for line in settings.slo_arithmetic():
+        print(f"sendledger: {line}")
     env = cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION"))
     SendledgerStack(app, f"{c.STACK_ID_PREFIX}-{settings.stage}", settings=settings, env=env)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))

@@ -79,6 +79,7 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "SMS_FAILURE_LOG_GROUP": f"{sms_group}/Failure",
         "INGESTION_MODE": "poll",
         "POLL_INTERVAL_SECONDS": "60",
+        "POLL_APPLY_CONCURRENCY": "8",
         "RESET_WINDOW_SECONDS": "600",
         "RESET_MAX_FAILED_ATTEMPTS": "5",
         "RESET_URL_TEMPLATE": "https://app.example.com/reset?token={token}",

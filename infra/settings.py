@@ -6,11 +6,12 @@ context keys are their field names. Everything is validated before any construct
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from infra import constants as c
 from sendledger.settings import SettingsError, Tunables, settings_error
@@ -25,6 +26,8 @@ class Settings(Tunables):
     stage: str = c.DEV_STAGE
     # Synth-time only: checked below and used for the alarms; no Lambda reads it.
     suppression_lag_slo_seconds: int = 300
+    # The event rate the SES path must absorb; synthesis checks one poll can drain a cycle's worth.
+    peak_events_per_second: float = Field(50, gt=0)
     alarm_email: str = ""
     api_rate_limit: int = 50
     api_burst_limit: int = 100
@@ -64,6 +67,35 @@ class Settings(Tunables):
         """
         return self.poll_interval_seconds + c.SES_EVENT_DELIVERY_DELAY_SECONDS + c.POLLER_TIMEOUT_SECONDS
 
+    @property
+    def events_per_cycle(self) -> float:
+        """Events that arrive at the peak rate between two polls."""
+        return self.peak_events_per_second * self.poll_interval_seconds
+
+    @property
+    def drain_seconds(self) -> float:
+        """Time one poll needs to apply a cycle's events at the configured concurrency."""
+        return self.events_per_cycle * c.APPLY_MS_PER_EVENT / 1000 / self.poll_apply_concurrency
+
+    def slo_arithmetic(self) -> list[str]:
+        """The SLO budget and the drain check with their numbers, as synthesis prints them."""
+        slo = self.suppression_lag_slo_seconds
+        delay, timeout = c.SES_EVENT_DELIVERY_DELAY_SECONDS, c.POLLER_TIMEOUT_SECONDS
+        lag = self.poll_interval_seconds + delay + self.drain_seconds
+        per_poll = self.poll_apply_concurrency * timeout * 1000 / c.APPLY_MS_PER_EVENT
+        return [
+            f"SLO budget: poll interval {self.poll_interval_seconds} s + SES delivery delay {delay} s + "
+            f"one poll cycle {timeout} s = {self.worst_case_lag_seconds} s "
+            f"{_cmp(self.worst_case_lag_seconds, slo)} {slo} s SLO",
+            f"drain at peak: {_n(self.peak_events_per_second)} events/s x {self.poll_interval_seconds} s poll "
+            f"interval = {_n(self.events_per_cycle)} events per cycle; {_n(self.events_per_cycle)} x "
+            f"{c.APPLY_MS_PER_EVENT} ms / {self.poll_apply_concurrency} concurrent applies = "
+            f"{_n(self.drain_seconds)} s {_cmp(self.drain_seconds, timeout)} {timeout} s poller timeout "
+            f"(one poll applies at most {_n(per_poll)} events)",
+            f"lag at peak: {self.poll_interval_seconds} s + {delay} s + {_n(self.drain_seconds)} s = "
+            f"{_n(lag)} s {_cmp(lag, slo)} {slo} s SLO",
+        ]
+
     def check_deployable(self) -> None:
         problems = list(self._problems())
         if problems:
@@ -88,6 +120,14 @@ class Settings(Tunables):
                 f"suppression_lag_slo_seconds ({self.suppression_lag_slo_seconds}). Lower "
                 "poll_interval_seconds to at most "
                 f"{self._max_poll_interval()} or raise the SLO."
+            )
+        if self.drain_seconds > c.POLLER_TIMEOUT_SECONDS:
+            # A poll that cannot finish its cycle's events leaves a backlog that grows every cycle.
+            p.append(
+                "peak event rate cannot be drained within the SLO: "
+                + self.slo_arithmetic()[1]
+                + ", so the backlog would grow every cycle. Raise poll_apply_concurrency to at least "
+                f"{self._min_concurrency()} or lower peak_events_per_second to at most {_n(self._max_peak())}."
             )
         if "{token}" not in self.reset_url_template or not self.reset_url_template.startswith("https://"):
             p.append("reset_url_template must be an https:// URL containing {token}")
@@ -114,6 +154,21 @@ class Settings(Tunables):
             p.append("unknown_max_age_seconds must be >= unknown_grace_seconds")
         return p
 
+    def _min_concurrency(self) -> int:
+        return math.ceil(self.events_per_cycle * c.APPLY_MS_PER_EVENT / 1000 / c.POLLER_TIMEOUT_SECONDS)
+
+    def _max_peak(self) -> float:
+        per_poll = self.poll_apply_concurrency * c.POLLER_TIMEOUT_SECONDS * 1000 / c.APPLY_MS_PER_EVENT
+        return per_poll / self.poll_interval_seconds
+
     def _max_poll_interval(self) -> int:
         budget = self.suppression_lag_slo_seconds - c.SES_EVENT_DELIVERY_DELAY_SECONDS - c.POLLER_TIMEOUT_SECONDS
         return max(budget // 60 * 60, 0)
+
+
+def _n(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def _cmp(value: float, limit: float) -> str:
+    return "<=" if value <= limit else ">"

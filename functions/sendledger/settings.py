@@ -43,6 +43,8 @@ class Tunables(BaseModel):
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
     poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
+    # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
+    poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
     reset_window_seconds: int = Field(600, ge=0, validation_alias=names.ENV_RESET_WINDOW_SECONDS)
     reset_max_failed_attempts: int = Field(5, ge=0, validation_alias=names.ENV_RESET_MAX_FAILED_ATTEMPTS)
     reset_url_template: str = Field(

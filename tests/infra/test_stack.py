@@ -115,6 +115,7 @@ def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
             names.ENV_UNKNOWN_GRACE_SECONDS, names.ENV_UNKNOWN_MAX_AGE_SECONDS,
             names.ENV_RESET_URL_TEMPLATE, names.ENV_RESET_MAX_FAILED_ATTEMPTS,
             names.ENV_STALE_ELIGIBILITY_POLICY, names.ENV_IDEMPOTENCY_RETENTION_DAYS,
+            names.ENV_POLL_APPLY_CONCURRENCY,
         ):  # fmt: skip
             assert var in env, var
         assert env[names.ENV_POLL_INTERVAL_SECONDS] == "60"
