@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from aws_cdk import aws_secretsmanager as secretsmanager
+
 from infra.data import LedgerData
 from infra.messaging import Messaging
 from infra.settings import Settings
 from sendledger import names
 
 
-def lambda_environment(settings: Settings, data: LedgerData, messaging: Messaging) -> dict[str, str]:
+def lambda_environment(
+    settings: Settings, data: LedgerData, messaging: Messaging, fingerprint_secret: secretsmanager.ISecret
+) -> dict[str, str]:
     return {
         names.ENV_LEDGER_TABLE: data.table.table_name,
         names.ENV_SES_CONFIGURATION_SET: messaging.configuration_set_name,
@@ -16,6 +20,7 @@ def lambda_environment(settings: Settings, data: LedgerData, messaging: Messagin
         names.ENV_ESCALATION_QUEUE_URL: messaging.escalation_queue.queue_url,
         names.ENV_SMS_SUCCESS_LOG_GROUP: messaging.sms_success_logs.log_group_name,
         names.ENV_SMS_FAILURE_LOG_GROUP: messaging.sms_failure_logs.log_group_name,
+        names.ENV_FINGERPRINT_SECRET_ARN: fingerprint_secret.secret_arn,
         names.ENV_XRAY_SDK: "true" if settings.xray_sdk else "false",
         **settings.environment(),  # every tunable, under the name Settings.from_env reads
     }

@@ -91,6 +91,8 @@ class Settings(Tunables):
     escalation_queue_url: str = Field("", validation_alias=names.ENV_ESCALATION_QUEUE_URL)
     sms_success_log_group: str = Field("", validation_alias=names.ENV_SMS_SUCCESS_LOG_GROUP)
     sms_failure_log_group: str = Field("", validation_alias=names.ENV_SMS_FAILURE_LOG_GROUP)
+    # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
+    fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
 
     @property
