@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CDK app: `python app.py [-c key=value ...]` synthesizes cdk.out/ without the CDK CLI.
 
-Settings come from CDK context (cdk.json "context", then -c overrides); see infra/settings.py.
+Settings come from CDK context (-c overrides; cdk.json "context" holds only feature flags), with
+defaults from sendledger.settings / infra/settings.py.
 cdk-nag (AwsSolutions) runs as a policy-validation plugin: unacknowledged findings fail synth.
 """
 
@@ -44,7 +45,7 @@ def cli_context(argv: list[str]) -> dict[str, str]:
 
 def build_context(argv: list[str]) -> dict[str, Any]:
     # Run by the CDK CLI, cdk.json and -c already arrive via CDK_CONTEXT_JSON; run directly,
-    # load cdk.json ourselves so feature flags and defaults are identical either way.
+    # load cdk.json ourselves so feature flags are identical either way.
     base: dict[str, Any] = {}
     if "CDK_CONTEXT_JSON" not in os.environ:
         base = dict(json.loads((ROOT / "cdk.json").read_text()).get("context", {}))
@@ -56,10 +57,12 @@ def main(argv: list[str]) -> int:
     outdir = None if "CDK_OUTDIR" in os.environ else str(ROOT / "cdk.out")
     app = cdk.App(context=context, outdir=outdir)
     try:
-        settings = Settings.from_context({k: app.node.try_get_context(k) for k in Settings.__dataclass_fields__})
+        settings = Settings.from_context({k: app.node.try_get_context(k) for k in Settings.model_fields})
     except SettingsError as err:
         print(f"sendledger: synthesis refused: {err}", file=sys.stderr)
         return 2
+    for line in settings.slo_arithmetic():
+        print(f"sendledger: {line}")
     env = cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION"))
     SendledgerStack(app, f"{c.STACK_ID_PREFIX}-{settings.stage}", settings=settings, env=env)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))

@@ -79,6 +79,7 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "SMS_FAILURE_LOG_GROUP": f"{sms_group}/Failure",
         "INGESTION_MODE": "poll",
         "POLL_INTERVAL_SECONDS": "60",
+        "POLL_APPLY_CONCURRENCY": "8",
         "RESET_WINDOW_SECONDS": "600",
         "RESET_MAX_FAILED_ATTEMPTS": "5",
         "RESET_URL_TEMPLATE": "https://app.example.com/reset?token={token}",
@@ -86,7 +87,6 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "UNKNOWN_MAX_AGE_SECONDS": "86400",
         "STALE_ELIGIBILITY_POLICY": "allow",
         "IDEMPOTENCY_RETENTION_DAYS": "30",
-        "SUPPRESSION_LAG_SLO_SECONDS": "300",
         "TRANSIENT_BOUNCE_LIMIT": "3",
         "TRANSIENT_BOUNCE_WINDOW_DAYS": "7",
     }

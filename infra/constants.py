@@ -31,6 +31,10 @@ SMS_LOGS_TIMEOUT_SECONDS: Final = 30
 # publishing to SNS plus SNS -> SQS delivery. Both are typically a few seconds; 30 s leaves
 # margin for SNS delivery retries. Worst-case lag = poll interval + this + one poll cycle.
 SES_EVENT_DELIVERY_DELAY_SECONDS: Final = 30
+# Assumed (not measured in AWS) time to apply one event: its single TransactWriteItems round
+# trip, typically 10-20 ms in-region, plus parsing and the SQS delete amortised over a batch.
+# With poll_apply_concurrency it gives the drain rate that synthesis checks the peak against.
+APPLY_MS_PER_EVENT: Final = 25
 
 # --- Names ----------------------------------------------------------------------------------
 SES_CONFIGURATION_SET_PREFIX: Final = "sendledger-events"  # f"{prefix}-{stage}"

@@ -1,40 +1,33 @@
-"""Deployment settings read from CDK context, validated before any construct exists."""
+"""Deployment settings: the shared tunables plus what only CDK needs, from CDK context.
+
+The tunables (type, default, environment variable) are defined once in sendledger.settings; the
+context keys are their field names. Everything is validated before any construct exists.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic import Field, ValidationError
+
 from infra import constants as c
+from sendledger.settings import SettingsError, Tunables, settings_error
+
+__all__ = ["Settings", "SettingsError"]
 
 _STAGE_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _EMAIL_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
-_CATEGORIES = ("transactional", "alert", "security")
-_POLICIES = ("allow", "defer")
 
 
-class SettingsError(ValueError):
-    """A setting is invalid, or the settings together cannot meet the SLO."""
-
-
-@dataclass(frozen=True)
-class Settings:
+class Settings(Tunables):
     stage: str = c.DEV_STAGE
-    poll_interval_seconds: int = 60
+    # Synth-time only: checked below and used for the alarms; no Lambda reads it.
     suppression_lag_slo_seconds: int = 300
-    ingestion_mode: str = "poll"
-    unknown_grace_seconds: int = 900
-    unknown_max_age_seconds: int = 86_400
-    reset_window_seconds: int = 600
-    reset_max_failed_attempts: int = 5
-    reset_url_template: str = "https://app.example.com/reset?token={token}"
-    stale_eligibility_policy: str = "allow"
-    idempotency_retention_days: int = 30
-    transient_bounce_limit: int = 3
-    transient_bounce_window_days: int = 7
-    sender_email: str = "no-reply@example.com"
+    # The event rate the SES path must absorb; synthesis checks one poll can drain a cycle's worth.
+    peak_events_per_second: float = Field(50, gt=0)
     alarm_email: str = ""
     api_rate_limit: int = 50
     api_burst_limit: int = 100
@@ -48,14 +41,12 @@ class Settings:
     def from_context(cls, get: Mapping[str, Any] | None = None) -> Settings:
         """Build from a context mapping (values from `-c k=v` arrive as strings)."""
         ctx = get or {}
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = ctx.get(f.name)
-            if raw is None:
-                continue
-            values[f.name] = _coerce(f.name, raw, type(getattr(cls(), f.name)))
-        settings = cls(**values)
-        settings.validate()
+        values = {name: ctx[name] for name in cls.model_fields if ctx.get(name) is not None}
+        try:
+            settings = cls.model_validate(values)
+        except ValidationError as exc:
+            raise settings_error(exc) from None
+        settings.check_deployable()
         return settings
 
     @property
@@ -76,7 +67,36 @@ class Settings:
         """
         return self.poll_interval_seconds + c.SES_EVENT_DELIVERY_DELAY_SECONDS + c.POLLER_TIMEOUT_SECONDS
 
-    def validate(self) -> None:
+    @property
+    def events_per_cycle(self) -> float:
+        """Events that arrive at the peak rate between two polls."""
+        return self.peak_events_per_second * self.poll_interval_seconds
+
+    @property
+    def drain_seconds(self) -> float:
+        """Time one poll needs to apply a cycle's events at the configured concurrency."""
+        return self.events_per_cycle * c.APPLY_MS_PER_EVENT / 1000 / self.poll_apply_concurrency
+
+    def slo_arithmetic(self) -> list[str]:
+        """The SLO budget and the drain check with their numbers, as synthesis prints them."""
+        slo = self.suppression_lag_slo_seconds
+        delay, timeout = c.SES_EVENT_DELIVERY_DELAY_SECONDS, c.POLLER_TIMEOUT_SECONDS
+        lag = self.poll_interval_seconds + delay + self.drain_seconds
+        per_poll = self.poll_apply_concurrency * timeout * 1000 / c.APPLY_MS_PER_EVENT
+        return [
+            f"SLO budget: poll interval {self.poll_interval_seconds} s + SES delivery delay {delay} s + "
+            f"one poll cycle {timeout} s = {self.worst_case_lag_seconds} s "
+            f"{_cmp(self.worst_case_lag_seconds, slo)} {slo} s SLO",
+            f"drain at peak: {_n(self.peak_events_per_second)} events/s x {self.poll_interval_seconds} s poll "
+            f"interval = {_n(self.events_per_cycle)} events per cycle; {_n(self.events_per_cycle)} x "
+            f"{c.APPLY_MS_PER_EVENT} ms / {self.poll_apply_concurrency} concurrent applies = "
+            f"{_n(self.drain_seconds)} s {_cmp(self.drain_seconds, timeout)} {timeout} s poller timeout "
+            f"(one poll applies at most {_n(per_poll)} events)",
+            f"lag at peak: {self.poll_interval_seconds} s + {delay} s + {_n(self.drain_seconds)} s = "
+            f"{_n(lag)} s {_cmp(lag, slo)} {slo} s SLO",
+        ]
+
+    def check_deployable(self) -> None:
         problems = list(self._problems())
         if problems:
             raise SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(problems))
@@ -85,8 +105,6 @@ class Settings:
         p: list[str] = []
         if not _STAGE_RE.match(self.stage):
             p.append(f"stage {self.stage!r} must match {_STAGE_RE.pattern}")
-        if self.ingestion_mode not in ("poll", "push"):
-            p.append(f"ingestion_mode must be poll or push, not {self.ingestion_mode!r}")
         if self.poll_interval_seconds < 60 or self.poll_interval_seconds % 60:
             # EventBridge rate schedules have whole-minute granularity.
             p.append(
@@ -103,17 +121,20 @@ class Settings:
                 "poll_interval_seconds to at most "
                 f"{self._max_poll_interval()} or raise the SLO."
             )
+        if self.drain_seconds > c.POLLER_TIMEOUT_SECONDS:
+            # A poll that cannot finish its cycle's events leaves a backlog that grows every cycle.
+            p.append(
+                "peak event rate cannot be drained within the SLO: "
+                + self.slo_arithmetic()[1]
+                + ", so the backlog would grow every cycle. Raise poll_apply_concurrency to at least "
+                f"{self._min_concurrency()} or lower peak_events_per_second to at most {_n(self._max_peak())}."
+            )
         if "{token}" not in self.reset_url_template or not self.reset_url_template.startswith("https://"):
             p.append("reset_url_template must be an https:// URL containing {token}")
         if not _EMAIL_RE.match(self.sender_email):
             p.append(f"sender_email {self.sender_email!r} is not an email address")
         if self.alarm_email and not _EMAIL_RE.match(self.alarm_email):
             p.append(f"alarm_email {self.alarm_email!r} is not an email address")
-        if not _valid_stale_policy(self.stale_eligibility_policy):
-            p.append(
-                "stale_eligibility_policy must be allow, defer or "
-                "category=allow|defer,... (categories: " + ", ".join(_CATEGORIES) + ")"
-            )
         for name in (
             "suppression_lag_slo_seconds",
             "unknown_grace_seconds",
@@ -133,34 +154,21 @@ class Settings:
             p.append("unknown_max_age_seconds must be >= unknown_grace_seconds")
         return p
 
+    def _min_concurrency(self) -> int:
+        return math.ceil(self.events_per_cycle * c.APPLY_MS_PER_EVENT / 1000 / c.POLLER_TIMEOUT_SECONDS)
+
+    def _max_peak(self) -> float:
+        per_poll = self.poll_apply_concurrency * c.POLLER_TIMEOUT_SECONDS * 1000 / c.APPLY_MS_PER_EVENT
+        return per_poll / self.poll_interval_seconds
+
     def _max_poll_interval(self) -> int:
         budget = self.suppression_lag_slo_seconds - c.SES_EVENT_DELIVERY_DELAY_SECONDS - c.POLLER_TIMEOUT_SECONDS
         return max(budget // 60 * 60, 0)
 
 
-def _coerce(name: str, raw: Any, kind: type) -> Any:
-    if kind is bool:
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise SettingsError(f"{name} must be true or false, not {raw!r}")
-    if kind is int:
-        try:
-            return int(str(raw).strip())
-        except ValueError:
-            raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
-    return str(raw).strip()
+def _n(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
-def _valid_stale_policy(raw: str) -> bool:
-    if raw in _POLICIES:
-        return True
-    for part in raw.split(","):
-        category, sep, value = part.partition("=")
-        if not sep or category.strip() not in _CATEGORIES or value.strip() not in _POLICIES:
-            return False
-    return True
+def _cmp(value: float, limit: float) -> str:
+    return "<=" if value <= limit else ">"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra import constants as c
@@ -23,7 +25,7 @@ from infra.settings import Settings
 
 class SendledgerStack(cdk.Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any) -> None:
-        settings.validate()  # also when built by a pipeline, not only by app.py
+        settings.check_deployable()  # also when built by a pipeline, not only by app.py
         kwargs.setdefault("description", f"sendledger ({settings.stage})")
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings
@@ -42,8 +44,24 @@ class SendledgerStack(cdk.Stack):
         )
         self.data = LedgerData(self, c.DATA_ID, is_dev=settings.is_dev)
         self.messaging = Messaging(self, c.MESSAGING_ID, settings=settings, topic_key=topic_key)
+        # HMAC key of the recipient fingerprints in logs, history and SES event ids.
+        self.fingerprint_secret = secretsmanager.Secret(
+            self,
+            "RecipientFingerprintKey",
+            description="sendledger: key of recipient fingerprints (HMAC-SHA256); never rotated",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True, include_space=False
+            ),
+            removal_policy=removal,
+        )
+        nag.acknowledge(
+            self.fingerprint_secret,
+            "AwsSolutions-SMG4",
+            "Not rotated on purpose: it keys recipient fingerprints, which are also part of SES event "
+            "deduplication ids; a new key would re-apply redelivered events and break log correlation.",
+        )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
-        env = lambda_environment(settings, self.data, self.messaging)
+        env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
         self.ingestion = Ingestion(
             self,
             c.INGESTION_ID,
@@ -82,6 +100,13 @@ class SendledgerStack(cdk.Stack):
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
         )
+        # Every function gets the secret's ARN in its environment and fingerprints recipients.
+        for function in (self.api.handler, self.ingestion.poller, self.ingestion.sms_delivery_logs):
+            function.role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
+                )
+            )
         self._outputs()
         self._acknowledge()
 

@@ -1,37 +1,99 @@
-"""Runtime settings, read once per container from the environment (names in names.py)."""
+"""Settings: each one defined once (type, default, environment variable) for the Lambdas and CDK.
+
+`Tunables` are chosen at synth time (CDK context keys of the same names, see infra/settings.py)
+and reach every Lambda as the environment variables named in names.py; `Settings` adds the
+wiring CDK or the local stack fills in. Read once per container with `Settings.from_env()`.
+Plain pydantic: pydantic-settings is not a runtime dependency (it is only in the dev tree).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
 
 CATEGORIES = ("transactional", "alert", "security")
+StaleChoice = Literal["allow", "defer"]
+_CHOICES = ("allow", "defer")
+_ALLOW: StaleChoice = "allow"
 
 
-@dataclass(frozen=True)
-class Settings:
-    table_name: str = "sendledger-ledger"
-    sender_email: str = "no-reply@example.com"
-    ses_configuration_set: str = "sendledger-events"
-    ses_events_queue_url: str = ""
-    escalation_queue_url: str = ""
-    sms_success_log_group: str = ""
-    sms_failure_log_group: str = ""
-    ingestion_mode: str = "poll"
-    poll_interval_seconds: int = 60
-    reset_window_seconds: int = 600
-    reset_max_failed_attempts: int = 5
-    reset_url_template: str = "https://app.example.com/reset?token={token}"
-    unknown_grace_seconds: int = 900
-    unknown_max_age_seconds: int = 86_400
-    stale_policy: dict[str, str] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, "allow"))
-    idempotency_retention_days: int = 30
-    suppression_lag_slo_seconds: int = 300
-    transient_bounce_limit: int = 3
-    transient_bounce_window_days: int = 7
-    local_principal: str | None = None
+class SettingsError(ValueError):
+    """A setting is invalid; the message names the environment variable or context key."""
+
+
+def settings_error(exc: ValidationError) -> SettingsError:
+    """One line per invalid value, each naming the key it was given under."""
+    lines = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        given = f"={error['input']!r}" if error["type"] != "missing" else ""
+        lines.append(f"{where}{given}: {error['msg']}")
+    return SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(lines))
+
+
+class Tunables(BaseModel):
+    # By field name too: CDK context and tests use the names, the environment the aliases.
+    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True, str_strip_whitespace=True)
+
+    sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
+    ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
+    poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
+    # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
+    poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
+    reset_window_seconds: int = Field(600, ge=0, validation_alias=names.ENV_RESET_WINDOW_SECONDS)
+    reset_max_failed_attempts: int = Field(5, ge=0, validation_alias=names.ENV_RESET_MAX_FAILED_ATTEMPTS)
+    reset_url_template: str = Field(
+        "https://app.example.com/reset?token={token}", validation_alias=names.ENV_RESET_URL_TEMPLATE
+    )
+    unknown_grace_seconds: int = Field(900, ge=0, validation_alias=names.ENV_UNKNOWN_GRACE_SECONDS)
+    unknown_max_age_seconds: int = Field(86_400, ge=0, validation_alias=names.ENV_UNKNOWN_MAX_AGE_SECONDS)
+    # `allow`, `defer`, or per category `security=defer,alert=allow` (unnamed categories allow).
+    stale_eligibility_policy: dict[str, StaleChoice] = Field(
+        default_factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW),
+        validation_alias=names.ENV_STALE_ELIGIBILITY_POLICY,
+    )
+    idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
+    transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
+    transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
+
+    @field_validator("stale_eligibility_policy", mode="before")
+    @classmethod
+    def _stale_policy(cls, raw: Any) -> Any:
+        if isinstance(raw, str):
+            return parse_stale_policy(raw)
+        if isinstance(raw, Mapping):
+            unknown = set(raw) - set(CATEGORIES)
+            if unknown:
+                raise ValueError(f"unknown categories {sorted(unknown)} (categories: {', '.join(CATEGORIES)})")
+            return {**dict.fromkeys(CATEGORIES, "allow"), **raw}
+        return raw
+
+    def environment(self) -> dict[str, str]:
+        """The tunables as the Lambda environment (what `Settings.from_env` reads back)."""
+        env = {}
+        for name, info in Tunables.model_fields.items():
+            value = getattr(self, name)
+            env[_alias(name, info.validation_alias)] = (
+                format_stale_policy(value) if name == "stale_eligibility_policy" else str(value)
+            )
+        return env
+
+
+class Settings(Tunables):
+    table_name: str = Field("sendledger-ledger", validation_alias=names.ENV_LEDGER_TABLE)
+    ses_configuration_set: str = Field("sendledger-events", validation_alias=names.ENV_SES_CONFIGURATION_SET)
+    ses_events_queue_url: str = Field("", validation_alias=names.ENV_SES_EVENTS_QUEUE_URL)
+    escalation_queue_url: str = Field("", validation_alias=names.ENV_ESCALATION_QUEUE_URL)
+    sms_success_log_group: str = Field("", validation_alias=names.ENV_SMS_SUCCESS_LOG_GROUP)
+    sms_failure_log_group: str = Field("", validation_alias=names.ENV_SMS_FAILURE_LOG_GROUP)
+    # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
+    fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
+    local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
 
     @property
     def watermark_expected_lag_seconds(self) -> int:
@@ -39,48 +101,18 @@ class Settings:
         return 2 * self.poll_interval_seconds + 30
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        env = dict(os.environ if env is None else env)
-        default = cls()
-
-        def text(name: str, fallback: str) -> str:
-            return env.get(name) or fallback
-
-        def number(name: str, fallback: int) -> int:
-            raw = env.get(name)
-            if raw is None or raw == "":
-                return fallback
-            value = int(raw)
-            if value < 0:
-                raise ValueError(f"{name} must be >= 0")
-            return value
-
-        return cls(
-            table_name=text(names.ENV_LEDGER_TABLE, default.table_name),
-            sender_email=text(names.ENV_SENDER_EMAIL, default.sender_email),
-            ses_configuration_set=text(names.ENV_SES_CONFIGURATION_SET, default.ses_configuration_set),
-            ses_events_queue_url=text(names.ENV_SES_EVENTS_QUEUE_URL, ""),
-            escalation_queue_url=text(names.ENV_ESCALATION_QUEUE_URL, ""),
-            sms_success_log_group=text(names.ENV_SMS_SUCCESS_LOG_GROUP, ""),
-            sms_failure_log_group=text(names.ENV_SMS_FAILURE_LOG_GROUP, ""),
-            ingestion_mode=text(names.ENV_INGESTION_MODE, default.ingestion_mode),
-            poll_interval_seconds=number(names.ENV_POLL_INTERVAL_SECONDS, default.poll_interval_seconds),
-            reset_window_seconds=number(names.ENV_RESET_WINDOW_SECONDS, default.reset_window_seconds),
-            reset_max_failed_attempts=number(names.ENV_RESET_MAX_FAILED_ATTEMPTS, default.reset_max_failed_attempts),
-            reset_url_template=text(names.ENV_RESET_URL_TEMPLATE, default.reset_url_template),
-            unknown_grace_seconds=number(names.ENV_UNKNOWN_GRACE_SECONDS, default.unknown_grace_seconds),
-            unknown_max_age_seconds=number(names.ENV_UNKNOWN_MAX_AGE_SECONDS, default.unknown_max_age_seconds),
-            stale_policy=parse_stale_policy(env.get(names.ENV_STALE_ELIGIBILITY_POLICY, "")),
-            idempotency_retention_days=number(names.ENV_IDEMPOTENCY_RETENTION_DAYS, default.idempotency_retention_days),
-            suppression_lag_slo_seconds=number(
-                names.ENV_SUPPRESSION_LAG_SLO_SECONDS, default.suppression_lag_slo_seconds
-            ),
-            transient_bounce_limit=number(names.ENV_TRANSIENT_BOUNCE_LIMIT, default.transient_bounce_limit),
-            transient_bounce_window_days=number(
-                names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS, default.transient_bounce_window_days
-            ),
-            local_principal=env.get(names.ENV_LOCAL_PRINCIPAL) or None,
-        )
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Unset and empty variables take the default; an invalid one raises SettingsError naming it."""
+        source = os.environ if env is None else env
+        given = {}
+        for name, info in cls.model_fields.items():
+            var = _alias(name, info.validation_alias)
+            if source.get(var):
+                given[var] = source[var]
+        try:
+            return cls.model_validate(given)
+        except ValidationError as exc:
+            raise settings_error(exc) from None
 
 
 def parse_stale_policy(raw: str) -> dict[str, str]:
@@ -90,16 +122,30 @@ def parse_stale_policy(raw: str) -> dict[str, str]:
     if not raw:
         return policy
     if "=" not in raw:
-        return dict.fromkeys(CATEGORIES, _check_policy(raw))
+        return dict.fromkeys(CATEGORIES, _check_choice(raw))
     for part in raw.split(","):
         category, _, value = part.partition("=")
         if category.strip() not in CATEGORIES:
-            raise ValueError(f"unknown category {category!r} in STALE_ELIGIBILITY_POLICY")
-        policy[category.strip()] = _check_policy(value.strip())
+            raise ValueError(f"unknown category {category.strip()!r} (categories: {', '.join(CATEGORIES)})")
+        policy[category.strip()] = _check_choice(value.strip())
     return policy
 
 
-def _check_policy(value: str) -> str:
-    if value not in ("allow", "defer"):
-        raise ValueError(f"STALE_ELIGIBILITY_POLICY values are allow|defer, not {value!r}")
+def format_stale_policy(policy: Mapping[str, str]) -> str:
+    """The inverse of parse_stale_policy, in its shortest form."""
+    choices = {policy.get(category, "allow") for category in CATEGORIES}
+    if len(choices) == 1:
+        return choices.pop()
+    return ",".join(f"{category}={policy.get(category, 'allow')}" for category in CATEGORIES)
+
+
+def _check_choice(value: str) -> str:
+    if value not in _CHOICES:
+        raise ValueError(f"values are allow|defer, not {value!r}")
     return value
+
+
+def _alias(name: str, alias: object) -> str:
+    if not isinstance(alias, str):
+        raise TypeError(f"setting {name} has no environment variable")
+    return alias

@@ -1,4 +1,4 @@
-"""app.py end to end: the SLO check makes `python app.py` exit non-zero with the reason."""
+"""app.py end to end: the SLO checks make `python app.py` exit non-zero with the reason."""
 
 from __future__ import annotations
 
@@ -16,3 +16,13 @@ def test_app_refuses_slow_poll_interval() -> None:
     )  # fmt: skip
     assert result.returncode != 0
     assert "SLO cannot be met" in result.stderr
+
+
+def test_app_refuses_a_peak_rate_it_cannot_drain_and_shows_the_arithmetic() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "app.py"), "-c", "peak_events_per_second=2000"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "peak event rate cannot be drained" in result.stderr
+    assert "120000 x 25 ms / 8 concurrent applies = 375 s > 60 s poller timeout" in result.stderr

@@ -6,6 +6,8 @@ import pytest
 from aws_cdk.assertions import Template
 
 from infra.settings import Settings, SettingsError
+from sendledger.settings import Settings as RuntimeSettings
+from sendledger.settings import Tunables
 from tests.infra.conftest import synth
 
 
@@ -47,6 +49,24 @@ def test_slo_violation_refuses_to_synthesize(context: dict[str, str]) -> None:
         Settings.from_context(context)
 
 
+def test_a_peak_rate_the_poller_cannot_drain_refuses_to_synthesize() -> None:
+    with pytest.raises(SettingsError, match="peak event rate cannot be drained") as refused:
+        Settings.from_context({"peak_events_per_second": "2000"})
+    # The message shows the arithmetic: 2000/s x 60 s = 120000 events; x 25 ms / 8 = 375 s > 60 s
+    message = str(refused.value)
+    assert "2000 events/s x 60 s poll interval = 120000 events per cycle" in message
+    assert "120000 x 25 ms / 8 concurrent applies = 375 s > 60 s poller timeout" in message
+    assert "poll_apply_concurrency to at least 50" in message
+    assert Settings.from_context({"peak_events_per_second": "2000", "poll_apply_concurrency": "50"})
+
+
+def test_the_default_peak_rate_drains_within_one_poll() -> None:
+    settings = Settings.from_context({})
+    assert (settings.peak_events_per_second, settings.poll_apply_concurrency) == (50, 8)
+    assert settings.drain_seconds == 3000 * 0.025 / 8
+    assert "= 9.4 s <= 60 s poller timeout" in settings.slo_arithmetic()[1]
+
+
 def test_default_and_sixty_seconds_meet_the_slo() -> None:
     assert Settings.from_context({"poll_interval_seconds": "60"}).poll_interval_seconds == 60
     assert Settings.from_context({}).worst_case_lag_seconds <= 300
@@ -66,3 +86,16 @@ def test_default_and_sixty_seconds_meet_the_slo() -> None:
 def test_invalid_settings_are_rejected(context: dict[str, str]) -> None:
     with pytest.raises(SettingsError):
         Settings.from_context(context)
+
+
+def test_an_invalid_context_value_is_named() -> None:
+    with pytest.raises(SettingsError, match=r"poll_interval_seconds='often'"):
+        Settings.from_context({"poll_interval_seconds": "often"})
+
+
+def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
+    context = {"poll_interval_seconds": "120", "ingestion_mode": "push", "stale_eligibility_policy": "alert=defer"}
+    deployed = Settings.from_context(context)
+    runtime = RuntimeSettings.from_env(deployed.environment())
+    for name in Tunables.model_fields:
+        assert getattr(runtime, name) == getattr(deployed, name), name

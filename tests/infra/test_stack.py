@@ -115,7 +115,7 @@ def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
             names.ENV_UNKNOWN_GRACE_SECONDS, names.ENV_UNKNOWN_MAX_AGE_SECONDS,
             names.ENV_RESET_URL_TEMPLATE, names.ENV_RESET_MAX_FAILED_ATTEMPTS,
             names.ENV_STALE_ELIGIBILITY_POLICY, names.ENV_IDEMPOTENCY_RETENTION_DAYS,
-            names.ENV_SUPPRESSION_LAG_SLO_SECONDS,
+            names.ENV_POLL_APPLY_CONCURRENCY,
         ):  # fmt: skip
             assert var in env, var
         assert env[names.ENV_POLL_INTERVAL_SECONDS] == "60"
@@ -223,3 +223,23 @@ def test_alarms_watch_the_slo_metrics(template: Template) -> None:
 
 def test_poll_mode_has_no_event_source(template: Template) -> None:
     template.resource_count_is("AWS::Lambda::EventSourceMapping", 0)
+
+
+def test_fingerprint_key_is_a_generated_secret_only_the_functions_read(template: Template) -> None:
+    (secret_id,) = resources(template, "AWS::SecretsManager::Secret")
+    template.has_resource_properties(
+        "AWS::SecretsManager::Secret", {"GenerateSecretString": Match.object_like({"PasswordLength": 64})}
+    )
+    for fn in resources(template, "AWS::Lambda::Function").values():
+        env = fn["Properties"].get("Environment", {}).get("Variables", {})
+        if names.ENV_LEDGER_TABLE in env:  # ours, not CDK's custom-resource provider
+            assert env[names.ENV_FINGERPRINT_SECRET_ARN] == {"Ref": secret_id}
+    readers = {
+        logical_id
+        for logical_id, statement in _statements(template)
+        if secret_id in json.dumps(statement["Resource"])
+    }  # fmt: skip
+    assert len(readers) == 3 and all(r.startswith(("Api", "Ingestion")) for r in readers)
+    for _, statement in _statements(template):
+        if secret_id in json.dumps(statement["Resource"]):
+            assert statement["Action"] == "secretsmanager:GetSecretValue"

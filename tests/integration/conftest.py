@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -162,11 +162,12 @@ def make_ingestion(services: Services) -> Ingestion:
     escalation_url = sqs.create_queue(QueueName="sendledger-escalations")["QueueUrl"]
     for group in (SUCCESS_GROUP, FAILURE_GROUP):
         logs.create_log_group(logGroupName=group)
-    services.settings = replace(
-        services.settings,
-        ses_events_queue_url=queue_url,
-        escalation_queue_url=escalation_url,
-        sms_success_log_group=SUCCESS_GROUP,
-        sms_failure_log_group=FAILURE_GROUP,
+    services.settings = services.settings.model_copy(
+        update={
+            "ses_events_queue_url": queue_url,
+            "escalation_queue_url": escalation_url,
+            "sms_success_log_group": SUCCESS_GROUP,
+            "sms_failure_log_group": FAILURE_GROUP,
+        }
     )
     return Ingestion(services, build_pipeline(services), topic_arn, queue_url, dlq_url, escalation_url)

@@ -7,6 +7,7 @@ same mailbox always maps to one key. SMS: E.164 via phonenumbers.
 from __future__ import annotations
 
 import hashlib
+import hmac
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -33,9 +34,28 @@ class Recipient:
         return fingerprint_of(self.key)
 
 
-def fingerprint_of(recipient_key: str) -> str:
-    """Short non-reversible id for logs and history (raw addresses never reach logs)."""
-    return hashlib.sha256(recipient_key.encode()).hexdigest()[:16]
+# Local stack and tests only; not a secret. Deployed, wiring installs the stack's generated key.
+LOCAL_FINGERPRINT_KEY = b"sendledger-local-only-fingerprint-key"
+
+
+class _FingerprintKey:
+    value: bytes = LOCAL_FINGERPRINT_KEY
+
+
+def use_fingerprint_key(key: bytes) -> None:
+    """Key every later fingerprint with `key` (once per container, before any event is read)."""
+    if not key:
+        raise ValueError("the fingerprint key is empty")
+    _FingerprintKey.value = key
+
+
+def fingerprint_of(recipient_key: str, key: bytes | None = None) -> str:
+    """Short id for logs, history and event ids (raw addresses never reach logs).
+
+    Keyed (HMAC-SHA256): without the deployment's key, guessing an address does not confirm it.
+    """
+    digest = hmac.new(key or _FingerprintKey.value, recipient_key.encode(), hashlib.sha256)
+    return digest.hexdigest()[:16]
 
 
 def parse_recipient(channel: Channel, raw: str) -> Recipient:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
 from sendledger.ports import EmailSender, Ledger, SmsSender
-from sendledger.settings import Settings
+
+if TYPE_CHECKING:
+    # pydantic loads with the composition root, not with every handler module.
+    from sendledger.settings import Settings
 
 
 @dataclass

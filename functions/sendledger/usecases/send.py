@@ -123,7 +123,7 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> Decision 
                 return None
             if (
                 decision.result is Eligibility.ELIGIBLE_STALE
-                and settings.stale_policy.get(intent.message.category) == "defer"
+                and settings.stale_eligibility_policy.get(intent.message.category) == "defer"
             ):
                 _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
                 return None

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Message, MessageState
-from sendledger.settings import Settings
+
+if TYPE_CHECKING:
+    # pydantic loads with the composition root, not with every handler module.
+    from sendledger.settings import Settings
 
 
 def retry_after(message: Message, settings: Settings) -> int | None:
