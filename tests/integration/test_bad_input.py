@@ -163,3 +163,20 @@ def test_params_encoding_error_does_not_quote_the_input(api):
     assert status == 400 and problem["type"].endswith("validation-error")
     assert [error["field"] for error in problem["errors"]] == ["params"]
     assert "\ud800" not in problem["errors"][0]["message"] and "position" not in problem["errors"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("fallback", "field"),
+    [
+        ({"channel": "sms", "to": "bad"}, "escalation.fallback.1.to"),
+        ({"channel": "email", "to": "not-an-address"}, "escalation.fallback.1.to"),
+    ],
+)
+def test_unsendable_escalation_fallback_is_refused_at_request_time(api, fallback, field):
+    # Given an escalation whose second fallback could never be sent
+    escalation = {"deadline_seconds": 60, "fallback": [{"channel": "email", "to": "ops@example.com"}, fallback]}
+    # When the app sends, Then the request is refused naming that fallback, and nothing is written
+    status, _, problem = post(api, {**VALID, "escalation": escalation})
+    assert status == 400 and problem["type"].endswith("invalid-request")
+    assert [error["field"] for error in problem["errors"]] == [field]
+    assert boto3.client("dynamodb").scan(TableName=TABLE)["Count"] == 0

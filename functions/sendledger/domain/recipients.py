@@ -58,42 +58,43 @@ def fingerprint_of(recipient_key: str, key: bytes | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
-def parse_recipient(channel: Channel, raw: str) -> Recipient:
+def parse_recipient(channel: Channel, raw: str, field: str = "to") -> Recipient:
+    """`field` names the input in the error, as the caller sent it (`to`, `email`, `recipient`)."""
     if any(ch in raw for ch in "\r\n\x00"):
-        raise InvalidRequest("recipient contains control characters", [_field_error("to")])
+        raise InvalidRequest("recipient contains control characters", [_field_error(field)])
     if channel is Channel.EMAIL:
-        return Recipient(channel, _parse_email(raw))
-    return Recipient(channel, _parse_phone(raw))
+        return Recipient(channel, _parse_email(raw, field))
+    return Recipient(channel, _parse_phone(raw, field))
 
 
-def recipient_from_key(raw: str) -> Recipient:
+def recipient_from_key(raw: str, field: str = "recipient") -> Recipient:
     """Parse a recipient given without a channel (GET /v1/suppressions/{recipient})."""
     channel = Channel.SMS if raw.strip().startswith("+") else Channel.EMAIL
-    return parse_recipient(channel, raw.strip())
+    return parse_recipient(channel, raw.strip(), field)
 
 
-def _parse_email(raw: str) -> str:
+def _parse_email(raw: str, field: str) -> str:
     try:
         # SES does not accept SMTPUTF8 local parts; IDN domains travel as punycode.
         from email_validator import EmailNotValidError, validate_email  # loaded on first email
 
         result = validate_email(raw, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:
-        raise InvalidRequest(f"invalid email address: {exc}", [_field_error("to")]) from exc
+        raise InvalidRequest(f"invalid email address: {exc}", [_field_error(field)]) from exc
     return str(result.ascii_email or result.normalized)
 
 
-def _parse_phone(raw: str) -> str:
+def _parse_phone(raw: str, field: str) -> str:
     if not raw.startswith("+"):
-        raise InvalidRequest("phone numbers must be in E.164 form (+<country><number>)", [_field_error("to")])
+        raise InvalidRequest("phone numbers must be in E.164 form (+<country><number>)", [_field_error(field)])
     try:
         import phonenumbers  # loaded on first SMS (about 16 ms)
 
         number = phonenumbers.parse(raw, None)
     except phonenumbers.NumberParseException as exc:
-        raise InvalidRequest("invalid E.164 phone number", [_field_error("to")]) from exc
+        raise InvalidRequest("invalid E.164 phone number", [_field_error(field)]) from exc
     if not phonenumbers.is_valid_number(number):
-        raise InvalidRequest("invalid E.164 phone number", [_field_error("to")])
+        raise InvalidRequest("invalid E.164 phone number", [_field_error(field)])
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 

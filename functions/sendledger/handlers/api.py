@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated, Any
 from urllib.parse import unquote
 
@@ -81,16 +79,6 @@ def _check_idempotency_key(value: str | None) -> None:
         raise RequestValidationError([{"loc": ("header", "Idempotency-Key"), "msg": exc.detail}]) from None
 
 
-@contextmanager
-def _recipient_field(name: str) -> Iterator[None]:
-    """The shared recipient parser names the send body's field `to`; other routes call it `name`."""
-    try:
-        yield
-    except errors.InvalidRequest as exc:
-        exc.errors = [{**error, "field": name} if error.get("field") == "to" else error for error in exc.errors]
-        raise
-
-
 def _seconds_left() -> float:
     context: LambdaContext | None = app.lambda_context
     return context.get_remaining_time_in_millis() / 1000 if context else 30.0
@@ -128,8 +116,7 @@ def get_message(message_id: str) -> Response[str]:
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     principal = _principal()
-    with _recipient_field("email"):
-        return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, principal))
+    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, principal))
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
@@ -139,23 +126,20 @@ def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
-    with _recipient_field("recipient"):
-        return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
+    return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
 
 
 @app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
     principal = _principal()
-    with _recipient_field("recipient"):
-        reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, principal)
+    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, principal)
     return _respond(reply)
 
 
 @app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
     principal = _principal()
-    with _recipient_field("recipient"):
-        reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, principal)
+    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, principal)
     return _respond(reply)
 
 

@@ -47,7 +47,7 @@ def request_reset(services: Services, account_id: str, email: str, principal: st
     suppressed — the same answer in the same timing class (DynamoDB only).
     """
     settings, now = services.settings, services.clock.now()
-    recipient = parse_recipient(Channel.EMAIL, email)
+    recipient = parse_recipient(Channel.EMAIL, email, field="email")
     command = SendCommand(
         Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal=principal, idempotency_header=None
     )

@@ -70,6 +70,9 @@ def source_for(channel: Channel) -> str:
 
 def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> Reply:
     recipient = parse_recipient(command.channel, command.to)
+    for step, fallback in enumerate((command.escalation or {}).get("fallback", [])):
+        # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
+        parse_recipient(Channel(fallback["channel"]), fallback["to"], field=f"escalation.fallback.{step}.to")
     templates.check(command.template.id, command.template.version, command.channel, command.params)
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.principal, key)
