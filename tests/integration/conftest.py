@@ -7,7 +7,6 @@ import copy
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -19,15 +18,14 @@ from sendledger.ingest_wiring import build_pipeline
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.poll import CycleReport, poll_cycle
+from tests.support.fixtures import aws_format
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws-formats"
 SUCCESS_GROUP = "sns/us-east-1/123456789012/DirectPublishToPhoneNumber"
 FAILURE_GROUP = "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure"
 
 
 def fixture(name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((FIXTURES / name).read_text())
-    return loaded
+    return aws_format(name)
 
 
 SES_FIXTURES = {

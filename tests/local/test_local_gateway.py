@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import requests
-from local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 
 from local.gateway import Gateway, build_event, response_parts
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS, LambdaContext, context_factory
 from local.scheduler import Scheduler, scheduled_event
+from tests.local.local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 
 PRINCIPAL = "arn:aws:iam::123456789012:user/local-developer"
 

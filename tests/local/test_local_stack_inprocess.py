@@ -15,11 +15,11 @@ from typing import Any
 import boto3
 import pytest
 import requests
-from local_support import REQUEST_TIMEOUT_SECONDS
 
 import local.stack as stack_module
 from local.stack import LocalStack
 from sendledger import names
+from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
 
 
 def free_port() -> int:
