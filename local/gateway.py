@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from local.constants import ACCOUNT_ID, API_FUNCTION
 from local.lambda_context import LambdaContext, context_factory
 
 LOG = logging.getLogger("sendledger.local.gateway")
@@ -38,7 +39,7 @@ def build_event(
     headers: Iterable[tuple[str, str]],
     body: bytes,
     principal: str,
-    account_id: str = "123456789012",
+    account_id: str = ACCOUNT_ID,
     source_ip: str = "127.0.0.1",
     host: str = "127.0.0.1",
     now_ms: int | None = None,
@@ -152,7 +153,7 @@ class Gateway:
         poll: Callable[[], dict[str, Any]] | None = None,
         make_context: Callable[[], LambdaContext] | None = None,
         invoke_lock: threading.RLock | None = None,
-        account_id: str = "123456789012",
+        account_id: str = ACCOUNT_ID,
         host: str = "127.0.0.1",
         port: int = 8080,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
@@ -161,7 +162,7 @@ class Gateway:
         self.principal = principal
         self.outbox = outbox
         self.poll = poll
-        self.make_context = make_context or context_factory("sendledger-api")
+        self.make_context = make_context or context_factory(API_FUNCTION)
         # Powertools' resolver keeps the current event on a module-level object: one
         # invocation at a time, as one Lambda execution environment would.
         self.invoke_lock = invoke_lock or threading.RLock()

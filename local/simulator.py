@@ -46,15 +46,18 @@ import boto3.session
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.exceptions import ReadTimeoutError
 
-LOG = logging.getLogger("sendledger.local.simulator")
+from local.constants import (
+    ACCOUNT_ID,
+    CONFIGURATION_SET,
+    REGION,
+    SES_EVENTS_TOPIC,
+    SMS_FAILURE_SUBSCRIPTION_FILTER,
+    SMS_SUCCESS_SUBSCRIPTION_FILTER,
+    sms_log_groups,
+    topic_arn,
+)
 
-DEFAULT_REGION = "us-east-1"
-DEFAULT_ACCOUNT_ID = "123456789012"
-DEFAULT_CONFIGURATION_SET = "sendledger-events"
-SES_EVENTS_TOPIC_NAME = "sendledger-ses-events"
-SMS_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber"
-SMS_SUCCESS_SUBSCRIPTION_FILTER = "sendledger-sms-success"
-SMS_FAILURE_SUBSCRIPTION_FILTER = "sendledger-sms-failure"
+LOG = logging.getLogger("sendledger.local.simulator")
 
 MAILBOX_SIMULATOR_DOMAIN = "simulator.amazonses.com"
 LABEL_TIMEOUT_ACCEPTED = "timeout-accepted"
@@ -202,10 +205,10 @@ class Simulator:
     def __init__(
         self,
         *,
-        region: str = DEFAULT_REGION,
-        account_id: str = DEFAULT_ACCOUNT_ID,
+        region: str = REGION,
+        account_id: str = ACCOUNT_ID,
         ses_topic_arn: str | None = None,
-        default_configuration_set: str | None = DEFAULT_CONFIGURATION_SET,
+        default_configuration_set: str | None = CONFIGURATION_SET,
         sms_success_log_group: str | None = None,
         sms_failure_log_group: str | None = None,
         clock: Clock = utc_now,
@@ -213,11 +216,11 @@ class Simulator:
     ) -> None:
         self.region = region
         self.account_id = account_id
-        self.ses_topic_arn = ses_topic_arn or (f"arn:aws:sns:{region}:{account_id}:{SES_EVENTS_TOPIC_NAME}")
+        self.ses_topic_arn = ses_topic_arn or topic_arn(SES_EVENTS_TOPIC, region, account_id)
         self.default_configuration_set = default_configuration_set
-        base_group = f"sns/{region}/{account_id}/{SMS_LOG_GROUP_SUFFIX}"
-        self.sms_success_log_group = sms_success_log_group or base_group
-        self.sms_failure_log_group = sms_failure_log_group or f"{base_group}/Failure"
+        success_group, failure_group = sms_log_groups(region, account_id)
+        self.sms_success_log_group = sms_success_log_group or success_group
+        self.sms_failure_log_group = sms_failure_log_group or failure_group
         self.clock = clock
         self._aws_session = aws_session
         self._lock = threading.RLock()

@@ -30,6 +30,12 @@ ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
+# --- Resource names --------------------------------------------------------------------------
+SES_CONFIGURATION_SET_PREFIX = "sendledger-events"  # deployed as f"{prefix}-{stage}"; bare locally
+# SNS writes SMS delivery-status logs to sns/{region}/{account}/ + these; the names are not ours to pick.
+SMS_SUCCESS_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber"
+SMS_FAILURE_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber/Failure"
+
 # --- Ledger table layout (single table; see functions/sendledger/adapters/dynamodb) ---------
 TABLE_PARTITION_KEY = "pk"
 TABLE_SORT_KEY = "sk"

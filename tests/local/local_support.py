@@ -13,9 +13,11 @@ from botocore.config import Config
 from moto import mock_aws
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
+from local.constants import CONFIGURATION_SET, REGION, SENDER_EMAIL
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from local.resources import Resources, create_resources
 from local.simulator import Simulator
+from sendledger import names
 from tests.support.fakes import FakeClock, recent_start
 
 # Where the local tests' fake clock starts (recent, see recent_start); 12 ms shows millisecond formatting.
@@ -71,7 +73,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": REGION,
     }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
@@ -112,7 +114,7 @@ def sns_client() -> Any:
 
 def send_email(to: str, *, message_id: str = "msg_01TEST", subject: str = "Hello") -> Any:
     return sesv2_client().send_email(
-        FromEmailAddress="no-reply@example.com",
+        FromEmailAddress=SENDER_EMAIL,
         Destination={"ToAddresses": [to]},
         Content={
             "Simple": {
@@ -120,8 +122,8 @@ def send_email(to: str, *, message_id: str = "msg_01TEST", subject: str = "Hello
                 "Body": {"Text": {"Data": "plain body"}, "Html": {"Data": "<p>html body</p>"}},
             }
         },
-        ConfigurationSetName="sendledger-events",
-        EmailTags=[{"Name": "sendledger-message-id", "Value": message_id}],
+        ConfigurationSetName=CONFIGURATION_SET,
+        EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id}],
     )
 
 

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 import requests
 
+from local.constants import ACCOUNT_ID, LOCAL_PRINCIPAL, POLLER_SCHEDULE_RULE, REGION
 from local.gateway import Gateway, build_event, response_parts
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS, LambdaContext, context_factory
 from local.scheduler import Scheduler, scheduled_event
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 
-PRINCIPAL = "arn:aws:iam::123456789012:user/local-developer"
+PRINCIPAL = LOCAL_PRINCIPAL
 
 
 class FakeHandler:
@@ -89,7 +90,7 @@ def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandle
     assert ctx["requestId"]
     assert isinstance(context, LambdaContext)
     assert 0 < context.get_remaining_time_in_millis() <= 29_000
-    assert context.invoked_function_arn.startswith("arn:aws:lambda:us-east-1:123456789012:")
+    assert context.invoked_function_arn.startswith(f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:")
 
 
 def test_response_translation(gateway: Gateway) -> None:
@@ -245,7 +246,7 @@ def test_scheduled_event_shape() -> None:
     assert event["detail-type"] == "Scheduled Event"
     assert event["source"] == "aws.events"
     assert event["time"] == "2026-11-29T10:00:00Z"
-    assert event["resources"] == ["arn:aws:events:us-east-1:123456789012:rule/sendledger-poller-schedule"]
+    assert event["resources"] == [f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{POLLER_SCHEDULE_RULE}"]
     assert event["detail"] == {}
     assert set(event) == {
         "version",

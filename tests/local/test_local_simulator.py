@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
+from local.constants import ACCOUNT_ID, CONFIGURATION_SET
 from local.resources import Resources
 from local.simulator import THROTTLED_CALLS, Simulator, decode_subscription_event
 from sendledger import names
@@ -71,7 +72,7 @@ def test_ordinary_address_is_accepted_recorded_and_delivered(simulator: Simulato
         assert set(envelope_fixture) <= set(envelope)
         assert record["mail"]["messageId"] == response["MessageId"]
         assert record["mail"]["tags"][names.SES_MESSAGE_ID_TAG] == ["msg_A"]
-        assert record["mail"]["tags"]["ses:configuration-set"] == ["sendledger-events"]
+        assert record["mail"]["tags"]["ses:configuration-set"] == [CONFIGURATION_SET]
         assert ISO_MS.match(record["mail"]["timestamp"])
     send, delivery = (record for _, record in events)
     assert shape(send) == shape(aws_format("ses-send.json"))
@@ -281,7 +282,7 @@ def test_sms_delivery_status_logs(
     assert shape(payload) == shape(reference)
     group = resources.sms_success_log_group if status == "SUCCESS" else resources.sms_failure_log_group
     assert payload["messageType"] == "DATA_MESSAGE"
-    assert payload["owner"] == "123456789012"
+    assert payload["owner"] == ACCOUNT_ID
     assert payload["logGroup"] == group
     assert payload["logStream"] == response["MessageId"]
     (log_event,) = payload["logEvents"]

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 import local.stack as stack_module
+from local.constants import LOCAL_PRINCIPAL, SMS_FAILURE_LOG_GROUP, SMS_SUCCESS_LOG_GROUP
 from local.stack import LocalStack
 from sendledger import names
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
@@ -73,7 +74,7 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
     endpoint = f"http://127.0.0.1:{stack.moto_port}"
     assert os.environ["AWS_ENDPOINT_URL"] == endpoint
     assert os.environ[names.ENV_RESET_WINDOW_SECONDS] == "42"
-    assert os.environ[names.ENV_LOCAL_PRINCIPAL] == ("arn:aws:iam::123456789012:user/local-developer")
+    assert os.environ[names.ENV_LOCAL_PRINCIPAL] == LOCAL_PRINCIPAL
     assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
 
     assert requests.get(f"{base}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).json() == {"status": "ok"}
@@ -85,10 +86,7 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
     ttl = boto3.client("dynamodb").describe_time_to_live(TableName=os.environ[names.ENV_LEDGER_TABLE])
     assert ttl["TimeToLiveDescription"]["AttributeName"] == names.TABLE_TTL_ATTRIBUTE
     groups = {group["logGroupName"] for group in boto3.client("logs").describe_log_groups()["logGroups"]}
-    assert {
-        "sns/us-east-1/123456789012/DirectPublishToPhoneNumber",
-        "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure",
-    } <= groups
+    assert {SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP} <= groups
 
     # A send from a client built after start (as the handlers do) is simulated.
     sesv2 = boto3.client("sesv2")
