@@ -145,6 +145,7 @@ class LocalStack:
             poll=self.poll_once,
             make_context=context_factory(API_FUNCTION, region=region),
             invoke_lock=self.invoke_lock,
+            routes=names.API_ROUTES,
             account_id=resources.account_id,
             host=self.host,
             port=self.port,
