@@ -137,7 +137,7 @@ class LocalStack:
             )
 
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
-        self.scheduler = Scheduler(self.poll_once, interval)
+        self.scheduler = Scheduler(self.scheduled_tick, interval)
         self.gateway = Gateway(
             api,
             principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
@@ -174,6 +174,16 @@ class LocalStack:
                 with self.invoke_lock:
                     result = self.poller(event, make())
             return {"flush": flushed, "poller": _jsonable(result)}
+
+    def scheduled_tick(self) -> None:
+        """What the scheduler runs every interval: a poll cycle, then moto housekeeping."""
+        from moto.core.model_instances import reset_model_data
+
+        try:
+            self.poll_once()
+        finally:
+            # Each TransactWriteItems leaves moto a rollback copy of the table in a dashboard-only registry.
+            reset_model_data()
 
     def _deliver_sms(self, event: dict[str, Any]) -> None:
         if self.sms_delivery_logs is None:

@@ -61,6 +61,8 @@ def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LocalStack, dict[
     try:
         yield stack, recorders
     finally:
+        # moto's backends are process-wide and outlive its server: the next stack starts empty.
+        requests.post(f"{stack.aws_endpoint}/moto-api/reset", timeout=REQUEST_TIMEOUT_SECONDS)
         stack.stop()
         os.environ.clear()
         os.environ.update(saved)
@@ -118,3 +120,31 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
         ]
     ]
     assert sorted(body["eventType"] for body in bodies) == ["Bounce", "Send"]
+
+
+def tracked_moto_instances() -> int:
+    from moto.core.model_instances import model_data
+
+    return sum(len(model.instances_tracked) for models in model_data.values() for model in models.values())  # type: ignore[attr-defined]
+
+
+def test_scheduler_tick_forgets_moto_model_instances(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
+    """A long `make run` must not keep every rollback copy moto's TransactWriteItems makes."""
+    stack, recorders = running
+    assert stack.scheduler is not None
+    table = os.environ[names.ENV_LEDGER_TABLE]
+
+    def key(pk: str) -> dict[str, Any]:
+        return {names.TABLE_PARTITION_KEY: {"S": pk}, names.TABLE_SORT_KEY: {"S": "s"}}
+
+    puts = [{"Put": {"TableName": table, "Item": key(f"p{i}")}} for i in range(3)]
+    boto3.client("dynamodb").transact_write_items(TransactItems=puts)
+    assert tracked_moto_instances() > 0
+
+    stack.scheduler.run_once()
+
+    assert stack.scheduler.failures == 0
+    assert len(recorders["poller"].events) == 1  # the tick still polled
+    assert tracked_moto_instances() == 0
+    # Live data stays in moto's backend; only the registry is cleared.
+    assert "Item" in boto3.client("dynamodb").get_item(TableName=table, Key=key("p0"))
