@@ -30,9 +30,9 @@ from aws_lambda_powertools.utilities.idempotency import (
 from benchmarks.aws import BASELINE_APP_TABLE, BASELINE_IDEMPOTENCY_TABLE, api_event, lambda_context, status_of
 from benchmarks.counting import counting
 from benchmarks.environment import REGION
+from local.constants import CONFIGURATION_SET, SENDER_EMAIL
 
-SENDER = "no-reply@example.com"
-CONFIGURATION_SET = "sendledger-events"
+SENDER = SENDER_EMAIL
 RETENTION_SECONDS = 30 * 86_400
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import os
 
-REGION = "us-east-1"
-ACCOUNT_ID = "123456789012"
-LEDGER_TABLE = "sendledger-ledger"
+from local.constants import (
+    ACCOUNT_ID,
+    CONFIGURATION_SET,
+    ESCALATION_QUEUE,
+    LEDGER_TABLE,
+    REGION,
+    SENDER_EMAIL,
+    SES_EVENTS_QUEUE,
+    queue_url,
+    sms_log_groups,
+)
+
+__all__ = ["ACCOUNT_ID", "LEDGER_TABLE", "REGION", "configure_in_process", "lambda_environment"]
 
 # Never reach a real account: fake credentials, no profile, no endpoint override.
 _AWS_FAKE = {
@@ -32,8 +42,8 @@ def configure_in_process() -> None:
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
             "LEDGER_TABLE_NAME": LEDGER_TABLE,
-            "SENDER_EMAIL": "no-reply@example.com",
-            "SES_CONFIGURATION_SET": "sendledger-events",
+            "SENDER_EMAIL": SENDER_EMAIL,
+            "SES_CONFIGURATION_SET": CONFIGURATION_SET,
             "POLL_INTERVAL_SECONDS": "60",
         }
     )
@@ -45,8 +55,7 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
     Tracing is ACTIVE in the stack, so POWERTOOLS_TRACE_DISABLED is *not* set: the Tracer
     imports and patches the X-Ray SDK exactly as it does in a deployed cold start.
     """
-    queue = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT_ID}"
-    sms_group = f"sns/{REGION}/{ACCOUNT_ID}/DirectPublishToPhoneNumber"
+    success_group, failure_group = sms_log_groups()
     return {
         # Lambda runtime (python3.x on arm64)
         "AWS_REGION": REGION,
@@ -71,12 +80,12 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # infra/environment.py
         "LEDGER_TABLE_NAME": LEDGER_TABLE,
-        "SENDER_EMAIL": "no-reply@example.com",
-        "SES_CONFIGURATION_SET": "sendledger-events",
-        "SES_EVENTS_QUEUE_URL": f"{queue}/sendledger-ses-events",
-        "ESCALATION_QUEUE_URL": f"{queue}/sendledger-escalations",
-        "SMS_SUCCESS_LOG_GROUP": sms_group,
-        "SMS_FAILURE_LOG_GROUP": f"{sms_group}/Failure",
+        "SENDER_EMAIL": SENDER_EMAIL,
+        "SES_CONFIGURATION_SET": CONFIGURATION_SET,
+        "SES_EVENTS_QUEUE_URL": queue_url(SES_EVENTS_QUEUE),
+        "ESCALATION_QUEUE_URL": queue_url(ESCALATION_QUEUE),
+        "SMS_SUCCESS_LOG_GROUP": success_group,
+        "SMS_FAILURE_LOG_GROUP": failure_group,
         "INGESTION_MODE": "poll",
         "POLL_INTERVAL_SECONDS": "60",
         "POLL_APPLY_CONCURRENCY": "8",

@@ -1,7 +1,7 @@
 """Delivery events through the real ingestion Lambdas, with provider events from the simulator.
 
 Events are produced the way production produces them: messages are sent through the `api`
-handler while the local simulator (local/simulator.py) plays SES and SNS, so SES event
+handler while the local simulator (local/simulator/) plays SES and SNS, so SES event
 records arrive on the SES events queue as SNS envelopes and SMS delivery-status records are
 written in SNS's log format. They are then handed to the handlers in the AWS event formats:
 

@@ -4,6 +4,11 @@ Each HTTP request becomes the event API Gateway would hand the ``api`` Lambda; t
 response is written back. The handler is a parameter, so the gateway is testable with a fake.
 Two local-only routes are answered by the gateway itself: ``GET /local/outbox`` and
 ``POST /local/poll``.
+
+Given a route table (the local stack passes ``sendledger.names.API_ROUTES``), the gateway routes
+like API Gateway does, before the Lambda runs: an unknown path is a 404, a method the path does
+not have a 405 with ``Allow``, both RFC 9457 problem documents. That holds for every method
+token, and no request, however malformed, gets a 5xx from the gateway itself.
 """
 
 from __future__ import annotations
@@ -11,16 +16,20 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from local.constants import ACCOUNT_ID, API_FUNCTION
 from local.lambda_context import LambdaContext, context_factory
+from sendledger.api.problems import PROBLEM_JSON, TYPE_BASE
 
 LOG = logging.getLogger("sendledger.local.gateway")
 
@@ -29,6 +38,46 @@ STAGE = "local"
 OUTBOX_PATH = "/local/outbox"
 POLL_PATH = "/local/poll"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+LOCAL_ROUTES = {OUTBOX_PATH: frozenset({"GET", "HEAD"}), POLL_PATH: frozenset({"POST"})}
+# The problem types the api Lambda uses for the same statuses; others are named after the phrase.
+_PROBLEM_SLUGS = {400: "invalid-request", 404: "not-found", 413: "payload-too-large"}
+
+Response = tuple[int, list[tuple[str, str]], bytes]
+
+
+class Routes:
+    """A route table: (method, path template) pairs, ``{name}`` matching one path segment."""
+
+    def __init__(self, routes: Iterable[tuple[str, str]]) -> None:
+        methods: dict[str, set[str]] = {}
+        for method, template in routes:
+            methods.setdefault(template, set()).add(method)
+        self._table = [(_template_pattern(template), frozenset(allowed)) for template, allowed in methods.items()]
+
+    def allowed(self, path: str) -> frozenset[str]:
+        """The methods ``path`` supports; empty for a path no route has."""
+        for pattern, methods in self._table:
+            if pattern.fullmatch(path):
+                return methods
+        return frozenset()
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    parts = ("[^/]+" if re.fullmatch(r"\{\w+\}", part) else re.escape(part) for part in template.split("/"))
+    return re.compile("/".join(parts))
+
+
+def problem(status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> Response:
+    """An RFC 9457 problem document, shaped like the api Lambda's."""
+    phrase = HTTPStatus(status).phrase
+    slug = _PROBLEM_SLUGS.get(status) or "-".join(phrase.lower().replace("-", " ").split())
+    body = {"type": TYPE_BASE + slug, "title": phrase, "status": status, "detail": detail}
+    return status, [("Content-Type", PROBLEM_JSON), *headers], json.dumps(body).encode("utf-8")
+
+
+def method_not_allowed(method: str, allowed: frozenset[str]) -> Response:
+    allow = ", ".join(sorted(allowed))
+    return problem(405, f"{method} is not supported here; allowed: {allow}", [("Allow", allow)])
 
 
 def build_event(
@@ -38,7 +87,7 @@ def build_event(
     headers: Iterable[tuple[str, str]],
     body: bytes,
     principal: str,
-    account_id: str = "123456789012",
+    account_id: str = ACCOUNT_ID,
     source_ip: str = "127.0.0.1",
     host: str = "127.0.0.1",
     now_ms: int | None = None,
@@ -152,7 +201,8 @@ class Gateway:
         poll: Callable[[], dict[str, Any]] | None = None,
         make_context: Callable[[], LambdaContext] | None = None,
         invoke_lock: threading.RLock | None = None,
-        account_id: str = "123456789012",
+        routes: Iterable[tuple[str, str]] | None = None,
+        account_id: str = ACCOUNT_ID,
         host: str = "127.0.0.1",
         port: int = 8080,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
@@ -161,10 +211,12 @@ class Gateway:
         self.principal = principal
         self.outbox = outbox
         self.poll = poll
-        self.make_context = make_context or context_factory("sendledger-api")
+        self.make_context = make_context or context_factory(API_FUNCTION)
         # Powertools' resolver keeps the current event on a module-level object: one
         # invocation at a time, as one Lambda execution environment would.
         self.invoke_lock = invoke_lock or threading.RLock()
+        # None: every path and method goes to the handler (a fake's tests route nothing).
+        self.routes = Routes(routes) if routes is not None else None
         self.account_id = account_id
         self.clock_ms = clock_ms
         self.server = ThreadingHTTPServer((host, port), self._request_handler_class())
@@ -187,20 +239,20 @@ class Gateway:
             self._thread.join(timeout=5)
 
     # --- one request ----------------------------------------------------------------------
-    def handle(
-        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
-        path = urlsplit(target).path
-        if path == OUTBOX_PATH and method in {"GET", "HEAD"}:
-            return _json(200, self.outbox())
-        if path == POLL_PATH and method == "POST":
-            if self.poll is None:
-                return _json(404, {"title": "polling is not configured", "status": 404})
-            try:
-                return _json(200, self.poll())
-            except Exception as error:
-                LOG.exception("local poll failed")
-                return _json(500, {"title": "poll failed", "status": 500, "detail": repr(error)})
+    def handle(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> Response:
+        try:
+            path = urlsplit(target).path or "/"
+        except ValueError:
+            return problem(400, "the request target is not a valid URL")
+        local = LOCAL_ROUTES.get(path)
+        if local is not None:
+            return self._local(method, path, local)
+        if self.routes is not None:
+            allowed = self.routes.allowed(path)
+            if not allowed:
+                return problem(404, "no such route")
+            if method not in allowed:
+                return method_not_allowed(method, allowed)
         host = next((value for name, value in headers if name.lower() == "host"), "127.0.0.1")
         event = build_event(
             method=method,
@@ -221,6 +273,19 @@ class Gateway:
             LOG.exception("api handler raised for %s %s", method, target)
             return _json(502, {"message": "Internal server error"})
 
+    def _local(self, method: str, path: str, allowed: frozenset[str]) -> Response:
+        if method not in allowed:
+            return method_not_allowed(method, allowed)
+        if path == OUTBOX_PATH:
+            return _json(200, self.outbox())
+        if self.poll is None:
+            return problem(404, "polling is not configured")
+        try:
+            return _json(200, self.poll())
+        except Exception as error:
+            LOG.exception("local poll failed")
+            return _json(500, {"title": "poll failed", "status": 500, "detail": repr(error)})
+
     def _request_handler_class(self) -> type[BaseHTTPRequestHandler]:
         gateway = self
 
@@ -228,14 +293,47 @@ class Gateway:
             protocol_version = "HTTP/1.1"
             server_version = "sendledger-local"
 
+            def __getattr__(self, name: str) -> Any:
+                # http.server answers 501 to a method without a do_<METHOD>: serve every token.
+                if name.startswith("do_"):
+                    return self._serve
+                raise AttributeError(name)
+
             def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_BODY_BYTES:
-                    self._write(413, [], b'{"message": "Request Entity Too Large"}')
+                length = self._content_length()
+                if length is None:
                     return
                 body = self.rfile.read(length) if length else b""
                 status, lines, payload = gateway.handle(self.command, self.path, list(self.headers.items()), body)
                 self._write(status, lines, payload)
+
+            def _content_length(self) -> int | None:
+                """The body's length, or None once an error is answered (the body is then unread)."""
+                if "Transfer-Encoding" in self.headers:
+                    self._refuse(problem(411, "send the body with a Content-Length"))
+                    return None
+                raw = (self.headers.get("Content-Length") or "0").strip()
+                if not raw.isdigit():
+                    self._refuse(problem(400, "Content-Length is not a number of bytes"))
+                    return None
+                if int(raw) > MAX_BODY_BYTES:
+                    self._refuse(problem(413, f"bodies are limited to {MAX_BODY_BYTES} bytes"))
+                    return None
+                return int(raw)
+
+            def _refuse(self, response: Response) -> None:
+                self.close_connection = True  # the unread body must not be parsed as a request
+                self._write(*response)
+
+            def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+                """http.server's own errors (malformed request lines, headers), as problems."""
+                # 505 (an HTTP/2 request line) is the client's doing: no input earns a 5xx.
+                status = 400 if code >= 500 else code
+                self.log_error("code %d, message %s", code, message)
+                if self.request_version == "HTTP/0.9":  # still the default: the version was unreadable
+                    self.request_version = self.protocol_version  # so the answer has a status line
+                self.close_connection = True
+                self._write(*problem(status, message or explain or HTTPStatus(status).phrase))
 
             def _write(self, status: int, lines: list[tuple[str, str]], payload: bytes) -> None:
                 self.send_response(status)
@@ -243,11 +341,11 @@ class Gateway:
                     if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
                         self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
+                if self.close_connection:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(payload)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
             def log_message(self, format: str, *args: Any) -> None:
                 LOG.info("%s %s", self.address_string(), format % args)
@@ -255,7 +353,7 @@ class Gateway:
         return RequestHandler
 
 
-def _json(status: int, payload: Any) -> tuple[int, list[tuple[str, str]], bytes]:
-    problem = isinstance(payload, dict) and "title" in payload
-    content_type = "application/problem+json" if problem else "application/json"
+def _json(status: int, payload: Any) -> Response:
+    is_problem = isinstance(payload, dict) and "title" in payload
+    content_type = PROBLEM_JSON if is_problem else "application/json"
     return status, [("Content-Type", content_type)], json.dumps(payload).encode("utf-8")

@@ -7,14 +7,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from local.constants import ACCOUNT_ID, REGION
+
 DEFAULT_TIMEOUT_SECONDS = 29.0  # API Gateway's integration timeout
 
 
 @dataclass
 class LambdaContext:
     function_name: str
-    region: str = "us-east-1"
-    account_id: str = "123456789012"
+    region: str = REGION
+    account_id: str = ACCOUNT_ID
     memory_limit_in_mb: int = 512
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     function_version: str = "$LATEST"
@@ -46,8 +48,8 @@ def context_factory(
     function_name: str,
     *,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-    region: str = "us-east-1",
-    account_id: str = "123456789012",
+    region: str = REGION,
+    account_id: str = ACCOUNT_ID,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> Callable[[], LambdaContext]:
     """A fresh context per invocation: new request id, the timeout counting down from now."""

@@ -14,25 +14,21 @@ from typing import Any
 import boto3
 import boto3.session
 
+from local.constants import (
+    ACCOUNT_ID,
+    CONFIGURATION_SET,
+    ESCALATION_DLQ,
+    ESCALATION_QUEUE,
+    LEDGER_TABLE,
+    MAX_RECEIVE_COUNT,
+    REGION,
+    SENDER_EMAIL,
+    SES_EVENTS_DLQ,
+    SES_EVENTS_QUEUE,
+    SES_EVENTS_TOPIC,
+    sms_log_groups,
+)
 from sendledger import names
-
-REGION = "us-east-1"
-ACCOUNT_ID = "123456789012"
-LEDGER_TABLE = "sendledger-ledger"
-SENDER_EMAIL = "no-reply@example.com"
-SENDER_DOMAIN = "example.com"
-CONFIGURATION_SET = "sendledger-events"
-SES_EVENTS_TOPIC = "sendledger-ses-events"
-SES_EVENTS_QUEUE = "sendledger-ses-events"
-SES_EVENTS_DLQ = "sendledger-ses-events-dlq"
-ESCALATION_QUEUE = "sendledger-escalations"
-ESCALATION_DLQ = "sendledger-escalations-dlq"
-MAX_RECEIVE_COUNT = 5
-
-
-def sms_log_groups(region: str = REGION, account_id: str = ACCOUNT_ID) -> tuple[str, str]:
-    success = f"sns/{region}/{account_id}/DirectPublishToPhoneNumber"
-    return success, f"{success}/Failure"
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from local.constants import ACCOUNT_ID, POLLER_SCHEDULE_RULE, REGION
+
 LOG = logging.getLogger("sendledger.local.scheduler")
 
 
 def scheduled_event(
     *,
     now: datetime,
-    region: str = "us-east-1",
-    account_id: str = "123456789012",
-    rule_name: str = "sendledger-poller-schedule",
+    region: str = REGION,
+    account_id: str = ACCOUNT_ID,
+    rule_name: str = POLLER_SCHEDULE_RULE,
 ) -> dict[str, Any]:
     """The event an EventBridge schedule rule delivers to its Lambda target."""
     return {

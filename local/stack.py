@@ -11,16 +11,23 @@ from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
+from local.constants import (
+    ACCOUNT_ID,
+    API_FUNCTION,
+    LOCAL_PRINCIPAL,
+    POLLER_FUNCTION,
+    REGION,
+    SMS_DELIVERY_LOGS_FUNCTION,
+)
 from local.gateway import Gateway
 from local.lambda_context import context_factory
-from local.resources import ACCOUNT_ID, create_resources
+from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
 from local.simulator import Simulator
 from sendledger import names
 
 LOG = logging.getLogger("sendledger.local")
 
-LOCAL_PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:user/local-developer"
 DEFAULT_PORT = 8080
 DEFAULT_MOTO_PORT = 5000
 DEFAULT_POLL_INTERVAL_SECONDS = 5.0
@@ -38,7 +45,7 @@ def configure_aws_environment(moto_port: int, environ: MutableMapping[str, str] 
     use). Credentials are always fake: nothing here may reach a real account.
     """
     endpoint = f"http://127.0.0.1:{moto_port}"
-    region = environ.get("AWS_DEFAULT_REGION") or environ.get("AWS_REGION") or "us-east-1"
+    region = environ.get("AWS_DEFAULT_REGION") or environ.get("AWS_REGION") or REGION
     for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
         environ.pop(key, None)
     environ.update(
@@ -130,14 +137,15 @@ class LocalStack:
             )
 
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
-        self.scheduler = Scheduler(self.poll_once, interval)
+        self.scheduler = Scheduler(self.scheduled_tick, interval)
         self.gateway = Gateway(
             api,
             principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
             outbox=self.simulator.outbox,
             poll=self.poll_once,
-            make_context=context_factory("sendledger-api", region=region),
+            make_context=context_factory(API_FUNCTION, region=region),
             invoke_lock=self.invoke_lock,
+            routes=names.API_ROUTES,
             account_id=resources.account_id,
             host=self.host,
             port=self.port,
@@ -159,7 +167,7 @@ class LocalStack:
                     account_id=ACCOUNT_ID,
                 )
                 make = context_factory(
-                    "sendledger-poller",
+                    POLLER_FUNCTION,
                     timeout_seconds=60.0,
                     region=self.environ["AWS_DEFAULT_REGION"],
                 )
@@ -167,10 +175,20 @@ class LocalStack:
                     result = self.poller(event, make())
             return {"flush": flushed, "poller": _jsonable(result)}
 
+    def scheduled_tick(self) -> None:
+        """What the scheduler runs every interval: a poll cycle, then moto housekeeping."""
+        from moto.core.model_instances import reset_model_data
+
+        try:
+            self.poll_once()
+        finally:
+            # Each TransactWriteItems leaves moto a rollback copy of the table in a dashboard-only registry.
+            reset_model_data()
+
     def _deliver_sms(self, event: dict[str, Any]) -> None:
         if self.sms_delivery_logs is None:
             raise RuntimeError(f"{names.SMS_DELIVERY_LOGS_HANDLER} is not importable")
-        make = context_factory("sendledger-sms-delivery-logs", region=self.environ["AWS_DEFAULT_REGION"])
+        make = context_factory(SMS_DELIVERY_LOGS_FUNCTION, region=self.environ["AWS_DEFAULT_REGION"])
         with self.invoke_lock:
             self.sms_delivery_logs(event, make())
 

@@ -32,6 +32,12 @@ ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
+# --- Resource names --------------------------------------------------------------------------
+SES_CONFIGURATION_SET_PREFIX = "sendledger-events"  # deployed as f"{prefix}-{stage}"; bare locally
+# SNS writes SMS delivery-status logs to sns/{region}/{account}/ + these; the names are not ours to pick.
+SMS_SUCCESS_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber"
+SMS_FAILURE_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber/Failure"
+
 # --- Ledger table layout (single table; see functions/sendledger/adapters/dynamodb) ---------
 TABLE_PARTITION_KEY = "pk"
 TABLE_SORT_KEY = "sk"
@@ -54,3 +60,16 @@ METRIC_UNKNOWN_BACKLOG = "UnknownBacklog"
 API_HANDLER = "sendledger.handlers.api.lambda_handler"
 POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
+
+# --- HTTP API routes (SPEC §4): API Gateway's methods in infra/, the local gateway's table ------
+API_ROUTES = (  # (method, path); {name} is one path segment
+    ("POST", "/v1/messages"),
+    ("GET", "/v1/messages/{message_id}"),
+    ("POST", "/v1/password-resets"),
+    ("POST", "/v1/password-resets/consume"),
+    ("GET", "/v1/suppressions/{recipient}"),
+    ("PUT", "/v1/admin/suppressions/{recipient}"),
+    ("DELETE", "/v1/admin/suppressions/{recipient}"),
+    ("GET", "/healthz"),
+    ("GET", "/openapi.json"),
+)

@@ -7,27 +7,33 @@ import copy
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
+from local.constants import (
+    ESCALATION_QUEUE,
+    MAX_RECEIVE_COUNT,
+    SES_EVENTS_DLQ,
+    SES_EVENTS_QUEUE,
+    SES_EVENTS_TOPIC,
+    SMS_FAILURE_LOG_GROUP,
+    SMS_SUCCESS_LOG_GROUP,
+)
 from sendledger import names
 from sendledger.domain.clock import iso
 from sendledger.ingest_wiring import build_pipeline
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.poll import CycleReport, poll_cycle
+from tests.support.fixtures import aws_format
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws-formats"
-SUCCESS_GROUP = "sns/us-east-1/123456789012/DirectPublishToPhoneNumber"
-FAILURE_GROUP = "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure"
+SUCCESS_GROUP, FAILURE_GROUP = SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP
 
 
 def fixture(name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((FIXTURES / name).read_text())
-    return loaded
+    return aws_format(name)
 
 
 SES_FIXTURES = {
@@ -145,21 +151,21 @@ def ingestion(services: Services) -> Ingestion:
 def make_ingestion(services: Services) -> Ingestion:
     """The SES events queue behind its topic (+DLQ), the escalation queue and the SMS log groups."""
     sqs, sns, logs = boto3.client("sqs"), boto3.client("sns"), boto3.client("logs")
-    dlq_url = sqs.create_queue(QueueName="sendledger-ses-events-dlq")["QueueUrl"]
+    dlq_url = sqs.create_queue(QueueName=SES_EVENTS_DLQ)["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     # VisibilityTimeout 0: a message received but not deleted (crash, poison) is visible again
     # at once, so a rerun sees it without waiting (moto uses the real clock for visibility).
     queue_url = sqs.create_queue(
-        QueueName="sendledger-ses-events",
+        QueueName=SES_EVENTS_QUEUE,
         Attributes={
             "VisibilityTimeout": "0",
-            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}),
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}),
         },
     )["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    topic_arn = sns.create_topic(Name="sendledger-ses-events")["TopicArn"]
+    topic_arn = sns.create_topic(Name=SES_EVENTS_TOPIC)["TopicArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
-    escalation_url = sqs.create_queue(QueueName="sendledger-escalations")["QueueUrl"]
+    escalation_url = sqs.create_queue(QueueName=ESCALATION_QUEUE)["QueueUrl"]
     for group in (SUCCESS_GROUP, FAILURE_GROUP):
         logs.create_log_group(logGroupName=group)
     services.settings = services.settings.model_copy(

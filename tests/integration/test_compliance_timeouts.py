@@ -1,6 +1,6 @@
 """The compliance reviewer's scenario: provider faults at send time, then client retries.
 
-The simulator (local/simulator.py) injects the faults at the transport edge, so the real SES
+The simulator (local/simulator/) injects the faults at the transport edge, so the real SES
 adapter, use case and handler run unchanged.
 """
 

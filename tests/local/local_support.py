@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,16 +13,17 @@ from botocore.config import Config
 from moto import mock_aws
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
+from local.constants import CONFIGURATION_SET, REGION, SENDER_EMAIL
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from local.resources import Resources, create_resources
 from local.simulator import Simulator
-from tests.support.fakes import recent_start
+from sendledger import names
+from tests.support.fakes import FakeClock, recent_start
 
 # Where the local tests' fake clock starts (recent, see recent_start); 12 ms shows millisecond formatting.
 START = recent_start() + timedelta(milliseconds=12)
 
 REPO = Path(__file__).resolve().parents[2]
-LOCAL_FIXTURES = REPO / "tests" / "local" / "fixtures"
 # botocore's retries["max_attempts"] counts RETRIES (max_attempts=1 is two attempts);
 # "total_max_attempts": 1 is what "SDK retries disabled" means.
 NO_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"})
@@ -67,29 +68,12 @@ def wait_until(
             time.sleep(min(every, max(deadline - time.monotonic(), 0.0)))
 
 
-def load_fixture(name: str) -> dict[str, Any]:
-    """The AWS reference payloads (copied next to the tests so the suite owns them)."""
-    loaded: dict[str, Any] = json.loads((LOCAL_FIXTURES / name).read_text())
-    return loaded
-
-
-class FakeClock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": REGION,
     }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
@@ -114,7 +98,7 @@ def simulator(resources: Resources, clock: FakeClock) -> Iterator[Simulator]:
         ses_topic_arn=resources.ses_events_topic_arn,
         sms_success_log_group=resources.sms_success_log_group,
         sms_failure_log_group=resources.sms_failure_log_group,
-        clock=clock,
+        clock=clock.now,
     )
     yield sim
     sim.uninstall()
@@ -130,7 +114,7 @@ def sns_client() -> Any:
 
 def send_email(to: str, *, message_id: str = "msg_01TEST", subject: str = "Hello") -> Any:
     return sesv2_client().send_email(
-        FromEmailAddress="no-reply@example.com",
+        FromEmailAddress=SENDER_EMAIL,
         Destination={"ToAddresses": [to]},
         Content={
             "Simple": {
@@ -138,8 +122,8 @@ def send_email(to: str, *, message_id: str = "msg_01TEST", subject: str = "Hello
                 "Body": {"Text": {"Data": "plain body"}, "Html": {"Data": "<p>html body</p>"}},
             }
         },
-        ConfigurationSetName="sendledger-events",
-        EmailTags=[{"Name": "sendledger-message-id", "Value": message_id}],
+        ConfigurationSetName=CONFIGURATION_SET,
+        EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id}],
     )
 
 

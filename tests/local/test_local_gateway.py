@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import base64
+import http.client
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
-from local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 
+from local.constants import ACCOUNT_ID, LOCAL_PRINCIPAL, POLLER_SCHEDULE_RULE, REGION
 from local.gateway import Gateway, build_event, response_parts
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS, LambdaContext, context_factory
 from local.scheduler import Scheduler, scheduled_event
+from sendledger import names
+from tests.local.local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 
-PRINCIPAL = "arn:aws:iam::123456789012:user/local-developer"
+PRINCIPAL = LOCAL_PRINCIPAL
 
 
 class FakeHandler:
@@ -89,7 +93,7 @@ def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandle
     assert ctx["requestId"]
     assert isinstance(context, LambdaContext)
     assert 0 < context.get_remaining_time_in_millis() <= 29_000
-    assert context.invoked_function_arn.startswith("arn:aws:lambda:us-east-1:123456789012:")
+    assert context.invoked_function_arn.startswith(f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:")
 
 
 def test_response_translation(gateway: Gateway) -> None:
@@ -245,7 +249,7 @@ def test_scheduled_event_shape() -> None:
     assert event["detail-type"] == "Scheduled Event"
     assert event["source"] == "aws.events"
     assert event["time"] == "2026-11-29T10:00:00Z"
-    assert event["resources"] == ["arn:aws:events:us-east-1:123456789012:rule/sendledger-poller-schedule"]
+    assert event["resources"] == [f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{POLLER_SCHEDULE_RULE}"]
     assert event["detail"] == {}
     assert set(event) == {
         "version",
@@ -273,3 +277,114 @@ def test_scheduler_survives_failing_ticks() -> None:
     scheduler.run()
     assert scheduler.ticks == 3
     assert scheduler.failures == 2
+
+
+# --- routing: 404 / 405 before the Lambda, for every method ----------------------------------
+PROBLEM_KEYS = {"type", "title", "status", "detail"}
+
+
+@pytest.fixture
+def routed(fake: FakeHandler) -> Iterator[Gateway]:
+    """The gateway as the local stack runs it: with the API's route table."""
+    gw = Gateway(fake, principal=PRINCIPAL, routes=names.API_ROUTES, port=0)
+    gw.start()
+    yield gw
+    gw.stop()
+
+
+def raw_request(gateway: Gateway, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    """One request through http.client, which sends any method token as is."""
+    host, port = gateway.server.server_address[:2]
+    connection = http.client.HTTPConnection(str(host), int(port), timeout=REQUEST_TIMEOUT_SECONDS)
+    try:
+        connection.request(method, path)
+        response = connection.getresponse()
+        return response.status, {name.lower(): value for name, value in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def assert_problem(headers: dict[str, str], body: bytes, status: int) -> dict[str, Any]:
+    assert headers["content-type"] == "application/problem+json"
+    document: dict[str, Any] = json.loads(body)
+    assert set(document) == PROBLEM_KEYS
+    assert document["status"] == status
+    assert document["type"].startswith("https://")
+    assert all(isinstance(document[key], str) and document[key] for key in ("type", "title", "detail"))
+    return document
+
+
+KNOWN_PATHS = {  # path: its Allow header
+    "/v1/admin/suppressions/a%40example.com": "DELETE, PUT",
+    "/healthz": "GET",
+    "/local/outbox": "GET, HEAD",
+}
+UNSUPPORTED = [
+    (method, path, allow)
+    for path, allow in KNOWN_PATHS.items()
+    for method in ("TRACE", "PATCH", "FOO", "CONNECT", "OPTIONS", "HEAD", "POST", "get")
+    if method not in allow.split(", ")
+]
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), UNSUPPORTED)
+def test_unsupported_method_on_a_known_path_is_405(
+    routed: Gateway, fake: FakeHandler, method: str, path: str, allow: str
+) -> None:
+    status, headers, body = raw_request(routed, method, path)
+    assert status == 405
+    assert headers["allow"] == allow
+    if method == "HEAD":
+        assert body == b""
+        assert headers["content-type"] == "application/problem+json"
+    else:
+        assert assert_problem(headers, body, 405)["title"] == "Method Not Allowed"
+    assert fake.calls == []
+
+
+@pytest.mark.parametrize("method", ["TRACE", "PATCH", "FOO", "GET", "POST", "OPTIONS"])
+@pytest.mark.parametrize("path", ["/v1/nowhere", "/", "/v1/messages/m1/extra", "/healthz/", "*"])
+def test_unknown_path_is_404(routed: Gateway, fake: FakeHandler, method: str, path: str) -> None:
+    status, headers, body = raw_request(routed, method, path)
+    assert status == 404
+    assert "allow" not in headers
+    assert assert_problem(headers, body, 404)["title"] == "Not Found"
+    assert fake.calls == []
+
+
+def test_supported_methods_reach_the_handler(routed: Gateway, fake: FakeHandler) -> None:
+    for method, path in [("GET", "/v1/suppressions/a%2Fb%40example.com"), ("DELETE", "/v1/admin/suppressions/x")]:
+        status, _, _ = raw_request(routed, method, path)
+        assert status == 202
+    assert [(event["httpMethod"], event["path"]) for event, _ in fake.calls] == [
+        ("GET", "/v1/suppressions/a%2Fb%40example.com"),
+        ("DELETE", "/v1/admin/suppressions/x"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"GET /healthz HTTP/2.0\r\n\r\n", 400),  # http.server alone answers 505
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n", 400),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
+        (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
+        (b"GET /%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404),
+        (b"GET http://[/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400),
+        (b"GET /healthz HTTP/x.y\r\n\r\n", 400),
+        (b"NONSENSE\r\n\r\n", 400),
+    ],
+)
+def test_malformed_requests_get_a_4xx_problem(routed: Gateway, request_bytes: bytes, status: int) -> None:
+    host, port = routed.server.server_address[:2]
+    with socket.create_connection((str(host), int(port)), timeout=REQUEST_TIMEOUT_SECONDS) as connection:
+        connection.sendall(request_bytes)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    assert int(status_line.split()[1]) == status
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
+    assert headers["connection"] == "close"
+    assert_problem(headers, body, status)

@@ -9,19 +9,20 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
-from local_support import (
-    NO_RETRIES,
-    START,
-    FakeClock,
-    drain_ses_events,
-    load_fixture,
-    send_email,
-    send_sms,
-)
 
+from local.constants import ACCOUNT_ID, CONFIGURATION_SET
 from local.resources import Resources
 from local.simulator import THROTTLED_CALLS, Simulator, decode_subscription_event
 from sendledger import names
+from tests.local.local_support import (
+    NO_RETRIES,
+    START,
+    drain_ses_events,
+    send_email,
+    send_sms,
+)
+from tests.support.fakes import FakeClock
+from tests.support.fixtures import aws_format
 
 
 def shape(value: Any) -> Any:
@@ -64,18 +65,18 @@ def test_ordinary_address_is_accepted_recorded_and_delivered(simulator: Simulato
 
     events = drain_ses_events(resources)
     assert [record["eventType"] for _, record in events] == ["Send", "Delivery"]
-    envelope_fixture = load_fixture("sqs-body-sns-envelope-ses-bounce.json")
+    envelope_fixture = aws_format("sqs-body-sns-envelope-ses-bounce.json")
     for envelope, record in events:
         assert envelope["Type"] == "Notification"
         assert envelope["TopicArn"] == resources.ses_events_topic_arn
         assert set(envelope_fixture) <= set(envelope)
         assert record["mail"]["messageId"] == response["MessageId"]
         assert record["mail"]["tags"][names.SES_MESSAGE_ID_TAG] == ["msg_A"]
-        assert record["mail"]["tags"]["ses:configuration-set"] == ["sendledger-events"]
+        assert record["mail"]["tags"]["ses:configuration-set"] == [CONFIGURATION_SET]
         assert ISO_MS.match(record["mail"]["timestamp"])
     send, delivery = (record for _, record in events)
-    assert shape(send) == shape(load_fixture("ses-send.json"))
-    assert shape(delivery) == shape(load_fixture("ses-delivery.json"))
+    assert shape(send) == shape(aws_format("ses-send.json"))
+    assert shape(delivery) == shape(aws_format("ses-delivery.json"))
     assert delivery["delivery"]["recipients"] == ["recipient@example.com"]
 
 
@@ -120,7 +121,7 @@ def test_mailbox_simulator_addresses(
 
     assert [record["eventType"] for record in records] == expected
     last = records[-1]
-    assert shape(last) == shape(load_fixture(fixture))
+    assert shape(last) == shape(aws_format(fixture))
     assert last["mail"]["messageId"] == response["MessageId"]
     assert last["mail"]["destination"] == [address]
     assert last["mail"]["tags"][names.SES_MESSAGE_ID_TAG] == ["msg_B"]
@@ -277,18 +278,18 @@ def test_sms_delivery_status_logs(
     (event,) = delivered
     assert set(event) == {"awslogs"}
     payload = decode_subscription_event(event)
-    reference = load_fixture("cloudwatch-logs-subscription-decoded.json")
+    reference = aws_format("cloudwatch-logs-subscription-decoded.json")
     assert shape(payload) == shape(reference)
     group = resources.sms_success_log_group if status == "SUCCESS" else resources.sms_failure_log_group
     assert payload["messageType"] == "DATA_MESSAGE"
-    assert payload["owner"] == "123456789012"
+    assert payload["owner"] == ACCOUNT_ID
     assert payload["logGroup"] == group
     assert payload["logStream"] == response["MessageId"]
     (log_event,) = payload["logEvents"]
     assert re.fullmatch(r"\d{56}", log_event["id"])
     record = json.loads(log_event["message"])
     fixture = "sns-sms-delivery-success.json" if status == "SUCCESS" else "sns-sms-delivery-failure.json"
-    assert shape(record) == shape(load_fixture(fixture))
+    assert shape(record) == shape(aws_format(fixture))
     assert record["status"] == status
     assert record["delivery"]["providerResponse"] == provider_response
     assert record["delivery"]["destination"] == phone

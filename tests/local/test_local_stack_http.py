@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 import requests
-from local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from sendledger import names
 from sendledger.settings import Settings
+from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
 
 # No setting bounds how long `python -m local` takes to start (moto server, every resource, the
 # handler imports): this is the budget a slow machine gets before the test calls it broken.

@@ -15,11 +15,12 @@ from typing import Any
 import boto3
 import pytest
 import requests
-from local_support import REQUEST_TIMEOUT_SECONDS
 
 import local.stack as stack_module
+from local.constants import LOCAL_PRINCIPAL, SMS_FAILURE_LOG_GROUP, SMS_SUCCESS_LOG_GROUP
 from local.stack import LocalStack
 from sendledger import names
+from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
 
 
 def free_port() -> int:
@@ -60,6 +61,8 @@ def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LocalStack, dict[
     try:
         yield stack, recorders
     finally:
+        # moto's backends are process-wide and outlive its server: the next stack starts empty.
+        requests.post(f"{stack.aws_endpoint}/moto-api/reset", timeout=REQUEST_TIMEOUT_SECONDS)
         stack.stop()
         os.environ.clear()
         os.environ.update(saved)
@@ -73,7 +76,7 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
     endpoint = f"http://127.0.0.1:{stack.moto_port}"
     assert os.environ["AWS_ENDPOINT_URL"] == endpoint
     assert os.environ[names.ENV_RESET_WINDOW_SECONDS] == "42"
-    assert os.environ[names.ENV_LOCAL_PRINCIPAL] == ("arn:aws:iam::123456789012:user/local-developer")
+    assert os.environ[names.ENV_LOCAL_PRINCIPAL] == LOCAL_PRINCIPAL
     assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
 
     assert requests.get(f"{base}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).json() == {"status": "ok"}
@@ -85,10 +88,7 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
     ttl = boto3.client("dynamodb").describe_time_to_live(TableName=os.environ[names.ENV_LEDGER_TABLE])
     assert ttl["TimeToLiveDescription"]["AttributeName"] == names.TABLE_TTL_ATTRIBUTE
     groups = {group["logGroupName"] for group in boto3.client("logs").describe_log_groups()["logGroups"]}
-    assert {
-        "sns/us-east-1/123456789012/DirectPublishToPhoneNumber",
-        "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure",
-    } <= groups
+    assert {SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP} <= groups
 
     # A send from a client built after start (as the handlers do) is simulated.
     sesv2 = boto3.client("sesv2")
@@ -120,3 +120,31 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
         ]
     ]
     assert sorted(body["eventType"] for body in bodies) == ["Bounce", "Send"]
+
+
+def tracked_moto_instances() -> int:
+    from moto.core.model_instances import model_data
+
+    return sum(len(model.instances_tracked) for models in model_data.values() for model in models.values())  # type: ignore[attr-defined]
+
+
+def test_scheduler_tick_forgets_moto_model_instances(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
+    """A long `make run` must not keep every rollback copy moto's TransactWriteItems makes."""
+    stack, recorders = running
+    assert stack.scheduler is not None
+    table = os.environ[names.ENV_LEDGER_TABLE]
+
+    def key(pk: str) -> dict[str, Any]:
+        return {names.TABLE_PARTITION_KEY: {"S": pk}, names.TABLE_SORT_KEY: {"S": "s"}}
+
+    puts = [{"Put": {"TableName": table, "Item": key(f"p{i}")}} for i in range(3)]
+    boto3.client("dynamodb").transact_write_items(TransactItems=puts)
+    assert tracked_moto_instances() > 0
+
+    stack.scheduler.run_once()
+
+    assert stack.scheduler.failures == 0
+    assert len(recorders["poller"].events) == 1  # the tick still polled
+    assert tracked_moto_instances() == 0
+    # Live data stays in moto's backend; only the registry is cleared.
+    assert "Item" in boto3.client("dynamodb").get_item(TableName=table, Key=key("p0"))

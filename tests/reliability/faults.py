@@ -4,7 +4,7 @@ Faults are botocore event hooks on the real clients (pynamodb's DynamoDB clients
 client of the SES adapter), so the handler, use cases and adapters run unchanged. Under
 ``mock_aws`` moto's own stubber is itself a ``before-send`` handler that runs after ours and
 would still execute a request we answered with an error; a faulted request is therefore
-pointed at a host no moto URL pattern matches (the same trick local/simulator.py uses), so
+pointed at a host no moto URL pattern matches (the same trick local/simulator/hooks.py uses), so
 "the service answered an error" really means "nothing was applied".
 """
 

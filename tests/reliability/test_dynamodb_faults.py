@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from local.constants import ACCOUNT_ID, SMS_FAILURE_LOG_GROUP
 from tests.reliability.conftest import SharedWorld, shared_world
 from tests.reliability.faults import (
     Answer,
@@ -288,8 +289,8 @@ def deliver_status_record(world: SharedWorld, monkeypatch: pytest.MonkeyPatch, r
     monkeypatch.setattr(ingest_wiring, "pipeline", lambda: world.ingestion.pipeline)
     document = {
         "messageType": "DATA_MESSAGE",
-        "owner": "123456789012",
-        "logGroup": "sns/us-east-1/123456789012/DirectPublishToPhoneNumber/Failure",
+        "owner": ACCOUNT_ID,
+        "logGroup": SMS_FAILURE_LOG_GROUP,
         "logStream": "stream",
         "subscriptionFilters": ["sendledger-sms"],
         "logEvents": [{"id": "1", "timestamp": 0, "message": record}],

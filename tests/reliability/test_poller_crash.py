@@ -34,6 +34,7 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sqs.models import sqs_backends
 
+from local.constants import SES_EVENTS_DLQ, SES_EVENTS_QUEUE
 from sendledger import names
 from sendledger.usecases.poll import LOG_OVERLAP_MS, CycleReport
 from tests.conftest import TABLE
@@ -47,7 +48,7 @@ RECEIVE_BATCH = 3  # ReceiveMessage answers at most this many messages
 PAGE_CAPS = {"FilterLogEvents": ("limit", LOG_PAGE_SIZE), "ReceiveMessage": ("MaxNumberOfMessages", RECEIVE_BATCH)}
 MAX_RERUNS = 5
 STAGES = {"before": False, "after": True}  # killed before request k is sent / after it was applied
-QUEUES = ("sendledger-ses-events", "sendledger-ses-events-dlq")
+QUEUES = (SES_EVENTS_QUEUE, SES_EVENTS_DLQ)
 
 # SPEC §8 fictional numbers: 00-49 delivered, 50-59 carrier unreachable (transient), 60-69
 # invalid (suppress). Three records in the success log group (two pages), two in the failure one.

@@ -2,7 +2,6 @@
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -28,14 +27,14 @@ from sendledger.domain.suppression_rules import (
     verdict_for,
 )
 from sendledger.usecases.poll import LOG_OVERLAP_MS, advance_cursor
+from tests.support.fixtures import AWS_FORMATS, aws_format
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws-formats"
 OUR_ID = "msg_01JEXAMPLE0000000000000000"
 SES_ID = "0100018c2e5c0a3b-EXAMPLE-7c19-4d12-a87d-dd0099a07f8a-000000"
 
 
 def load(name):
-    return json.loads((FIXTURES / name).read_text())
+    return aws_format(name)
 
 
 @pytest.mark.parametrize(
@@ -74,7 +73,7 @@ def test_event_ids_distinguish_feedback_and_kind():
 
 
 def test_sns_envelope_in_sqs_body():
-    body = (FIXTURES / "sqs-body-sns-envelope-ses-bounce.json").read_text()
+    body = (AWS_FORMATS / "sqs-body-sns-envelope-ses-bounce.json").read_text()
     [event] = parse_sqs_body(body)
     assert event.kind is EventKind.BOUNCE and event.message_id == OUR_ID
     # Raw message delivery (the record itself as the body) reads the same

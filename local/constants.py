@@ -1,0 +1,48 @@
+"""The local stack's account, region and resource names: local/, its tests and the benchmarks read them here.
+
+The product's own names (environment variables, the configuration set, the SMS log groups SNS
+imposes) come from sendledger.names; the rest are names only the local stack picks.
+"""
+
+from __future__ import annotations
+
+from sendledger import names
+
+REGION = "us-east-1"
+ACCOUNT_ID = "123456789012"  # moto's default account: its backends are keyed by it
+LOCAL_PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:user/local-developer"
+
+LEDGER_TABLE = "sendledger-ledger"
+SENDER_EMAIL = "no-reply@example.com"
+CONFIGURATION_SET = names.SES_CONFIGURATION_SET_PREFIX
+SES_EVENTS_TOPIC = "sendledger-ses-events"
+SES_EVENTS_QUEUE = "sendledger-ses-events"
+SES_EVENTS_DLQ = "sendledger-ses-events-dlq"
+ESCALATION_QUEUE = "sendledger-escalations"
+ESCALATION_DLQ = "sendledger-escalations-dlq"
+MAX_RECEIVE_COUNT = 5
+SMS_SUCCESS_SUBSCRIPTION_FILTER = "sendledger-sms-success"
+SMS_FAILURE_SUBSCRIPTION_FILTER = "sendledger-sms-failure"
+POLLER_SCHEDULE_RULE = "sendledger-poller-schedule"
+
+API_FUNCTION = "sendledger-api"
+POLLER_FUNCTION = "sendledger-poller"
+SMS_DELIVERY_LOGS_FUNCTION = "sendledger-sms-delivery-logs"
+
+
+def sms_log_groups(region: str = REGION, account_id: str = ACCOUNT_ID) -> tuple[str, str]:
+    """(success, failure): where SNS writes SMS delivery-status records."""
+    prefix = f"sns/{region}/{account_id}"
+    return f"{prefix}/{names.SMS_SUCCESS_LOG_GROUP_SUFFIX}", f"{prefix}/{names.SMS_FAILURE_LOG_GROUP_SUFFIX}"
+
+
+SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP = sms_log_groups()
+
+
+def topic_arn(name: str, region: str = REGION, account_id: str = ACCOUNT_ID) -> str:
+    return f"arn:aws:sns:{region}:{account_id}:{name}"
+
+
+def queue_url(name: str, region: str = REGION, account_id: str = ACCOUNT_ID) -> str:
+    """The queue URL shape AWS gives (moto's server answers with its own host instead)."""
+    return f"https://sqs.{region}.amazonaws.com/{account_id}/{name}"

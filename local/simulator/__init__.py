@@ -1,0 +1,49 @@
+"""The local SES / SNS simulator: plays the providers at the transport edge.
+
+The Lambda code calls the real APIs (``sesv2.SendEmail``, ``sns.Publish`` with a phone number)
+through boto3 clients built from the default session. :meth:`Simulator.install` registers
+botocore event handlers on that session, so every client created *after* it is observed,
+without any change to the production adapters. By concern:
+
+* :mod:`~local.simulator.hooks`: the botocore hooks and the wire plumbing (request bodies,
+  answers that never reach moto).
+* :mod:`~local.simulator.faults`: the ``+timeout-accepted``, ``+timeout-lost`` and ``+throttle``
+  labels.
+* :mod:`~local.simulator.ses`: the mailbox simulator and SES event-publishing records, published
+  through SNS to SQS.
+* :mod:`~local.simulator.sms`: fictional ``+1NPA55501XX`` numbers and SNS delivery-status records,
+  written to CloudWatch Logs and delivered to the ``sms_delivery_logs`` handler.
+* :mod:`~local.simulator.core`: :class:`Simulator`, which ties them together around one outbox.
+
+Events are *deferred*: :meth:`Simulator.flush` emits what the providers queued. Works with
+moto's in-process ``mock_aws`` (install after the mock has started: ``mock_aws`` replaces
+``boto3.DEFAULT_SESSION``) and with a moto server (``AWS_ENDPOINT_URL``).
+"""
+
+from __future__ import annotations
+
+from local.simulator.core import Simulator
+from local.simulator.faults import (
+    LABEL_THROTTLE,
+    LABEL_TIMEOUT_ACCEPTED,
+    LABEL_TIMEOUT_LOST,
+    THROTTLED_CALLS,
+    fault_label,
+)
+from local.simulator.ses import mailbox_simulator_kind
+from local.simulator.sms import SMS_SUCCESS_RESPONSE, decode_subscription_event, sms_outcome
+from sendledger.domain.events import encode_subscription_event
+
+__all__ = [
+    "LABEL_THROTTLE",
+    "LABEL_TIMEOUT_ACCEPTED",
+    "LABEL_TIMEOUT_LOST",
+    "SMS_SUCCESS_RESPONSE",
+    "THROTTLED_CALLS",
+    "Simulator",
+    "decode_subscription_event",
+    "encode_subscription_event",
+    "fault_label",
+    "mailbox_simulator_kind",
+    "sms_outcome",
+]

@@ -1,0 +1,185 @@
+"""The SMS side: SNS Publish to a phone number, and SNS delivery-status log records.
+
+Fictional numbers ``+1NPA55501XX`` pick the outcome by XX: 00-49 delivered, 50-89 one failure
+string per ten, 90-99 no status ever. Any other number is delivered. Records are written to the
+success or failure log group (one stream per message, like SNS) and delivered to the
+``sms_delivery_logs`` Lambda as a CloudWatch Logs subscription event.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import gzip
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs
+
+from botocore.awsrequest import AWSPreparedRequest
+
+from local.simulator.hooks import body_bytes
+from sendledger.domain.clock import iso
+from sendledger.domain.events import encode_subscription_event
+
+SMS_SUCCESS_RESPONSE = "Message has been accepted by phone carrier"
+# XX of +1NPA55501XX, by tens (absent: delivered); "" = no status ever, else the failure string.
+_SMS_TENS: dict[int, str] = {
+    5: "Phone carrier is currently unreachable/unavailable",
+    6: "Invalid phone number",
+    7: "Phone number is opted out",
+    8: "Unknown error attempting to reach phone",
+    9: "",
+}
+_FICTIONAL_NUMBER = re.compile(r"^\+1\d{3}55501(\d{2})$")
+_ATTRIBUTE_NAME = re.compile(r"MessageAttributes\.entry\.(\d+)\.Name")
+
+
+def sms_outcome(phone_number: str) -> str:
+    """The providerResponse a fictional number yields; "" for no status ever."""
+    match = _FICTIONAL_NUMBER.match(phone_number)
+    if match is None:
+        return SMS_SUCCESS_RESPONSE
+    return _SMS_TENS.get(int(match.group(1)) // 10, SMS_SUCCESS_RESPONSE)
+
+
+def sns_log_timestamp(moment: datetime) -> str:
+    """``2026-11-29 10:00:05.120``: SNS delivery-status logs, UTC without a zone."""
+    return iso(moment).replace("T", " ").removesuffix("Z")
+
+
+def epoch_ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+@dataclass
+class SmsRequest:
+    phone_number: str
+    message: str
+    sms_type: str
+
+
+def parse_publish(request: AWSPreparedRequest) -> SmsRequest | None:
+    """The SNS Publish wire request (form-encoded query); None unless it targets a phone number."""
+    form = parse_qs(body_bytes(request).decode("utf-8"), keep_blank_values=True)
+    phone = (form.get("PhoneNumber") or [""])[0]
+    if not phone:  # topic and endpoint publishes (the simulator's own included)
+        return None
+    attributes: dict[str, str] = {}
+    for key, values in form.items():
+        match = _ATTRIBUTE_NAME.fullmatch(key)
+        if match:
+            value_key = f"MessageAttributes.entry.{match.group(1)}.Value.StringValue"
+            attributes[values[0]] = (form.get(value_key) or [""])[0]
+    return SmsRequest(
+        phone_number=phone,
+        message=(form.get("Message") or [""])[0],
+        sms_type=attributes.get("AWS.SNS.SMS.SMSType", "Promotional"),
+    )
+
+
+def outbox_entry(request: SmsRequest, message_id: str, sent_at: datetime) -> dict[str, Any]:
+    return {
+        "channel": "sms",
+        "to": request.phone_number,
+        "subject": None,
+        "text": request.message,
+        "provider_message_id": message_id,
+        "sent_at": iso(sent_at),
+    }
+
+
+@dataclass
+class PendingSms:
+    record: dict[str, Any]
+    log_group: str
+    log_stream: str
+    subscription_filter: str
+    not_before: datetime
+    written: bool = False
+    event: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LogGroup:
+    name: str
+    subscription_filter: str
+
+
+def status_record(
+    request: SmsRequest, message_id: str, sent_at: datetime, *, success: LogGroup, failure: LogGroup
+) -> PendingSms | None:
+    """The delivery-status record SNS will log for this publish; None when none ever comes."""
+    outcome = sms_outcome(request.phone_number)
+    if outcome == "":
+        return None  # 90-99: the carrier never reports
+    notification = {"messageId": message_id, "timestamp": sns_log_timestamp(sent_at)}
+    if outcome == SMS_SUCCESS_RESPONSE:
+        dwell, group, status = 599, success, "SUCCESS"
+        delivery: dict[str, Any] = {
+            "phoneCarrier": "Example Carrier",
+            "mnc": 270,
+            "destination": request.phone_number,
+            "priceInUSD": 0.00645,
+            "smsType": request.sms_type,
+            "mcc": 310,
+            "providerResponse": outcome,
+            "dwellTimeMs": dwell,
+            "dwellTimeMsUntilDeviceAck": 1344,
+        }
+    else:
+        dwell, group, status = 1420, failure, "FAILURE"
+        delivery = {
+            "mnc": 0,
+            "destination": request.phone_number,
+            "priceInUSD": 0.0,
+            "smsType": request.sms_type,
+            "mcc": 0,
+            "providerResponse": outcome,
+            "dwellTimeMs": dwell,
+        }
+    return PendingSms(
+        record={"notification": notification, "delivery": delivery, "status": status},
+        log_group=group.name,
+        log_stream=message_id,
+        subscription_filter=group.subscription_filter,
+        not_before=sent_at + timedelta(milliseconds=dwell),
+    )
+
+
+def write_record(logs: Any, item: PendingSms, now: datetime, *, account_id: str) -> None:
+    """Log the record (where FilterLogEvents finds it) and build its subscription event."""
+    timestamp = epoch_ms(min(item.not_before, now))
+    message = json.dumps(item.record)
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_stream(logGroupName=item.log_group, logStreamName=item.log_stream)
+    logs.put_log_events(
+        logGroupName=item.log_group,
+        logStreamName=item.log_stream,
+        logEvents=[{"timestamp": timestamp, "message": message}],
+    )
+    item.event = encode_subscription_event(
+        {
+            "messageType": "DATA_MESSAGE",
+            "owner": account_id,
+            "logGroup": item.log_group,
+            "logStream": item.log_stream,
+            "subscriptionFilters": [item.subscription_filter],
+            "logEvents": [{"id": cloudwatch_event_id(), "timestamp": timestamp, "message": message}],
+        }
+    )
+    item.written = True
+
+
+def cloudwatch_event_id() -> str:
+    """A 56-digit decimal string, the shape of a CloudWatch Logs event id."""
+    return str(10**55 + secrets.randbelow(9 * 10**55))
+
+
+def decode_subscription_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The whole ``awslogs.data`` document (the domain's decoder keeps only what ingestion reads)."""
+    decoded: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(event["awslogs"]["data"])))
+    return decoded
