@@ -283,8 +283,10 @@ class Gateway:
         try:
             return _json(200, self.poll())
         except Exception as error:
+            # A poll cycle that fails is a dependency fault, as deployed: the next cycle retries it.
             LOG.exception("local poll failed")
-            return _json(500, {"title": "poll failed", "status": 500, "detail": repr(error)})
+            detail = f"poll cycle failed ({type(error).__name__}); it is retried"
+            return problem(503, detail, [("Retry-After", "1")])
 
     def _request_handler_class(self) -> type[BaseHTTPRequestHandler]:
         gateway = self

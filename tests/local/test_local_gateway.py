@@ -147,6 +147,17 @@ def test_local_routes_are_served_by_the_gateway(gateway: Gateway, fake: FakeHand
     assert fake.calls == []
 
 
+def test_a_failing_poll_cycle_is_a_503_with_retry_after(gateway: Gateway, fake: FakeHandler) -> None:
+    def poll() -> dict[str, Any]:
+        raise ConnectionError("moto went away")
+
+    gateway.poll = poll
+    response = requests.post(f"{gateway.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
+    assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert "ConnectionError" in response.json()["detail"]
+
+
 class ObservedLock:
     """The gateway's own invoke lock, counting the threads blocked on it."""
 
