@@ -16,8 +16,9 @@ MISSING: Any = object()  # "the item does not exist" inside a conflict report
 
 @dataclass(frozen=True)
 class StoredResponse:
-    status: int
-    body: dict[str, Any]
+    """The message view the first request answered (a replay answers it again)."""
+
+    view: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -38,14 +38,6 @@ class IdempotencyKeyInFlight(DomainError):
     retry_after_seconds: int = 1
 
 
-class NotFound(DomainError):
-    """No such resource (404)."""
-
-
-class InvalidToken(DomainError):
-    """One answer for wrong, expired, used or locked-out reset tokens (400)."""
-
-
 @dataclass
 class DependencyUnavailable(DomainError):
     """DynamoDB or another dependency failed; state is consistent, try again (503)."""

@@ -28,12 +28,21 @@ from sendledger.api.models import (
 from sendledger.api.openapi import documented, problems_everywhere
 from sendledger.api.problems import problem, validation_errors
 from sendledger.domain import errors, idempotency
+from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
-from sendledger.usecases.context import Reply
+from sendledger.usecases.results import (
+    Accepted,
+    Replayed,
+    ResetRequested,
+    SendResult,
+    SuppressionStatus,
+    TokenConsumed,
+)
 from sendledger.usecases.send import SendCommand, send_message
+from sendledger.usecases.views import message_view
 
 MAX_BODY_BYTES = 64 * 1024
 JSON = "application/json"
@@ -50,13 +59,40 @@ metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 
 
-def _respond(reply: Reply) -> Response[str]:
+def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[str]:
+    return Response(status_code=status, content_type=JSON, body=json.dumps(body), headers=headers or {})
+
+
+def _message_response(status: int, view: dict[str, Any], replayed: bool = False) -> Response[str]:
+    """Pending and unknown messages tell the caller when to look again (also in a replay)."""
     headers: dict[str, str] = {}
-    if reply.retry_after_seconds is not None:
-        headers["Retry-After"] = str(reply.retry_after_seconds)
-    if reply.replayed:
+    wait = view.get("retry_after_seconds")
+    if isinstance(wait, int):
+        headers["Retry-After"] = str(wait)
+    if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return Response(status_code=reply.status, content_type=JSON, body=json.dumps(reply.body), headers=headers)
+    return _json(status, view, headers)
+
+
+def _send_response(result: SendResult) -> Response[str]:
+    if isinstance(result, Replayed):
+        return _message_response(202, result.view, replayed=True)
+    return _message_response(202, message_view(result.message, wiring.services().settings))
+
+
+def _suppression_response(status: SuppressionStatus) -> Response[str]:
+    state = status.state
+    return _json(
+        200,
+        {
+            "recipient": status.recipient,
+            "suppressed": state.suppressed,
+            "reason": state.reason,
+            "since": iso(state.since) if state.since else None,
+            "version": state.version,
+            "history": status.history,
+        },
+    )
 
 
 def _principal() -> str:
@@ -101,46 +137,54 @@ def post_message(
         event_id=body.event_id,
         escalation=body.escalation.model_dump() if body.escalation else None,
     )
-    reply = send_message(wiring.services(), command, _seconds_left)
+    result = send_message(wiring.services(), command, _seconds_left)
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
-    outcome = "Replays" if reply.replayed else str(reply.body.get("state", "unknown")).capitalize()
+    outcome = result.message.state.value.capitalize() if isinstance(result, Accepted) else "Replays"
     metrics.add_metric(name=f"Messages{outcome}", unit=MetricUnit.Count, value=1)
-    return _respond(reply)
+    return _send_response(result)
 
 
 @app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
 def get_message(message_id: str) -> Response[str]:
-    return _respond(messages.get_message(wiring.services(), message_id, _principal()))
+    services = wiring.services()
+    message = messages.get_message(services, message_id, _principal())
+    if message is None:
+        return problem(404, "not-found", f"no message {message_id!r}")
+    return _message_response(200, message_view(message, services.settings, with_history=True))
 
 
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     principal = _principal()
-    return _respond(resets.request_reset(wiring.services(), body.account_id, body.email, principal))
+    requested: ResetRequested = resets.request_reset(wiring.services(), body.account_id, body.email, principal)
+    return _json(202, {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)})
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
 def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
-    return _respond(resets.consume_reset(wiring.services(), body.account_id, body.token))
+    result = resets.consume_reset(wiring.services(), body.account_id, body.token)
+    if isinstance(result, TokenConsumed):
+        return _json(200, {"reset_id": result.reset_id, "account_id": result.account_id})
+    return problem(400, "invalid-token", "the token is invalid, expired or already used")
 
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
-    return _respond(suppressions.view_suppression(wiring.services(), unquote(recipient)))
+    return _suppression_response(suppressions.view_suppression(wiring.services(), unquote(recipient)))
 
 
 @app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
     principal = _principal()
-    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, principal)
-    return _respond(reply)
+    status = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, principal)
+    return _suppression_response(status)
 
 
 @app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
     principal = _principal()
-    reply = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, principal)
-    return _respond(reply)
+    status = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, principal)
+    return _suppression_response(status)
 
 
 @app.get("/healthz")
@@ -190,8 +234,6 @@ def _problem_for(exc: errors.DomainError) -> tuple[int, str, int | None]:
         errors.IdempotencyKeyMissing: (400, "idempotency-key-missing"),
         errors.IdempotencyKeyReused: (422, "idempotency-key-reused"),
         errors.UnknownTemplate: (422, "unknown-template"),
-        errors.NotFound: (404, "not-found"),
-        errors.InvalidToken: (400, "invalid-token"),
         errors.InvalidRequest: (400, "invalid-request"),
     }
     status, slug = table.get(type(exc), (400, "invalid-request"))

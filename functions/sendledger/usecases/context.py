@@ -25,13 +25,3 @@ class Services:
     settings: Settings
     sleep: Callable[[float], None] = time.sleep
     backoff: Backoff = field(default_factory=Backoff)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a use case answers; the HTTP edge turns it into a response."""
-
-    status: int
-    body: dict[str, object]
-    retry_after_seconds: int | None = None
-    replayed: bool = False

@@ -14,12 +14,11 @@ from datetime import timedelta
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids, templates, tokens
-from sendledger.domain.clock import iso
-from sendledger.domain.errors import InvalidToken
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.ports import Outcome, ResetRecord, SendIntent
-from sendledger.usecases.context import Reply, Services
+from sendledger.usecases.context import Services
+from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
 from sendledger.usecases.send import (
     LEASE_SECONDS,
     ResetConflict,
@@ -40,7 +39,7 @@ UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
 
 
-def request_reset(services: Services, account_id: str, email: str, principal: str) -> Reply:
+def request_reset(services: Services, account_id: str, email: str, principal: str) -> ResetRequested:
     """Record the reset and its mail as due work; the poller mints the token and sends it.
 
     Answering before any provider call gives every address — deliverable, unknown or
@@ -133,16 +132,16 @@ def _content(url_template: str, token: str) -> templates.Rendered:
     )
 
 
-def _reset_reply(record: ResetRecord) -> Reply:
+def _reset_reply(record: ResetRecord) -> ResetRequested:
     # One shape for every address (known, unknown, suppressed): no account enumeration.
-    return Reply(202, {"reset_id": record.reset_id, "state": "requested", "expires_at": iso(record.expires_at)})
+    return ResetRequested(record.reset_id, record.expires_at)
 
 
-def consume_reset(services: Services, account_id: str, token: str) -> Reply:
+def consume_reset(services: Services, account_id: str, token: str) -> TokenConsumed | TokenRefused:
     now = services.clock.now()
     consumed = services.ledger.consume_reset(account_id, tokens.token_hash(token), now)
     if consumed is not None:
-        return Reply(200, {"reset_id": consumed.reset_id, "account_id": account_id})
+        return TokenConsumed(consumed.reset_id, account_id)
     current = services.ledger.get_reset(account_id)
     guessing = current is not None and current.state == "active" and current.expires_at > now
     if current is not None and guessing and not tokens.hashes_match(current.token_hash, token):
@@ -151,4 +150,4 @@ def consume_reset(services: Services, account_id: str, token: str) -> Reply:
             "reset token mismatch",
             extra={"reset_id": current.reset_id, "failed_attempts": current.failed_attempts + 1},
         )
-    raise InvalidToken("the token is invalid, expired or already used")
+    return TokenRefused()

@@ -40,8 +40,9 @@ from sendledger.ports import (
     SendIntent,
     StoredResponse,
 )
-from sendledger.usecases.context import Reply, Services
-from sendledger.usecases.views import message_view, retry_after
+from sendledger.usecases.context import Services
+from sendledger.usecases.results import Accepted, Replayed, SendResult
+from sendledger.usecases.views import message_view
 
 logger = Logger(child=True)
 
@@ -68,7 +69,7 @@ def source_for(channel: Channel) -> str:
     return "ses" if channel is Channel.EMAIL else "sms"
 
 
-def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> Reply:
+def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
     recipient = parse_recipient(command.channel, command.to)
     for step, fallback in enumerate((command.escalation or {}).get("fallback", [])):
         # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
@@ -82,9 +83,9 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
     except IdempotencyConflictFound as found:
         return _replay(services, intent, found.record)
     if decision is None:
-        return _reply(services, intent.message)
+        return Accepted(intent.message)
     response = deliver(services, intent.message, seconds_left)
-    return _reply(services, record_provider_outcome(services, intent, response))
+    return Accepted(record_provider_outcome(services, intent, response))
 
 
 class IdempotencyConflictFound(Exception):
@@ -205,7 +206,7 @@ def _commit_decided(
         intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
     else:
         intent.due = None  # decided for good: nothing left for the poller
-    stored = StoredResponse(202, message_view(message, services.settings)) if intent.idempotency_key else None
+    stored = StoredResponse(message_view(message, services.settings)) if intent.idempotency_key else None
     try:
         services.ledger.commit_without_send(intent, stored)
     except IntentConflict as conflict:
@@ -247,7 +248,7 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
     entry = HistoryEntry(
         at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
     )
-    stored = StoredResponse(202, message_view(message, settings)) if intent.idempotency_key else None
+    stored = StoredResponse(message_view(message, settings)) if intent.idempotency_key else None
     services.ledger.record_outcome(
         Outcome(
             message=message,
@@ -279,15 +280,13 @@ def _due_work(
     return None, None
 
 
-def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -> Reply:
+def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -> Replayed:
     now = intent.first_entry.at
     if record.fingerprint != intent.fingerprint:
         raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
     if record.completed and record.response is not None:
         # The stored answer, as the idempotency draft says; GET /v1/messages/{id} has the news.
-        body = record.response.body
-        wait = body.get("retry_after_seconds")
-        return Reply(record.response.status, body, int(wait) if isinstance(wait, int) else None, replayed=True)
+        return Replayed(record.response.view)
     if record.lease_until > now:
         wait = max(1, int((record.lease_until - now).total_seconds()))
         raise IdempotencyKeyInFlight("a request with this Idempotency-Key is still in flight", retry_after_seconds=wait)
@@ -295,11 +294,7 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
     message = services.ledger.get_message(record.message_id, with_history=False)
     if message is None:
         raise DependencyUnavailable("idempotency record without its message; retry")
-    return Reply(202, message_view(message, services.settings), retry_after(message, services.settings), replayed=True)
-
-
-def _reply(services: Services, message: Message) -> Reply:
-    return Reply(202, message_view(message, services.settings), retry_after(message, services.settings))
+    return Replayed(message_view(message, services.settings))
 
 
 def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from sendledger.domain.clock import iso
 from sendledger.domain.recipients import recipient_from_key
-from sendledger.usecases.context import Reply, Services
+from sendledger.usecases.context import Services
+from sendledger.usecases.results import SuppressionStatus
 
 
-def view_suppression(services: Services, raw_recipient: str) -> Reply:
+def view_suppression(services: Services, raw_recipient: str) -> SuppressionStatus:
     recipient = recipient_from_key(raw_recipient)
     view = services.ledger.get_suppression(recipient.key)
-    state = view.state
-    return Reply(
-        200,
-        {
-            "recipient": recipient.address,
-            "suppressed": state.suppressed,
-            "reason": state.reason,
-            "since": iso(state.since) if state.since else None,
-            "version": state.version,
-            "history": view.history,
-        },
-    )
+    return SuppressionStatus(recipient.address, view.state, view.history)
 
 
-def change_suppression(services: Services, raw_recipient: str, suppressed: bool, reason: str, actor: str) -> Reply:
+def change_suppression(
+    services: Services, raw_recipient: str, suppressed: bool, reason: str, actor: str
+) -> SuppressionStatus:
     recipient = recipient_from_key(raw_recipient)
     current = services.ledger.get_suppression(recipient.key).state
     now = services.clock.now()

@@ -165,8 +165,7 @@ class DynamoLedger:
                 idem,
                 [
                     IdempotencyItem.status.set("completed"),
-                    IdempotencyItem.response_status.set(outcome.stored_response.status),
-                    IdempotencyItem.response_body.set(json.dumps(outcome.stored_response.body)),
+                    IdempotencyItem.response_body.set(json.dumps(outcome.stored_response.view)),
                 ],
             )
         try:
@@ -405,8 +404,7 @@ class DynamoLedger:
             lease_until=iso(intent.lease_until),
             created_at=iso(now),
             expires_at=intent.idempotency_expires_at,
-            response_status=stored.status if stored else None,
-            response_body=json.dumps(stored.body) if stored else None,
+            response_body=json.dumps(stored.view) if stored else None,
         )
         # An expired key (TTL deletion is lazy) counts as absent.
         tx.put(
@@ -649,9 +647,7 @@ def _idempotency_from(item: IdempotencyItem) -> IdempotencyRecord:
         completed=item.status == "completed",
         lease_until=parse_iso(item.lease_until),
         expires_at=item.expires_at,
-        response=StoredResponse(int(item.response_status), json.loads(item.response_body))
-        if item.response_status is not None and item.response_body
-        else None,
+        response=StoredResponse(json.loads(item.response_body)) if item.response_body else None,
     )
 
 

@@ -70,7 +70,6 @@ class IdempotencyItem(LedgerModel):
     message_id = UnicodeAttribute()
     status = UnicodeAttribute()  # in_progress | completed
     lease_until = UnicodeAttribute()
-    response_status = NumberAttribute(null=True)
     response_body = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()
     expires_at = TTLAttribute(attr_name=names.TABLE_TTL_ATTRIBUTE)
