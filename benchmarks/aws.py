@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import socket
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -124,20 +123,14 @@ def _free_port() -> int:
 
 def reset_caches() -> None:
     """Clients and services are built once per container: rebuild them for this moto world."""
-    from sendledger import wiring
+    from sendledger import bootstrap
     from sendledger.adapters import aws as aws_clients
     from sendledger.adapters.dynamodb.models import ALL_MODELS
 
     aws_clients.client.cache_clear()
-    wiring.services.cache_clear()
+    bootstrap.runtime.cache_clear()
     for model in ALL_MODELS:  # pynamodb keeps one client per model class: built for the old world
         model._connection = None
-    # Composition roots added later (ingestion) follow the same pattern: clear any cached one.
-    for name, module in list(sys.modules.items()):
-        if name.startswith("sendledger.") and name.endswith("wiring") and module is not None:
-            for attribute in vars(module).values():
-                if callable(getattr(attribute, "cache_clear", None)) and getattr(attribute, "__module__", "") == name:
-                    attribute.cache_clear()
 
 
 def _create_baseline_tables() -> None:

@@ -7,8 +7,8 @@ with ``time.perf_counter`` around it (the bar), plus ``time.process_time`` (a cr
 sensitive to other load). Modules are sampled round-robin so machine noise hits all of them
 alike; one unmeasured warm-up run per module writes the bytecode caches first.
 
-The same child then builds the handler's composition root (``wiring.services()``, and
-``ingest_wiring.pipeline()`` for the ingestion handlers; no AWS call is made) and reports that
+The same child then builds the handler's composition root (``bootstrap.runtime()``, and its
+``pipeline`` for the ingestion handlers; no AWS call is made) and reports that
 too: the init work a cold start pays before its first request, whichever of import or first
 use it happens in. It is informational (no bar), and keeps deferring imports honest.
 """
@@ -30,10 +30,10 @@ HANDLERS = {
     "poller": "sendledger.handlers.poller",
     "sms_delivery_logs": "sendledger.handlers.sms_delivery_logs",
 }
-COMPOSITION = {
-    "api": ("sendledger.wiring", "services"),
-    "poller": ("sendledger.ingest_wiring", "pipeline"),
-    "sms_delivery_logs": ("sendledger.ingest_wiring", "pipeline"),
+COMPOSITION = {  # what each handler's first invocation builds
+    "api": "services",
+    "poller": "pipeline",
+    "sms_delivery_logs": "pipeline",
 }
 MEMORY_MB = {"api": 512, "poller": 512, "sms_delivery_logs": 256}
 
@@ -45,9 +45,8 @@ import {module}
 elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
 print("IMPORT_SECONDS", repr(elapsed), repr(cpu), flush=True)
 if {composition!r}:
-    module_name, attribute = {composition!r}
     start = time.perf_counter()
-    getattr(importlib.import_module(module_name), attribute)()
+    getattr(importlib.import_module("sendledger.bootstrap").runtime(), {composition!r})
     print("COMPOSITION_SECONDS", repr(time.perf_counter() - start))
 """
 
@@ -60,7 +59,7 @@ class Sample:
         self.composition_error = ""
 
 
-def _run(module: str, composition: tuple[str, str] | None, functions: Path, env: dict[str, str], into: Sample) -> str:
+def _run(module: str, composition: str | None, functions: Path, env: dict[str, str], into: Sample) -> str:
     code = _CHILD.format(functions=str(functions), module=module, composition=composition)
     completed = subprocess.run(
         [sys.executable, "-I", "-c", code],
@@ -148,7 +147,7 @@ def measure(root: Path, runs: int) -> dict[str, Any]:
             "median_ms": _ms(wall),
             "min_ms": _ms(min(sample.wall)),
             "max_ms": _ms(max(sample.wall)),
-            "composition": ".".join(COMPOSITION[name]) + "()",
+            "composition": f"bootstrap.runtime().{COMPOSITION[name]}",
         }
         result["ratio"][name] = round(wall / boto3_wall, 3)
         result["cpu_time_ratio"][name] = round(statistics.median(sample.cpu) / boto3_cpu, 3)

@@ -62,9 +62,9 @@ def load(module: str) -> tuple[Any | None, str | None]:
 
 
 def _ledger() -> Any:
-    from sendledger import wiring
+    from sendledger import bootstrap
 
-    return wiring.services().ledger
+    return bootstrap.runtime().services.ledger
 
 
 def _figure(log: RequestLog, label: str, answer: Any) -> dict[str, Any]:

@@ -15,9 +15,9 @@ def _handler() -> Any:
 
 
 def _ledger() -> Any:
-    from sendledger import wiring
+    from sendledger import bootstrap
 
-    return wiring.services().ledger
+    return bootstrap.runtime().services.ledger
 
 
 def email_body(recipient: str) -> dict[str, Any]:
@@ -83,10 +83,10 @@ def count_requests(world: World) -> dict[str, Any]:
 
 
 def _mail_reset(record: Any) -> None:
-    from sendledger import wiring
+    from sendledger import bootstrap
     from sendledger.usecases.resets import send_reset_mail
 
-    send_reset_mail(wiring.services(), record, lambda: 30.0)
+    send_reset_mail(bootstrap.runtime().services, record, lambda: 30.0)
 
 
 def _figure(log: Any) -> dict[str, Any]:

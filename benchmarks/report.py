@@ -191,7 +191,7 @@ def render(results: dict[str, Any]) -> str:
         "in the stack), bytecode caches warm. The bar is the median import time over the median of "
         "`import boto3`. The CPU-time ratio (`time.process_time`; boto3's median CPU ms in its row) is less "
         "sensitive to other load on the machine. The last two columns time the handler's composition root "
-        "(`wiring.services()` / `ingest_wiring.pipeline()`, no AWS calls) in the same process: work a cold "
+        "(`bootstrap.runtime()` and its pipeline, no AWS calls) in the same process: work a cold "
         "start pays before its first request wherever it happens, so deferring imports to first use shows "
         "up there (informational, no bar). Deployed, the asset ships without `.pyc` files and "
         "`/var/task` is read-only, so each cold start also compiles the package from source.",

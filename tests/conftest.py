@@ -106,15 +106,17 @@ class Api:
     """Calls the real `api` Lambda handler with API Gateway events, wired to `services`."""
 
     def __init__(self, services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-        from sendledger import wiring
+        from sendledger import bootstrap
 
         self.services = services
-        monkeypatch.setattr(wiring, "services", lambda: services)
+        self.runtime = bootstrap.Runtime.of(services, services.ledger)  # type: ignore[arg-type]
+        # Handlers a test calls directly (not through this object) get the same runtime.
+        monkeypatch.setattr(bootstrap, "runtime", lambda: self.runtime)
 
     def __call__(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, dict[str, str], Any]:
         from sendledger.handlers import api
 
-        response = api.lambda_handler(api_event(method, path, body, **kwargs), FakeLambdaContext())
+        response = api.lambda_handler(api_event(method, path, body, **kwargs), FakeLambdaContext(), self.runtime)
         headers = {k.lower(): v[0] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers.update({k.lower(): v for k, v in (response.get("headers") or {}).items()})
         text = response.get("body") or ""

@@ -22,8 +22,8 @@ from local.constants import (
     SMS_SUCCESS_LOG_GROUP,
 )
 from sendledger import names
+from sendledger.bootstrap import build_pipeline
 from sendledger.domain.clock import iso
-from sendledger.ingest_wiring import build_pipeline
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.poll import CycleReport, poll_cycle
@@ -176,4 +176,4 @@ def make_ingestion(services: Services) -> Ingestion:
             "sms_failure_log_group": FAILURE_GROUP,
         }
     )
-    return Ingestion(services, build_pipeline(services), topic_arn, queue_url, dlq_url, escalation_url)
+    return Ingestion(services, build_pipeline(services, services.ledger), topic_arn, queue_url, dlq_url, escalation_url)

@@ -180,3 +180,18 @@ def test_unsendable_escalation_fallback_is_refused_at_request_time(api, fallback
     assert status == 400 and problem["type"].endswith("invalid-request")
     assert [error["field"] for error in problem["errors"]] == [field]
     assert boto3.client("dynamodb").scan(TableName=TABLE)["Count"] == 0
+
+
+def test_escalation_fallback_on_a_channel_the_template_lacks_is_refused_at_request_time(api):
+    # Given a notice (email only) whose escalation falls back to SMS
+    body = {
+        **VALID,
+        "template": {"id": "notice", "version": "1"},
+        "params": {"subject": "s", "body": "b"},
+        "escalation": {"deadline_seconds": 60, "fallback": [{"channel": "sms", "to": "+12065550123"}]},
+    }
+    # When the app sends, Then the request is refused naming the fallback's channel
+    status, _, problem = post(api, body)
+    assert status == 422 and problem["type"].endswith("unknown-template")
+    assert [error["field"] for error in problem["errors"]] == ["escalation.fallback.0.channel"]
+    assert boto3.client("dynamodb").scan(TableName=TABLE)["Count"] == 0

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
-from sendledger import names, wiring
+from sendledger import bootstrap, names
 from sendledger.adapters.secrets import fingerprint_key
 from sendledger.domain import recipients
 from sendledger.domain.recipients import LOCAL_FINGERPRINT_KEY, Channel, fingerprint_of, parse_recipient
@@ -23,20 +23,20 @@ def container(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     arn = boto3.client("secretsmanager").create_secret(Name="fingerprint-key-test", SecretString=SECRET)["ARN"]
     monkeypatch.setenv(names.ENV_LEDGER_TABLE, TABLE)
     monkeypatch.setenv(names.ENV_FINGERPRINT_SECRET_ARN, arn)
-    wiring.services.cache_clear()
+    bootstrap.runtime.cache_clear()
     yield arn
-    wiring.services.cache_clear()
+    bootstrap.runtime.cache_clear()
     recipients.use_fingerprint_key(LOCAL_FINGERPRINT_KEY)
 
 
 def test_the_composition_root_keys_fingerprints_with_the_secret(container: str) -> None:
-    wiring.services()
+    bootstrap.runtime()
     recipient = parse_recipient(Channel.EMAIL, "alice@example.com")
     expected = hmac.new(SECRET.encode(), recipient.key.encode(), hashlib.sha256).hexdigest()[:16]
     assert recipient.fingerprint == expected
     # Read once: the container keeps its key even if the secret becomes unreadable
     boto3.client("secretsmanager").delete_secret(SecretId=container, ForceDeleteWithoutRecovery=True)
-    wiring.services()
+    bootstrap.runtime()
     assert fingerprint_of(recipient.key) == expected
 
 

@@ -5,6 +5,7 @@ import json
 import boto3
 import pytest
 
+from sendledger import bootstrap
 from sendledger.adapters.dynamodb.ledger import sup_pk
 from sendledger.domain.events import parse_sqs_body
 from sendledger.handlers import poller
@@ -13,7 +14,7 @@ from sendledger.usecases.poll import CycleFailed
 from tests.conftest import TABLE
 from tests.integration.conftest import fixture, ses_record
 from tests.support.counting import count_dynamodb_requests
-from tests.support.fakes import FakeLambdaContext
+from tests.support.fakes import FakeLambdaContext, runtime_for
 from tests.support.outbox import sent_emails
 
 ALICE = "alice@example.com"
@@ -263,9 +264,8 @@ def sqs_record(message_id, body):
 
 
 def test_push_mode_reports_partial_batch_failures(api, ingestion, clock, sent, monkeypatch):
-    from sendledger import ingest_wiring
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     good = envelope(ses_record("Delivery", sent["message_id"], ALICE, clock.now()))
     event = {"Records": [sqs_record("m-good", good), sqs_record("m-bad", "garbage")]}
     response = poller.lambda_handler(event, FakeLambdaContext(function_name="sendledger-poller"))
@@ -274,9 +274,8 @@ def test_push_mode_reports_partial_batch_failures(api, ingestion, clock, sent, m
 
 
 def test_scheduled_poller_handler_runs_one_cycle(ingestion, monkeypatch):
-    from sendledger import ingest_wiring
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     scheduled = {"version": "0", "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}
     response = poller.lambda_handler(scheduled, FakeLambdaContext(function_name="sendledger-poller"))
     assert response["ses_drained"] is True and response["sms_read_to_end"] is True

@@ -5,13 +5,14 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sendledger import bootstrap
 from sendledger.domain.events import LogRecord, encode_subscription_event
 from sendledger.domain.messages import DueKind
 from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.ingest import IngestReport, ingest_log_record
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
 from tests.support.counting import count_dynamodb_requests
-from tests.support.fakes import FakeLambdaContext
+from tests.support.fakes import FakeLambdaContext, runtime_for
 from tests.support.outbox import sent_sms
 
 INVALID = "+12065550165"
@@ -26,9 +27,8 @@ def send_sms(api, to, key):
 
 
 def deliver_subscription(ingestion, monkeypatch, group, messages, ids=None):
-    from sendledger import ingest_wiring
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     document = fixture("cloudwatch-logs-subscription-decoded.json")
     document["logGroup"] = group
     document["logEvents"] = [
@@ -127,9 +127,8 @@ def test_a_late_success_does_not_undo_a_failure_on_the_receipt(api, ingestion, c
 
 
 def test_control_message_is_skipped(ingestion, monkeypatch):
-    from sendledger import ingest_wiring
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     event = encode_subscription_event(fixture("cloudwatch-logs-control-message-decoded.json"))
     assert sms_delivery_logs.lambda_handler(event, FakeLambdaContext())["control"] is True
 

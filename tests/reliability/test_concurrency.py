@@ -48,7 +48,7 @@ from moto.moto_server.threaded_moto_server import (
 )
 from werkzeug.serving import make_server
 
-from sendledger import wiring
+from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb import models
 from sendledger.adapters.dynamodb.events_store import DynamoEventStore
@@ -63,7 +63,6 @@ from sendledger.domain.events import parse_sqs_body
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import Backoff
 from sendledger.handlers import api as api_module
-from sendledger.ingest_wiring import build_pipeline
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
@@ -293,7 +292,7 @@ def awaiting_work(items: Iterable[dict[str, Any]]) -> list[str]:
 
 
 class Fleet:
-    """THREADS containers sharing the world's clock and ledger; wiring.services() answers per thread."""
+    """THREADS containers sharing the world's clock and ledger; the composition root answers per thread."""
 
     def __init__(
         self, world: World, containers: list[ModuleType], settings: Settings, monkeypatch: pytest.MonkeyPatch
@@ -306,10 +305,14 @@ class Fleet:
         self.main = self._services(containers[0])
         self.sqs = aws_clients.client("sqs")  # built here: clients are shared by threads, not created in them
         self.acknowledged: set[str] = set()  # every message id an answer named
-        monkeypatch.setattr(wiring, "services", lambda: getattr(self.local, "services", self.main))
+        monkeypatch.setattr(bootstrap, "runtime", self._runtime)
         now = iso(self.clock.now())
         for source in ("ses", "sms"):
             WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+
+    def _runtime(self) -> bootstrap.Runtime:
+        services = getattr(self.local, "services", self.main)
+        return bootstrap.Runtime.of(services, services.ledger)
 
     def _services(self, container: ModuleType) -> Services:
         return Services(
@@ -341,7 +344,7 @@ class Fleet:
 
     def poll(self, container: ModuleType) -> str:
         """One poll cycle in this container (its own ledger connection and pipeline)."""
-        pipeline = build_pipeline(self._services(container))
+        pipeline = bootstrap.build_pipeline(self._services(container), container.ledger)
         try:
             poll_cycle(pipeline, lambda: 300.0)
         except CycleFailed as failed:

@@ -31,7 +31,7 @@ from tests.reliability.faults import (
     read_timeout,
     s,
 )
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, runtime_for
 
 LEASE_SECONDS = 60
 
@@ -281,12 +281,12 @@ PAGER = "+12065550121"
 
 def deliver_status_record(world: SharedWorld, monkeypatch: pytest.MonkeyPatch, record: str) -> dict[str, Any]:
     """One CloudWatch Logs subscription invocation carrying one delivery-status record."""
-    from sendledger import ingest_wiring
+    from sendledger import bootstrap
     from sendledger.domain.events import encode_subscription_event
     from sendledger.handlers import sms_delivery_logs
     from tests.support.fakes import FakeLambdaContext
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: world.ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(world.ingestion.pipeline))
     document = {
         "messageType": "DATA_MESSAGE",
         "owner": ACCOUNT_ID,

@@ -24,6 +24,7 @@ from collections import Counter
 
 import pytest
 
+from sendledger import bootstrap
 from sendledger.domain.events import encode_subscription_event, parse_ses_record, parse_sms_record, target_state
 from sendledger.domain.messages import MessageState, can_transition, predecessors
 from sendledger.domain.suppression_rules import Action, classify_ses_bounce, classify_sms_failure, verdict_for
@@ -31,7 +32,7 @@ from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.resolve_unknown import resend
 from tests.integration.conftest import FAILURE_GROUP, fixture, ses_record
 from tests.reliability.lifecycle_oracle import SPEC_EDGES, SPEC_STATES
-from tests.support.fakes import ADMIN, FakeLambdaContext
+from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
 from tests.support.outbox import sent_emails, sent_sms
 
 SUPPRESS, TRANSIENT = "suppress", "transient"
@@ -93,9 +94,8 @@ def test_an_undocumented_sms_string_is_transient_and_flagged():
 
 def test_every_documented_sms_failure_through_the_subscription_handler(api, ingestion, healthy_watermarks, monkeypatch):
     # Given one accepted SMS per row, each to a number of its own
-    from sendledger import ingest_wiring
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     rows = [*SMS_DOCUMENTED, (UNDOCUMENTED_SMS, TRANSIENT)]
     sent = {}
     for index, (response, _) in enumerate(rows):

@@ -14,7 +14,7 @@ import boto3
 import botocore.session
 import pytest
 
-from sendledger import names
+from sendledger import bootstrap, names
 from sendledger.adapters import aws as aws_clients
 from sendledger.domain.events import encode_subscription_event
 from sendledger.handlers import poller, sms_delivery_logs
@@ -22,7 +22,7 @@ from tests.conftest import TABLE
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, ses_record, sms_record
 from tests.support import counting
 from tests.support.counting import count_dynamodb_requests
-from tests.support.fakes import ADMIN, FakeLambdaContext
+from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
 
 # SPEC §9 "DynamoDB requests (counted, deterministic)"
 SEND, REPLAY, RESET, EVENT_NEW, EVENT_DUPLICATE = 2, 1, 2, 1, 1
@@ -157,9 +157,8 @@ def sqs_event(message, queue_url):
 
 @pytest.fixture
 def wired(ingestion, monkeypatch):
-    from sendledger import ingest_wiring
 
-    monkeypatch.setattr(ingest_wiring, "pipeline", lambda: ingestion.pipeline)
+    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     return ingestion
 
 

@@ -88,3 +88,10 @@ def api_event(
         request_id=f"req-{next(_request_ids)}",
         now_ms=1795946400000,
     )
+
+
+def runtime_for(pipeline: Any) -> Any:
+    """A composition root around an already built ingestion pipeline (handlers take it as `runtime`)."""
+    from sendledger.bootstrap import Runtime
+
+    return Runtime(pipeline.services, lambda: pipeline)

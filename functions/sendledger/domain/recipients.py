@@ -34,7 +34,7 @@ class Recipient:
         return fingerprint_of(self.key)
 
 
-# Local stack and tests only; not a secret. Deployed, wiring installs the stack's generated key.
+# Local stack and tests only; not a secret. Deployed, the composition root installs the generated key.
 LOCAL_FINGERPRINT_KEY = b"sendledger-local-only-fingerprint-key"
 
 

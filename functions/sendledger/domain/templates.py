@@ -42,7 +42,15 @@ def _load(template_id: str, version: str) -> dict[str, Any] | None:
     return loaded
 
 
-def check(template_id: str, version: str, channel: Channel, params: dict[str, str], *, internal: bool = False) -> None:
+def check(
+    template_id: str,
+    version: str,
+    channel: Channel,
+    params: dict[str, str],
+    *,
+    internal: bool = False,
+    channel_field: str = "channel",
+) -> None:
     """Raise UnknownTemplate unless this template renders for this channel with these params."""
     spec = _load(template_id, version)
     if spec is None or (spec.get("internal", False) and not internal):
@@ -53,7 +61,7 @@ def check(template_id: str, version: str, channel: Channel, params: dict[str, st
     if channel.value not in spec:
         raise UnknownTemplate(
             f"template {template_id!r} v{version} has no {channel.value} variant",
-            [{"field": "channel", "message": "not supported by template"}],
+            [{"field": channel_field, "message": "not supported by template"}],
         )
     required = set(spec.get("params", []))
     missing = sorted(required - params.keys())

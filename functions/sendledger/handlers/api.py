@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Annotated, Any
 from urllib.parse import unquote
 
@@ -14,7 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import wiring
+from sendledger import bootstrap
 from sendledger.api.models import (
     ConsumeResetRequest,
     MessageView,
@@ -33,6 +34,7 @@ from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
+from sendledger.usecases.context import Services
 from sendledger.usecases.results import (
     Accepted,
     Replayed,
@@ -77,7 +79,7 @@ def _message_response(status: int, view: dict[str, Any], replayed: bool = False)
 def _send_response(result: SendResult) -> Response[str]:
     if isinstance(result, Replayed):
         return _message_response(202, result.view, replayed=True)
-    return _message_response(202, message_view(result.message, wiring.services().settings))
+    return _message_response(202, message_view(result.message, _services().settings))
 
 
 def _suppression_response(status: SuppressionStatus) -> Response[str]:
@@ -95,13 +97,23 @@ def _suppression_response(status: SuppressionStatus) -> Response[str]:
     )
 
 
+# This invocation's runtime. A context variable, not the router's shared context dict: a
+# nested or concurrent invocation (threads in tests, the local stack) must not clear it.
+_RUNTIME: ContextVar[bootstrap.Runtime | None] = ContextVar("runtime", default=None)
+
+
+def _services() -> Services:
+    """Built on first use, so a request refused before any route runs needs no AWS call."""
+    return (_RUNTIME.get() or bootstrap.runtime()).services
+
+
 def _principal() -> str:
     try:
         identity = app.current_event.request_context.identity
         principal = identity.user_arn or identity.caller
     except (KeyError, TypeError):  # an event without requestContext.identity
         principal = None
-    principal = principal or wiring.services().settings.local_principal
+    principal = principal or _services().settings.local_principal
     if not principal:
         raise errors.InvalidRequest("no caller identity on the request (IAM authorization expected)")
     return principal
@@ -137,7 +149,7 @@ def post_message(
         event_id=body.event_id,
         escalation=body.escalation.model_dump() if body.escalation else None,
     )
-    result = send_message(wiring.services(), command, _seconds_left)
+    result = send_message(_services(), command, _seconds_left)
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
     outcome = result.message.state.value.capitalize() if isinstance(result, Accepted) else "Replays"
     metrics.add_metric(name=f"Messages{outcome}", unit=MetricUnit.Count, value=1)
@@ -146,7 +158,7 @@ def post_message(
 
 @app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
 def get_message(message_id: str) -> Response[str]:
-    services = wiring.services()
+    services = _services()
     message = messages.get_message(services, message_id, _principal())
     if message is None:
         return problem(404, "not-found", f"no message {message_id!r}")
@@ -156,13 +168,13 @@ def get_message(message_id: str) -> Response[str]:
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     principal = _principal()
-    requested: ResetRequested = resets.request_reset(wiring.services(), body.account_id, body.email, principal)
+    requested: ResetRequested = resets.request_reset(_services(), body.account_id, body.email, principal)
     return _json(202, {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)})
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
 def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
-    result = resets.consume_reset(wiring.services(), body.account_id, body.token)
+    result = resets.consume_reset(_services(), body.account_id, body.token)
     if isinstance(result, TokenConsumed):
         return _json(200, {"reset_id": result.reset_id, "account_id": result.account_id})
     return problem(400, "invalid-token", "the token is invalid, expired or already used")
@@ -170,20 +182,20 @@ def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
-    return _suppression_response(suppressions.view_suppression(wiring.services(), unquote(recipient)))
+    return _suppression_response(suppressions.view_suppression(_services(), unquote(recipient)))
 
 
 @app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
     principal = _principal()
-    status = suppressions.change_suppression(wiring.services(), unquote(recipient), True, body.reason, principal)
+    status = suppressions.change_suppression(_services(), unquote(recipient), True, body.reason, principal)
     return _suppression_response(status)
 
 
 @app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
     principal = _principal()
-    status = suppressions.change_suppression(wiring.services(), unquote(recipient), False, reason, principal)
+    status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, principal)
     return _suppression_response(status)
 
 
@@ -306,14 +318,20 @@ def _media_type(event: dict[str, Any]) -> str:
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @traced
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
+) -> dict[str, Any]:
     metrics.add_metric(name="ApiRequests", unit=MetricUnit.Count, value=1)
-    early = _precheck(event)
-    if early is not None:
-        return {
-            "statusCode": early.status_code,
-            "multiValueHeaders": {name: [value] for name, value in early.headers.items()},
-            "body": early.body,
-            "isBase64Encoded": False,
-        }
-    return app.resolve(event, context)
+    token = _RUNTIME.set(runtime)
+    try:
+        early = _precheck(event)
+        if early is not None:
+            return {
+                "statusCode": early.status_code,
+                "multiValueHeaders": {name: [value] for name, value in early.headers.items()},
+                "body": early.body,
+                "isBase64Encoded": False,
+            }
+        return app.resolve(event, context)
+    finally:
+        _RUNTIME.reset(token)

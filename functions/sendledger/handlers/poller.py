@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import ingest_wiring
+from sendledger import bootstrap
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
-from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
+from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_sqs_body
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 
 logger = Logger()
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
-def _record_handler(record: SQSRecord) -> None:
-    pipeline = ingest_wiring.pipeline()
+def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
     report = IngestReport()
     ingest_sqs_body(pipeline.services, pipeline.store, record.body, report)
     emit(metrics, report.metrics)
@@ -33,14 +32,20 @@ def _record_handler(record: SQSRecord) -> None:
 @logger.inject_lambda_context
 @metrics.log_metrics
 @traced
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
+) -> dict[str, Any]:
+    pipeline = (runtime or bootstrap.runtime()).pipeline
     if "Records" in event:
         # Push mode only: the batch utility is not imported by scheduled cold starts.
         from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
         processor = BatchProcessor(event_type=EventType.SQS)
         response = process_partial_response(
-            event=event, record_handler=_record_handler, processor=processor, context=context
+            event=event,
+            record_handler=lambda record: _record_handler(record, pipeline),
+            processor=processor,
+            context=context,
         )
         return dict(response)
 
@@ -48,7 +53,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         return context.get_remaining_time_in_millis() / 1000
 
     try:
-        report = poll_cycle(ingest_wiring.pipeline(), seconds_left)
+        report = poll_cycle(pipeline, seconds_left)
     except CycleFailed as failed:
         emit(metrics, failed.report.metrics)
         raise

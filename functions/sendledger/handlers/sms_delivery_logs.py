@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import ingest_wiring
+from sendledger import bootstrap
 from sendledger.domain.events import MalformedEvent, decode_subscription_event
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
@@ -29,7 +29,9 @@ class RecordsFailed(Exception):
 @logger.inject_lambda_context
 @metrics.log_metrics
 @traced
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
+) -> dict[str, Any]:
     try:
         batch = decode_subscription_event(event)
     except MalformedEvent as exc:
@@ -37,7 +39,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         return {"applied": 0, "malformed": True}
     if batch.control:
         return {"applied": 0, "control": True}
-    pipeline = ingest_wiring.pipeline()
+    pipeline = (runtime or bootstrap.runtime()).pipeline
     report = IngestReport()
     failed = 0
     for record in batch.records:

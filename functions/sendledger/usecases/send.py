@@ -71,10 +71,14 @@ def source_for(channel: Channel) -> str:
 
 def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
     recipient = parse_recipient(command.channel, command.to)
+    templates.check(command.template.id, command.template.version, command.channel, command.params)
     for step, fallback in enumerate((command.escalation or {}).get("fallback", [])):
         # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
-        parse_recipient(Channel(fallback["channel"]), fallback["to"], field=f"escalation.fallback.{step}.to")
-    templates.check(command.template.id, command.template.version, command.channel, command.params)
+        channel, field = Channel(fallback["channel"]), f"escalation.fallback.{step}"
+        parse_recipient(channel, fallback["to"], field=f"{field}.to")
+        templates.check(
+            command.template.id, command.template.version, channel, command.params, channel_field=f"{field}.channel"
+        )
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.principal, key)
     intent = _build_intent(services, command, recipient, scoped)
