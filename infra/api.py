@@ -38,7 +38,7 @@ class Route:
         return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
 
 
-# SPEC §4.
+# Every route the api Lambda serves: the API Gateway resources and both invoke policies are built from it.
 ROUTES = (
     Route("POST", "/v1/messages"),
     Route("GET", "/v1/messages/{message_id}"),
