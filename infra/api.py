@@ -204,6 +204,6 @@ class Api(Construct):
         nag.acknowledge(
             self.rest_api,
             "AwsSolutions-COG4",
-            "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, as the "
-            "spec requires, with separate policies for client and admin routes.",
+            "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, with "
+            "separate policies for client and admin routes.",
         )
