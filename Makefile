@@ -26,8 +26,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Python 3.11 here and in CI; the Lambda runtime is Python 3.14, so the Lambda code is checked for both.
 typecheck: $(STAMP)
 	$(BIN)/mypy functions infra
+	$(BIN)/mypy --python-version 3.14 functions
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -n 2

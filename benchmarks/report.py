@@ -42,7 +42,7 @@ def render(results: dict[str, Any]) -> str:
         "Raw figures: [`results.json`](results.json). Everything runs against moto in-process; "
         "time is measured here only, never asserted in tests.",
         "",
-        "## SPEC §9 bars",
+        "## Quality bars",
         "",
     ]
     rows = []

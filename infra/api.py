@@ -38,7 +38,8 @@ class Route:
         return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
 
 
-# SPEC §4 (the local gateway routes by the same table).
+# Every route the api Lambda serves: the API Gateway resources and both invoke policies are
+# built from it, and the local gateway routes by the same table.
 ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES)
 
 # Errors API Gateway answers itself, rendered as RFC 9457 problem details like the Lambda's.
@@ -194,6 +195,6 @@ class Api(Construct):
         nag.acknowledge(
             self.rest_api,
             "AwsSolutions-COG4",
-            "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, as the "
-            "spec requires, with separate policies for client and admin routes.",
+            "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, with "
+            "separate policies for client and admin routes.",
         )

@@ -386,7 +386,9 @@ def ledger_at_call(message_id: str | None, recipient: str) -> ProviderCall:
 
 
 class LedgerWatch:
-    """Observes the whole table between requests and checks the invariants of SPEC §1/§5/§6/§9.
+    """Observes the whole table between requests and checks the ledger's invariants: no provider
+    call to a recipient whose suppression was in force, each source event applied at most once,
+    states that only move forward, append-only history, no intent lost, one reset per account.
 
     One watch per run: what it saw before is what later observations are held against
     (append-only history, states that only move forward, suppressions already in force).

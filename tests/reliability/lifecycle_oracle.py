@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 
-SPEC_STATES = {
+LIFECYCLE_STATES = {
     "received",
     "suppressed",
     "cancelled",
@@ -27,12 +27,12 @@ SPEC_STATES = {
     "escalated",
 }
 
-SPEC_EDGES = {
+LIFECYCLE_EDGES = {
     # received ─► suppressed | cancelled | sending
     ("received", "suppressed"),
     ("received", "cancelled"),
     ("received", "sending"),
-    # Not drawn in §5, required by §6: STALE_ELIGIBILITY_POLICY=defer "answers pending" before any send
+    # STALE_ELIGIBILITY_POLICY=defer answers `pending` before any send
     ("received", "pending"),
     # sending ─► accepted | unknown | pending | rejected
     ("sending", "accepted"),
@@ -56,7 +56,7 @@ SPEC_EDGES = {
     ("accepted", "complained"),
     ("accepted", "failed"),
     # Delivery evidence proves acceptance: an outcome may land while the send still looks in
-    # flight, unknown or unresolved (a timed-out call the provider accepted, §1.3 and §6)
+    # flight, unknown or unresolved (a timed-out call the provider accepted)
     ("sending", "delivered"),
     ("sending", "bounced"),
     ("sending", "complained"),
@@ -70,7 +70,7 @@ SPEC_EDGES = {
     ("unresolved", "complained"),
     ("unresolved", "failed"),
     # Outcomes never regress (a late delivered does not undo bounced) and out-of-order events
-    # converge (§6): so a bounce or failure after delivered wins, and a complaint overrides all
+    # converge: so a bounce or failure after delivered wins, and a complaint overrides all
     ("delivered", "bounced"),
     ("delivered", "failed"),
     ("delivered", "complained"),
@@ -96,7 +96,7 @@ SPEC_EDGES = {
 
 def allowed(current: str, target: str) -> bool:
     """One committed transition the contract permits."""
-    return (current, target) in SPEC_EDGES
+    return (current, target) in LIFECYCLE_EDGES
 
 
 @cache
@@ -106,7 +106,7 @@ def reachable(current: str) -> frozenset[str]:
     frontier = [current]
     while frontier:
         state = frontier.pop()
-        for source, target in SPEC_EDGES:
+        for source, target in LIFECYCLE_EDGES:
             if source == state and target not in seen:
                 seen.add(target)
                 frontier.append(target)

@@ -1,4 +1,4 @@
-"""Named sabotages: each one breaks one invariant, and the reliability suite must notice (SPEC §9).
+"""Named sabotages: each one breaks one invariant, and the reliability suite must notice.
 
 A sabotage is data: a search-and-replace on one file of a scratch copy of the project. For
 each, the runner copies the project into a temporary directory (the existing .venv is linked,
@@ -89,7 +89,7 @@ GATE_SEED = os.environ.get("SENDLEDGER_HYPOTHESIS_SEED") or str(secrets.randbelo
 SABOTAGES: tuple[Sabotage, ...] = (
     Sabotage(
         "sms-cursor-before-apply",
-        "SMS log cursor is committed only after the page is applied (§6): a crash mid-page loses records",
+        "SMS log cursor is committed only after the page is applied: a crash mid-page loses records",
         POLL,
         old="""\
             for record in page.events:
@@ -117,7 +117,7 @@ SABOTAGES: tuple[Sabotage, ...] = (
     ),
     Sabotage(
         "outcome-write-unconditional",
-        "state never regresses (§6): an SES event landing between provider call and outcome write "
+        "state never regresses: an SES event landing between provider call and outcome write "
         "is overwritten, delivered → accepted",
         LEDGER,
         old='tx.update("message", item, actions, MessageItem.state.is_in(*allowed))',
@@ -125,7 +125,7 @@ SABOTAGES: tuple[Sabotage, ...] = (
     ),
     Sabotage(
         "lifecycle-accepted-to-sending",
-        "forbidden lifecycle edge (§5): an accepted message may be sent again",
+        "forbidden lifecycle edge: an accepted message may be sent again",
         MESSAGES,
         old="    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),\n",
         new="    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),\n"
@@ -133,7 +133,7 @@ SABOTAGES: tuple[Sabotage, ...] = (
     ),
     Sabotage(
         "carrier-block-permanent",
-        "only the listed SMS strings suppress (§6): 'Phone carrier has blocked this message' is transient",
+        "only the listed SMS strings suppress: 'Phone carrier has blocked this message' is transient",
         RULES,
         old="""\
         "Destination is blacklisted",
@@ -160,7 +160,7 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "send-path-hidden-read",
-        "2 DynamoDB requests per send (§5, §9), counted on every client, not only the ledger's own: "
+        "2 DynamoDB requests per send, counted on every client, not only the ledger's own: "
         "a GetItem through a fresh boto3 client",
         SEND,
         old="""\
@@ -181,28 +181,28 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "intent-without-suppression-check",
-        "the intent transaction condition-checks the recipient's suppression (§5): a suppressed recipient is sent to",
+        "the intent transaction condition-checks the recipient's suppression: a suppressed recipient is sent to",
         LEDGER,
         old='        tx.check("suppression", SuppressionItem, sup_pk(key), STATE_SK, sup_condition)\n',
         new="",
     ),
     Sabotage(
         "event-dedupe-unconditional",
-        "events are deduplicated by source event id (§6): a redelivered event is applied twice",
+        "events are deduplicated by source event id: a redelivered event is applied twice",
         EVENTS_STORE,
         old='tx.put("dedupe", self._event_item(event, plan, now), EventItem.pk.does_not_exist())',
         new='tx.put("dedupe", self._event_item(event, plan, now))',
     ),
     Sabotage(
         "history-key-reused",
-        "history is append-only on never-reused keys (§5): two entries in one millisecond collide",
+        "history is append-only on never-reused keys: two entries in one millisecond collide",
         LEDGER,
         old='    return f"H#{iso(at)}#{step:02d}#{ids.ulid(at)}"',
         new='    return f"H#{iso(at)}#{step:02d}"',
     ),
     Sabotage(
         "idempotency-key-reclaimable",
-        "one intent, one send (§4, §9): a second container claims an in-progress key at once and sends again",
+        "one intent, one send: a second container claims an in-progress key at once and sends again",
         LEDGER,
         old="IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.expires_at < now),",
         new="IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.status == 'in_progress') "
@@ -210,21 +210,21 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "idempotency-lease-flipped",
-        "a request still in flight answers 409 with Retry-After, a crashed one replays its message (§4)",
+        "a request still in flight answers 409 with Retry-After, a crashed one replays its message",
         SEND,
         old="    if record.lease_until > now:\n",
         new="    if record.lease_until < now:\n",
     ),
     Sabotage(
         "poller-expires-live-lease",
-        "the poller honours the in-flight lease (§5): a send still in flight is declared unknown",
+        "the poller honours the in-flight lease: a send still in flight is declared unknown",
         RESOLVE,
         old="    for item in store.due_items(DueKind.INFLIGHT, now, BATCH):",
         new="    for item in store.due_items(DueKind.INFLIGHT, None, BATCH):",
     ),
     Sabotage(
         "absence-without-grace",
-        "absence is proven only once the watermark passes send time + UNKNOWN_GRACE_SECONDS (§6): "
+        "absence is proven only once the watermark passes send time + UNKNOWN_GRACE_SECONDS: "
         "a send accepted but not yet reported is sent twice",
         RESOLVE,
         old="    if watermark is not None and watermark > sent_at + grace:\n",
@@ -232,14 +232,14 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "outcome-rank-flipped",
-        "a state never regresses (§6): a late Delivery undoes a Bounce",
+        "a state never regresses: a late Delivery undoes a Bounce",
         MESSAGES,
         old="            return _OUTCOME_RANK[target] > _OUTCOME_RANK[current]\n",
         new="            return _OUTCOME_RANK[target] < _OUTCOME_RANK[current]\n",
     ),
     Sabotage(
         "sqs-delete-unapplied",
-        "SQS messages are deleted only after the event is persisted (§6): a failed apply or a poison "
+        "SQS messages are deleted only after the event is persisted: a failed apply or a poison "
         "message is deleted with the batch",
         POLL,
         old="            if applied:\n                for failed_id in queue.delete(applied):\n",
@@ -247,21 +247,21 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "transient-sms-suppresses",
-        "a transient SMS failure ends the message failed without suppressing the number (§6)",
+        "a transient SMS failure ends the message failed without suppressing the number",
         RULES,
         old="    return Verdict(Action.NONE, reason, known=text in SMS_TRANSIENT)",
         new="    return Verdict(Action.SUPPRESS, reason, known=text in SMS_TRANSIENT)",
     ),
     Sabotage(
         "complaint-not-suppressing",
-        "a complaint suppresses the recipient (§6)",
+        "a complaint suppresses the recipient",
         RULES,
         old='return Verdict(Action.SUPPRESS, f"complaint: {feedback}" if feedback else "complaint")',
         new='return Verdict(Action.NONE, f"complaint: {feedback}" if feedback else "complaint")',
     ),
     Sabotage(
         "wrong-guess-not-counted",
-        "lockout after RESET_MAX_FAILED_ATTEMPTS wrong tokens (§4): the counter is set, not incremented",
+        "lockout after RESET_MAX_FAILED_ATTEMPTS wrong tokens: the counter is set, not incremented",
         LEDGER,
         old="item.update(actions=[ResetItem.failed_attempts.add(1)], condition=live)",
         new="item.update(actions=[ResetItem.failed_attempts.set(1)], condition=live)",
@@ -280,7 +280,7 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "read-timeout-not-ambiguous",
-        "a read timeout may follow acceptance: unknown, never a blind resend (§1.3, §6)",
+        "a read timeout may follow acceptance: unknown, never a blind resend",
         AWS,
         old="""\
     if isinstance(exc, ReadTimeoutError | ConnectionClosedError):
@@ -293,7 +293,7 @@ SMS_TRANSIENT = frozenset(
     ),
     Sabotage(
         "sdk-retries-provider-send",
-        "the SDK never retries a send on its own (§5): a read-timeout retry is a duplicate",
+        "the SDK never retries a send on its own: a read-timeout retry is a duplicate",
         AWS,
         old='    retries={"total_max_attempts": 1, "mode": "standard"},',
         new='    retries={"total_max_attempts": 3, "mode": "standard"},',

@@ -1,4 +1,4 @@
-"""No request yields a 5xx; every 4xx is an RFC 9457 problem (SPEC §4, §9).
+"""No request yields a 5xx; every 4xx is an RFC 9457 problem.
 
 Schemathesis generates requests (valid and invalid) from the OpenAPI document the API serves;
 each one becomes an API Gateway event for the real ``api`` handler under moto. Named cases

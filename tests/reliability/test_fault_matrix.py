@@ -143,7 +143,7 @@ MINT_SCHEDULES = [
 
 # Where a reset ends once the user asked three times (at once, and past the lease), a poll
 # cycle after each: (accepted reset mails, state of the reset's mail). A mail that may have
-# reached SES is never re-minted blindly: it waits `unknown` for the lookup (SPEC §6).
+# reached SES is never re-minted blindly: it waits `unknown` for the lookup.
 RESET_EXPECTED = {
     "no-fault": (1, "accepted"),
     "intent-crash-before-write": (1, "accepted"),
@@ -326,7 +326,7 @@ def run_message_schedule(world: World, schedule: Schedule) -> None:
     assert settled.body["state"] == schedule.state, (schedule.name, settled.body)
     [idem] = items_with(world.watch.check(), "IDEM#", "IDEM")
     if s(idem, "status") == "completed":
-        # And a completed key replays its stored answer in one DynamoDB request (SPEC §5, §9)
+        # And a completed key replays its stored answer in one DynamoDB request
         assert replay.body == json.loads(s(idem, "response_body")) and replay_requests == 1, replay_requests
     if schedule.sends is not None:
         assert len(emails_to(to)) == schedule.sends, schedule.name

@@ -5,14 +5,15 @@ own lists or tables, so a change to those lists is caught instead of copied:
 
 - SMS: the SNS delivery-status `providerResponse` strings AWS documents
   (fixtures/aws-formats/README.md, "SNS SMS failure providerResponse strings documented by
-  AWS"), classified by SPEC §6 ("Suppression rules"). AWS does not classify them; SPEC §6 does:
+  AWS"), classified by the SMS suppression rule. AWS does not classify them; the rule does:
   invalid number, opted out, blocked SMS and the blocked-list strings (current and older
   wording) suppress; every other failure is transient (the message ends `failed`, the number
   stays sendable). The README does not say AWS varies case or punctuation, so no variants.
 - SES: the bounce types and subtypes of the SES event contents (same README, "SES bounce
-  subtypes"; RFC 3463 with 5.2.2 treated as transient) and SPEC §6 (permanent bounce and
-  complaint suppress, transient bounces count toward the 3-in-7-days limit).
-- Lifecycle: the diagram of SPEC §5, edge by edge, with the semantics §5 and §6 give it in words.
+  subtypes"; RFC 3463 with 5.2.2 treated as transient) and the email suppression rule (permanent
+  bounce and complaint suppress, transient bounces count toward the 3-in-7-days limit).
+- Lifecycle: the message state diagram, edge by edge, written out by hand in lifecycle_oracle.py
+  with the edges its rules add (outcomes never regress, delivery evidence proves acceptance).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from sendledger.domain.suppression_rules import Action, classify_ses_bounce, cla
 from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.resolve_unknown import resend
 from tests.integration.conftest import FAILURE_GROUP, fixture, ses_record
-from tests.reliability.lifecycle_oracle import SPEC_EDGES, SPEC_STATES
+from tests.reliability.lifecycle_oracle import LIFECYCLE_EDGES, LIFECYCLE_STATES
 from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
 from tests.support.outbox import sent_emails, sent_sms
 
@@ -40,7 +41,7 @@ SUPPRESS, TRANSIENT = "suppress", "transient"
 # --- SMS: providerResponse → action ---------------------------------------------------------
 
 SMS_DOCUMENTED = [
-    # SPEC §6: these suppress at once
+    # these suppress at once
     ("Invalid phone number", SUPPRESS),
     ("Phone number is opted out", SUPPRESS),
     ("Phone has blocked SMS", SUPPRESS),
@@ -48,7 +49,7 @@ SMS_DOCUMENTED = [
     ("Phone is blacklisted", SUPPRESS),  # the older wording of the one above
     ("Destination is on a blocked list", SUPPRESS),
     ("Destination is blacklisted", SUPPRESS),  # the older wording of the one above
-    # SPEC §6: "other failures are transient"
+    # every other failure is transient
     ("Blocked as spam by phone carrier", TRANSIENT),
     ("Message body is invalid", TRANSIENT),
     ("Phone carrier has blocked this message", TRANSIENT),
@@ -117,7 +118,7 @@ def test_every_documented_sms_failure_through_the_subscription_handler(api, inge
     ]
     answer = sms_delivery_logs.lambda_handler(encode_subscription_event(document), FakeLambdaContext())
     assert answer["applied"] == len(rows)
-    # Then every message failed, and a number is suppressed exactly when SPEC §6 says so
+    # Then every message failed, and a number is suppressed exactly when its string suppresses
     states = {
         response: api("GET", f"/v1/messages/{view['message_id']}")[2]["state"] for response, (_, view) in sent.items()
     }
@@ -184,7 +185,7 @@ def test_documented_ses_bounces_through_the_parser(bounce_type, subtype, status,
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="known gap: the documented SES bounce type Undetermined is logged as an unknown "
-                "provider outcome (SPEC §6 logs only unknown strings)",
+                "provider outcome (only strings outside the documented ones should be)",
             ),
         )
         if row[0] == "Undetermined"
@@ -219,7 +220,7 @@ def test_every_documented_bounce_through_the_poller(api, ingestion, healthy_wate
         record["bounce"]["bouncedRecipients"][0]["emailAddress"] = to
         ingestion.publish(record)
     assert ingestion.poll().applied == len(SES_BOUNCES)
-    # Then every message bounced; one bounce suppresses only when SPEC §6 says so (3 transient needed)
+    # Then every message bounced; one bounce suppresses only when permanent (3 transient ones are needed)
     states = {row: api("GET", f"/v1/messages/{view['message_id']}")[2]["state"] for row, _, view in sent}
     assert states == {row: "bounced" for row in SES_BOUNCES}
     suppressed = {row: api("GET", f"/v1/suppressions/{to.replace('@', '%40')}")[2]["suppressed"] for row, to, _ in sent}
@@ -228,22 +229,22 @@ def test_every_documented_bounce_through_the_poller(api, ingestion, healthy_wate
 
 # --- the lifecycle, every pair of states ------------------------------------------------------
 
-PAIRS = sorted(itertools.product(SPEC_STATES, repeat=2))
+PAIRS = sorted(itertools.product(LIFECYCLE_STATES, repeat=2))
 
 
-def test_the_product_has_exactly_the_specs_states():
-    assert {state.value for state in MessageState} == SPEC_STATES
+def test_the_product_has_exactly_the_oracles_states():
+    assert {state.value for state in MessageState} == LIFECYCLE_STATES
 
 
 @pytest.mark.parametrize(("current", "target"), PAIRS, ids=[f"{a}->{b}" for a, b in PAIRS])
-def test_every_pair_of_states_against_the_spec(current, target):
-    assert can_transition(MessageState(current), MessageState(target)) is ((current, target) in SPEC_EDGES)
+def test_every_pair_of_states_against_the_oracle(current, target):
+    assert can_transition(MessageState(current), MessageState(target)) is ((current, target) in LIFECYCLE_EDGES)
 
 
-@pytest.mark.parametrize("target", sorted(SPEC_STATES))
-def test_the_conditional_writes_allow_list_is_the_specs(target):
+@pytest.mark.parametrize("target", sorted(LIFECYCLE_STATES))
+def test_the_conditional_writes_allow_list_is_the_oracles(target):
     # predecessors() is what the ledger's conditional writes accept for `target`
-    expected = {current for current, to in SPEC_EDGES if to == target}
+    expected = {current for current, to in LIFECYCLE_EDGES if to == target}
     assert {state.value for state in predecessors(MessageState(target))} == expected
 
 
@@ -313,7 +314,7 @@ FORBIDDEN = {
 @pytest.mark.parametrize(("edge", "drive"), FORBIDDEN.items(), ids=[f"{a}->{b}" for a, b in FORBIDDEN])
 def test_the_ledger_refuses_a_forbidden_edge(api, services, ingestion, clock, healthy_watermarks, edge, drive):
     current, target = edge
-    assert edge not in SPEC_EDGES
+    assert edge not in LIFECYCLE_EDGES
     emails_before = len(sent_emails())
     view, report = drive(api, services, ingestion, clock)
     stored = api("GET", f"/v1/messages/{view['message_id']}")[2]

@@ -1,4 +1,4 @@
-"""A poll cursor is never ahead of what is persisted: the poller killed at every request (SPEC §6).
+"""A poll cursor is never ahead of what is persisted: the poller killed at every request.
 
 The poll cycle drains the SES events queue (a message is deleted only after its event and
 everything derived from it is persisted) and reconciles the SNS SMS delivery-status logs with
@@ -50,7 +50,7 @@ MAX_RERUNS = 5
 STAGES = {"before": False, "after": True}  # killed before request k is sent / after it was applied
 QUEUES = (SES_EVENTS_QUEUE, SES_EVENTS_DLQ)
 
-# SPEC §8 fictional numbers: 00-49 delivered, 50-59 carrier unreachable (transient), 60-69
+# The SMS simulator's fictional numbers (+1NPA55501XX): 00-49 delivered, 50-59 carrier unreachable (transient), 60-69
 # invalid (suppress). Three records in the success log group (two pages), two in the failure one.
 SMS_NUMBERS = ["+12065550100", "+12065550101", "+12065550102", "+12065550150", "+12065550160"]
 SUPPRESSING_SMS = {"Invalid phone number", "Phone number is opted out"}

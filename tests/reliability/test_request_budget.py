@@ -1,4 +1,4 @@
-"""SPEC §9's DynamoDB request budget per operation, through the real handlers.
+"""The DynamoDB request budget per operation, through the real handlers.
 
 Counted with tests/support/counting.py, which sees every DynamoDB client of the process (not
 only the ledger's), so a read through a client of its own on any of these paths breaks the
@@ -24,7 +24,7 @@ from tests.support import counting
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
 
-# SPEC §9 "DynamoDB requests (counted, deterministic)"
+# At most this many DynamoDB requests per operation (counted, deterministic)
 SEND, REPLAY, RESET, EVENT_NEW, EVENT_DUPLICATE = 2, 1, 2, 1, 1
 
 KEY = {names.TABLE_PARTITION_KEY: {"S": "BUDGET#probe"}, names.TABLE_SORT_KEY: {"S": "probe"}}
@@ -237,7 +237,7 @@ LATE = ["Delivery", "Send", "Complaint on another message"]
     strict=True,
     reason="known gap: a new event that the ledger refuses in part (the message already moved past it, "
     "or the recipient is already suppressed) is a cancelled transaction retried without that part: "
-    "2 requests, over SPEC §9's 'new event <= 1'",
+    "2 requests, over the budget of 1 per new event",
 )
 @pytest.mark.parametrize("late", LATE)
 def test_a_new_event_that_changes_less_than_planned_is_still_one_request(api, wired, clock, healthy_watermarks, late):

@@ -1,4 +1,4 @@
-"""Secrets stay secret (SPEC §1.5, §4 password resets; OWASP Forgot Password).
+"""Secrets stay secret: reset tokens and recipient addresses (OWASP Forgot Password).
 
 - a reset token exists only in the mail: never in logs, metrics, API answers, histories, or any
   table item (only its SHA-256 is stored);

@@ -1,4 +1,4 @@
-"""Counts the DynamoDB requests of *every* botocore client in the process (SPEC §5 and §9 budget).
+"""Counts the DynamoDB requests of *every* botocore client in the process (the request budget).
 
 A counter hooked on the ledger's own clients misses a read made through any other client (a
 stray ``boto3.client("dynamodb").get_item(...)`` on the send path would not be counted). So the

@@ -1,4 +1,4 @@
-"""Properties of the SPEC §5 lifecycle (every pair of states: tests/reliability/test_oracles.py)."""
+"""Properties of the message lifecycle (every pair of states: tests/reliability/test_oracles.py)."""
 
 import itertools
 

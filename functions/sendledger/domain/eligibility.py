@@ -76,7 +76,7 @@ def optimistic_cutoffs(now: datetime, grace: timedelta, expected_lag: timedelta)
 
     If the source watermark is at least `now - expected_lag` and the recipient's last send is
     at most `that - grace`, the send cannot be stale. The send transaction checks both as
-    conditions; only when one fails do we read the exact values (SPEC §6 stale guard).
+    conditions; only when one fails do we read the exact values (the stale guard).
     Returns (minimum watermark, maximum last send).
     """
     minimum_watermark = now - expected_lag

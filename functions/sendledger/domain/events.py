@@ -1,6 +1,6 @@
 """Delivery events: one normalised type for every source, and the pure parsers that build it.
 
-Sources (SPEC §6):
+Sources:
 - SES configuration-set event publishing records, usually inside an SNS `Notification`
   envelope in an SQS body (`Message` is a JSON *string*); raw delivery (the record itself as
   the body) and identity notifications (`notificationType`, no tags) are accepted too.

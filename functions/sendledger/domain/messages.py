@@ -1,4 +1,4 @@
-"""The message lifecycle (SPEC §5) as data: states, the allowed edges, and what they mean."""
+"""The message lifecycle as data: states, the allowed edges, and what they mean."""
 
 from __future__ import annotations
 

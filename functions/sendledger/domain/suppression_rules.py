@@ -1,4 +1,4 @@
-"""SPEC §6 suppression rules: which delivery events stop further sends to a recipient.
+"""Suppression rules: which delivery events stop further sends to a recipient.
 
 - email: permanent bounce → suppress; complaint → suppress; transient bounces: `limit` within
   `window` (defaults 3 in 7 days, settings.transient_bounce_limit / _window_days) → suppress.

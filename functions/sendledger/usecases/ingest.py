@@ -1,4 +1,4 @@
-"""Apply delivery events: the one idempotent routine every source goes through (SPEC §6).
+"""Apply delivery events: the one idempotent routine every source goes through.
 
 Cost per event: one TransactWriteItems. SES names the message by its tag; an SNS SMS status
 record names only SNS's message id, so its outcome lands on the send's receipt under that id.
@@ -139,7 +139,7 @@ def _receipt_id(event: DeliveryEvent) -> str | None:
 def _without_receipt(
     store: EventStore, event: DeliveryEvent, plan: ApplyPlan, now: datetime, spent: int
 ) -> tuple[ApplyResult, ApplyPlan]:
-    """No receipt under SNS's id: match the record to the destination's last send (SPEC §6)."""
+    """No receipt under SNS's id: match the record to the destination's last send."""
     assert event.provider_message_id is not None
     message_id, applied = store.message_for_provider_id(
         event.provider_message_id,

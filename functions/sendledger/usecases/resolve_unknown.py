@@ -1,6 +1,6 @@
 """Due work: expired in-flight leases, `unknown` sends (lookup before retry), `pending` retries.
 
-`unknown` is evidence, not permission (SPEC §1.3, §6). An ingested SES event tagged with the
+`unknown` is evidence, not permission (never a blind resend). An ingested SES event tagged with the
 message id, or an SMS status record for the destination, already moved the message (the event
 apply removes its due marker). Otherwise absence counts as proven only once the source
 watermark has passed the send time plus UNKNOWN_GRACE_SECONDS; then the message is resent with

@@ -327,7 +327,7 @@ class DynamoEventStore:
         """For a record whose receipt was missing: the receipt (an outcome write may have landed
         since), else the destination's last send if it is inside the window.
 
-        One BatchGetItem for both (SPEC §6: a delivery-status record for the same destination
+        One BatchGetItem for both (a delivery-status record for the same destination
         inside the send window proves the outcome of a send whose call timed out).
         """
         keys = [{"pk": {"S": receipt_pk(provider_message_id)}, "sk": {"S": RECEIPT_SK}}]
