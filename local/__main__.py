@@ -1,7 +1,7 @@
-"""``python -m local``: the whole sendledger stack on a laptop (see SPEC §8).
+"""``python -m local``: the whole sendledger stack on a laptop.
 
 Settings come from the environment: SENDLEDGER_PORT (8080), SENDLEDGER_MOTO_PORT (5000),
-POLL_INTERVAL_SECONDS (5) and every handler setting the spec names.
+POLL_INTERVAL_SECONDS (5) and every handler setting the README lists.
 """
 
 from __future__ import annotations

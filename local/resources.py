@@ -1,7 +1,7 @@
 """Every AWS resource the local stack needs, created against whatever endpoint boto3 targets.
 
 Used by ``python -m local`` (against the embedded moto server) and by tests under moto's
-in-process ``mock_aws``. Names mirror the deployed stack where the spec fixes them.
+in-process ``mock_aws``. Names mirror the deployed stack.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ API_HANDLER = "sendledger.handlers.api.lambda_handler"
 POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
 
-# --- HTTP API routes (SPEC §4): API Gateway's methods in infra/, the local gateway's table ------
+# --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),

@@ -1,4 +1,4 @@
-"""`python -m local` as a user runs it: a subprocess spoken to over HTTP only (SPEC §4, §8)."""
+"""`python -m local` as a user runs it: a subprocess spoken to over HTTP only."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_missing_idempotency_key_is_a_problem(base_url: str) -> None:
     assert response.headers["Content-Type"].startswith("application/problem+json")
 
 
-# --- SPEC §6 end to end, as a new user tries it with curl ----------------------------------
+# --- delivery events end to end, as a new user tries it with curl ----------------------------------
 ESCALATION_DEADLINE_SECONDS = 1
 
 
