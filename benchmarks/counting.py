@@ -4,7 +4,7 @@ The hook is the one the tests count with (tests/support/counting.py): it wraps
 `botocore.session.Session.create_client` so that each new DynamoDB client (boto3, pynamodb,
 the baseline's Powertools persistence layer, the ingestion store alike) forwards its botocore
 events to the active observers, and clients alive before it was installed are found and hooked
-too. :func:`counting` additionally hooks `ledger.request_emitters()` (same unique ids: never
+too. :func:`counting` additionally hooks `ledger_emitters(ledger)` (same unique ids: never
 counted twice).
 
 Per request a :class:`RequestLog` records the operation, the API parameters
@@ -86,7 +86,7 @@ def install() -> None:
 def counting(*ledgers: Any) -> Iterator[RequestLog]:
     """Log DynamoDB requests made inside the block (the ledger's own emitters included)."""
     for ledger in ledgers:
-        for emitter in ledger.request_emitters():
+        for emitter in shared.ledger_emitters(ledger):
             shared.watch_emitter(emitter)
     with shared.observing(RequestLog()) as log:
         yield log

@@ -96,7 +96,7 @@ def render(results: dict[str, Any]) -> str:
     lines += _table(["source", "event", "new", "duplicate", "requests of the new event"], rows)
     lines += [
         "Counted with a botocore `before-call.dynamodb` hook on every DynamoDB client in the process "
-        "(`DynamoLedger.request_emitters()` plus every client created later, so the baseline's "
+        "(the ledger's own clients plus every client created later, so the baseline's "
         "Powertools persistence layer and the ingestion store are seen too). sendledger goes through "
         "the real `api` handler with API Gateway events; events through the real `poller` (SQS record, "
         "push mode) and `sms_delivery_logs` (CloudWatch Logs subscription) handlers, with SES/SNS "

@@ -215,7 +215,7 @@ def assemble(
                 "events": event_detail,
                 "counting": (
                     "botocore before-call.dynamodb hook on every DynamoDB client of the process "
-                    "(DynamoLedger.request_emitters() plus any client created later), moto in-process"
+                    "(the ledger's own clients plus any client created later), moto in-process"
                 ),
             },
             "send_time": timing_result,

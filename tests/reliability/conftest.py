@@ -35,6 +35,7 @@ from tests.integration.conftest import (
     make_ingestion,
 )
 from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch, ProviderCalls
+from tests.support.counting import ledger_emitters
 from tests.support.fakes import FakeClock, FakeSleeper
 
 FIGURES_DIR = "SENDLEDGER_RELIABILITY_FIGURES"  # set by tests/reliability/report.py
@@ -63,7 +64,7 @@ def client(api) -> Client:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def dynamo(services: Services) -> Iterator[Hooks]:
     """Fault hooks on every pynamodb client the ledger uses."""
-    hooks = Hooks("dynamodb", services.ledger.request_emitters())  # type: ignore[attr-defined]
+    hooks = Hooks("dynamodb", ledger_emitters(services.ledger))
     yield hooks
     hooks.close()
 
@@ -166,7 +167,7 @@ def shared_world() -> Iterator[SharedWorld]:
             backoff=Backoff(rng=lambda: 0.5),
         )
         ingestion = make_ingestion(services)
-        dynamo = Hooks("dynamodb", services.ledger.request_emitters())  # type: ignore[attr-defined]
+        dynamo = Hooks("dynamodb", ledger_emitters(services.ledger))
         ses = Hooks("sesv2", [aws_clients.client("sesv2").meta.events])
         world = SharedWorld(
             services, clock, Client(Api(services, patch)), simulator, dynamo, ses, LedgerWatch(), ingestion

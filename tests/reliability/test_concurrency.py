@@ -86,6 +86,7 @@ from tests.reliability.faults import (
     scan,
     valid_tokens,
 )
+from tests.support.counting import ledger_emitters
 from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
 from tests.support.outbox import sent_emails
 
@@ -282,7 +283,7 @@ def containers(world: World) -> list[ModuleType]:
     modules = [_handler_copy(i) for i in range(THREADS)]
     for module in modules:  # each container has its own ledger connection (built once: ~0.1 s each)
         module.ledger = DynamoLedger(TABLE)
-        module.ledger.request_emitters()
+        ledger_emitters(module.ledger)  # builds the model connections now, not in the threads
     return modules
 
 

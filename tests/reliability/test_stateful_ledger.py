@@ -64,6 +64,7 @@ from tests.reliability.faults import (
     s,
     valid_tokens,
 )
+from tests.support.counting import ledger_emitters
 from tests.support.fakes import ADMIN
 
 SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
@@ -225,7 +226,7 @@ class LedgerMachine(RuleBasedStateMachine):
         )
         self.taken_over: list[str] = []  # sends a poll cycle took over while their lease was live
         self.services.email.send_email = self.provider.send_email  # type: ignore[method-assign]
-        self.killer = Killer(self.services.ledger.request_emitters())  # type: ignore[attr-defined]
+        self.killer = Killer(ledger_emitters(self.services.ledger))
         self.keys: dict[str, KeyModel] = {}
         self.message_ids: set[str] = set()
         self.published: list[dict[str, Any]] = []

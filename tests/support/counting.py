@@ -90,6 +90,17 @@ def watch_emitter(emitter: Any) -> None:
         emitter.register(event, handler, unique_id=f"{UNIQUE_ID}:{event}")
 
 
+def ledger_emitters(ledger: Any) -> list[Any]:
+    """botocore event emitters of every client a DynamoLedger uses: its Connection's and each model's.
+
+    For fault hooks that must sit on exactly the product's clients (not on a test's own scans).
+    """
+    from sendledger.adapters.dynamodb.models import ALL_MODELS
+
+    clients = [ledger._connection.client] + [model._get_connection().connection.client for model in ALL_MODELS]
+    return [client.meta.events for client in clients]
+
+
 def _live_clients() -> list[BaseClient]:
     found = []
     for candidate in gc.get_objects():

@@ -15,7 +15,6 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from sendledger.adapters.dynamodb.models import (
-    ALL_MODELS,
     HistoryItem,
     IdempotencyItem,
     LastSendItem,
@@ -97,11 +96,6 @@ class DynamoLedger:
         bind(table_name)
         self.table_name = table_name
         self._connection = connection or Connection(region=LedgerModel.Meta.region)
-
-    def request_emitters(self) -> list[Any]:
-        """botocore event emitters of every client this ledger uses (for request counting)."""
-        clients = [self._connection.client] + [m._get_connection().connection.client for m in ALL_MODELS]
-        return [client.meta.events for client in clients]
 
     # --- send path -----------------------------------------------------------------------
     def commit_intent(self, intent: SendIntent) -> None:
