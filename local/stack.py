@@ -106,10 +106,10 @@ class LocalStack:
 
     def start(self) -> None:
         self.aws_endpoint = configure_aws_environment(self.moto_port, self.environ)
-        from moto.server import ThreadedMotoServer
+        from local.moto_server import SerializedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=self.moto_port, verbose=False)
+        self.moto = SerializedMotoServer(ip_address="127.0.0.1", port=self.moto_port)
         self.moto.start()
 
         resources = create_resources(region=self.environ["AWS_DEFAULT_REGION"])

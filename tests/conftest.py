@@ -12,7 +12,7 @@ import pytest
 from hypothesis import Phase
 from moto import mock_aws
 
-import tests.support.counting  # noqa: F401  (counts DynamoDB requests of every client created from here on)
+import local.moto_serial  # noqa: F401  (in-process moto takes one request at a time)
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("AWS_REGION", "us-east-1")

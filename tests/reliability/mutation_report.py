@@ -81,7 +81,7 @@ SURVIVOR_NOTES: dict[str, str] = {
 
 
 def stage_for_mutmut(files: list[str], source: Path) -> None:
-    """A fresh staging root: pyproject.toml, src/sendledger (from functions/), tests/.
+    """A fresh staging root: pyproject.toml, src/sendledger (from functions/), tests/, local/.
 
     Fresh every run, so the score is that of the code as it is now, not a cached mix.
     """
@@ -91,7 +91,7 @@ def stage_for_mutmut(files: list[str], source: Path) -> None:
     def place(path: str) -> str | None:
         if path.startswith(PACKAGE):
             return "src/sendledger/" + path.removeprefix(PACKAGE)
-        if path.startswith("tests/") or path == "pyproject.toml":
+        if path.startswith(("tests/", "local/")) or path == "pyproject.toml":  # tests import local/ helpers
             return path
         return None
 

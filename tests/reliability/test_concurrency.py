@@ -40,14 +40,8 @@ from typing import Any
 import boto3
 import pytest
 import requests
-from moto.moto_server.threaded_moto_server import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    ThreadedMotoServer,
-    create_backend_app,
-)
-from werkzeug.serving import make_server
 
+from local.moto_server import SerializedMotoServer
 from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb import models
@@ -104,32 +98,6 @@ AWAITING_WORK = frozenset(
         MessageState.RETRY,
     )
 )
-
-
-class SerializedMotoServer(ThreadedMotoServer):
-    """ThreadedMotoServer whose requests are applied one at a time (see the module docstring).
-
-    ``between_requests`` runs after each request while the lock is still held: what it sees is
-    the table between two requests, never one request half applied.
-    """
-
-    def __init__(self, ip_address: str, port: int) -> None:
-        super().__init__(ip_address=ip_address, port=port, verbose=False)
-        self.lock = threading.RLock()
-        self.between_requests: Callable[[], None] = lambda: None
-
-    def _server_entry(self) -> None:
-        app = DomainDispatcherApplication(create_backend_app)
-
-        def serialized(environ: Any, start_response: Any) -> list[bytes]:
-            with self.lock:
-                body = list(app(environ, start_response))
-                self.between_requests()
-                return body
-
-        self._server = make_server(self._ip_address, self._port, serialized, True, request_handler=MotoRequestHandler)
-        self._server_ready_event.set()
-        self._server.serve_forever()
 
 
 def _free_port() -> int:

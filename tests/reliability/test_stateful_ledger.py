@@ -625,6 +625,10 @@ def _second() -> Any:
 def world() -> Iterator[SharedWorld]:
     with shared_world() as shared, pytest.MonkeyPatch.context() as patch:
         patch.setattr(ids, "secrets", SEEDED_IDS)  # ids.ulid calls secrets.randbits(80)
+        # One apply thread: a printed seed must replay the same requests in the same order
+        # (the fault matrix and the poller-kill tests cover the concurrent applies).
+        settings = shared.services.settings.model_copy(update={"poll_apply_concurrency": 1})
+        patch.setattr(shared.services, "settings", settings)
         yield shared
 
 

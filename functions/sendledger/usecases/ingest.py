@@ -65,6 +65,16 @@ class IngestReport:
     failed: int = 0
     metrics: list[MetricPoint] = field(default_factory=list)
 
+    def absorb(self, other: IngestReport) -> None:
+        """Add a part's counts (each concurrent apply writes its own report; merged in one thread)."""
+        self.applied += other.applied
+        self.duplicates += other.duplicates
+        self.unmatched += other.unmatched
+        self.suppressed += other.suppressed
+        self.poison += other.poison
+        self.failed += other.failed
+        self.metrics.extend(other.metrics)
+
     def count(self, result: ApplyResult, matched: bool) -> None:
         if result.duplicate:
             self.duplicates += 1

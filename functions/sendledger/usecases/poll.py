@@ -20,10 +20,10 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from sendledger import names
-from sendledger.domain.events import LogRecord, MalformedEvent
+from sendledger.domain.events import LogRecord, MalformedEvent, parse_sms_record, parse_sqs_body
 from sendledger.domain.messages import DueKind
 from sendledger.ports import QueueMessage
-from sendledger.usecases import escalate, resolve_unknown
+from sendledger.usecases import escalate, fan_out, resolve_unknown
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
 
 logger = Logger(child=True)
@@ -134,25 +134,11 @@ def drain_ses_queue(pipeline: Pipeline, seconds_left: Callable[[], float], repor
                 return False
             # Push mode: the SQS event source may hold messages it has not applied yet.
             return pipeline.services.settings.ingestion_mode != "push" or queue.in_flight() == 0
-        applied: list[QueueMessage] = []
+        applied, failure = _apply_ses_batch(pipeline, fresh, report)
+        left_behind.update(message.message_id for message in fresh if message not in applied)
         try:
-            for message in fresh:
-                try:
-                    ingest_sqs_body(pipeline.services, pipeline.store, message.body, report)
-                except MalformedEvent as exc:
-                    report.poison += 1
-                    left_behind.add(message.message_id)
-                    # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
-                    logger.error(
-                        "unreadable SES event message left for the DLQ",
-                        extra={
-                            "sqs_message_id": message.message_id,
-                            "receive_count": message.receive_count,
-                            "error": str(exc),
-                        },
-                    )
-                    continue
-                applied.append(message)
+            if failure is not None:
+                raise failure
         finally:
             # Whatever was applied is deleted even if a later message failed (it would only be
             # a duplicate next time, but there is no reason to pay for it).
@@ -164,6 +150,42 @@ def drain_ses_queue(pipeline: Pipeline, seconds_left: Callable[[], float], repor
                         extra={"sqs_message_id": failed_id},
                     )
     return False
+
+
+def _apply_ses_batch(
+    pipeline: Pipeline, messages: list[QueueMessage], report: IngestReport
+) -> tuple[list[QueueMessage], BaseException | None]:
+    """(the messages applied, to delete; the first failure). Unreadable ones are neither."""
+    parts = {message.message_id: IngestReport() for message in messages}
+    poisoned: set[str] = set()
+
+    def apply(message: QueueMessage) -> None:
+        try:
+            ingest_sqs_body(pipeline.services, pipeline.store, message.body, parts[message.message_id])
+        except MalformedEvent as exc:
+            parts[message.message_id].poison += 1
+            poisoned.add(message.message_id)
+            # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
+            logger.error(
+                "unreadable SES event message left for the DLQ",
+                extra={"sqs_message_id": message.message_id, "receive_count": message.receive_count, "error": str(exc)},
+            )
+
+    done, failure = fan_out.in_groups(
+        messages, _ses_recipient, apply, pipeline.services.settings.poll_apply_concurrency
+    )
+    for part in parts.values():
+        report.absorb(part)
+    return [message for message in done if message.message_id not in poisoned], failure
+
+
+def _ses_recipient(message: QueueMessage) -> str | None:
+    """Who the message's event is about (an unreadable one is independent of everything)."""
+    try:
+        events = parse_sqs_body(message.body)
+    except MalformedEvent:
+        return None
+    return events[0].recipient_key if events else None
 
 
 # --- 2. SMS logs -------------------------------------------------------------------------------
@@ -185,10 +207,7 @@ def reconcile_sms_logs(
                 return False
             page = logs.filter(group, max(0, int(state["start"]) - LOG_OVERLAP_MS), token, LOG_PAGE_LIMIT)
             seen: dict[str, int] = state["seen"]
-            for record in page.events:
-                if record.log_event_id in seen:
-                    continue
-                ingest_log_record(pipeline.services, store, record, report)
+            _apply_sms_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
@@ -199,6 +218,27 @@ def reconcile_sms_logs(
             if not token:
                 break
     return True
+
+
+def _apply_sms_records(pipeline: Pipeline, records: list[LogRecord], report: IngestReport) -> None:
+    """Raises the first failure once all are tried: the cursor stays, and the page is read again."""
+    parts = {record.log_event_id: IngestReport() for record in records}
+
+    def apply(record: LogRecord) -> None:
+        ingest_log_record(pipeline.services, pipeline.store, record, parts[record.log_event_id])
+
+    _, failure = fan_out.in_groups(records, _sms_recipient, apply, pipeline.services.settings.poll_apply_concurrency)
+    for part in parts.values():
+        report.absorb(part)
+    if failure is not None:
+        raise failure
+
+
+def _sms_recipient(record: LogRecord) -> str | None:
+    try:
+        return parse_sms_record(record.message).recipient_key
+    except MalformedEvent:
+        return None  # ingest_log_record counts it as poison on its own
 
 
 def advance_cursor(state: dict[str, Any], records: list[LogRecord]) -> dict[str, Any]:

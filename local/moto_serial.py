@@ -1,0 +1,34 @@
+"""In-process moto handles one request at a time, as DynamoDB serializes conflicting writes.
+
+moto's in-process backend is not thread-safe: its TransactWriteItems deep-copies a table for
+rollback while another thread may be writing to it ("dictionary changed size during
+iteration"). The poller applies independent recipients' events on several threads, so every
+request that reaches moto's botocore stubber is taken under one lock. Threads still
+interleave between requests, which is where the product's own races live.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from moto.core.botocore_stubber import BotocoreStubber
+
+_LOCK = threading.RLock()
+_MARK = "_sendledger_serialized"
+
+
+def install() -> None:
+    current = BotocoreStubber.__call__
+    if getattr(current, _MARK, False):
+        return
+
+    def serialized(self: BotocoreStubber, *args: Any, **kwargs: Any) -> Any:
+        with _LOCK:
+            return current(self, *args, **kwargs)
+
+    setattr(serialized, _MARK, True)
+    BotocoreStubber.__call__ = serialized  # type: ignore[method-assign]
+
+
+install()

@@ -1,0 +1,45 @@
+"""A moto server that applies one request at a time.
+
+moto's backends are not thread-safe (a TransactWriteItems deep-copies the table for its
+rollback while another request may write to it), and the local stack makes requests from
+several threads: the HTTP API, the scheduler's poll cycle and the poller's concurrent event
+applies. DynamoDB serializes conflicting writes; this server serializes every request, so
+threads interleave between requests only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from moto.moto_server.threaded_moto_server import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    ThreadedMotoServer,
+    create_backend_app,
+)
+from werkzeug.serving import make_server
+
+
+class SerializedMotoServer(ThreadedMotoServer):
+    """``between_requests`` runs after each request while the lock is still held: what it sees is
+    the table between two requests, never one request half applied."""
+
+    def __init__(self, ip_address: str, port: int) -> None:
+        super().__init__(ip_address=ip_address, port=port, verbose=False)
+        self.lock = threading.RLock()
+        self.between_requests: Callable[[], None] = lambda: None
+
+    def _server_entry(self) -> None:
+        app = DomainDispatcherApplication(create_backend_app)
+
+        def serialized(environ: Any, start_response: Any) -> list[bytes]:
+            with self.lock:
+                body = list(app(environ, start_response))
+                self.between_requests()
+                return body
+
+        self._server = make_server(self._ip_address, self._port, serialized, True, request_handler=MotoRequestHandler)
+        self._server_ready_event.set()
+        self._server.serve_forever()
