@@ -74,8 +74,30 @@ def _figure(log: RequestLog, label: str, answer: Any) -> dict[str, Any]:
         "operations": log.summary(),
         "write_request_units": sum(r.capacity.get("write_request_units", 0.0) for r in log.requests),
         "read_request_units": sum(r.capacity.get("read_request_units", 0.0) for r in log.requests),
+        "changes_suppression": any(_writes_suppression(request) for request in log.requests),
         "handler_answer": answer,
     }
+
+
+def _writes_suppression(request: Any) -> bool:
+    """A write (put, update or delete, alone or in a transaction) of a suppression state item."""
+    if request.operation in ("PutItem", "UpdateItem", "DeleteItem"):
+        actions = [request.params]
+    elif request.operation == "TransactWriteItems":
+        actions = [
+            body
+            for action in request.params.get("TransactItems", [])
+            for kind, body in action.items()
+            if kind != "ConditionCheck"
+        ]
+    else:
+        return False
+    for body in actions:
+        key = body.get("Item") or body.get("Key") or {}
+        pk, sk = (key.get("pk") or {}).get("S", ""), (key.get("sk") or {}).get("S", "")
+        if pk.startswith("SUP#") and sk == "STATE":
+            return True
+    return False
 
 
 class Provider:
@@ -282,7 +304,7 @@ def throughput(world: World, emails: int, sms: int) -> dict[str, Any]:
         expected = int(flushed.get("ses_events_published", 0)) + int(flushed.get("sms_records_written", 0))
         applied = duplicates = cycles = 0
         with EmulatorMeter().installed() as meter:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             while cycles < 20:
                 answer = cycle()
                 cycles += 1
@@ -290,11 +312,12 @@ def throughput(world: World, emails: int, sms: int) -> dict[str, Any]:
                 duplicates += int(answer.get("duplicates", 0) or 0)
                 if applied + duplicates >= expected or not (answer.get("applied") or answer.get("duplicates")):
                     break
-            elapsed = time.perf_counter() - start
-        emulated = meter.seconds
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        emulated, emulated_cpu = meter.seconds, meter.cpu_seconds
     finally:
         provider.close()
     client = max(elapsed - emulated, 1e-9)
+    lambda_cpu = max(cpu - emulated_cpu, 0.0)
     return {
         "method": (
             "scheduled poller cycles over a fresh batch (SES events via SNS->SQS, SMS records via FilterLogEvents)"
@@ -309,6 +332,8 @@ def throughput(world: World, emails: int, sms: int) -> dict[str, Any]:
         "client_seconds": round(client, 4),
         "client_ms_per_event": round(client * 1000 / applied, 3) if applied else None,
         "events_per_second_excluding_moto": round(applied / client, 2) if applied else 0.0,
+        "lambda_cpu_seconds": round(lambda_cpu, 4),
+        "cpu_ms_per_event": round(lambda_cpu * 1000 / applied, 3) if applied else None,
         "note": (
             "wall time is dominated by moto: its TransactWriteItems deep-copies the whole table once per "
             "transaction item, so it slows as the table fills; DynamoDB does not"

@@ -1,10 +1,12 @@
 """Send wall time, ours vs the baseline: same process, same moto, interleaved, medians.
 
-Measured twice. In-process (``mock_aws``, the bar): each sample is split into the time spent
-inside moto's request emulation (``BotocoreStubber.process_request``: what AWS would do
-server-side), itemised per operation, and the rest (the Lambda's own CPU: handler, validation,
-SDK serialisation). Over HTTP (moto's server in a thread): every request also pays a socket
-round trip and the wire format both ways, as every deployed request does.
+Measured twice. In-process (``mock_aws``): each sample is split into the time spent inside
+moto's request emulation (``BotocoreStubber.process_request``: what AWS would do server-side),
+itemised per operation, and the rest (the Lambda's own work: handler, validation, SDK
+serialisation). The Lambda's CPU (the bar) is process CPU time (``time.process_time``) minus the
+CPU time spent inside moto's emulation, so other load on the machine does not inflate it. Over
+HTTP (moto's server in a thread, the wall-time bar): every request also pays a socket round trip
+and the wire format both ways, as every deployed request does.
 
 moto's emulation is not DynamoDB's latency: a TransactWriteItems item costs moto about what a
 whole PutItem does (condition parsing, update-expression validation, plus a rollback copy of
@@ -18,6 +20,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from benchmarks import baseline, ours
@@ -25,7 +28,21 @@ from benchmarks.aws import World
 
 WARMUP = 5
 
-Samples = list[tuple[float, float]]  # (wall seconds, seconds inside moto's in-process emulation)
+
+@dataclass(frozen=True)
+class Sample:
+    wall: float  # seconds
+    emulation: float  # wall seconds inside moto's in-process emulation
+    cpu: float  # process CPU seconds
+    emulation_cpu: float  # process CPU seconds inside moto's emulation
+
+    @property
+    def lambda_cpu(self) -> float:
+        """CPU time outside the AWS emulation: what the Lambda itself would spend."""
+        return self.cpu - self.emulation_cpu
+
+
+Samples = list[Sample]
 
 
 class EmulatorMeter:
@@ -33,6 +50,7 @@ class EmulatorMeter:
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
         self.by_operation: dict[str, list[float]] = {}
         self.recording: str | None = None  # "ours" | "baseline" while a timed send runs
 
@@ -44,12 +62,13 @@ class EmulatorMeter:
         meter = self
 
         def process_request(stubber: Any, request: Any) -> Any:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             try:
                 return original(stubber, request)
             finally:
                 elapsed = time.perf_counter() - start
                 meter.seconds += elapsed
+                meter.cpu_seconds += time.process_time() - start_cpu
                 if meter.recording:
                     key = f"{meter.recording} {_operation(request)}"
                     meter.by_operation.setdefault(key, []).append(elapsed)
@@ -71,18 +90,18 @@ def _operation(request: Any) -> str:
     return "SendEmail" if str(request.url).endswith("/outbound-emails") else str(request.url).rpartition("/")[2]
 
 
-def _timed(call: Callable[[], tuple[int, dict[str, Any]]], meter: EmulatorMeter, side: str) -> tuple[float, float]:
-    before = meter.seconds
+def _timed(call: Callable[[], tuple[int, dict[str, Any]]], meter: EmulatorMeter, side: str) -> Sample:
+    before, before_cpu = meter.seconds, meter.cpu_seconds
     meter.recording = side
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     try:
         status, body = call()
     finally:
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         meter.recording = None
     if status != 202 or body.get("state") != "accepted":
         raise RuntimeError(f"timed send failed: {status} {body}")
-    return elapsed, meter.seconds - before
+    return Sample(elapsed, meter.seconds - before, cpu, meter.cpu_seconds - before_cpu)
 
 
 def _interleaved(
@@ -115,17 +134,19 @@ def _interleaved(
 
 
 def _wall(mine: Samples, theirs: Samples, samples: int) -> dict[str, Any]:
-    wall_ours = statistics.median(w for w, _ in mine)
-    wall_base = statistics.median(w for w, _ in theirs)
+    wall_ours = statistics.median(s.wall for s in mine)
+    wall_base = statistics.median(s.wall for s in theirs)
     return {
         "samples_each": samples,
         "order": "interleaved, alternating which side runs first",
         "ours_median_ms": _ms(wall_ours),
         "baseline_median_ms": _ms(wall_base),
-        "ours_p90_ms": _ms(_quantile([w for w, _ in mine], 0.9)),
-        "baseline_p90_ms": _ms(_quantile([w for w, _ in theirs], 0.9)),
+        "ours_p90_ms": _ms(_quantile([s.wall for s in mine], 0.9)),
+        "baseline_p90_ms": _ms(_quantile([s.wall for s in theirs], 0.9)),
         "ratio_of_medians": round(wall_ours / wall_base, 4),
-        "median_of_paired_ratios": round(statistics.median(a[0] / b[0] for a, b in zip(mine, theirs, strict=True)), 4),
+        "median_of_paired_ratios": round(
+            statistics.median(a.wall / b.wall for a, b in zip(mine, theirs, strict=True)), 4
+        ),
     }
 
 
@@ -133,12 +154,14 @@ def send_time_ratio(world: World, handler: baseline.Handler, samples: int) -> di
     """In-process moto: wall time, split into moto's emulation (per operation) and the rest."""
     with EmulatorMeter().installed() as meter:
         mine, theirs = _interleaved(world, handler, samples, meter)
-    client_ours = statistics.median(w - e for w, e in mine)
-    client_base = statistics.median(w - e for w, e in theirs)
+    client_ours = statistics.median(s.wall - s.emulation for s in mine)
+    client_base = statistics.median(s.wall - s.emulation for s in theirs)
+    cpu_ours = statistics.median(s.lambda_cpu for s in mine)
+    cpu_base = statistics.median(s.lambda_cpu for s in theirs)
     return {
         **_wall(mine, theirs, samples),
-        "ours_moto_emulation_median_ms": _ms(statistics.median(e for _, e in mine)),
-        "baseline_moto_emulation_median_ms": _ms(statistics.median(e for _, e in theirs)),
+        "ours_moto_emulation_median_ms": _ms(statistics.median(s.emulation for s in mine)),
+        "baseline_moto_emulation_median_ms": _ms(statistics.median(s.emulation for s in theirs)),
         "moto_emulation_median_ms_by_operation": {
             key: {"calls": len(times), "median_ms": _ms(statistics.median(times))}
             for key, times in sorted(meter.by_operation.items())
@@ -146,6 +169,9 @@ def send_time_ratio(world: World, handler: baseline.Handler, samples: int) -> di
         "ours_client_median_ms": _ms(client_ours),
         "baseline_client_median_ms": _ms(client_base),
         "client_ratio_of_medians": round(client_ours / client_base, 4),
+        "ours_lambda_cpu_median_ms": _ms(cpu_ours),
+        "baseline_lambda_cpu_median_ms": _ms(cpu_base),
+        "lambda_cpu_ratio_of_medians": round(cpu_ours / cpu_base, 4),
     }
 
 

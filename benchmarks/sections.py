@@ -1,0 +1,117 @@
+"""README sections for capacity, Lambda CPU, the drain speedup and local send growth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.markdown import fmt, table
+
+CAPACITY_RULES = (
+    "Capacity is computed from the counted requests and item sizes by DynamoDB's published on-demand "
+    'rules (developer guide, "Read/write capacity mode" and "Amazon DynamoDB Transactions"): a '
+    "standard write costs 1 write request unit (WRU) per started KB of item; a transactional write 2 WRUs "
+    "per started KB per item; a strongly consistent read 1 read request unit (RRU) per started 4 KB, "
+    "an eventually consistent one half that, a transactional read 2 RRUs per started 4 KB per item, and "
+    "a Query sums its returned items before rounding. Item sizes follow DynamoDB's sizing rule "
+    "(attribute names plus values); updated and condition-checked items are sized from moto's stored "
+    "copy. Two conservative choices: a ConditionCheck inside TransactWriteItems is billed like a "
+    "transactional write of the checked item (2 WRUs per started KB), and a cancelled transaction, "
+    "like a write whose condition fails, is billed as attempted (every item, as if it had been "
+    "written). `ddb_capacity.replay` counts units of either kind (a replay may be answered by a write "
+    "or by a read); events are the worst case over every measured event type and both sources, with "
+    "the events that change a suppression (bounces, complaints, invalid numbers) in their own figure."
+)
+
+
+def capacity(results: dict[str, Any]) -> list[str]:
+    wru, rru = results.get("ddb_capacity") or {}, results.get("ddb_read_capacity") or {}
+    base = results.get("baseline_ddb_capacity") or {}
+    rows = [
+        [label, wru.get(name), rru.get(name), base.get(name) if name in base else None]
+        for name, label in (
+            ("send", "email send (happy path)"),
+            ("replay", "replay (same Idempotency-Key; units of either kind)"),
+            ("event_new", "new event, worst case (no suppression change)"),
+            ("event_new_suppression", "new event that changes a suppression, worst case"),
+            ("event_duplicate", "duplicate event, worst case"),
+        )
+    ]
+    lines = ["## DynamoDB capacity per operation", ""]
+    lines += table(["operation", "write units", "read units", "baseline write units"], rows)
+    events = (results["detail"]["ddb_requests"].get("events")) or {}
+    rows = []
+    for source in ("ses", "sms"):
+        block = events.get(source) or {}
+        changing = set(block.get("changes_suppression") or [])
+        for kind, units in (block.get("new_capacity") or {}).items():
+            duplicate = (block.get("duplicate_capacity") or {}).get(kind) or {}
+            rows.append([kind, units["wru"], units["rru"], duplicate.get("wru"), "yes" if kind in changing else "no"])
+    if rows:
+        lines += ["Per event type:", ""]
+        lines += table(["event", "new WRU", "new RRU", "duplicate WRU", "changes suppression"], rows)
+    return [*lines, CAPACITY_RULES, ""]
+
+
+def lambda_cpu(timing: dict[str, Any]) -> list[str]:
+    lines = ["## Send CPU vs the baseline (outside the AWS emulation)", ""]
+    lines += table(
+        ["", "sendledger", "baseline", "ratio (the bar)"],
+        [
+            [
+                "median Lambda CPU ms per send",
+                timing.get("ours_lambda_cpu_median_ms"),
+                timing.get("baseline_lambda_cpu_median_ms"),
+                timing.get("lambda_cpu_ratio_of_medians"),
+            ]
+        ],
+    )
+    return [
+        *lines,
+        "Per sample: process CPU time (`time.process_time`) around the send, minus the CPU time spent "
+        "inside moto's request handling (`BotocoreStubber.process_request`, timed the same way as the "
+        "wall time inside moto's emulation above); the same interleaved samples as the wall-time "
+        "comparison. The bar is the ratio of the medians. The in-process wall-time ratio is reported but "
+        "not a bar: it mostly measures moto's emulation, not the product.",
+        "",
+    ]
+
+
+def drain(detail: dict[str, Any]) -> list[str]:
+    drained = detail.get("ingest_drain") or {}
+    lines = ["## Ingestion: drain speedup under added latency", ""]
+    if drained.get("reason") or not drained:
+        return [*lines, f"Not measured: {drained.get('reason', 'see run.errors')}", ""]
+    walls, emulation = drained["drain_median_ms"], drained["drain_moto_emulation_median_ms"]
+    concurrency = drained["concurrency"]
+    lines += table(
+        ["side", "POLL_APPLY_CONCURRENCY", "median drain ms", "of which moto's emulation ms"],
+        [[side, concurrency[side], walls[side], emulation[side]] for side in walls],
+    )
+    return [
+        *lines,
+        f"Speedup {fmt(drained['speedup'])}x (the bar: one at a time over concurrent, ratio of medians). "
+        f"Latency model: {drained['latency_model']}, as an in-region round trip does; the sleep runs "
+        f"before moto's in-process handling of every request, so a waiting thread leaves the CPU to the "
+        f"others. Method: {drained['method']}. moto's emulation holds the GIL, so in-process it bounds "
+        "what concurrency can gain. Both sides run the same poller; only POLL_APPLY_CONCURRENCY differs.",
+        "",
+    ]
+
+
+def growth(detail: dict[str, Any]) -> list[str]:
+    measured = detail.get("local_send_growth") or {}
+    lines = ["## Local stack: send latency growth", ""]
+    if measured.get("reason") or not measured.get("ratio"):
+        reason = str(measured.get("reason", "see run.errors")).removeprefix("skipped: ")
+        return [*lines, f"Not measured: {reason}.", ""]
+    lines += table(
+        ["sends", "median ms"],
+        [["1-100", measured["first_100_median_ms"]], ["1,001-1,100", measured["sends_1001_1100_median_ms"]]],
+    )
+    return [
+        *lines,
+        f"Ratio {fmt(measured['ratio'])} (the bar). {measured['method']}: one POST /v1/messages per send, "
+        f"a fresh recipient and Idempotency-Key each, timed around the HTTP exchange; the scheduler polls "
+        f"as in `make run`. That run took {fmt(measured.get('seconds'))} s.",
+        "",
+    ]
