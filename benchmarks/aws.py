@@ -16,6 +16,7 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
+import local.moto_serial  # noqa: F401  (in-process moto takes one request at a time: the poller is concurrent)
 from benchmarks.environment import ACCOUNT_ID, REGION
 
 BASELINE_APP_TABLE = "baseline-app"

@@ -2,8 +2,9 @@
 
 Latency model: every AWS call takes 10 ms more than moto needs to emulate it, as an in-region
 round trip does. The 10 ms are injected by sleeping before moto's in-process request handling
-(``BotocoreStubber.process_request``, the `before-send` handler every client goes through),
-so a thread waiting on a call leaves the CPU to the others, as a real socket wait does.
+(``BotocoreStubber.__call__``, the `before-send` handler every client goes through) and outside
+the lock that serializes moto's requests (local/moto_serial.py), so a thread waiting on a call
+leaves the CPU and the emulator to the others, as a real socket wait does.
 
 The batch is one SES Delivery event for each of N fresh recipients (no two events share a
 recipient or a message), put on the SES events queue, drained by one scheduled invocation of
@@ -12,8 +13,10 @@ read, due work and metrics are the same fixed work on both sides). The two sides
 POLL_APPLY_CONCURRENCY: 1 ("one event at a time") vs the value the stack deploys. The figure
 is the ratio of median drain wall times, rounds interleaved.
 
-moto's emulation is CPU work under the GIL, so in-process it cannot overlap across threads:
-it bounds what any concurrency can gain here (its share is reported on each side).
+moto's emulation is CPU work under one lock, so in-process it cannot overlap across threads,
+while DynamoDB serves independent items in parallel. The barred figure is therefore the speedup
+of the drain time outside the emulation (wall time minus the time spent inside moto, measured
+on each side); the raw wall-time ratio is reported beside it.
 """
 
 from __future__ import annotations
@@ -48,17 +51,20 @@ def added_latency(seconds: float) -> Iterator[None]:
     """Every in-process moto request waits `seconds` before it is emulated."""
     from moto.core.botocore_stubber import BotocoreStubber
 
-    original = BotocoreStubber.process_request
+    import local.moto_serial  # noqa: F401  (the lock this sleep must stay outside of)
 
-    def process_request(stubber: Any, request: Any) -> Any:
-        time.sleep(seconds)
-        return original(stubber, request)
+    original = BotocoreStubber.__call__
 
-    BotocoreStubber.process_request = process_request  # type: ignore[method-assign,assignment]
+    def call(stubber: Any, *args: Any, **kwargs: Any) -> Any:
+        if stubber.enabled:
+            time.sleep(seconds)
+        return original(stubber, *args, **kwargs)
+
+    BotocoreStubber.__call__ = call  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
-        BotocoreStubber.process_request = original  # type: ignore[method-assign]
+        BotocoreStubber.__call__ = original  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
@@ -105,6 +111,10 @@ def measure(world: World, events: int = EVENTS, rounds: int = ROUNDS) -> dict[st
             os.environ[CONCURRENCY_ENV] = previous
         reset_caches()
     median = {side: statistics.median(values) for side, values in walls.items()}
+    outside = {
+        side: statistics.median(wall - emulated for wall, emulated in zip(walls[side], emulation[side], strict=True))
+        for side in sides
+    }
     return {
         "method": (
             f"one scheduled poller invocation draining {events} SES Delivery events of {events} distinct "
@@ -117,7 +127,9 @@ def measure(world: World, events: int = EVENTS, rounds: int = ROUNDS) -> dict[st
         "drain_moto_emulation_median_ms": {
             side: round(statistics.median(values) * 1000, 1) for side, values in emulation.items()
         },
-        "speedup": round(median["one_at_a_time"] / median["concurrent"], 3),
+        "drain_outside_emulation_median_ms": {side: round(value * 1000, 1) for side, value in outside.items()},
+        "speedup": round(outside["one_at_a_time"] / outside["concurrent"], 3),
+        "speedup_wall_with_emulation": round(median["one_at_a_time"] / median["concurrent"], 3),
     }
 
 

@@ -13,12 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from moto.moto_server.threaded_moto_server import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    ThreadedMotoServer,
-    create_backend_app,
-)
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
 
 
