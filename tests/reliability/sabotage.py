@@ -92,10 +92,7 @@ SABOTAGES: tuple[Sabotage, ...] = (
         "SMS log cursor is committed only after the page is applied: a crash mid-page loses records",
         POLL,
         old="""\
-            for record in page.events:
-                if record.log_event_id in seen:
-                    continue
-                ingest_log_record(pipeline.services, store, record, report)
+            _apply_sms_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
@@ -109,10 +106,7 @@ SABOTAGES: tuple[Sabotage, ...] = (
             if updated != raw:
                 store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
                 raw, cursor = updated, json.loads(updated)
-            for record in page.events:
-                if record.log_event_id in seen:
-                    continue
-                ingest_log_record(pipeline.services, store, record, report)
+            _apply_sms_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
 """,
     ),
     Sabotage(
