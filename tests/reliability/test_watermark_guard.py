@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import boto3
 import pytest
 
 from tests.reliability.conftest import SharedWorld, shared_world
@@ -67,3 +68,34 @@ def test_events_left_in_the_queue_hold_the_watermark_back_so_no_blind_resend(sha
     shared.poll()
     assert message_state(shared, message_id) == "delivered"
     assert len(emails_to(to)) == 1
+
+
+def test_a_watermark_newer_than_the_send_but_not_past_the_grace_proves_nothing(shared: SharedWorld) -> None:
+    shared.fresh()
+    to = f"grace-{uuid.uuid4().hex[:8]}+timeout-accepted@example.com"
+    # Given a send SES accepted while the caller saw a timeout; SES has not emitted its events yet
+    answer = shared.client(
+        "POST",
+        "/v1/messages",
+        {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}},
+        headers={"Idempotency-Key": f"grace-{uuid.uuid4().hex}"},
+    )
+    assert answer.status == 202 and answer.body["state"] == "unknown", answer
+    message_id = answer.body["message_id"]
+    # And one cycle drained the (still empty) queue a minute after the send: the watermark is
+    # past the send time, but not past send time + UNKNOWN_GRACE_SECONDS
+    shared.clock.advance(LEASE_SECONDS)
+    shared.poll()
+    # When the queue stops draining to empty (an unreadable message stays for the DLQ) and the
+    # poller reaches the unknown send after the grace
+    boto3.client("sqs").send_message(QueueUrl=shared.ingestion.queue_url, MessageBody="not an SNS envelope")
+    shared.clock.advance(GRACE_SECONDS + LEASE_SECONDS)
+    shared.poll()
+    # Then the watermark proves no absence: no second send, still unknown
+    assert len(emails_to(to)) == 1, "sent again on a watermark that had not passed the grace"
+    assert message_state(shared, message_id) == "unknown"
+    # And once SES's events arrive and the queue drains, the one send is delivered
+    shared.drain_queue()
+    shared.simulator.flush()
+    shared.poll()
+    assert message_state(shared, message_id) == "delivered" and len(emails_to(to)) == 1
