@@ -41,18 +41,23 @@ def message_state(world: SharedWorld, message_id: str) -> str:
     return str(s(message, "state"))
 
 
-def test_events_left_in_the_queue_hold_the_watermark_back_so_no_blind_resend(shared: SharedWorld) -> None:
-    shared.fresh()
-    to = f"watermark-{uuid.uuid4().hex[:8]}+timeout-accepted@example.com"
-    # Given a send SES accepted while the caller saw a timeout (`unknown`), its events queued
-    answer = shared.client(
+def accepted_but_timed_out(world: SharedWorld, prefix: str) -> tuple[str, str]:
+    """A fresh world and one send SES accepted while the caller saw a timeout: (address, message id)."""
+    world.fresh()
+    to = f"{prefix}-{uuid.uuid4().hex[:8]}+timeout-accepted@example.com"
+    answer = world.client(
         "POST",
         "/v1/messages",
         {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}},
-        headers={"Idempotency-Key": f"watermark-{uuid.uuid4().hex}"},
+        headers={"Idempotency-Key": f"{prefix}-{uuid.uuid4().hex}"},
     )
     assert answer.status == 202 and answer.body["state"] == "unknown", answer
-    message_id = answer.body["message_id"]
+    return to, str(answer.body["message_id"])
+
+
+def test_events_left_in_the_queue_hold_the_watermark_back_so_no_blind_resend(shared: SharedWorld) -> None:
+    # Given a send SES accepted while the caller saw a timeout (`unknown`), its events queued
+    to, message_id = accepted_but_timed_out(shared, "watermark")
     shared.simulator.flush()
     # When the poller cannot apply those events for longer than the grace (they stay queued)
     with shared.dynamo.armed(Fault("TransactWriteItems", "send", event_writes_fail, call=None)):
@@ -71,17 +76,8 @@ def test_events_left_in_the_queue_hold_the_watermark_back_so_no_blind_resend(sha
 
 
 def test_a_watermark_newer_than_the_send_but_not_past_the_grace_proves_nothing(shared: SharedWorld) -> None:
-    shared.fresh()
-    to = f"grace-{uuid.uuid4().hex[:8]}+timeout-accepted@example.com"
     # Given a send SES accepted while the caller saw a timeout; SES has not emitted its events yet
-    answer = shared.client(
-        "POST",
-        "/v1/messages",
-        {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}},
-        headers={"Idempotency-Key": f"grace-{uuid.uuid4().hex}"},
-    )
-    assert answer.status == 202 and answer.body["state"] == "unknown", answer
-    message_id = answer.body["message_id"]
+    to, message_id = accepted_but_timed_out(shared, "grace")
     # And one cycle drained the (still empty) queue a minute after the send: the watermark is
     # past the send time, but not past send time + UNKNOWN_GRACE_SECONDS
     shared.clock.advance(LEASE_SECONDS)
