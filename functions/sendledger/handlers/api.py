@@ -77,9 +77,7 @@ def _message_response(status: int, view: dict[str, Any], replayed: bool = False)
 
 
 def _send_response(result: SendResult) -> Response[str]:
-    if isinstance(result, Replayed):
-        return _message_response(202, result.view, replayed=True)
-    return _message_response(202, message_view(result.message, _services().settings))
+    return _message_response(202, result.view, replayed=isinstance(result, Replayed))
 
 
 def _suppression_response(status: SuppressionStatus) -> Response[str]:

@@ -21,7 +21,7 @@ from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntr
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports import DueItem
 from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.results import Accepted, Replayed
+from sendledger.usecases.results import Replayed
 from sendledger.usecases.send import SendCommand, send_message
 from sendledger.usecases.views import message_view
 
@@ -144,14 +144,10 @@ def _send_fallback(
         # A fallback the template cannot serve (e.g. no SMS variant): escalate without it.
         logger.error("fallback not sendable", extra={"message_id": message.message_id, "error": exc.detail})
         return {"fallback_step": step, "fallback_error": exc.detail}
-    if isinstance(result, Accepted):
-        fallback_id, fallback_state = result.message.message_id, result.message.state.value
-    else:
-        fallback_id, fallback_state = result.view["message_id"], result.view["state"]
     return {
         "fallback_step": step,
-        "fallback_message_id": fallback_id,
-        "fallback_state": fallback_state,
+        "fallback_message_id": result.view["message_id"],
+        "fallback_state": result.view["state"],
         "fallback_replayed": isinstance(result, Replayed),
     }
 

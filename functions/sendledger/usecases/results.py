@@ -12,9 +12,13 @@ from sendledger.domain.messages import Message
 
 @dataclass(frozen=True)
 class Accepted:
-    """A new intent, committed: sent, decided without a send (suppressed) or deferred."""
+    """A new intent, committed: sent, decided without a send (suppressed) or deferred.
+
+    `view` is the answer, the same one stored for a replay of its key.
+    """
 
     message: Message
+    view: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -87,9 +87,13 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
     except IdempotencyConflictFound as found:
         return _replay(services, intent, found.record)
     if decision is None:
-        return Accepted(intent.message)
+        return _accepted(services, intent.message)
     response = deliver(services, intent.message, seconds_left)
-    return Accepted(record_provider_outcome(services, intent, response))
+    return _accepted(services, record_provider_outcome(services, intent, response))
+
+
+def _accepted(services: Services, message: Message) -> Accepted:
+    return Accepted(message, message_view(message, services.settings))
 
 
 class IdempotencyConflictFound(Exception):
