@@ -30,13 +30,13 @@ class World:
 
     def refresh_watermarks(self) -> None:
         """A healthy pipeline: both sources drained just now (as tests/conftest.py does)."""
-        from sendledger.adapters.dynamodb.ledger import wm_pk
-        from sendledger.adapters.dynamodb.models import WatermarkItem
         from sendledger.domain.clock import iso
 
         now = iso(datetime.now(UTC))
+        client = boto3.client("dynamodb", region_name=REGION)
         for source in ("ses", "sms"):
-            WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+            item = {"pk": f"WM#{source}", "sk": "WM", "watermark": now, "updated_at": now}
+            client.put_item(TableName=self.resources.table_name, Item={k: {"S": v} for k, v in item.items()})
 
     def empty_tables(self) -> None:
         """Recreate every table empty (between timed samples, never inside one).
@@ -126,12 +126,9 @@ def reset_caches() -> None:
     """Clients and services are built once per container: rebuild them for this moto world."""
     from sendledger import bootstrap
     from sendledger.adapters import aws as aws_clients
-    from sendledger.adapters.dynamodb.models import ALL_MODELS
 
     aws_clients.client.cache_clear()
     bootstrap.runtime.cache_clear()
-    for model in ALL_MODELS:  # pynamodb keeps one client per model class: built for the old world
-        model._connection = None
 
 
 def _create_baseline_tables() -> None:

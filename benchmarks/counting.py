@@ -32,6 +32,7 @@ class Request:
     status: int = 0
     response: dict[str, Any] = field(default_factory=dict)
     capacity: dict[str, float] = field(default_factory=dict)
+    before: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # written items, before the call
 
 
 @dataclass(eq=False)
@@ -63,6 +64,9 @@ class RequestLog(shared.Observer):
     def before_call(self, **kwargs: Any) -> None:
         context = kwargs["context"]
         request = Request(kwargs["model"].name, context.get(_PARAMS_KEY, {}))
+        from benchmarks.capacity import snapshot
+
+        request.before = snapshot(request.operation, request.params)
         context[self._request_key] = request
         self.requests.append(request)
 

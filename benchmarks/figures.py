@@ -45,14 +45,19 @@ def _worst(figures: list[dict[str, Any]], unit: str) -> float | None:
     return max((f[unit] for f in figures), default=None)
 
 
-def _capacity(ours: dict[str, Any], events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(write units, read units) per operation; events: worst case over kinds and sources."""
+def _capacity(
+    ours: dict[str, Any], events: dict[str, Any] | None, unit: str = "write_request_units"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(write units, read units) per operation; events: worst case over kinds and sources.
+
+    `unit` picks the write figure: the prepare-only bill of a cancelled transaction, or the
+    conservative one ("conservative_write_request_units", billed as attempted)."""
     wru: dict[str, Any] = {}
     rru: dict[str, Any] = {}
     send, replay = ours.get("send") or {}, ours.get("replay") or {}
-    wru["send"], rru["send"] = send.get("write_request_units"), send.get("read_request_units")
+    wru["send"], rru["send"] = send.get(unit), send.get("read_request_units")
     # A replay is bounded in units of either kind (it may be answered by a write or by a read).
-    wru["replay"] = None if not replay else replay["write_request_units"] + replay["read_request_units"]
+    wru["replay"] = None if not replay else replay.get(unit, 0.0) + replay["read_request_units"]
     rru["replay"] = replay.get("read_request_units")
     new: list[dict[str, Any]] = []
     duplicate: list[dict[str, Any]] = []
@@ -66,7 +71,7 @@ def _capacity(ours: dict[str, Any], events: dict[str, Any] | None) -> tuple[dict
         "event_duplicate": duplicate,
     }
     for name, group in groups.items():
-        wru[name] = _worst(group, "write_request_units")
+        wru[name] = _worst(group, unit)
         rru[name] = _worst(group, "read_request_units")
     return wru, rru
 
@@ -111,6 +116,7 @@ def assemble(
     ddb["sms_send"] = (ours_counts.get("sms_send") or {}).get("requests")
     baseline_ddb = {name: (base_counts.get(name) or {}).get("requests") for name in ("send", "replay")}
     capacity, read_capacity = _capacity(ours_counts, found.get("events"))
+    conservative, _ = _capacity(ours_counts, found.get("events"), "conservative_write_request_units")
     baseline_capacity = {name: (base_counts.get(name) or {}).get("write_request_units") for name in ("send", "replay")}
 
     cold_ratio = dict(cold.get("ratio") or {})
@@ -120,6 +126,7 @@ def assemble(
         "baseline_ddb_requests": baseline_ddb,
         "ddb_capacity": capacity,
         "ddb_read_capacity": read_capacity,
+        "ddb_capacity_cancelled_billed_as_attempted": conservative,
         "baseline_ddb_capacity": baseline_capacity,
         "send_cpu_ratio_vs_baseline": timing.get("lambda_cpu_ratio_of_medians"),
         "send_time_ratio_vs_baseline": timing.get("ratio_of_medians"),

@@ -37,7 +37,8 @@ class LedgerData(Construct):
                 type=dynamodb.AttributeType.STRING,
             ),
             sort_key=dynamodb.Attribute(name=names.DUE_WORK_INDEX_SORT_KEY, type=dynamodb.AttributeType.NUMBER),
-            projection_type=dynamodb.ProjectionType.ALL,
+            projection_type=dynamodb.ProjectionType.INCLUDE,
+            non_key_attributes=list(names.DUE_WORK_INDEX_PROJECTION),
         )
 
     @property

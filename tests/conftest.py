@@ -24,16 +24,15 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.pop("AWS_ENDPOINT_URL", None)
 
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.ledger import DynamoLedger, wm_pk
-from sendledger.adapters.dynamodb.models import WatermarkItem
+from sendledger.adapters.dynamodb.ledger import DynamoLedger
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
-from sendledger.domain.clock import iso
 from sendledger.domain.provider import Backoff
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+from tests.support.fixtures import put_watermark
 
 # One seed per run for every randomized Hypothesis test (the reliability suite's schedules and
 # state machine): printed in pytest's header, and set in the environment so xdist workers, which
@@ -99,7 +98,7 @@ def services(aws: None, clock: FakeClock, settings: Settings) -> Services:
 def healthy_watermarks(services: Services, clock: FakeClock) -> None:
     """The poller drained both sources just now (what a healthy pipeline looks like)."""
     for source in ("ses", "sms"):
-        WatermarkItem(wm_pk(source), "WM", watermark=iso(clock.now()), updated_at=iso(clock.now())).save()
+        put_watermark(TABLE, source, clock.now())
 
 
 class Api:

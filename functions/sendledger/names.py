@@ -45,6 +45,9 @@ TABLE_TTL_ATTRIBUTE = "expires_at"
 DUE_WORK_INDEX = "due-work"  # sparse GSI over items that the poller must revisit
 DUE_WORK_INDEX_PARTITION_KEY = "due_kind"
 DUE_WORK_INDEX_SORT_KEY = "due_at"
+# Projected besides the keys: what the poller acts on without reading the item. Kept small
+# because every send writes (and its outcome removes) an index entry.
+DUE_WORK_INDEX_PROJECTION = ("message_id", "state", "escalation", "idem_key", "escalates")
 
 # --- Message tags and metrics ----------------------------------------------------------------
 SES_MESSAGE_ID_TAG = "sendledger-message-id"

@@ -11,8 +11,6 @@ from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageSt
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
 
-MISSING: Any = object()  # "the item does not exist" inside a conflict report
-
 
 @dataclass(frozen=True)
 class StoredResponse:
@@ -23,6 +21,8 @@ class StoredResponse:
 
 @dataclass(frozen=True)
 class IdempotencyRecord:
+    """A keyed send's message item, seen as the record of its key."""
+
     key: str
     fingerprint: str
     message_id: str
@@ -30,6 +30,9 @@ class IdempotencyRecord:
     lease_until: datetime
     expires_at: datetime
     response: StoredResponse | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at <= now  # TTL-like expiry is checked in code, never trusted to have run
 
 
 @dataclass(frozen=True)
@@ -45,14 +48,32 @@ class ResetRecord:
 
 
 @dataclass(frozen=True)
-class Expectations:
-    """Conditions the intent transaction asserts about state it does not read first."""
+class LastSendCondition:
+    """What the intent asserts about the recipient's last-send marker.
 
-    suppression_version: int = 0  # 0: no suppression item may exist
-    last_send_max: datetime | None = None  # optimistic: absent or not newer than this
-    last_send_exact: Any = MISSING  # exact retry: the value read, or MISSING (absent)
-    watermark_min: datetime | None = None  # optimistic: source watermark at least this
-    watermark_source: str = "ses"
+    Optimistic (`exact=False`): absent, or not after `value` (None: absent only). Exact: equal
+    to `value`, the marker as read (None: absent).
+    """
+
+    value: datetime | None = None
+    exact: bool = False
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """Conditions the intent asserts about recipient state it does not read first."""
+
+    suppression_version: int = 0  # 0: never suppressed
+    last_send: LastSendCondition = LastSendCondition()
+
+
+@dataclass(frozen=True)
+class RecipientState:
+    suppression: SuppressionState
+    last_send_at: datetime | None
+    last_message_id: str | None = None
+    transient_times: list[datetime] = field(default_factory=list)
+    transient_revision: int = 0
 
 
 @dataclass
@@ -67,17 +88,16 @@ class SendIntent:
     reset: ResetRecord | None = None
     reset_window_start: datetime | None = None
     due: tuple[DueKind, datetime] | None = None  # poller work; default: in flight until the lease ends
+    generation: int = 0  # of a keyed message id: bumped when an expired key is used again
 
 
-@dataclass
-class IntentConflict(Exception):
-    """The intent transaction was cancelled; each field reports one failed condition."""
+@dataclass(frozen=True)
+class IntentConflict:
+    """The intent was not written; each field reports one failed condition with what is there."""
 
-    idempotency: IdempotencyRecord | None = None
-    suppression: SuppressionState | None = None
-    last_send: Any = None  # datetime, MISSING (absent), or None when that condition held
-    watermark: Any = None  # datetime, MISSING, or None when that condition held
-    reset: ResetRecord | None = None
+    existing: IdempotencyRecord | None = None  # the key's message item
+    recipient: RecipientState | None = None
+    reset: ResetRecord | None = None  # the account's young active reset
     retryable: bool = False  # TransactionConflict / throttling: nothing was written
 
 
@@ -100,10 +120,11 @@ class SuppressionView:
 
 
 class Ledger(Protocol):
-    def commit_intent(self, intent: SendIntent) -> None:
-        """One transaction: idempotency + message + history (+reset) + eligibility checks."""
+    def commit_intent(self, intent: SendIntent) -> IntentConflict | None:
+        """One transaction: the message (its key's record, first entry) + the recipient's
+        eligibility condition and last-send marker (+ reset, escalation timer)."""
 
-    def commit_without_send(self, intent: SendIntent, stored: StoredResponse | None) -> None:
+    def commit_without_send(self, intent: SendIntent, stored: StoredResponse | None) -> IntentConflict | None:
         """Record an intent decided without a provider call (suppressed, deferred)."""
 
     def record_outcome(self, outcome: Outcome) -> None: ...
@@ -112,7 +133,11 @@ class Ledger(Protocol):
 
     def get_watermark(self, source: str) -> datetime | None: ...
 
-    def get_last_send(self, recipient_key: str) -> datetime | None: ...
+    def recent_watermark(self, source: str, now: datetime, *, read: bool = True) -> datetime | None:
+        """The watermark as read recently (cached per container; only ever behind the truth);
+        `read=False`: the cached value only, None when none is recent."""
+
+    def get_recipient(self, recipient_key: str) -> RecipientState: ...
 
     def get_suppression(self, recipient_key: str) -> SuppressionView: ...
 

@@ -95,11 +95,6 @@ class Settings(Tunables):
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
 
-    @property
-    def watermark_expected_lag_seconds(self) -> int:
-        """How far behind `now` a healthy source watermark may be (two poll cycles)."""
-        return 2 * self.poll_interval_seconds + 30
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Unset and empty variables take the default; an invalid one raises SettingsError naming it."""

@@ -6,7 +6,7 @@ import boto3
 import pytest
 
 from sendledger import bootstrap
-from sendledger.adapters.dynamodb.ledger import sup_pk
+from sendledger.adapters.dynamodb.keys import recipient_pk as sup_pk
 from sendledger.domain.events import parse_sqs_body
 from sendledger.handlers import poller
 from sendledger.usecases.ingest import IngestReport, ingest_sqs_body

@@ -2,9 +2,10 @@
 
 from datetime import timedelta
 
-from sendledger.domain.clock import iso
+from tests.conftest import TABLE
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN
+from tests.support.fixtures import put_watermark
 from tests.support.outbox import sent_emails, sent_sms
 
 ALERT = {
@@ -81,12 +82,8 @@ def test_keys_are_scoped_per_caller(api, healthy_watermarks):
 def test_key_expires_after_retention(api, services, clock, healthy_watermarks):
     first = send(api)
     clock.advance(timedelta(days=31).total_seconds())
-    from sendledger.adapters.dynamodb.ledger import wm_pk
-    from sendledger.adapters.dynamodb.models import WatermarkItem
-    from tests.conftest import healthy_watermarks as _  # noqa: F401  (documenting intent only)
-
-    for source in ("ses", "sms"):
-        WatermarkItem(wm_pk(source), "WM", watermark=iso(clock.now()), updated_at=iso(clock.now())).save()
+    for source in ("ses", "sms"):  # the pipeline stayed healthy meanwhile
+        put_watermark(TABLE, source, clock.now())
     second = send(api)
     assert second[0] == 202 and second[2]["message_id"] != first[2]["message_id"]
     assert "idempotent-replayed" not in second[1]

@@ -18,12 +18,10 @@ from moto.core.model_instances import reset_model_data
 
 from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.ledger import DynamoLedger, wm_pk
-from sendledger.adapters.dynamodb.models import WatermarkItem
+from sendledger.adapters.dynamodb.ledger import DynamoLedger
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
-from sendledger.domain.clock import iso
 from sendledger.domain.provider import Backoff
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
@@ -37,6 +35,7 @@ from tests.integration.conftest import (
 from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch, ProviderCalls
 from tests.support.counting import ledger_emitters
 from tests.support.fakes import FakeClock, FakeSleeper
+from tests.support.fixtures import put_watermark
 
 FIGURES_DIR = "SENDLEDGER_RELIABILITY_FIGURES"  # set by tests/reliability/report.py
 
@@ -129,9 +128,8 @@ class SharedWorld:
                 sqs.delete_message(QueueUrl=self.ingestion.queue_url, ReceiptHandle=message["ReceiptHandle"])
 
     def healthy_watermarks(self) -> None:
-        now = iso(self.clock.now())
         for source in ("ses", "sms"):
-            WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+            put_watermark(TABLE, source, self.clock.now())
 
 
 def forget_moto_instances() -> None:

@@ -28,7 +28,8 @@ from moto.dynamodb.models import dynamodb_backends
 
 from sendledger import names
 from sendledger.adapters import aws as aws_clients
-from sendledger.domain import tokens
+from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX
+from sendledger.domain import ids, tokens
 from sendledger.domain.messages import MessageState
 from tests.conftest import TABLE
 from tests.reliability import lifecycle_oracle
@@ -159,6 +160,7 @@ class Fault:
     service applied the call and answered (the answer is lost on the way back).
     ``call``: which call of ``operation`` (1-based, counted while armed); None = every call.
     ``attempts``: how many HTTP attempts of that call fail (None = all of them).
+    ``key_prefix``: only calls on an item whose pk starts with it (then ``call`` counts those).
     """
 
     operation: str
@@ -167,6 +169,7 @@ class Fault:
     call: int | None = 1
     attempts: int | None = None
     fired: int = 0
+    key_prefix: str | None = None
 
 
 @dataclass
@@ -212,20 +215,30 @@ class Hooks:
             self.disarm()
 
     def _matching(self, operation: str, stage: str) -> list[Fault]:
-        number = getattr(self._current, "number", 0)
+        numbers: dict[str | None, int] = getattr(self._current, "numbers", {})
         return [
             f
             for f in self.faults
-            if f.operation == operation and f.stage == stage and (f.call is None or f.call == number)
+            if f.operation == operation
+            and f.stage == stage
+            and f.key_prefix in numbers
+            and (f.call is None or f.call == numbers[f.key_prefix])
         ]
 
     def _record(self, model: Any, params: Any = None, **_: Any) -> None:
         """The API parameters of every call (what a ClientRequestToken vouches for)."""
         self.requests.append((model.name, json.loads(json.dumps(params or {}, default=str))))
+        key = (params or {}).get("Key") or (params or {}).get("Item") or {}
+        self._current.pk = str((key.get("pk") or {}).get("S", ""))
 
     def _before_call(self, model: Any, **_: Any) -> None:
         self.calls[model.name] += 1
-        self._current.number = self.calls[model.name]
+        numbers: dict[str | None, int] = {None: self.calls[model.name]}
+        pk = getattr(self._current, "pk", "")
+        for prefix in {f.key_prefix for f in self.faults if f.key_prefix and pk.startswith(f.key_prefix)}:
+            self.calls[f"{model.name}:{prefix}"] += 1
+            numbers[prefix] = self.calls[f"{model.name}:{prefix}"]
+        self._current.numbers = numbers
 
     def _before_send(self, request: Any, event_name: str, **_: Any) -> Any:
         operation = event_name.rsplit(".", 1)[-1]
@@ -268,6 +281,12 @@ def s(item: dict[str, Any], name: str) -> Any:
     return next(iter(value.values()))
 
 
+def due_kind_of(item: dict[str, Any]) -> str | None:
+    """The due-work kind of an item (the index key is `<kind>#<shard>`)."""
+    value = s(item, "due_kind")
+    return str(value).split("#")[0] if value else None
+
+
 def items_with(items: list[dict[str, Any]], prefix: str, sk: str | None = None) -> list[dict[str, Any]]:
     return [i for i in items if s(i, "pk").startswith(prefix) and (sk is None or s(i, "sk") == sk)]
 
@@ -285,6 +304,8 @@ def mailed_tokens(address: str) -> list[str]:
 DEFINED_STATES = {state.value for state in MessageState}
 # A message that is not settled must be findable by the worker/poller (its due-work entry).
 DUE_WORK = {"sending": "inflight", "unknown": "unknown", "pending": "pending", "retry": "pending"}
+# What a keyed message carries as its key's idempotency record.
+IDEMPOTENCY_RECORD = ("idem_fingerprint", "lease_until", "idem_expires_at")
 # History entries that open a send attempt: the decision a provider call acts on.
 SEND_DECISIONS = {"intent", "reset_mail", "resend"}
 # What the figures count when the watch first sees one (how often the hard paths were reached).
@@ -296,13 +317,31 @@ HARD_PATHS = {
 }
 
 
-def _history_of(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """History entries by owner (message row, SMS receipt, suppression), oldest first."""
-    owners: dict[str, list[dict[str, Any]]] = {}
-    for item in sorted(items, key=lambda i: s(i, "sk")):
-        if s(item, "sk").startswith("H#"):
-            owners.setdefault(s(item, "pk"), []).append(item)
-    return owners
+def history_entries(items: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every history entry, raw, by (owner pk, attribute): entries are `h:` attributes."""
+    return {
+        (s(item, "pk"), name): value
+        for item in items
+        for name, value in item.items()
+        if name.startswith(HISTORY_PREFIX)
+    }
+
+
+def history_of(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """History entries by owner (message, SMS receipt, recipient), oldest first, as items of
+    attribute values ({"type": {"S": ...}, "at": ..., "evidence": JSON})."""
+    owners: dict[str, list[tuple[tuple[str, int, str], dict[str, Any]]]] = {}
+    for (owner, name), value in history_entries(items).items():
+        body = json.loads(value["S"])
+        entry = {
+            "at": {"S": body["at"]},
+            "type": {"S": body["type"]},
+            "evidence": {"S": json.dumps(body.get("evidence", {}))},
+        }
+        if body.get("state"):
+            entry["state"] = {"S": body["state"]}
+        owners.setdefault(owner, []).append(((body["at"], int(body.get("step", 0)), name), entry))
+    return {owner: [entry for _, entry in sorted(pairs, key=lambda p: p[0])] for owner, pairs in owners.items()}
 
 
 def _evidence(entry: dict[str, Any]) -> dict[str, Any]:
@@ -367,7 +406,7 @@ def ledger_at_call(message_id: str | None, recipient: str) -> ProviderCall:
     decided_at = decided_version = None
     recipient_key = s(messages[0], "recipient_key") if messages else None
     if messages:
-        entries = _history_of(items).get(s(messages[0], "pk"), [])
+        entries = history_of(items).get(s(messages[0], "pk"), [])
         decisions = [e for e in entries if s(e, "type") in SEND_DECISIONS]
         if decisions:
             decided_at = s(decisions[-1], "at")
@@ -425,15 +464,16 @@ class LedgerWatch:
 
     def _append_only(self, items: list[dict[str, Any]]) -> None:
         """History is append-only: nothing seen before changed or disappeared."""
-        current = {(s(i, "pk"), s(i, "sk")): i for i in items if s(i, "sk").startswith("H#")}
+        current = history_entries(items)
         for key, item in self.history.items():
             assert key in current, f"history entry disappeared: {key}"
             assert current[key] == item, f"history entry changed: {key}"
         for key in current.keys() - self.history.keys():
-            kind = s(current[key], "type")
+            body = json.loads(current[key]["S"])
+            kind = body["type"]
             if kind in HARD_PATHS:
                 FIGURES[HARD_PATHS[kind]] += 1
-            if kind.startswith("event:") and "would_be" in _evidence(current[key]):
+            if kind.startswith("event:") and "would_be" in body.get("evidence", {}):
                 FIGURES["reached_regressions_refused"] += 1
         self.history = current
 
@@ -457,7 +497,7 @@ class LedgerWatch:
 
     def _events_once(self, items: list[dict[str, Any]]) -> None:
         """Each source event applied at most once: one history entry per event id and owner."""
-        for owner, entries in _history_of(items).items():
+        for owner, entries in history_of(items).items():
             ids = Counter(
                 (s(e, "type"), _evidence(e).get("event_id"))
                 for e in entries
@@ -478,20 +518,20 @@ class LedgerWatch:
 
     @staticmethod
     def _intents_kept(items: list[dict[str, Any]], messages: dict[str, dict[str, Any]]) -> None:
-        idempotency = items_with(items, "IDEM#", "IDEM")
-        history = _history_of(items)
-        # No message without its idempotency record, and vice versa.
-        for idem in idempotency:
-            assert f"MSG#{s(idem, 'message_id')}" in messages, f"idempotency record without message: {idem}"
-        idem_keys = {s(i, "pk") for i in idempotency}
+        history = history_of(items)
         for message in messages.values():
-            if s(message, "idempotency_pk"):
-                assert s(message, "idempotency_pk") in idem_keys, f"message without idempotency record: {message}"
+            # A keyed message is its key's record: whole, and under the id its key names.
+            if s(message, "idem_key"):
+                assert all(s(message, a) for a in IDEMPOTENCY_RECORD), f"partial idempotency record: {message}"
+                assert s(message, "message_id") in {
+                    ids.keyed_message_id(s(message, "idem_key"), generation) for generation in range(3)
+                }, f"message id not derived from its key: {message}"
             # No intent lost: a defined state, and unsettled ones are on the due-work index.
             state = s(message, "state")
             assert state in DEFINED_STATES, message
             if state in DUE_WORK:
-                assert s(message, "due_kind") == DUE_WORK[state], f"{state} message not on due work: {message}"
+                due = due_kind_of(message)
+                assert due == DUE_WORK[state], f"{state} message not on due work: {message}"
             # Every message has its first history entry.
             assert history.get(s(message, "pk")), f"message without history: {message}"
 

@@ -59,8 +59,6 @@ SURVIVOR_NOTES: dict[str, str] = {
     "suppressing; verdict_for is not unit-tested on an SmsFailure event",
     f"{D}eligibility.x_decide__mutmut_13": "test gap: decide() never sees the last send, so nothing is ever "
     "eligible_stale; is_stale is unit-tested, decide's stale branch is not",
-    f"{D}eligibility.x_optimistic_cutoffs__mutmut_2": "equivalent for correctness: the optimistic watermark bound lies "
-    "in the future, so every send falls back to the exact read; only the request budget (not a unit test) sees it",
     f"{D}suppression_rules.xǁTransientPolicyǁreached__mutmut_2": "test gap: with a transient limit of 0 "
     "(transient bounces never suppress) every transient bounce would suppress; limit 0 is untested",
     f"{D}events.x_allowed_from__mutmut_9": "test gap: an SES Reject can no longer land while the message is still "

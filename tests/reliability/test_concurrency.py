@@ -44,10 +44,8 @@ import requests
 from local.moto_server import SerializedMotoServer
 from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb import models
 from sendledger.adapters.dynamodb.events_store import DynamoEventStore
-from sendledger.adapters.dynamodb.ledger import DynamoLedger, wm_pk
-from sendledger.adapters.dynamodb.models import WatermarkItem
+from sendledger.adapters.dynamodb.ledger import DynamoLedger
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
@@ -74,6 +72,7 @@ from tests.reliability.faults import (
     LedgerWatch,
     connect_timeout,
     emails_to,
+    history_of,
     items_with,
     mailed_tokens,
     s,
@@ -82,6 +81,7 @@ from tests.reliability.faults import (
 )
 from tests.support.counting import ledger_emitters
 from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+from tests.support.fixtures import put_watermark
 from tests.support.outbox import sent_emails
 
 THREADS = 8
@@ -106,11 +106,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _unbind_models() -> None:
-    for model in models.ALL_MODELS:
-        model._connection = None
-
-
 @pytest.fixture(scope="module")
 def moto_server() -> Iterator[SerializedMotoServer]:
     port = _free_port()
@@ -121,8 +116,6 @@ def moto_server() -> Iterator[SerializedMotoServer]:
     os.environ["AWS_ENDPOINT_URL"] = url
     try:
         aws_clients.client.cache_clear()
-        _unbind_models()
-        models.bind(TABLE)
         create_ledger_table(boto3.client("dynamodb"), TABLE)
         boto3.client("ses").verify_email_identity(EmailAddress=SENDER)
         boto3.client("sesv2").create_configuration_set(ConfigurationSetName="sendledger-events")
@@ -135,8 +128,7 @@ def moto_server() -> Iterator[SerializedMotoServer]:
             os.environ.pop("AWS_ENDPOINT_URL", None)
         else:
             os.environ["AWS_ENDPOINT_URL"] = saved
-        aws_clients.client.cache_clear()
-        _unbind_models()  # later tests (mock_aws) get fresh clients without the endpoint
+        aws_clients.client.cache_clear()  # later tests (mock_aws) get fresh clients without the endpoint
 
 
 # --- the one watcher of the module ----------------------------------------------------------
@@ -275,9 +267,8 @@ class Fleet:
         self.sqs = aws_clients.client("sqs")  # built here: clients are shared by threads, not created in them
         self.acknowledged: set[str] = set()  # every message id an answer named
         monkeypatch.setattr(bootstrap, "runtime", self._runtime)
-        now = iso(self.clock.now())
         for source in ("ses", "sms"):
-            WatermarkItem(wm_pk(source), "WM", watermark=now, updated_at=now).save()
+            put_watermark(TABLE, source, self.clock.now())
 
     def _runtime(self) -> bootstrap.Runtime:
         services = getattr(self.local, "services", self.main)
@@ -557,11 +548,11 @@ def _event_ids(record: dict[str, Any]) -> set[str]:
 
 
 def _applied_events(items: list[dict[str, Any]], pk: str) -> Counter[str]:
-    """How many history entries of partition ``pk`` record each delivery event (1: applied once)."""
+    """How many history entries of item ``pk`` record each delivery event (1: applied once)."""
     return Counter(
-        json.loads(s(i, "evidence"))["event_id"]
-        for i in items
-        if s(i, "pk") == pk and s(i, "sk").startswith("H#") and s(i, "type").startswith("event:")
+        json.loads(s(entry, "evidence"))["event_id"]
+        for entry in history_of(items).get(pk, [])
+        if s(entry, "type").startswith("event:")
     )
 
 
@@ -573,9 +564,8 @@ def _sent(fleet: Fleet, to: str, key: str) -> str:
 
 def _suppression(items: list[dict[str, Any]], to: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The recipient's suppression item and its history entries."""
-    partition = [i for i in items if s(i, "pk") == f"SUP#email:{to}"]
-    [item] = [i for i in partition if s(i, "sk") == "STATE"]
-    return item, [i for i in partition if s(i, "sk").startswith("H#")]
+    [item] = [i for i in items if s(i, "pk") == f"SUP#email:{to}" and s(i, "sk") == "STATE"]
+    return item, history_of(items).get(f"SUP#email:{to}", [])
 
 
 def test_events_for_one_recipient_from_eight_pollers_converge(fleet):

@@ -1,9 +1,9 @@
-"""DynamoDB faults on the pynamodb clients: every route answers 503 + Retry-After, state stays
+"""DynamoDB faults on the ledger's client: every route answers 503 + Retry-After, state stays
 consistent, and the retry after the fault clears succeeds exactly once.
 
 Faults are error answers returned from a ``before-send.dynamodb`` hook on every client of the
 ledger (``ledger_emitters(services.ledger)``), so botocore parses them and its own retry
-policy (pynamodb's standard mode) runs as in production, minus the sleeping.
+policy (standard mode) runs as in production, minus the sleeping.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tests.reliability.faults import (
     Answer,
     Fault,
     connect_timeout,
+    due_kind_of,
     dynamodb_error,
     emails_to,
     internal_error,
@@ -79,9 +80,12 @@ def assert_unavailable(answer: Answer) -> None:
     assert answer.retry_after is not None and answer.retry_after >= 1, answer
 
 
-def faulted(fault: DynamoFault, operation: str, call: int | None, attempts: int | None) -> Fault:
+def faulted(
+    fault: DynamoFault, operation: str, call: int | None, attempts: int | None, key_prefix: str | None = None
+) -> Fault:
     reasons = list(fault.reasons) or None
-    return Fault(operation, "send", dynamodb_error(fault.code, fault.status, reasons), call=call, attempts=attempts)
+    error = dynamodb_error(fault.code, fault.status, reasons)
+    return Fault(operation, "send", error, call=call, attempts=attempts, key_prefix=key_prefix)
 
 
 # --- the send path ----------------------------------------------------------------------------
@@ -94,11 +98,11 @@ def test_intent_write_fault_is_503_and_the_retry_sends_once(world, fault):
     with world.dynamo.armed(armed):
         answer = send()
     assert_unavailable(answer)
-    # And botocore retried what it may, within bounds (pynamodb: at most 4 attempts)
+    # And botocore retried what it may, within bounds (standard mode, 3 retries: at most 4 attempts)
     assert (2 <= armed.fired <= 4) if fault.sdk_retries else (armed.fired == 1)
-    # And nothing half-written: no message, no idempotency record, no send
+    # And nothing half-written: no message (which is also the key's record), no send
     items = world.watch.check()
-    assert items_with(items, "MSG#") == [] and items_with(items, "IDEM#") == []
+    assert items_with(items, "MSG#") == []
     assert emails_to(to) == []
     # When the client retries after the fault cleared: exactly one send
     retried = send()
@@ -126,13 +130,13 @@ def test_outcome_write_fault_is_503_then_the_key_settles_without_a_second_send(w
     to, key = fresh_address(), f"k-{uuid.uuid4().hex}"
     send = lambda: world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": key})  # noqa: E731
     # Given the intent landed and SES accepted, but the outcome write keeps failing
-    with world.dynamo.armed(faulted(fault, "TransactWriteItems", call=2, attempts=None)):
+    with world.dynamo.armed(faulted(fault, "UpdateItem", call=1, attempts=None, key_prefix="MSG#")):
         answer = send()
     assert_unavailable(answer)
     # Then the intent is there, consistent, in flight (the poller's evidence), sent once
     items = world.watch.check()
     [message] = items_with(items, "MSG#", "MSG")
-    assert s(message, "state") == "sending" and s(message, "due_kind") == "inflight"
+    assert s(message, "state") == "sending" and due_kind_of(message) == "inflight"
     assert len(emails_to(to)) == 1
     # When the client retries: in flight until the lease ends, then the message view
     early = send()
@@ -182,17 +186,17 @@ def _seed_reset(world: SharedWorld) -> tuple[str, str]:
 
 ROUTES: dict[str, tuple[str, Callable[[SharedWorld], Any], Callable[[SharedWorld, Any], Answer]]] = {
     "get-message": (
-        "Query",
+        "GetItem",
         _seed_message,
         lambda w, message_id: w.client("GET", f"/v1/messages/{message_id}"),
     ),
     "get-suppression": (
-        "Query",
+        "GetItem",
         lambda w: None,
         lambda w, _: w.client("GET", "/v1/suppressions/someone%40example.com"),
     ),
     "admin-suppress": (
-        "TransactWriteItems",
+        "UpdateItem",
         lambda w: None,
         lambda w, _: w.client("PUT", "/v1/admin/suppressions/x%40example.com", {"reason": "r"}, principal=ADMIN),
     ),
@@ -255,9 +259,7 @@ def test_a_client_request_token_is_never_reused_for_a_different_reset_outcome(wo
     [message] = items_with(world.watch.check(), "MSG#", "MSG")
     assert s(message, "state") == "pending" and int(s(message, "attempt")) == 2
     # Then no token was sent twice with different transaction items
-    assert (
-        len([op for op, _ in world.dynamo.requests if op == "TransactWriteItems"]) >= 5
-    )  # intent, 2 mints, 2 outcomes
+    assert len([op for op, _ in world.dynamo.requests if op == "TransactWriteItems"]) >= 3  # intent, 2 mints
     assert _token_reuse(world) == {}
 
 
@@ -271,7 +273,7 @@ def test_a_client_request_token_is_never_reused_for_a_different_intent(world):
     assert answer.status == 202
     # Then the exact re-commit did not reuse the first attempt's token with other items
     intents = [p for op, p in world.dynamo.requests if op == "TransactWriteItems"]
-    assert len(intents) >= 5  # intent+outcome, then optimistic intent, exact intent, outcome
+    assert len(intents) >= 3  # intent, then optimistic intent and exact intent
     assert _token_reuse(world) == {}
 
 

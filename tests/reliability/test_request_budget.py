@@ -53,13 +53,13 @@ def test_a_request_through_any_client_is_counted(aws, make):
     assert counter.operations == {"GetItem": 1}
 
 
-def test_the_ledgers_pynamodb_clients_are_counted(services):
-    # pynamodb builds its clients from a botocore session of its own (a model's, the ledger's)
-    with count_dynamodb_requests() as model:
+def test_the_ledgers_own_client_is_counted(services):
+    # The ledger builds its client with a config of its own (standard retries, timeouts)
+    with count_dynamodb_requests() as watermark:
         services.ledger.get_watermark("ses")
-    with count_dynamodb_requests() as ledger:
+    with count_dynamodb_requests() as suppression:
         services.ledger.get_suppression("email:alice@example.com")
-    assert model.operations == {"GetItem": 1} and ledger.operations == {"Query": 1}
+    assert watermark.operations == {"GetItem": 1} and suppression.operations == {"GetItem": 1}
 
 
 def test_a_client_created_before_the_hook_is_found_by_install(aws):

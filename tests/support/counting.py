@@ -91,14 +91,11 @@ def watch_emitter(emitter: Any) -> None:
 
 
 def ledger_emitters(ledger: Any) -> list[Any]:
-    """botocore event emitters of every client a DynamoLedger uses: its Connection's and each model's.
+    """The botocore event emitter of the one client a DynamoLedger uses (its table's).
 
     For fault hooks that must sit on exactly the product's clients (not on a test's own scans).
     """
-    from sendledger.adapters.dynamodb.models import ALL_MODELS
-
-    clients = [ledger._connection.client] + [model._get_connection().connection.client for model in ALL_MODELS]
-    return [client.meta.events for client in clients]
+    return [ledger.table.client.meta.events]
 
 
 def _live_clients() -> list[BaseClient]:

@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from sendledger.domain.eligibility import Eligibility, SuppressionState, decide, is_stale, optimistic_cutoffs
+from sendledger.domain.eligibility import Eligibility, SuppressionState, decide, is_stale
 from sendledger.domain.provider import Backoff, CallResult, ProviderResponse, call_with_backoff
 
 NOW = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
@@ -20,11 +20,14 @@ def test_stale_when_last_send_is_newer_than_watermark_minus_grace():
     assert is_stale(NOW - timedelta(days=1), None, GRACE)  # no watermark: nothing is known
 
 
-def test_optimistic_cutoffs_prove_freshness():
-    minimum_watermark, last_send_max = optimistic_cutoffs(NOW, GRACE, timedelta(seconds=150))
-    # Any watermark at or above the minimum makes any last send at or below the max not stale.
-    for extra in (0, 30, 150):
-        assert not is_stale(last_send_max, minimum_watermark + timedelta(seconds=extra), GRACE)
+def test_the_optimistic_last_send_bound_is_exactly_the_stale_boundary():
+    # The send asserts "no last send after watermark - grace": exactly the sends that are not stale.
+    watermark = NOW - timedelta(seconds=150)
+    bound = watermark - GRACE
+    assert not is_stale(bound, watermark, GRACE)
+    assert is_stale(bound + timedelta(milliseconds=1), watermark, GRACE)
+    # An older (cached) watermark only widens what counts as stale.
+    assert is_stale(bound, watermark - timedelta(seconds=30), GRACE)
 
 
 def response(result, retry_after=None):

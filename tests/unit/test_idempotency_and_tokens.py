@@ -53,11 +53,11 @@ def test_reset_link_never_uses_request_data():
 
 
 def test_transaction_request_token_is_stable_for_retries_and_distinct_otherwise():
-    from sendledger.adapters.dynamodb.transaction import request_token
+    from sendledger.adapters.dynamodb.table import request_token
 
-    put = [{"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "pending"}}}]
-    same = [{"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "pending"}}}]
-    later = [{"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "accepted"}}}]
-    assert request_token([], put, []) == request_token([], same, [])
-    assert request_token([], put, []) != request_token([], later, [])
-    assert len(request_token([], put, [])) == 36
+    put = [{"Put": {"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "pending"}}}}]
+    same = [{"Put": {"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "pending"}}}}]
+    later = [{"Put": {"TableName": "t", "Item": {"pk": {"S": "MSG#1"}, "state": {"S": "accepted"}}}}]
+    assert request_token(put) == request_token(same)
+    assert request_token(put) != request_token(later)
+    assert len(request_token(put)) == 36

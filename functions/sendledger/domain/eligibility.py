@@ -69,15 +69,3 @@ def decide(
     if is_stale(last_send_at, watermark, grace):
         return Decision(Eligibility.ELIGIBLE_STALE, suppression.version, age)
     return Decision(Eligibility.ELIGIBLE, suppression.version, age)
-
-
-def optimistic_cutoffs(now: datetime, grace: timedelta, expected_lag: timedelta) -> tuple[datetime, datetime]:
-    """Bounds that prove `eligible` without reading the watermark first.
-
-    If the source watermark is at least `now - expected_lag` and the recipient's last send is
-    at most `that - grace`, the send cannot be stale. The send transaction checks both as
-    conditions; only when one fails do we read the exact values (the stale guard).
-    Returns (minimum watermark, maximum last send).
-    """
-    minimum_watermark = now - expected_lag
-    return minimum_watermark, minimum_watermark - grace

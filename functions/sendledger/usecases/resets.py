@@ -16,18 +16,17 @@ from aws_lambda_powertools import Logger
 from sendledger.domain import ids, templates, tokens
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, parse_recipient
-from sendledger.ports import Outcome, ResetRecord, SendIntent
+from sendledger.ports import Expectations, Outcome, ResetRecord, SendIntent
 from sendledger.usecases.context import Services
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
 from sendledger.usecases.send import (
     LEASE_SECONDS,
-    ResetConflict,
+    ActiveReset,
     SendCommand,
     commit_with_eligibility,
     deliver,
     first_entry,
     new_message,
-    optimistic_expectations,
     record_provider_outcome,
 )
 
@@ -71,16 +70,15 @@ def request_reset(services: Services, account_id: str, email: str, principal: st
             first_entry(message, recipient, now, settings), type=HistoryType.RESET_REQUESTED, state=MessageState.PENDING
         ),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
-        expectations=optimistic_expectations(Channel.EMAIL, now, settings),
+        expectations=Expectations(),
         reset=reset,
         reset_window_start=now - window,
         due=(DueKind.PENDING, now),
     )
-    try:
-        commit_with_eligibility(services, intent)
-    except ResetConflict as conflict:
+    committed = commit_with_eligibility(services, intent)
+    if isinstance(committed, ActiveReset):
         # A young active reset exists: that one is the answer (no new token, no new mail).
-        return _reset_reply(conflict.record)
+        return _reset_reply(committed.record)
     return _reset_reply(reset)
 
 
@@ -120,7 +118,7 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
         message=message,
         first_entry=entry,
         lease_until=lease_until,
-        expectations=optimistic_expectations(Channel.EMAIL, now, services.settings),
+        expectations=Expectations(),
     )
     response = deliver(services, message, seconds_left, _content(services.settings.reset_url_template, token))
     record_provider_outcome(services, intent, response)

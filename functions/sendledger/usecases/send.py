@@ -15,28 +15,17 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import idempotency, ids, templates
-from sendledger.domain.eligibility import (
-    NEVER_SUPPRESSED,
-    Decision,
-    Eligibility,
-    SuppressionState,
-    decide,
-    optimistic_cutoffs,
-)
-from sendledger.domain.errors import (
-    DependencyUnavailable,
-    IdempotencyKeyInFlight,
-    IdempotencyKeyReused,
-)
+from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
+from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of, parse_recipient
 from sendledger.ports import (
-    MISSING,
     Expectations,
     IdempotencyRecord,
-    IntentConflict,
+    LastSendCondition,
     Outcome,
+    ResetRecord,
     SendIntent,
     StoredResponse,
 )
@@ -48,6 +37,7 @@ logger = Logger(child=True)
 
 LEASE_SECONDS = 60  # longer than the api Lambda's timeout: an intent older than this crashed
 MAX_INTENT_ATTEMPTS = 3
+MAX_KEY_GENERATIONS = 12  # an expired key used again gets a new message id; years of monthly reuse
 
 
 @dataclass(frozen=True)
@@ -82,12 +72,11 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.principal, key)
     intent = _build_intent(services, command, recipient, scoped)
-    try:
-        decision = commit_with_eligibility(services, intent)
-    except IdempotencyConflictFound as found:
-        return _replay(services, intent, found.record)
-    if decision is None:
-        return _accepted(services, intent.message)
+    committed = commit_with_eligibility(services, intent)
+    if isinstance(committed, KeyTaken):
+        return _replay(services, intent, committed.record)
+    if not isinstance(committed, Committed):
+        return _accepted(services, intent.message)  # decided without a send (suppressed, deferred)
     response = deliver(services, intent.message, seconds_left)
     return _accepted(services, record_provider_outcome(services, intent, response))
 
@@ -96,91 +85,104 @@ def _accepted(services: Services, message: Message) -> Accepted:
     return Accepted(message, message_view(message, services.settings))
 
 
-class IdempotencyConflictFound(Exception):
-    def __init__(self, record: IdempotencyRecord) -> None:
-        super().__init__(record.key)
-        self.record = record
+@dataclass(frozen=True)
+class Committed:
+    """The intent is written: call the provider."""
+
+    decision: Decision
 
 
-def commit_with_eligibility(services: Services, intent: SendIntent) -> Decision | None:
-    """Commit the intent; returns the decision, or None when it was decided without a send.
+@dataclass(frozen=True)
+class Decided:
+    """Written as decided without a provider call (suppressed, or deferred as stale)."""
 
-    First try optimistically (no reads): no suppression item, no recent send, healthy watermark.
-    When a condition fails, the cancelled transaction hands back the old items; decide exactly
-    from them and commit again with exact conditions, so a concurrent change is never missed.
+    state: MessageState
+
+
+@dataclass(frozen=True)
+class KeyTaken:
+    """The key's message item exists (a replay, a conflict, or a request in flight)."""
+
+    record: IdempotencyRecord
+
+
+@dataclass(frozen=True)
+class ActiveReset:
+    """The account's young active reset stands: nothing was written."""
+
+    record: ResetRecord
+
+
+IntentResult = Committed | Decided | KeyTaken | ActiveReset
+
+
+def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
+    """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
+
+    First try optimistically (no reads): never suppressed, and no send newer than the cached
+    watermark minus the grace (no earlier send at all when nothing is cached). When the
+    recipient's condition fails, the cancelled transaction hands back the recipient item;
+    decide from it and the watermark (once) and write again with exact conditions, so a
+    concurrent change is never missed.
     """
     settings, now = services.settings, intent.first_entry.at
+    grace = timedelta(seconds=settings.unknown_grace_seconds)
+    source = source_for(intent.message.channel)
+    watermark = services.ledger.recent_watermark(source, now, read=False)
+    intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
+    intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
+    generations = 0
     for _ in range(MAX_INTENT_ATTEMPTS):
-        try:
-            services.ledger.commit_intent(intent)
-            return _decision_of(intent)
-        except IntentConflict as conflict:
-            if conflict.retryable:
-                raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1) from None
-            if conflict.idempotency is not None:
-                raise IdempotencyConflictFound(conflict.idempotency) from None
-            if conflict.reset is not None:
-                raise ResetConflict(conflict.reset) from None
-            decision, expectations = _exact_decision(services, intent, conflict)
-            logger.info(
-                "eligibility",
-                extra={
-                    "message_id": intent.message.message_id,
-                    "recipient": fingerprint_of(intent.message.recipient_key),
-                    **decision.evidence(),
-                },
-            )
-            if decision.result is Eligibility.SUPPRESSED:
-                _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
-                return None
-            if (
-                decision.result is Eligibility.ELIGIBLE_STALE
-                and settings.stale_eligibility_policy.get(intent.message.category) == "defer"
-            ):
-                _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
-                return None
-            intent.expectations = expectations
-            intent.first_entry = replace(
-                intent.first_entry, evidence={**intent.first_entry.evidence, **decision.evidence()}
-            )
+        conflict = services.ledger.commit_intent(intent)
+        if conflict is None:
+            return Committed(_decision_of(intent))
+        if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
+            generations += 1  # the key expired and is used again: a new intent under a new id
+            _regenerate(intent)
+            continue
+        if conflict.existing is not None:
+            return KeyTaken(conflict.existing)
+        if conflict.reset is not None:
+            return ActiveReset(conflict.reset)
+        if conflict.recipient is None:
+            raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
+        recipient = conflict.recipient
+        if recipient.last_send_at is not None and not recipient.suppression.suppressed:
+            watermark = services.ledger.recent_watermark(source, now)
+        decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
+        logger.info(
+            "eligibility",
+            extra={
+                "message_id": intent.message.message_id,
+                "recipient": fingerprint_of(intent.message.recipient_key),
+                **decision.evidence(),
+            },
+        )
+        if decision.result is Eligibility.SUPPRESSED:
+            return _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
+        if (
+            decision.result is Eligibility.ELIGIBLE_STALE
+            and settings.stale_eligibility_policy.get(intent.message.category) == "defer"
+        ):
+            return _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
+        intent.expectations = Expectations(
+            suppression_version=recipient.suppression.version,
+            last_send=LastSendCondition(recipient.last_send_at, exact=True),
+        )
+        intent.first_entry = _with_evidence(intent.first_entry, decision)
     raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
 
 
-class ResetConflict(Exception):
-    def __init__(self, record: Any) -> None:
-        super().__init__(record.reset_id)
-        self.record = record
+def _with_evidence(entry: HistoryEntry, decision: Decision) -> HistoryEntry:
+    return replace(entry, evidence={**entry.evidence, **decision.evidence()})
 
 
-def _exact_decision(services: Services, intent: SendIntent, conflict: IntentConflict) -> tuple[Decision, Expectations]:
-    settings, now = services.settings, intent.first_entry.at
-    expect = intent.expectations
-    if conflict.suppression is not None:
-        suppression = conflict.suppression
-    elif expect.suppression_version == 0:
-        suppression = NEVER_SUPPRESSED
-    else:
-        suppression = SuppressionState(suppressed=False, version=expect.suppression_version)
-    if suppression.suppressed:
-        # Nothing else can change a "no": skip the reads a stale check would need.
-        return Decision(Eligibility.SUPPRESSED, suppression.version, None, suppression.reason), expect
-    if conflict.last_send is not None:
-        last_send = None if conflict.last_send is MISSING else conflict.last_send
-    elif expect.last_send_exact is not MISSING:
-        last_send = expect.last_send_exact
-    else:
-        last_send = services.ledger.get_last_send(intent.message.recipient_key)
-    if conflict.watermark is not None:
-        watermark = None if conflict.watermark is MISSING else conflict.watermark
-    else:
-        watermark = services.ledger.get_watermark(expect.watermark_source)
-    decision = decide(suppression, last_send, watermark, now, timedelta(seconds=settings.unknown_grace_seconds))
-    exact = Expectations(
-        suppression_version=suppression.version,
-        last_send_exact=last_send if last_send is not None else MISSING,
-        watermark_source=expect.watermark_source,
-    )
-    return decision, exact
+def _regenerate(intent: SendIntent) -> None:
+    assert intent.idempotency_key is not None
+    intent.generation += 1
+    intent.message.message_id = ids.keyed_message_id(intent.idempotency_key, intent.generation)
+    if intent.reset is not None:
+        intent.reset = replace(intent.reset, message_id=intent.message.message_id)
 
 
 def _decision_of(intent: SendIntent) -> Decision:
@@ -194,7 +196,7 @@ def _decision_of(intent: SendIntent) -> Decision:
 
 def _commit_decided(
     services: Services, intent: SendIntent, decision: Decision, state: MessageState, reason: str
-) -> None:
+) -> IntentResult:
     message = intent.message
     message.state = state
     message.reason = reason
@@ -215,14 +217,14 @@ def _commit_decided(
     else:
         intent.due = None  # decided for good: nothing left for the poller
     stored = StoredResponse(message_view(message, services.settings)) if intent.idempotency_key else None
-    try:
-        services.ledger.commit_without_send(intent, stored)
-    except IntentConflict as conflict:
-        if conflict.idempotency is not None:
-            raise IdempotencyConflictFound(conflict.idempotency) from None
-        if conflict.reset is not None:
-            raise ResetConflict(conflict.reset) from None
-        raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1) from None
+    conflict = services.ledger.commit_without_send(intent, stored)
+    if conflict is None:
+        return Decided(state)
+    if conflict.existing is not None:
+        return KeyTaken(conflict.existing)
+    if conflict.reset is not None:
+        return ActiveReset(conflict.reset)
+    raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 
 def deliver(
@@ -307,21 +309,21 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
 
 def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:
     settings, now = services.settings, services.clock.now()
-    message = new_message(command, recipient, now)
+    message = new_message(command, recipient, now, ids.keyed_message_id(scoped_key))
     return SendIntent(
         message=message,
         first_entry=first_entry(message, recipient, now, settings),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
-        expectations=optimistic_expectations(command.channel, now, settings),
+        expectations=Expectations(),
         idempotency_key=scoped_key,
         fingerprint=idempotency.fingerprint(_fingerprint_payload(command, recipient)),
         idempotency_expires_at=now + timedelta(days=settings.idempotency_retention_days),
     )
 
 
-def new_message(command: SendCommand, recipient: Recipient, now: datetime) -> Message:
+def new_message(command: SendCommand, recipient: Recipient, now: datetime, message_id: str | None = None) -> Message:
     return Message(
-        message_id=ids.message_id(now),
+        message_id=message_id or ids.message_id(now),
         channel=recipient.channel,
         to=recipient.address,
         template=command.template,
@@ -343,27 +345,10 @@ def first_entry(message: Message, recipient: Recipient, now: datetime, settings:
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
-            "eligibility": Eligibility.ELIGIBLE.value,
-            "suppression_version": 0,
-            "watermark_age_seconds_at_most": settings.watermark_expected_lag_seconds,
             "recipient": recipient.fingerprint,
             "template": f"{message.template.id}@{message.template.version}",
             "category": message.category,
         },
-    )
-
-
-def optimistic_expectations(channel: Channel, now: datetime, settings: Any) -> Expectations:
-    minimum_watermark, last_send_max = optimistic_cutoffs(
-        now,
-        timedelta(seconds=settings.unknown_grace_seconds),
-        timedelta(seconds=settings.watermark_expected_lag_seconds),
-    )
-    return Expectations(
-        suppression_version=0,
-        last_send_max=last_send_max,
-        watermark_min=minimum_watermark,
-        watermark_source=source_for(channel),
     )
 
 

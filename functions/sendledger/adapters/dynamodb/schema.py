@@ -28,7 +28,7 @@ def create_table_arguments(table_name: str) -> dict[str, Any]:
                     {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "KeyType": "HASH"},
                     {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
                 ],
-                "Projection": {"ProjectionType": "ALL"},
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(names.DUE_WORK_INDEX_PROJECTION)},
             }
         ],
     }

@@ -1,0 +1,100 @@
+"""The sparse due-work index: items the poller must revisit, by kind and due time.
+
+Its partition key is `<kind>#<shard>` (keys.due_shard): every send in flight sits in the index
+until its outcome, so one value per kind would be a partition every send writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from datetime import datetime
+from typing import Any
+
+from sendledger import names
+from sendledger.adapters.dynamodb.keys import DUE_SHARDS, MESSAGE_SK, RECEIPT_SK, due_shard, message_pk, receipt_pk
+from sendledger.adapters.dynamodb.states import DUE_KIND
+from sendledger.adapters.dynamodb.table import ConditionFailed, Item, Table, Update, dependency_guard
+from sendledger.domain.messages import DueKind
+from sendledger.ports import DueItem
+
+
+class DueWork:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]:
+        found: list[DueItem] = []
+        for shard in range(DUE_SHARDS):
+            found += [_due_from(raw) for raw in self._query(f"{kind.value}#{shard}", until, limit)]
+        return sorted(found, key=lambda item: item.due_at)[:limit]
+
+    def count(self, kind: DueKind) -> int:
+        return sum(self._count(f"{kind.value}#{shard}") for shard in range(DUE_SHARDS))
+
+    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None:
+        pk, sk = (receipt_pk(receipt_id), RECEIPT_SK) if receipt_id else (message_pk(message_id), MESSAGE_SK)
+        update = Update().remove(DUE_KIND, names.DUE_WORK_INDEX_SORT_KEY)
+        update.when(f"{update.name(DUE_KIND)} = {update.value(due_shard(kind.value, receipt_id or message_id))}")
+        with contextlib.suppress(ConditionFailed):  # already moved on to other work
+            self.table.update(pk, sk, update)
+
+    def _query(self, partition: str, until: datetime | None, limit: int) -> list[Item]:
+        request: dict[str, Any] = {
+            "TableName": self.table.name,
+            "IndexName": names.DUE_WORK_INDEX,
+            "KeyConditionExpression": "#k = :k",
+            "ExpressionAttributeNames": {"#k": DUE_KIND},
+            "ExpressionAttributeValues": {":k": {"S": partition}},
+        }
+        if until is not None:
+            request["KeyConditionExpression"] += " AND #a <= :a"
+            request["ExpressionAttributeNames"]["#a"] = names.DUE_WORK_INDEX_SORT_KEY
+            request["ExpressionAttributeValues"][":a"] = {"N": str(int(until.timestamp()))}
+        items: list[Item] = []
+        while len(items) < limit:
+            request["Limit"] = min(100, limit - len(items))
+            with dependency_guard():
+                page = self.table.client.query(**request)
+            items += page.get("Items", [])
+            if not page.get("LastEvaluatedKey"):
+                break
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return items
+
+    def _count(self, partition: str) -> int:
+        request: dict[str, Any] = {
+            "TableName": self.table.name,
+            "IndexName": names.DUE_WORK_INDEX,
+            "KeyConditionExpression": "#k = :k",
+            "ExpressionAttributeNames": {"#k": DUE_KIND},
+            "ExpressionAttributeValues": {":k": {"S": partition}},
+            "Select": "COUNT",
+        }
+        total = 0
+        while True:
+            with dependency_guard():
+                page = self.table.client.query(**request)
+            total += int(page.get("Count", 0))
+            if not page.get("LastEvaluatedKey"):
+                return total
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _due_from(raw: Item) -> DueItem:
+    def text(name: str) -> str | None:
+        value = raw.get(name)
+        return str(value["S"]) if value and "S" in value else None
+
+    escalation = text("escalation")
+    pk, sk = str(raw["pk"]["S"]), str(raw["sk"]["S"])
+    return DueItem(
+        kind=DueKind(str(raw[DUE_KIND]["S"]).split("#", 1)[0]),
+        message_id=text("message_id") or pk.removeprefix("MSG#"),
+        due_at=int(raw[names.DUE_WORK_INDEX_SORT_KEY]["N"]),
+        state=text("state") or "",
+        escalation=json.loads(escalation) if escalation else None,
+        idempotency_key=text("idem_key"),
+        receipt_id=pk.removeprefix("PMID#") if sk == RECEIPT_SK else None,
+        escalates=escalation is not None or bool(raw.get("escalates", {}).get("BOOL")),
+    )

@@ -1,0 +1,289 @@
+"""Applying one delivery event: one conditional write, or one transaction when it touches the
+recipient too.
+
+- The event's history entry goes on the item whose state it explains (the message, or for an
+  SNS SMS status record the send's receipt, which names only SNS's message id). Its attribute
+  name is derived from the event's dedupe key, so the entry is also the dedupe: a redelivered
+  event fails on it and changes nothing.
+- The state update rides on the same write, conditioned on the states the event may move the
+  item from.
+- Suppressing, or counting a transient bounce, updates the recipient item in the same
+  transaction.
+- An event that matches no message is deduplicated by an `EVT#` item (TTL) instead.
+
+When a condition fails the old items come back; we write again without (or with an exact
+version of) that part, so dedupe, history and suppression still land and out-of-order events
+converge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from sendledger.adapters.dynamodb import history, recipients
+from sendledger.adapters.dynamodb.keys import (
+    EVENT_SK,
+    MESSAGE_SK,
+    RECEIPT_SK,
+    RECIPIENT_SK,
+    message_pk,
+    receipt_pk,
+    recipient_pk,
+)
+from sendledger.adapters.dynamodb.states import set_due, state_in
+from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Expression, Item, Table, Update, encode_item
+from sendledger.domain.clock import iso
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.events import DeliveryEvent
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState
+from sendledger.domain.suppression_rules import TransientPolicy
+from sendledger.ports import ApplyPlan, ApplyResult, RecipientState
+
+EVENT_RETENTION = timedelta(days=30)  # > SQS retention (14 d) and SMS status delay (72 h)
+MAX_ATTEMPTS = 4
+FAILED_FOR_GOOD = frozenset({MessageState.BOUNCED, MessageState.COMPLAINED, MessageState.FAILED, MessageState.REJECTED})
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What the next write of one event includes (narrowed by what failed conditions showed)."""
+
+    change_state: bool
+    target_exists: bool = True
+    prior_state: str | None = None
+    suppress_reason: str | None = None
+    recipient: RecipientState | None = None  # read back from a failed condition
+    already_suppressed: bool = False
+
+
+class EventWriter:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def apply(self, event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> ApplyResult:
+        has_target = plan.message_id is not None or plan.receipt_id is not None
+        attempt = Attempt(change_state=has_target and plan.target is not None, target_exists=has_target)
+        policy = TransientPolicy(plan.transient_limit, timedelta(seconds=plan.transient_window_seconds))
+        for requests in range(1, MAX_ATTEMPTS + 1):
+            suppress, window = self._recipient_part(event, plan, attempt, policy)
+            target = self._target_update(event, plan, attempt, now, suppressing=suppress is not None)
+            recipient = self._recipient_update(event, suppress, window, attempt, now)
+            failed = self._write(event, plan, now, target, recipient)
+            if failed is not None:
+                if _is_duplicate(failed, event):
+                    return ApplyResult(duplicate=True, requests=requests)
+                if "target" in failed and not failed["target"] and plan.message_id is None:
+                    # A receipt that does not exist (a send whose Publish answer we never got):
+                    # nothing was written; the caller looks the send up.
+                    return ApplyResult(duplicate=False, no_receipt=True, requests=requests)
+                attempt = _narrowed(attempt, failed)
+                continue
+            return ApplyResult(
+                duplicate=False,
+                message_updated=attempt.change_state,
+                prior_state=attempt.prior_state,
+                suppressed_now=suppress is not None,
+                already_suppressed=attempt.already_suppressed,
+                transient_count=len(window) if window is not None else None,
+                requests=requests,
+            )
+        raise DependencyUnavailable("event apply kept conflicting; retry", retry_after_seconds=1)
+
+    # --- what to write -------------------------------------------------------------------------
+    def _recipient_part(
+        self, event: DeliveryEvent, plan: ApplyPlan, attempt: Attempt, policy: TransientPolicy
+    ) -> tuple[str | None, list[datetime] | None]:
+        """(suppression reason if this write suppresses, the transient window if it counts one)."""
+        if event.recipient_key is None or attempt.already_suppressed:
+            return None, None
+        if plan.suppress_reason is not None:
+            return plan.suppress_reason, None
+        if plan.count_transient_reason is None:
+            return None, None
+        known = attempt.recipient.transient_times if attempt.recipient else []
+        window = policy.window_after(known, event.occurred_at)
+        return (plan.count_transient_reason if policy.reached(window) else None), window
+
+    def _target_update(
+        self, event: DeliveryEvent, plan: ApplyPlan, attempt: Attempt, now: datetime, suppressing: bool
+    ) -> Update | None:
+        if not attempt.target_exists:
+            return None
+        update = Update()
+        if attempt.change_state and plan.target is not None:
+            update.set("state", plan.target.value).set("updated_at", iso(now))
+            if plan.message_id and event.provider_message_id:
+                placeholder = update.name("provider_message_id")
+                update.sets.append(
+                    f"{placeholder} = if_not_exists({placeholder}, {update.value(event.provider_message_id)})"
+                )
+            if plan.target in FAILED_FOR_GOOD:
+                # Escalation may act before the deadline once a message failed for good: the
+                # poller checks this message (and drops the marker when it has no escalation).
+                update.set("reason", _reason_of(event))
+                set_due(update, _message_id_for_due(plan), (DueKind.OUTCOME, now))
+            else:
+                # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
+                # longer explains the state (it stays in the history as evidence).
+                set_due(update, _message_id_for_due(plan), None).remove("reason")
+            state_in(update, plan.allowed_from)
+        history.append(update, _entry(event, plan, attempt, now, suppressing), derived_from=event.dedupe_key)
+        update.when(f"attribute_exists({update.name('pk')})")
+        return update
+
+    def _recipient_update(
+        self,
+        event: DeliveryEvent,
+        suppress: str | None,
+        window: list[datetime] | None,
+        attempt: Attempt,
+        now: datetime,
+    ) -> Update | None:
+        if event.recipient_key is None or (suppress is None and window is None):
+            return None
+        update = Update()
+        if window is not None:
+            revision = attempt.recipient.transient_revision if attempt.recipient else None
+            recipients.transient_window(update, window, revision, now)
+        if suppress is not None:
+            recipients.suppress(update, suppress, event.dedupe_key, now)
+            history.append(update, _suppression_entry(event, suppress, now))
+        return update
+
+    # --- writing ---------------------------------------------------------------------------------
+    def _write(
+        self, event: DeliveryEvent, plan: ApplyPlan, now: datetime, target: Update | None, recipient: Update | None
+    ) -> dict[str, Item | None] | None:
+        """None when written; else the labels whose condition failed, with their old items
+        (empty: a transient conflict, nothing written)."""
+        parts: list[tuple[str, str, str, Update | Item]] = []
+        if target is not None:
+            parts.append(("target", *_target_key(plan), target))
+        else:
+            parts.append(("dedupe", event.dedupe_key, EVENT_SK, _dedupe_item(event, plan, now)))
+        if recipient is not None:
+            assert event.recipient_key is not None
+            parts.append(("recipient", recipient_pk(event.recipient_key), RECIPIENT_SK, recipient))
+        if len(parts) == 1:
+            label, pk, sk, part = parts[0]
+            try:
+                self._single(pk, sk, part)
+            except ConditionFailed as failed:
+                return {label: failed.old}
+            return None
+        tx = self.table.transaction()
+        for label, pk, sk, part in parts:
+            if isinstance(part, Update):
+                tx.update(label, pk, sk, part)
+            else:
+                e = Expression()
+                tx.put(label, part, f"attribute_not_exists({e.name('pk')})", e)
+        try:
+            tx.commit()
+        except Cancelled as cancelled:
+            return {} if cancelled.retryable or not cancelled.failed else cancelled.failed
+        return None
+
+    def _single(self, pk: str, sk: str, part: Update | Item) -> None:
+        """One item: a conditional write, half a transaction's price."""
+        if isinstance(part, Update):
+            self.table.update(pk, sk, part)
+        else:
+            e = Expression()
+            self.table.put(part, f"attribute_not_exists({e.name('pk')})", e)
+
+
+def _narrowed(attempt: Attempt, failed: dict[str, Item | None]) -> Attempt:
+    if "target" in failed:
+        old = failed["target"]
+        if not old:
+            # No such message (another stack's tag): keep no orphan history, dedupe by EVT#.
+            attempt = replace(attempt, change_state=False, target_exists=False)
+        else:
+            attempt = replace(attempt, change_state=False, prior_state=old.get("state", {}).get("S"))
+    if "recipient" in failed:
+        state = recipients.state_of(failed["recipient"])
+        attempt = replace(attempt, recipient=state, already_suppressed=state.suppression.suppressed)
+    return attempt
+
+
+def _is_duplicate(failed: dict[str, Item | None], event: DeliveryEvent) -> bool:
+    if "dedupe" in failed:
+        return True
+    target = failed.get("target")
+    return bool(target) and history.event_attribute(event.dedupe_key) in (target or {})
+
+
+def _target_key(plan: ApplyPlan) -> tuple[str, str]:
+    """Where the event's state and history land: the message, or an SMS send's receipt."""
+    if plan.message_id:
+        return message_pk(plan.message_id), MESSAGE_SK
+    assert plan.receipt_id is not None
+    return receipt_pk(plan.receipt_id), RECEIPT_SK
+
+
+def _message_id_for_due(plan: ApplyPlan) -> str:
+    return plan.message_id or plan.receipt_id or ""
+
+
+def _dedupe_item(event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> Item:
+    return encode_item(
+        {
+            "pk": event.dedupe_key,
+            "sk": EVENT_SK,
+            "source": event.source.value,
+            "kind": event.kind.value,
+            "occurred_at": iso(event.occurred_at),
+            "applied_at": iso(now),
+            "recipient": event.recipient_fingerprint,  # fingerprint, never the address
+            "expires_at": int((now + EVENT_RETENTION).timestamp()),
+        }
+    )
+
+
+def _entry(event: DeliveryEvent, plan: ApplyPlan, attempt: Attempt, now: datetime, suppressing: bool) -> HistoryEntry:
+    evidence: dict[str, Any] = {
+        "event_id": event.event_id,
+        "event_source": event.source.value,
+        "event_at": iso(event.occurred_at),
+        "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
+        "recipient": event.recipient_fingerprint,
+        "provider_message_id": event.provider_message_id,
+        **event.evidence,
+    }
+    if not attempt.change_state and plan.target is not None:
+        evidence["state_unchanged"] = attempt.prior_state
+        evidence["would_be"] = plan.target.value
+    if suppressing:
+        evidence["suppressed_recipient"] = True
+    return HistoryEntry(
+        at=now,
+        type=HistoryType.of_event(event.kind.value),
+        state=plan.target if attempt.change_state else None,
+        evidence=evidence,
+        step=2,
+    )
+
+
+def _suppression_entry(event: DeliveryEvent, reason: str, now: datetime) -> HistoryEntry:
+    return HistoryEntry(
+        at=now,
+        type=HistoryType.SUPPRESSED,
+        evidence={
+            "source": event.source.value,
+            "event_id": event.event_id,
+            "event_at": iso(event.occurred_at),
+            "reason": reason,
+            "actor": "sendledger-events",
+        },
+    )
+
+
+def _reason_of(event: DeliveryEvent) -> str:
+    if event.bounce_type:
+        return f"bounce: {event.bounce_type}/{event.bounce_subtype}"
+    if event.provider_response:
+        return f"{event.kind.value}: {event.provider_response}"
+    return event.kind.value

@@ -1,0 +1,76 @@
+"""The ledger table's key layout: every item family, in one place.
+
+| family | pk | sk | written by | size |
+|---|---|---|---|---|
+| message, also its key's idempotency record | `MSG#<message id>` | `MSG` | send, outcome, events, poller | 0.7-2 KB |
+| recipient: suppression, last send, transients | `SUP#<recipient key>` | `STATE` | send, events, admin | 0.2-1 KB |
+| escalation timer | `MSG#<message id>` | `ESC` | send with escalation, poller | 0.5 KB |
+| password reset, one per account | `RESET#<account id>` | `ACTIVE` | reset request, poller, consume | 0.3 KB |
+| SMS receipt: SNS message id to message | `PMID#<SNS message id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
+| event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
+| source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
+
+History entries are attributes `h:<entry key>` (JSON) of the item whose state they explain,
+each written with `attribute_not_exists`, so the write that adds one can never overwrite
+another; nothing ever removes one. An act's entry key is `<epoch ms>.<step>.<random>`; a
+delivery event's is `e.<hash of its dedupe key>`, so a redelivered event finds its own entry
+and changes nothing (the entry's own `at` orders the history).
+
+A keyed send's message id is derived from the caller-scoped idempotency key (and a generation,
+bumped only when an expired key is used again), so the message item is also the key's record:
+one item instead of two on every send, and a replay is answered by the item it collides with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import zlib
+from datetime import datetime
+
+from sendledger.domain.ids import crockford
+
+MESSAGE_SK = "MSG"
+ESCALATION_SK = "ESC"
+RECIPIENT_SK = "STATE"
+RESET_SK = "ACTIVE"
+RECEIPT_SK = "PMID"
+EVENT_SK = "EVT"
+WATERMARK_SK = "WM"
+HISTORY_PREFIX = "h:"
+DUE_SHARDS = 8  # the due-work index's partition key is `<kind>#<shard>`: no single hot value
+
+
+def message_pk(message_id: str) -> str:
+    return f"MSG#{message_id}"
+
+
+def recipient_pk(recipient_key: str) -> str:
+    return f"SUP#{recipient_key}"
+
+
+def reset_pk(account_id: str) -> str:
+    return f"RESET#{account_id}"
+
+
+def receipt_pk(provider_message_id: str) -> str:
+    return f"PMID#{provider_message_id}"
+
+
+def watermark_pk(source: str) -> str:
+    return f"WM#{source}"
+
+
+def entry_key(at: datetime, step: int, derived_from: str | None = None) -> str:
+    if derived_from is not None:
+        # A delivery event's entry: the same event always names the same attribute.
+        return "e." + crockford(int.from_bytes(hashlib.sha256(derived_from.encode()).digest()[:10], "big"), 16)
+    return f"{int(at.timestamp() * 1000):013d}.{step:02d}.{crockford(secrets.randbits(60), 12)}"
+
+
+def history_attribute(entry_key: str) -> str:
+    return f"{HISTORY_PREFIX}{entry_key}"
+
+
+def due_shard(kind: str, message_id: str) -> str:
+    return f"{kind}#{zlib.crc32(message_id.encode()) % DUE_SHARDS}"

@@ -1,0 +1,65 @@
+"""Source watermarks and the SMS log cursor: written by the poller only, never by a send."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sendledger.adapters.dynamodb.keys import WATERMARK_SK, watermark_pk
+from sendledger.adapters.dynamodb.table import ConditionFailed, Table, Update
+from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.errors import DependencyUnavailable
+
+# How long a send trusts a watermark it read. Watermarks only move forward, so a cached one is
+# at most this much older than the truth, and an older watermark only makes the stale-
+# eligibility guard more cautious (more sends look `eligible_stale`, none looks `eligible`
+# wrongly). In exchange no send reads or conditions on the one item every sender would share.
+WATERMARK_CACHE = timedelta(seconds=30)
+
+
+@dataclass
+class PollerState:
+    table: Table
+    _cached: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
+
+    def watermark(self, source: str) -> datetime | None:
+        item = self.table.get(watermark_pk(source), WATERMARK_SK)
+        value = item.get("watermark", {}).get("S") if item else None
+        return parse_iso(value) if value else None
+
+    def recent_watermark(self, source: str, now: datetime, *, read: bool = True) -> datetime | None:
+        """The watermark as read at most WATERMARK_CACHE ago (per warm container).
+
+        `read=False` never reads: None when nothing recent is cached (an optimistic first try
+        then asserts the strictest condition, no earlier send at all).
+        """
+        cached = self._cached.get(source)
+        if cached is not None and timedelta(0) <= now - cached[0] < WATERMARK_CACHE:
+            return cached[1]
+        if not read:
+            return None
+        value = self.watermark(source)
+        self._cached[source] = (now, value)
+        return value
+
+    def set_watermark(self, source: str, at: datetime) -> None:
+        update = Update().set("watermark", iso(at)).set("updated_at", iso(at))
+        mark = update.name("watermark")
+        update.when(f"attribute_not_exists({mark}) OR {mark} < {update.value(iso(at))}")
+        with contextlib.suppress(ConditionFailed):  # never backwards (an older cycle finishing late)
+            self.table.update(watermark_pk(source), WATERMARK_SK, update)
+
+    def cursor(self, source: str) -> str | None:
+        item = self.table.get(watermark_pk(source), WATERMARK_SK)
+        value = item.get("cursor", {}).get("S") if item else None
+        return str(value) if value else None
+
+    def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None:
+        update = Update().set("cursor", cursor).set("updated_at", iso(now))
+        name = update.name("cursor")
+        update.when(f"attribute_not_exists({name})" if previous is None else f"{name} = {update.value(previous)}")
+        try:
+            self.table.update(watermark_pk(source), WATERMARK_SK, update)
+        except ConditionFailed:
+            raise DependencyUnavailable("log cursor moved concurrently", retry_after_seconds=1) from None

@@ -1,0 +1,173 @@
+"""The recipient item: suppression state, the last-send marker and the transient-bounce window.
+
+Holding the marker beside the suppression state lets a send assert "not suppressed, and my
+outcome knowable" and move the marker in one conditional update; the version every
+suppression change increments is the optimistic lock the send's condition names.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sendledger.adapters.dynamodb import history
+from sendledger.adapters.dynamodb.keys import RECIPIENT_SK, recipient_pk
+from sendledger.adapters.dynamodb.table import (
+    Cancelled,
+    ConditionFailed,
+    Expression,
+    Item,
+    Table,
+    Transaction,
+    Update,
+    decode,
+)
+from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.eligibility import NEVER_SUPPRESSED, SuppressionState
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.messages import HistoryEntry, HistoryType
+from sendledger.ports import LastSendCondition, RecipientState, SuppressionView
+
+SUPPRESSED, VERSION, LAST_SEND_AT, LAST_MESSAGE_ID = "suppressed", "version", "last_send_at", "last_message_id"
+TRANSIENT_TIMES, TRANSIENT_REVISION = "transient_times", "transient_revision"
+
+
+def state_of(item: Item | None) -> RecipientState:
+    if not item:
+        return RecipientState(NEVER_SUPPRESSED, None)
+    values = {name: decode(value) for name, value in item.items() if not name.startswith("h:")}
+    suppression = SuppressionState(
+        suppressed=bool(values.get(SUPPRESSED, False)),
+        version=int(values.get(VERSION, 0)),
+        reason=values.get("reason"),
+        since=parse_iso(values["since"]) if values.get("since") else None,
+    )
+    last = values.get(LAST_SEND_AT)
+    return RecipientState(
+        suppression,
+        parse_iso(last) if last else None,
+        values.get(LAST_MESSAGE_ID),
+        transient_times=[parse_iso(t) for t in values.get(TRANSIENT_TIMES, [])],
+        transient_revision=int(values.get(TRANSIENT_REVISION, 0)),
+    )
+
+
+def suppression_condition(update: Update, version: int) -> None:
+    """Not suppressed, at exactly the version the caller decided from (0: never suppressed)."""
+    if version == 0:
+        update.when(f"attribute_not_exists({update.name(VERSION)})")
+    else:
+        update.when(
+            f"{update.name(VERSION)} = {update.value(version)} AND {update.name(SUPPRESSED)} = {update.value(False)}"
+        )
+
+
+def for_send(version: int, last_send: LastSendCondition, sent_at: datetime, message_id: str) -> Update:
+    """The send's half of the intent: check eligibility and move the last-send marker."""
+    update = Update().set(LAST_SEND_AT, iso(sent_at)).set(LAST_MESSAGE_ID, message_id)
+    suppression_condition(update, version)
+    marker = update.name(LAST_SEND_AT)
+    if last_send.exact:
+        update.when(
+            f"attribute_not_exists({marker})"
+            if last_send.value is None
+            else f"{marker} = {update.value(iso(last_send.value))}"
+        )
+    elif last_send.value is None:
+        update.when(f"attribute_not_exists({marker})")
+    else:
+        update.when(f"attribute_not_exists({marker}) OR {marker} <= {update.value(iso(last_send.value))}")
+    return update
+
+
+def check_not_suppressed(tx: Transaction, recipient_key: str) -> None:
+    """Condition a transaction on the recipient not being suppressed (label "recipient")."""
+    e = Expression()
+    condition = f"attribute_not_exists({e.name(SUPPRESSED)}) OR {e.name(SUPPRESSED)} = {e.value(False)}"
+    tx.check("recipient", recipient_pk(recipient_key), RECIPIENT_SK, condition, e)
+
+
+def suppress(update: Update, reason: str, source_event: str, now: datetime) -> Update:
+    """An event's suppression: only if not suppressed yet; the version moves by one."""
+    update.add(VERSION, 1).set(SUPPRESSED, True).set("reason", reason).set("since", iso(now))
+    update.set("source_event", source_event).set("updated_at", iso(now))
+    update.when(f"attribute_not_exists({update.name(SUPPRESSED)}) OR {update.name(SUPPRESSED)} = {update.value(False)}")
+    return update
+
+
+def transient_window(update: Update, times: list[datetime], known_revision: int | None, now: datetime) -> Update:
+    """Replace the window's times, conditioned on the revision read (None: optimistic first bounce)."""
+    update.set(TRANSIENT_TIMES, [iso(t) for t in times]).set(TRANSIENT_REVISION, (known_revision or 0) + 1)
+    update.set("updated_at", iso(now))
+    revision = update.name(TRANSIENT_REVISION)
+    if not known_revision:
+        update.when(f"attribute_not_exists({revision})")
+    else:
+        update.when(f"{revision} = {update.value(known_revision)}")
+    return update
+
+
+class Recipients:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def get(self, recipient_key: str) -> RecipientState:
+        return state_of(self.table.get(recipient_pk(recipient_key), RECIPIENT_SK))
+
+    def view(self, recipient_key: str) -> SuppressionView:
+        item = self.table.get(recipient_pk(recipient_key), RECIPIENT_SK) or {}
+        entries = history.in_order(history.entries_of(item))
+        return SuppressionView(
+            state=state_of(item).suppression,
+            history=[{"at": iso(entry.at), "type": entry.type.value, **entry.evidence} for entry in entries],
+        )
+
+    def change(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, expected_version: int, now: datetime
+    ) -> SuppressionState:
+        """An admin act: lands only on the version the caller read."""
+        new_version = expected_version + 1
+        update = Update().set(SUPPRESSED, suppressed).set(VERSION, new_version).set("reason", reason)
+        update.set("since", iso(now)).set("source_event", f"admin:{actor}").set("updated_at", iso(now))
+        self._version_is(update, expected_version)
+        entry = _admin_entry(suppressed, now, {"actor": actor, "reason": reason, "version": new_version}, new_version)
+        history.append(update, entry)
+        self._write(recipient_key, update)
+        return SuppressionState(suppressed=suppressed, version=new_version, reason=reason, since=now)
+
+    def record_unchanged(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, version: int, now: datetime
+    ) -> None:
+        """An admin act that changes nothing is still audited: history only, on the version read."""
+        update = Update()
+        self._version_is(update, version)
+        evidence = {"actor": actor, "reason": reason, "version": version, "unchanged": True}
+        history.append(update, _admin_entry(suppressed, now, evidence, version))
+        self._write(recipient_key, update)
+
+    def _version_is(self, update: Update, version: int) -> None:
+        name = update.name(VERSION)
+        update.when(f"attribute_not_exists({name})" if version == 0 else f"{name} = {update.value(version)}")
+
+    def _write(self, recipient_key: str, update: Update) -> None:
+        try:
+            self.table.update(recipient_pk(recipient_key), RECIPIENT_SK, update)
+        except ConditionFailed:
+            raise DependencyUnavailable("suppression changed concurrently; retry", retry_after_seconds=1) from None
+
+
+def _admin_entry(suppressed: bool, now: datetime, evidence: dict[str, Any], version: int) -> HistoryEntry:
+    # Acts in the same millisecond keep their order: the version is the step.
+    return HistoryEntry(
+        at=now,
+        type=HistoryType.SUPPRESSED if suppressed else HistoryType.UNSUPPRESSED,
+        evidence={**evidence, "source": "admin"},
+        step=version % 100,
+    )
+
+
+def failed_recipient(cancelled: Cancelled, label: str = "recipient") -> RecipientState | None:
+    """The recipient as it was, when its condition cancelled a transaction (else None)."""
+    if label not in cancelled.failed:
+        return None
+    return state_of(cancelled.failed[label])

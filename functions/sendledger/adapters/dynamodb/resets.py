@@ -1,0 +1,111 @@
+"""The account's one password-reset item: a new request replaces it in the send's transaction,
+so two tokens are never valid at once; consume is one conditional update."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sendledger.adapters.dynamodb import history, recipients
+from sendledger.adapters.dynamodb.keys import MESSAGE_SK, RESET_SK, message_pk, reset_pk
+from sendledger.adapters.dynamodb.states import set_due, state_in
+from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Item, Table, Update, decode_item, encode_item
+from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, predecessors
+from sendledger.ports import ResetRecord
+
+RETENTION = timedelta(days=30)  # the item outlives its token for the evidence, then TTL removes it
+
+
+def reset_item(record: ResetRecord) -> Item:
+    return encode_item(
+        {
+            "pk": reset_pk(record.account_id),
+            "sk": RESET_SK,
+            "reset_id": record.reset_id,
+            "state": record.state,
+            "token_hash": record.token_hash,
+            "created_at": iso(record.created_at),
+            "valid_until": iso(record.expires_at),
+            "failed_attempts": record.failed_attempts,
+            "message_id": record.message_id,
+            "expires_at": int((record.expires_at + RETENTION).timestamp()),
+        }
+    )
+
+
+def reset_from(item: Item) -> ResetRecord:
+    values = decode_item(item)
+    return ResetRecord(
+        account_id=str(values["pk"]).removeprefix("RESET#"),
+        reset_id=values["reset_id"],
+        state=values["state"],
+        token_hash=values["token_hash"],
+        created_at=parse_iso(values["created_at"]),
+        expires_at=parse_iso(values["valid_until"]),
+        failed_attempts=int(values.get("failed_attempts", 0)),
+        message_id=values["message_id"],
+    )
+
+
+class Resets:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def get(self, account_id: str) -> ResetRecord | None:
+        item = self.table.get(reset_pk(account_id), RESET_SK)
+        return reset_from(item) if item else None
+
+    def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+        """Active + hash matches + not expired → consumed, in one conditional write."""
+        update = Update().set("state", "consumed")
+        update.when(f"{update.name('state')} = {update.value('active')}")
+        update.when(f"{update.name('token_hash')} = {update.value(token_hash)}")
+        update.when(f"{update.name('valid_until')} > {update.value(iso(now))}")
+        try:
+            self.table.update(reset_pk(account_id), RESET_SK, update)
+        except ConditionFailed:
+            return None
+        return self.get(account_id)
+
+    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
+        """Count a wrong token; the attempt that reaches the limit invalidates the reset."""
+        count = Update().add("failed_attempts", 1)
+        self._live(count, record)
+        try:
+            counted = self.table.update(reset_pk(record.account_id), RESET_SK, count, returning="UPDATED_NEW")
+            if int(counted.get("failed_attempts", {}).get("N", 0)) >= max_attempts:
+                invalidate = Update().set("state", "invalidated")
+                self._live(invalidate, record)
+                self.table.update(reset_pk(record.account_id), RESET_SK, invalidate)
+        except ConditionFailed:
+            pass  # replaced or consumed meanwhile: nothing left to lock
+
+    def _live(self, update: Update, record: ResetRecord) -> None:
+        update.when(f"{update.name('reset_id')} = {update.value(record.reset_id)}")
+        update.when(f"{update.name('state')} = {update.value('active')}")
+
+    def rearm(
+        self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
+    ) -> bool:
+        """Swap the token hash and start the send, unless the address got suppressed meanwhile."""
+        # Wrong tokens keep counting across mints: the lockout is per reset, not per link.
+        swap = Update().set("token_hash", new_token_hash)
+        self._live(swap, record)
+        swap.when(f"{swap.name('token_hash')} = {swap.value(record.token_hash)}")
+        start = Update().set("state", MessageState.SENDING.value).set("attempt", message.attempt)
+        start.set("updated_at", iso(entry.at))
+        set_due(start, message.message_id, (DueKind.INFLIGHT, lease_until))
+        history.append(start, entry)
+        state_in(start, predecessors(MessageState.SENDING))
+        tx = self.table.transaction()
+        tx.update("reset", reset_pk(record.account_id), RESET_SK, swap)
+        tx.update("message", message_pk(message.message_id), MESSAGE_SK, start)
+        recipients.check_not_suppressed(tx, message.recipient_key)
+        try:
+            tx.commit()
+        except Cancelled as cancelled:
+            if set(cancelled.failed) == {"recipient"}:
+                return False
+            raise DependencyUnavailable("reset changed concurrently; retry", retry_after_seconds=1) from None
+        return True

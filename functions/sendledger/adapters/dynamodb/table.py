@@ -1,0 +1,344 @@
+"""The ledger table through low-level DynamoDB requests: conditional writes and transactions.
+
+Low-level on purpose: the send path's CPU per request is a product bar, and every write here
+needs exact control of its condition and of `ReturnValuesOnConditionCheckFailure` (a failed
+condition hands back the old item, so callers decide from it without another read).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sendledger.domain.errors import DependencyUnavailable
+
+Item = dict[str, Any]  # DynamoDB's attribute-value JSON: {"name": {"S": "..."}}
+ALL_OLD = "ALL_OLD"
+RETRYABLE_CODES = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+)
+# Ledger writes are conditional, so an SDK retry of one cannot apply twice: standard retries.
+LEDGER_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5)
+
+
+def ledger_client() -> Any:
+    return boto3.client("dynamodb", config=LEDGER_CONFIG)
+
+
+# --- attribute values ------------------------------------------------------------------------
+def encode(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, int | float):
+        return {"N": str(value)}
+    if isinstance(value, dict):
+        return {"M": {key: encode(inner) for key, inner in value.items()}}
+    if isinstance(value, list | tuple):
+        return {"L": [encode(inner) for inner in value]}
+    raise TypeError(f"cannot store {type(value).__name__}")
+
+
+def encode_item(values: dict[str, Any]) -> Item:
+    return {name: encode(value) for name, value in values.items() if value is not None}
+
+
+def decode(value: dict[str, Any]) -> Any:
+    ((kind, inner),) = value.items()
+    if kind in {"S", "BOOL"}:
+        return inner
+    if kind == "N":
+        return int(inner) if inner.lstrip("-").isdigit() else float(inner)
+    if kind == "M":
+        return {key: decode(v) for key, v in inner.items()}
+    if kind == "L":
+        return [decode(v) for v in inner]
+    if kind == "NULL":
+        return None
+    raise TypeError(f"unexpected attribute type {kind}")
+
+
+def decode_item(item: Item) -> dict[str, Any]:
+    return {name: decode(value) for name, value in item.items()}
+
+
+def key(pk: str, sk: str) -> Item:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+# --- expressions -----------------------------------------------------------------------------
+@dataclass
+class Expression:
+    """Placeholders for one request's expressions (names and values never collide)."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def name(self, attribute: str) -> str:
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = attribute
+        return placeholder
+
+    def value(self, value: Any) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = encode(value)
+        return placeholder
+
+    def one_of(self, attribute: str, options: list[str]) -> str:
+        return f"{self.name(attribute)} IN ({', '.join(self.value(option) for option in sorted(options))})"
+
+    def request(self) -> dict[str, Any]:
+        request: dict[str, Any] = {}
+        if self.names:
+            request["ExpressionAttributeNames"] = self.names
+        if self.values:
+            request["ExpressionAttributeValues"] = self.values
+        return request
+
+
+@dataclass
+class Update(Expression):
+    """One UpdateItem's SET/REMOVE/ADD clauses and its condition."""
+
+    sets: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
+    adds: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    assigned: set[str] = field(default_factory=set)
+
+    def set(self, attribute: str, value: Any) -> Update:
+        """SET attribute = value; a second set of the same attribute keeps the first."""
+        if attribute in self.assigned:
+            return self
+        self.assigned.add(attribute)
+        self.sets.append(f"{self.name(attribute)} = {self.value(value)}")
+        return self
+
+    def set_if_absent(self, attribute: str, value: Any) -> Update:
+        placeholder = self.name(attribute)
+        self.sets.append(f"{placeholder} = if_not_exists({placeholder}, {self.value(value)})")
+        return self
+
+    def remove(self, *attributes: str) -> Update:
+        self.removes += [self.name(attribute) for attribute in attributes]
+        return self
+
+    def add(self, attribute: str, amount: int) -> Update:
+        self.adds.append(f"{self.name(attribute)} {self.value(amount)}")
+        return self
+
+    def append_entry(self, attribute: str, entry: str) -> Update:
+        """Add a history entry that no write can overwrite: its attribute must be absent."""
+        placeholder = self.name(attribute)
+        self.sets.append(f"{placeholder} = {self.value(entry)}")
+        self.conditions.append(f"attribute_not_exists({placeholder})")
+        return self
+
+    def when(self, condition: str) -> Update:
+        self.conditions.append(condition)
+        return self
+
+    def request(self) -> dict[str, Any]:
+        clauses = []
+        if self.sets:
+            clauses.append("SET " + ", ".join(self.sets))
+        if self.removes:
+            clauses.append("REMOVE " + ", ".join(self.removes))
+        if self.adds:
+            clauses.append("ADD " + ", ".join(self.adds))
+        request = {"UpdateExpression": " ".join(clauses), **super().request()}
+        if self.conditions:
+            request["ConditionExpression"] = " AND ".join(f"({c})" for c in self.conditions)
+        return request
+
+
+# --- requests --------------------------------------------------------------------------------
+class ConditionFailed(Exception):
+    """A single-item write's condition failed; `old` is the item as it was (None: absent)."""
+
+    def __init__(self, old: Item | None) -> None:
+        super().__init__("condition failed")
+        self.old = old
+
+
+@dataclass
+class Cancelled(Exception):
+    """A transaction was cancelled: which labelled items failed, with their old items."""
+
+    failed: dict[str, Item | None] = field(default_factory=dict)
+    codes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def retryable(self) -> bool:
+        return not self.failed and all(code in RETRYABLE_CODES for code in self.codes.values())
+
+
+@contextmanager
+def dependency_guard() -> Iterator[None]:
+    """Any DynamoDB fault surfaces as one domain error (HTTP 503), never as a bare 500."""
+    try:
+        yield
+    except (ClientError, BotoCoreError) as exc:
+        raise DependencyUnavailable(f"ledger unavailable: {type(exc).__name__}") from exc
+
+
+def _condition_failed(exc: ClientError) -> bool:
+    return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+class Table:
+    def __init__(self, name: str, client: Any = None) -> None:
+        self.name = name
+        self.client = client or ledger_client()
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        with dependency_guard():
+            response = self.client.get_item(TableName=self.name, Key=key(pk, sk), ConsistentRead=True)
+        item: Item | None = response.get("Item")
+        return item
+
+    def query(self, pk: str) -> list[Item]:
+        items: list[Item] = []
+        request: dict[str, Any] = {
+            "TableName": self.name,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ConsistentRead": True,
+        }
+        while True:
+            with dependency_guard():
+                page = self.client.query(**request)
+            items += page.get("Items", [])
+            if not page.get("LastEvaluatedKey"):
+                return items
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def batch_get(self, keys: list[tuple[str, str]]) -> list[Item]:
+        with dependency_guard():
+            response = self.client.batch_get_item(
+                RequestItems={self.name: {"Keys": [key(pk, sk) for pk, sk in keys], "ConsistentRead": True}}
+            )
+        found: list[Item] = response.get("Responses", {}).get(self.name, [])
+        return found
+
+    def put(self, item: Item, condition: str | None = None, expression: Expression | None = None) -> None:
+        request: dict[str, Any] = {"TableName": self.name, "Item": item}
+        if condition:
+            request.update(ConditionExpression=condition, ReturnValuesOnConditionCheckFailure=ALL_OLD)
+            request.update((expression or Expression()).request())
+        self._write(self.client.put_item, request)
+
+    def update(self, pk: str, sk: str, update: Update, returning: str | None = None) -> Item:
+        """The attributes `returning` asks for (UPDATED_NEW, ALL_NEW...), else nothing."""
+        request: dict[str, Any] = {"TableName": self.name, "Key": key(pk, sk), **update.request()}
+        if update.conditions:
+            request["ReturnValuesOnConditionCheckFailure"] = ALL_OLD
+        if returning:
+            request["ReturnValues"] = returning
+        return self._write(self.client.update_item, request)
+
+    def _write(self, call: Any, request: dict[str, Any]) -> Item:
+        try:
+            with dependency_guard():
+                response = call(**request)
+                attributes: Item = response.get("Attributes", {})
+                return attributes
+        except DependencyUnavailable as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ClientError) and _condition_failed(cause):
+                raise ConditionFailed(cause.response.get("Item")) from None
+            raise
+
+    def transaction(self) -> Transaction:
+        return Transaction(self)
+
+
+@dataclass
+class Transaction:
+    """A labelled TransactWriteItems: callers ask "did the recipient condition fail, and what
+    was the old item?" instead of counting positions."""
+
+    table: Table
+    labels: list[str] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+
+    def put(self, label: str, item: Item, condition: str | None = None, expression: Expression | None = None) -> None:
+        action: dict[str, Any] = {"TableName": self.table.name, "Item": item}
+        if condition:
+            action.update(
+                ConditionExpression=condition,
+                ReturnValuesOnConditionCheckFailure=ALL_OLD,
+                **(expression or Expression()).request(),
+            )
+        self._add(label, {"Put": action})
+
+    def update(self, label: str, pk: str, sk: str, update: Update) -> None:
+        action = {"TableName": self.table.name, "Key": key(pk, sk), **update.request()}
+        if update.conditions:
+            action["ReturnValuesOnConditionCheckFailure"] = ALL_OLD
+        self._add(label, {"Update": action})
+
+    def check(self, label: str, pk: str, sk: str, condition: str, expression: Expression) -> None:
+        action = {
+            "TableName": self.table.name,
+            "Key": key(pk, sk),
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": ALL_OLD,
+            **expression.request(),
+        }
+        self._add(label, {"ConditionCheck": action})
+
+    def _add(self, label: str, action: dict[str, Any]) -> None:
+        self.labels.append(label)
+        self.actions.append(action)
+
+    def commit(self) -> None:
+        if len(self.actions) == 1:
+            raise ValueError("a one-item transaction costs twice a conditional write: use Table")
+        try:
+            with dependency_guard():
+                self.table.client.transact_write_items(
+                    TransactItems=self.actions, ClientRequestToken=request_token(self.actions)
+                )
+        except DependencyUnavailable as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ClientError) or cause.response.get("Error", {}).get("Code") != (
+                "TransactionCanceledException"
+            ):
+                raise
+            raise _cancelled(self.labels, cause) from None
+
+
+def _cancelled(labels: list[str], exc: ClientError) -> Cancelled:
+    cancelled = Cancelled()
+    reasons = exc.response.get("CancellationReasons", [])
+    for label, reason in zip(labels, reasons, strict=False):
+        code = reason.get("Code", "None")
+        if code in ("None", None):
+            continue
+        cancelled.codes[label] = code
+        if code == "ConditionalCheckFailed":
+            cancelled.failed[label] = reason.get("Item")
+    if not reasons:
+        cancelled.codes["?"] = "Unknown"
+    return cancelled
+
+
+def request_token(actions: list[dict[str, Any]]) -> str:
+    """ClientRequestToken derived from the actions themselves.
+
+    An SDK retry of the same request (after a network timeout) carries the same token, so
+    DynamoDB applies it at most once; any different transaction gets a different token, so it
+    never meets IdempotentParameterMismatch.
+    """
+    canonical = json.dumps(actions, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:36]
