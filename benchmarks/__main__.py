@@ -1,7 +1,12 @@
-"""Entry point: puts ``<repo>/functions`` and ``<repo>`` on sys.path, fixes the environment, runs."""
+"""Entry point: puts ``<repo>/functions`` and ``<repo>`` on sys.path, fixes the environment, runs.
+
+python -m benchmarks               # everything: writes results.json and README.md
+python -m benchmarks --only drain  # one in-process section: prints its JSON, writes nothing
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -20,9 +25,12 @@ def main() -> int:
     from benchmarks import counting
 
     counting.install()
-    from benchmarks.runner import run
+    from benchmarks.runner import SECTIONS, run, run_section
 
-    return run(ROOT)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("--only", choices=sorted(SECTIONS), help="run one section, print its figures as JSON")
+    only = parser.parse_args().only
+    return run_section(only) if only else run(ROOT)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def _guard(name: str, errors: dict[str, str], call: Callable[[], Any]) -> Any:
 
 
 def _in_process(errors: dict[str, str], out: TextIO) -> dict[str, Any]:
-    from benchmarks import baseline, drain, ingestion, ours, timing
+    from benchmarks import baseline, ingestion, ours, timing
     from benchmarks.aws import moto_world
 
     found: dict[str, Any] = {}
@@ -104,10 +104,33 @@ def _in_process(errors: dict[str, str], out: TextIO) -> dict[str, Any]:
             "ingest_events_per_second", errors, lambda: ingestion.throughput(world, THROUGHPUT_EMAILS, THROUGHPUT_SMS)
         )
         _say(out, f"events: drain speedup, {DRAIN_EVENTS} events, {DRAIN_ROUNDS} rounds per side ...")
-        found["drain"] = _guard(
-            "ingest_drain_speedup", errors, lambda: drain.measure(world, DRAIN_EVENTS, DRAIN_ROUNDS)
-        )
+        found["drain"] = _guard("ingest_drain_speedup", errors, lambda: _drain(world))
     return found
+
+
+def _drain(world: Any) -> dict[str, Any]:
+    from benchmarks import drain
+
+    result: dict[str, Any] = drain.measure(world, DRAIN_EVENTS, DRAIN_ROUNDS)
+    return result
+
+
+SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {"drain": _drain}
+
+
+def run_section(name: str) -> int:
+    """One in-process section in a fresh moto world: its figures on stdout, no file written."""
+    from benchmarks.aws import moto_world
+
+    out: TextIO = sys.stdout
+    sys.stdout = _Discard()
+    try:
+        with moto_world() as world:
+            figures = SECTIONS[name](world)
+    finally:
+        sys.stdout = out
+    _say(out, json.dumps(figures, indent=2))
+    return 0
 
 
 def _over_http(out: TextIO) -> dict[str, Any]:

@@ -69,6 +69,7 @@ class Sabotage:
 
 FUNCTIONS = "functions/sendledger"
 POLL = f"{FUNCTIONS}/usecases/poll.py"
+QUEUE_DRAIN = f"{FUNCTIONS}/usecases/queue_drain.py"
 SEND = f"{FUNCTIONS}/usecases/send.py"
 RESOLVE = f"{FUNCTIONS}/usecases/resolve_unknown.py"
 LEDGER = f"{FUNCTIONS}/adapters/dynamodb/ledger.py"
@@ -235,9 +236,26 @@ SMS_TRANSIENT = frozenset(
         "sqs-delete-unapplied",
         "SQS messages are deleted only after the event is persisted: a failed apply or a poison "
         "message is deleted with the batch",
-        POLL,
-        old="            if applied:\n                for failed_id in queue.delete(applied):\n",
-        new="            if fresh:\n                for failed_id in queue.delete(fresh):\n",
+        QUEUE_DRAIN,
+        old="""\
+        if self._failed(future):
+            self.failed_lanes.add(key)
+            behind = self.lanes.pop(key, deque())
+            self.waiting -= len(behind)
+            self.left.update([message_id, *behind])
+        elif future.result():
+            self.deletable.append(message_id)  # persisted: it may be deleted now
+        else:
+            self.left.add(message_id)
+""",
+        new="""\
+        self.deletable.append(message_id)  # whatever its apply did
+        if self._failed(future):
+            self.failed_lanes.add(key)
+            behind = self.lanes.pop(key, deque())
+            self.waiting -= len(behind)
+            self.left.update(behind)
+""",
     ),
     Sabotage(
         "transient-sms-suppresses",

@@ -191,6 +191,9 @@ class Source:
     killed: Callable[[], None]  # right after a kill
     final: Callable[[], None]  # at quiescence
     requests: list[str] = field(default_factory=list)  # the dry run's, in order
+    # False when concurrent calls make the order differ run to run: the kill at k still fires,
+    # at whichever request comes k-th
+    same_order: bool = True
 
 
 def dry_run(rig: Rig, source: Source) -> None:
@@ -235,7 +238,9 @@ def kill_at_every_request(rig: Rig, source: Source, stage: str) -> list[str]:
         # When the cycle is killed at request k (before it is sent / after it was applied)
         kill = killed_poll(rig, index, STAGES[stage])
         try:
-            assert kill.fired == request, f"the kill hit {kill.fired}, the dry run's request was {request}"
+            if source.same_order:
+                assert kill.fired == request, f"the kill hit {kill.fired}, the dry run's request was {request}"
+            assert kill.fired is not None, f"the cycle made fewer than {index} requests"
             # Then right after the kill nothing is ahead of what is persisted
             source.killed()
             rig.world.watch.check()
@@ -414,12 +419,23 @@ def ses_source(rig: Rig) -> Source:
     return Source(rig.snapshot(), killed, final)
 
 
-@pytest.fixture(scope="module")
-def ses(rig: Rig) -> Source:
-    source = ses_source(rig)
-    dry_run(rig, source)
-    assert source.requests.count("sqs.ReceiveMessage") == 3, source.requests  # two batches, then empty
-    return source
+# One apply thread: the drain's requests come in the same order every run. Eight: the pipelined
+# drain's receives, applies and deletes overlap; its receive while the first batch is applied gets
+# that batch again (this queue's visibility timeout is 0), after which it receives between batches.
+DRAIN_RECEIVES = {1: 3, 8: 4}  # two batches, (that re-receive,) then empty
+
+
+@pytest.fixture(scope="module", params=sorted(DRAIN_RECEIVES), ids=lambda n: f"{n}-apply-threads")
+def ses(rig: Rig, request: pytest.FixtureRequest) -> Iterator[Source]:
+    threads = int(request.param)
+    with pytest.MonkeyPatch.context() as patch:
+        settings = rig.world.services.settings.model_copy(update={"poll_apply_concurrency": threads})
+        patch.setattr(rig.world.services, "settings", settings)
+        source = ses_source(rig)
+        source.same_order = threads == 1
+        dry_run(rig, source)
+        assert source.requests.count("sqs.ReceiveMessage") == DRAIN_RECEIVES[threads], source.requests
+        yield source
 
 
 @pytest.mark.parametrize("stage", list(STAGES))

@@ -1,7 +1,7 @@
 """One poll cycle (EventBridge schedule → poller Lambda), within the Lambda's time budget.
 
-1. drain the SES events queue (delete only what was applied; poison stays for the DLQ);
-   SES watermark = cycle start when drained to empty with nothing left behind;
+1. drain the SES events queue, pipelined (usecases/queue_drain.py: delete only what was applied;
+   poison stays for the DLQ); SES watermark = cycle start when drained to empty with nothing left behind;
 2. reconcile SMS delivery-status logs with FilterLogEvents from the cursor in DynamoDB (moved
    only after each page is applied); SMS watermark = cycle start when read to the end;
 3. resolve due work (leases, `unknown`, `pending`);
@@ -23,7 +23,7 @@ from sendledger import names
 from sendledger.domain.events import LogRecord, MalformedEvent, parse_sms_record, parse_sqs_body
 from sendledger.domain.messages import DueKind
 from sendledger.ports import QueueMessage
-from sendledger.usecases import escalate, fan_out, resolve_unknown
+from sendledger.usecases import escalate, fan_out, queue_drain, resolve_unknown
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
 
 logger = Logger(child=True)
@@ -122,61 +122,34 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
 
 def drain_ses_queue(pipeline: Pipeline, seconds_left: Callable[[], float], report: IngestReport) -> bool:
     """True when the queue was read to empty and every message received was applied and deleted."""
-    queue = pipeline.ses_queue
+    queue, settings = pipeline.ses_queue, pipeline.services.settings
     assert queue is not None
-    left_behind: set[str] = set()
-    while seconds_left() >= SAFETY_SECONDS:
-        batch = queue.receive(10)
-        fresh = [message for message in batch if message.message_id not in left_behind]
-        if not fresh:
-            # Empty, or only messages that already failed in this cycle came back.
-            if batch or left_behind:
-                return False
-            # Push mode: the SQS event source may hold messages it has not applied yet.
-            return pipeline.services.settings.ingestion_mode != "push" or queue.in_flight() == 0
-        applied, failure = _apply_ses_batch(pipeline, fresh, report)
-        left_behind.update(message.message_id for message in fresh if message not in applied)
+    parts: list[IngestReport] = []  # one per apply, written on its thread, merged on this one
+
+    def apply(message: QueueMessage) -> bool:
+        part = IngestReport()
+        parts.append(part)
         try:
-            if failure is not None:
-                raise failure
-        finally:
-            # Whatever was applied is deleted even if a later message failed (it would only be
-            # a duplicate next time, but there is no reason to pay for it).
-            if applied:
-                for failed_id in queue.delete(applied):
-                    left_behind.add(failed_id)
-                    logger.warning(
-                        "delete failed; the message will be applied again as a duplicate",
-                        extra={"sqs_message_id": failed_id},
-                    )
-    return False
-
-
-def _apply_ses_batch(
-    pipeline: Pipeline, messages: list[QueueMessage], report: IngestReport
-) -> tuple[list[QueueMessage], BaseException | None]:
-    """(the messages applied, to delete; the first failure). Unreadable ones are neither."""
-    parts = {message.message_id: IngestReport() for message in messages}
-    poisoned: set[str] = set()
-
-    def apply(message: QueueMessage) -> None:
-        try:
-            ingest_sqs_body(pipeline.services, pipeline.store, message.body, parts[message.message_id])
+            ingest_sqs_body(pipeline.services, pipeline.store, message.body, part)
         except MalformedEvent as exc:
-            parts[message.message_id].poison += 1
-            poisoned.add(message.message_id)
+            part.poison += 1
             # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
             logger.error(
                 "unreadable SES event message left for the DLQ",
                 extra={"sqs_message_id": message.message_id, "receive_count": message.receive_count, "error": str(exc)},
             )
+            return False
+        return True
 
-    done, failure = fan_out.in_groups(
-        messages, _ses_recipient, apply, pipeline.services.settings.poll_apply_concurrency
-    )
-    for part in parts.values():
-        report.absorb(part)
-    return [message for message in done if message.message_id not in poisoned], failure
+    try:
+        drained = queue_drain.drain(
+            queue, apply, _ses_recipient, settings.poll_apply_concurrency, lambda: seconds_left() < SAFETY_SECONDS
+        )
+    finally:
+        for part in parts:
+            report.absorb(part)
+    # Push mode: the SQS event source may hold messages it has not applied yet.
+    return drained and (settings.ingestion_mode != "push" or queue.in_flight() == 0)
 
 
 def _ses_recipient(message: QueueMessage) -> str | None:
