@@ -36,7 +36,7 @@ class World:
         client = boto3.client("dynamodb", region_name=REGION)
         for source in ("ses", "sms"):
             item = {"pk": f"WM#{source}", "sk": "WM", "watermark": now, "updated_at": now}
-            client.put_item(TableName=self.resources.table_name, Item={k: {"S": v} for k, v in item.items()})
+            client.put_item(TableName=self.resources.ledger_table, Item={k: {"S": v} for k, v in item.items()})
 
     def empty_tables(self) -> None:
         """Recreate every table empty (between timed samples, never inside one).

@@ -64,7 +64,7 @@ def load(module: str) -> tuple[Any | None, str | None]:
 def _ledger() -> Any:
     from sendledger import bootstrap
 
-    return bootstrap.runtime().services.ledger
+    return bootstrap.runtime().services.messages
 
 
 def _figure(log: RequestLog, label: str, answer: Any) -> dict[str, Any]:

@@ -24,14 +24,14 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.pop("AWS_ENDPOINT_URL", None)
 
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.ledger import DynamoLedger
+from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.provider import Backoff
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
-from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
 from tests.support.fixtures import put_watermark
 
 # One seed per run for every randomized Hypothesis test (the reliability suite's schedules and
@@ -84,7 +84,7 @@ def settings() -> Settings:
 @pytest.fixture
 def services(aws: None, clock: FakeClock, settings: Settings) -> Services:
     return Services(
-        ledger=DynamoLedger(TABLE),
+        **LedgerTable.named(TABLE).send_path(),
         email=SesEmailSender(SENDER, "sendledger-events"),
         sms=SnsSmsSender(),
         clock=clock,
@@ -108,7 +108,7 @@ class Api:
         from sendledger import bootstrap
 
         self.services = services
-        self.runtime = bootstrap.Runtime.of(services, services.ledger)  # type: ignore[arg-type]
+        self.runtime = bootstrap.Runtime.of(services, ledger_of(services))
         # Handlers a test calls directly (not through this object) get the same runtime.
         monkeypatch.setattr(bootstrap, "runtime", lambda: self.runtime)
 

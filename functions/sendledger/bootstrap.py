@@ -2,7 +2,7 @@
 
 Each handler takes an optional ``runtime``; without one it uses :func:`runtime`, built on the
 first invocation. Tests and the local stack pass their own (moto, a fake clock, fakes).
-Adapter modules are imported inside the builders, so boto3, botocore and pynamodb load on the
+Adapter modules are imported inside the builders, so boto3 and botocore load on the
 first invocation rather than with every handler module (the cold-start bar).
 """
 
@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import DynamoLedger
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
@@ -35,7 +35,7 @@ class Runtime:
         return self._pipeline
 
     @classmethod
-    def of(cls, services: Services, ledger: DynamoLedger) -> Runtime:
+    def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
         """A runtime around services someone else built (tests, the local stack, benchmarks)."""
         return cls(services, lambda: build_pipeline(services, ledger))
 
@@ -46,7 +46,7 @@ def runtime() -> Runtime:
 
 
 def build_runtime(settings: Settings | None = None) -> Runtime:
-    from sendledger.adapters.dynamodb.ledger import DynamoLedger
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.secrets import fingerprint_key
     from sendledger.adapters.ses import SesEmailSender
     from sendledger.adapters.sns import SnsSmsSender
@@ -58,9 +58,9 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     settings = settings or Settings.from_env()
     # Before any use case runs: SES event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
-    ledger = DynamoLedger(settings.table_name)
+    ledger = LedgerTable.named(settings.table_name)
     services = Services(
-        ledger=ledger,
+        **ledger.send_path(),
         email=SesEmailSender(settings.sender_email, settings.ses_configuration_set),
         sms=SnsSmsSender(),
         clock=SystemClock(),
@@ -69,10 +69,9 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     return Runtime.of(services, ledger)
 
 
-def build_pipeline(services: Services, ledger: DynamoLedger) -> Pipeline:
-    """The event store shares the ledger's DynamoDB client (one connection, one request count)."""
+def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
+    """The ingestion stores share the ledger's DynamoDB client (one connection, one request count)."""
     from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
-    from sendledger.adapters.dynamodb.events_store import DynamoEventStore
     from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
     from sendledger.usecases.ingest import Pipeline
 
@@ -80,7 +79,9 @@ def build_pipeline(services: Services, ledger: DynamoLedger) -> Pipeline:
     logs = settings.sms_success_log_group or settings.sms_failure_log_group
     return Pipeline(
         services=services,
-        store=DynamoEventStore(ledger),
+        events=ledger.events,
+        due_work=ledger.due_work,
+        escalation_timers=ledger.escalation_timers,
         ses_queue=SqsEventQueue(settings.ses_events_queue_url) if settings.ses_events_queue_url else None,
         logs=CloudWatchLogReader() if logs else None,
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,

@@ -119,49 +119,85 @@ class SuppressionView:
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Ledger(Protocol):
+class MessageStore(Protocol):
+    """Messages: each keyed one also its key's idempotency record; history append-only."""
+
     def commit_intent(self, intent: SendIntent) -> IntentConflict | None:
-        """One transaction: the message (its key's record, first entry) + the recipient's
+        """One write: the message (its key's record, first entry) + the recipient's
         eligibility condition and last-send marker (+ reset, escalation timer)."""
 
-    def commit_without_send(self, intent: SendIntent, stored: StoredResponse | None) -> IntentConflict | None:
+    def commit_decided(self, intent: SendIntent, stored: StoredResponse | None) -> IntentConflict | None:
         """Record an intent decided without a provider call (suppressed, deferred)."""
 
     def record_outcome(self, outcome: Outcome) -> None: ...
 
-    def get_message(self, message_id: str, with_history: bool = True) -> Message | None: ...
+    def get(self, message_id: str) -> Message | None:
+        """The message with its history (and an SMS's receipt merged in)."""
 
-    def get_watermark(self, source: str) -> datetime | None: ...
+    def transition(
+        self,
+        message_id: str,
+        allowed: frozenset[MessageState],
+        target: MessageState,
+        entries: list[HistoryEntry],
+        due: tuple[DueKind, datetime] | None,
+        attempt: int | None = None,
+        unsuppressed: str | None = None,
+    ) -> Transition:
+        """Conditional state change + history in one write (`unsuppressed`: a recipient key
+        that must not be suppressed for the change to land)."""
+
+    def idempotency_key_of(self, message_id: str) -> str | None: ...
+
+
+class RecipientStore(Protocol):
+    """Recipients: suppression state (versioned), the last-send marker, transient bounces."""
+
+    def get(self, recipient_key: str) -> RecipientState: ...
+
+    def view(self, recipient_key: str) -> SuppressionView: ...
+
+    def change(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, expected_version: int, now: datetime
+    ) -> SuppressionState: ...
+
+    def record_unchanged(
+        self, recipient_key: str, suppressed: bool, reason: str, actor: str, version: int, now: datetime
+    ) -> None:
+        """Audit an admin act that changes nothing (a repeated suppress or re-enable)."""
+
+
+class ResetStore(Protocol):
+    """Password resets: one record per account."""
+
+    def get(self, account_id: str) -> ResetRecord | None: ...
+
+    def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+        """Active + hash matches + not expired → consumed, in one conditional write."""
+
+    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None: ...
+
+    def rearm(
+        self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
+    ) -> bool:
+        """Swap in the hash of a fresh token and start its send (same reset id); False if the
+        recipient is suppressed by now (nothing written)."""
+
+
+class PollerStateStore(Protocol):
+    """Source watermarks and the SMS log cursor (written by the poller only)."""
+
+    def watermark(self, source: str) -> datetime | None: ...
 
     def recent_watermark(self, source: str, now: datetime, *, read: bool = True) -> datetime | None:
         """The watermark as read recently (cached per container; only ever behind the truth);
         `read=False`: the cached value only, None when none is recent."""
 
-    def get_recipient(self, recipient_key: str) -> RecipientState: ...
+    def set_watermark(self, source: str, at: datetime) -> None: ...
 
-    def get_suppression(self, recipient_key: str) -> SuppressionView: ...
+    def cursor(self, source: str) -> str | None: ...
 
-    def change_suppression(
-        self, recipient_key: str, suppressed: bool, reason: str, actor: str, expected_version: int, now: datetime
-    ) -> SuppressionState: ...
-
-    def record_unchanged_suppression(
-        self, recipient_key: str, suppressed: bool, reason: str, actor: str, version: int, now: datetime
-    ) -> None:
-        """Audit an admin act that changes nothing (a repeated suppress or re-enable)."""
-
-    def get_reset(self, account_id: str) -> ResetRecord | None: ...
-
-    def consume_reset(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
-        """Active + hash matches + not expired → consumed, in one conditional write."""
-
-    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None: ...
-
-    def rearm_reset(
-        self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
-    ) -> bool:
-        """Swap in the hash of a fresh token and start its send (same reset id); False if the
-        recipient is suppressed by now (nothing written)."""
+    def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None: ...
 
 
 class EmailSender(Protocol):
@@ -214,9 +250,11 @@ class DueItem:
     escalates: bool = False  # the message has an escalation (on a receipt only this flag is copied)
 
 
-class EventStore(Protocol):
-    def apply_event(self, event: Any, plan: ApplyPlan, now: datetime) -> ApplyResult:
-        """One TransactWriteItems per new event (dedupe + message or receipt + history + suppression)."""
+class DeliveryEventStore(Protocol):
+    """Applying delivery events once each (their dedupe), and finding an SMS record's send."""
+
+    def apply(self, event: Any, plan: ApplyPlan, now: datetime) -> ApplyResult:
+        """One write per new event (a transaction only when it touches the recipient too)."""
 
     def message_for_provider_id(
         self,
@@ -228,42 +266,22 @@ class EventStore(Protocol):
     ) -> tuple[str | None, bool]:
         """(message id, already applied): the dedupe item is read in the same BatchGetItem."""
 
-    def set_watermark(self, source: str, at: datetime) -> None: ...
 
-    def get_cursor(self, source: str) -> str | None: ...
+class DueWorkStore(Protocol):
+    """What the poller must revisit, by kind and due time."""
 
-    def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None: ...
+    def items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]: ...
 
-    def due_items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]: ...
+    def count(self, kind: DueKind) -> int: ...
 
-    def count_due(self, kind: DueKind) -> int: ...
+    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None: ...
 
-    def transition(
-        self,
-        message_id: str,
-        allowed: frozenset[MessageState],
-        target: MessageState,
-        entries: list[HistoryEntry],
-        due: tuple[DueKind, datetime] | None,
-        attempt: int | None = None,
-        unsuppressed: str | None = None,
-    ) -> Transition:
-        """Conditional state change + history in one transaction (`unsuppressed`: a recipient
-        key that must not be suppressed for the change to land)."""
 
-    def clear_due(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None: ...
-
-    def idempotency_key_of(self, message_id: str) -> str | None: ...
-
-    def finish_escalation(
-        self,
-        message_id: str,
-        entry: HistoryEntry,
-        escalate_message: bool,
-        outcome: str,
-        receipt_id: str | None = None,
+class EscalationTimers(Protocol):
+    def finish(
+        self, message_id: str, entry: HistoryEntry, escalate_message: bool, outcome: str, receipt_id: str | None = None
     ) -> None:
-        """ESC item done, message escalated (unless it, or its SMS receipt, says delivered), history."""
+        """Timer done, message escalated (unless it, or its SMS receipt, says delivered), history."""
 
 
 class EventQueue(Protocol):

@@ -27,6 +27,7 @@ from sendledger.domain.clock import iso
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.poll import CycleReport, poll_cycle
+from tests.support.fakes import ledger_of
 from tests.support.fixtures import aws_format
 
 SUCCESS_GROUP, FAILURE_GROUP = SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP
@@ -176,4 +177,6 @@ def make_ingestion(services: Services) -> Ingestion:
             "sms_failure_log_group": FAILURE_GROUP,
         }
     )
-    return Ingestion(services, build_pipeline(services, services.ledger), topic_arn, queue_url, dlq_url, escalation_url)
+    return Ingestion(
+        services, build_pipeline(services, ledger_of(services)), topic_arn, queue_url, dlq_url, escalation_url
+    )

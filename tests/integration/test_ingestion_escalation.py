@@ -58,17 +58,17 @@ def test_not_delivered_by_the_deadline_escalates_once(api, ingestion, clock, hea
 def test_crash_between_steps_still_sends_the_fallback_once(api, ingestion, clock, healthy_watermarks, monkeypatch):
     parent = send_with_escalation(api)
     clock.advance(301)
-    store = ingestion.pipeline.store
-    real = store.finish_escalation
+    timers = ingestion.pipeline.escalation_timers
+    real = timers.finish
 
     def crash(*args, **kwargs):
         raise RuntimeError("poller died after the fallback send")
 
-    monkeypatch.setattr(store, "finish_escalation", crash)
+    monkeypatch.setattr(timers, "finish", crash)
     with pytest.raises(CycleFailed):
         ingestion.poll()
     assert len(sent_sms()) == 1
-    monkeypatch.setattr(store, "finish_escalation", real)
+    monkeypatch.setattr(timers, "finish", real)
     report = ingestion.poll()
     assert report.escalated == 1
     assert len(sent_sms()) == 1  # the rerun's fallback send was an idempotent replay
@@ -148,7 +148,7 @@ def apply_sms_record(ingestion, sent, status, response, at):
     from sendledger.usecases.ingest import IngestReport, ingest_log_record
 
     record = sms_record(sent["provider_message_id"], PAGER, status, response, at)
-    ingest_log_record(ingestion.services, ingestion.pipeline.store, LogRecord("1", 0, record), IngestReport())
+    ingest_log_record(ingestion.services, ingestion.pipeline.events, LogRecord("1", 0, record), IngestReport())
 
 
 def test_sms_failure_escalates_before_the_deadline(api, ingestion, clock, healthy_watermarks):
@@ -180,15 +180,15 @@ def test_sms_delivered_while_escalating_is_not_claimed_escalated(
     # Given the deadline passed without a status record
     parent = send_sms_with_escalation(api, deadline=300)
     clock.advance(301)
-    store = ingestion.pipeline.store
-    real = store.finish_escalation
+    timers = ingestion.pipeline.escalation_timers
+    real = timers.finish
 
     def delivered_meanwhile(*args, **kwargs):
         # the carrier's success lands between the poller's read and its final write
         apply_sms_record(ingestion, parent, "SUCCESS", "Message has been accepted by phone carrier", clock.now())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(store, "finish_escalation", delivered_meanwhile)
+    monkeypatch.setattr(timers, "finish", delivered_meanwhile)
     ingestion.poll()
     # Then the page reads delivered, not escalated, and the escalation is on record
     message = view(api, parent["message_id"])

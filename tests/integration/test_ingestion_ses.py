@@ -149,21 +149,21 @@ def test_new_event_costs_one_request_and_duplicate_one_with_no_change(api, servi
     pipeline = ingestion.pipeline
     body = envelope(ses_record("Bounce", sent["message_id"], ALICE, clock.now()))
     with count_dynamodb_requests() as counter:
-        ingest_sqs_body(services, pipeline.store, body, IngestReport())
+        ingest_sqs_body(services, pipeline.events, body, IngestReport())
     assert counter.total == 1, counter.operations
     assert counter.operations == {"TransactWriteItems": 1}
     before = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
     clock.advance(5)
     report = IngestReport()
     with count_dynamodb_requests() as counter:
-        ingest_sqs_body(services, pipeline.store, body, report)
+        ingest_sqs_body(services, pipeline.events, body, report)
     assert counter.total == 1 and report.duplicates == 1
     assert boto3.client("dynamodb").scan(TableName=TABLE)["Items"] == before
     # The usual Send event after the send path recorded `accepted` is one request too
     other = send(api, to="bob@example.com", key="k-bob")
     body = envelope(ses_record("Send", other["message_id"], "bob@example.com", clock.now(), "ses-bob"))
     with count_dynamodb_requests() as counter:
-        ingest_sqs_body(services, pipeline.store, body, IngestReport())
+        ingest_sqs_body(services, pipeline.events, body, IngestReport())
     assert counter.total == 1
 
 
@@ -214,7 +214,7 @@ def test_poller_stopped_mid_batch_loses_nothing_and_applies_nothing_twice(
 
 
 def test_poison_message_is_left_for_the_dlq_and_holds_the_watermark(api, services, ingestion, clock, sent):
-    watermark_before = services.ledger.get_watermark("ses")
+    watermark_before = services.poller_state.watermark("ses")
     ingestion.enqueue_raw("this is not an SES event")
     ingestion.publish(ses_record("Delivery", sent["message_id"], ALICE, clock.now()))
     clock.advance(60)
@@ -222,14 +222,14 @@ def test_poison_message_is_left_for_the_dlq_and_holds_the_watermark(api, service
     assert report.poison == 1 and report.applied == 1 and not report.ses_drained
     assert message(api, sent["message_id"])["state"] == "delivered"
     assert ingestion.queue_depth() == 1  # only the poison message, for the redrive policy
-    assert services.ledger.get_watermark("ses") == watermark_before
+    assert services.poller_state.watermark("ses") == watermark_before
 
 
 def test_drained_queue_sets_the_watermark_to_the_cycle_start(services, ingestion, clock):
     clock.advance(100)
     started = clock.now()
     report = ingestion.poll()
-    assert report.ses_drained and services.ledger.get_watermark("ses") == started
+    assert report.ses_drained and services.poller_state.watermark("ses") == started
     ages = {m.dimensions.get("source"): m.value for m in report.metrics if m.name == "WatermarkAgeSeconds"}
     assert ages["ses"] == 0.0
     assert any(m.name == "UnknownBacklog" and m.value == 0 for m in report.metrics)
@@ -285,19 +285,19 @@ def test_every_fixture_is_ingestible(services, ingestion):
     body = json.dumps(fixture("sqs-body-sns-envelope-ses-bounce.json"))
     [event] = parse_sqs_body(body)
     report = IngestReport()
-    ingest_sqs_body(services, ingestion.pipeline.store, body, report)
+    ingest_sqs_body(services, ingestion.pipeline.events, body, report)
     # The fixture's message id is not ours: no orphan history, suppression still lands
     assert report.applied == 1 and report.suppressed == 1
-    assert services.ledger.get_message(event.message_id) is None
+    assert services.messages.get(event.message_id) is None
 
 
 def test_push_mode_watermark_waits_for_messages_the_event_source_holds(services, ingestion, clock):
     import boto3
 
     services.settings = services.settings.model_copy(update={"ingestion_mode": "push"})
-    before = services.ledger.get_watermark("ses")
+    before = services.poller_state.watermark("ses")
     ingestion.enqueue_raw("held by the SQS event source")
     boto3.client("sqs").receive_message(QueueUrl=ingestion.queue_url, VisibilityTimeout=300)
     clock.advance(60)
     report = ingestion.poll()
-    assert not report.ses_drained and services.ledger.get_watermark("ses") == before
+    assert not report.ses_drained and services.poller_state.watermark("ses") == before

@@ -75,11 +75,11 @@ def test_carrier_unreachable_fails_without_suppression_or_resend(
     deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
     assert view(api, sent["message_id"])["state"] == "failed"
     assert suppressed(api, FLAKY) is False
-    assert ingestion.pipeline.store.count_due(DueKind.OUTCOME) == 1  # the receipt asks the poller to look
+    assert ingestion.pipeline.due_work.count(DueKind.OUTCOME) == 1  # the receipt asks the poller to look
     clock.advance(600)
     ingestion.poll()
     assert len(sent_sms()) == 1  # no automatic resend
-    assert ingestion.pipeline.store.count_due(DueKind.OUTCOME) == 0  # no escalation: the marker is dropped
+    assert ingestion.pipeline.due_work.count(DueKind.OUTCOME) == 0  # no escalation: the marker is dropped
 
 
 def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_watermarks, monkeypatch):
@@ -98,7 +98,7 @@ def test_a_status_record_costs_one_write_new_or_duplicate(api, services, ingesti
     report = IngestReport()
     # When its status record is applied, Then one conditional write on the receipt: no lookup
     with count_dynamodb_requests() as counter:
-        ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
+        ingest_log_record(services, ingestion.pipeline.events, LogRecord("1", 0, record), report)
     assert counter.operations == {"UpdateItem": 1}
     message = view(api, sent["message_id"])
     assert message["state"] == "delivered"
@@ -106,7 +106,7 @@ def test_a_status_record_costs_one_write_new_or_duplicate(api, services, ingesti
     assert event["event_id"] == f"{sent['provider_message_id']}#SUCCESS" and event["state"] == "delivered"
     # And the same record again is one refused conditional write that changes nothing
     with count_dynamodb_requests() as counter:
-        ingest_log_record(services, ingestion.pipeline.store, LogRecord("1", 0, record), report)
+        ingest_log_record(services, ingestion.pipeline.events, LogRecord("1", 0, record), report)
     assert report.duplicates == 1 and counter.operations == {"UpdateItem": 1}
     assert view(api, sent["message_id"])["history"] == message["history"]
 
@@ -149,8 +149,8 @@ def test_reconciliation_recovers_a_missed_subscription_delivery(api, services, i
     report = ingestion.poll()
     assert report.sms_read_to_end and report.applied == 1 and report.poison == 1
     assert view(api, sent["message_id"])["state"] == "failed" and suppressed(api, INVALID) is True
-    assert services.ledger.get_watermark("sms") == started
-    cursor = json.loads(ingestion.pipeline.store.get_cursor("sms"))
+    assert services.poller_state.watermark("sms") == started
+    cursor = json.loads(ingestion.pipeline.services.poller_state.cursor("sms"))
     assert set(cursor) == {FAILURE_GROUP, SUCCESS_GROUP}
     # The next cycle re-reads the overlap but applies nothing again (no event writes at all:
     # its only writes are the poller's own cursor and watermarks)
@@ -238,7 +238,7 @@ def test_status_records_in_any_order_and_multiplicity_converge(
     for kind in arrivals:
         report = IngestReport()
         with count_dynamodb_requests() as counter:
-            ingest_log_record(services, ingestion.pipeline.store, LogRecord(kind, 0, records[kind]), report)
+            ingest_log_record(services, ingestion.pipeline.events, LogRecord(kind, 0, records[kind]), report)
         # Then each costs one write (a transaction when it suppresses the number too); only a
         # record weaker than one already applied costs a second (the refused one hands back the
         # receipt, history is written without the state)

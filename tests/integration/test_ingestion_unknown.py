@@ -111,11 +111,11 @@ def test_crash_between_intent_and_outcome_becomes_unknown_after_the_lease(
     def crash(outcome):
         raise DependencyUnavailable("Lambda died before the outcome write")
 
-    real = services.ledger.record_outcome
-    monkeypatch.setattr(services.ledger, "record_outcome", crash)
+    real = services.messages.record_outcome
+    monkeypatch.setattr(services.messages, "record_outcome", crash)
     status, _, _ = send(api)
     assert status == 503
-    monkeypatch.setattr(services.ledger, "record_outcome", real)
+    monkeypatch.setattr(services.messages, "record_outcome", real)
     [mail] = sent_emails()
     clock.advance(61)
     report = ingestion.poll()

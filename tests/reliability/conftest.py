@@ -18,7 +18,7 @@ from moto.core.model_instances import reset_model_data
 
 from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.ledger import DynamoLedger
+from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
@@ -63,7 +63,7 @@ def client(api) -> Client:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def dynamo(services: Services) -> Iterator[Hooks]:
     """Fault hooks on every pynamodb client the ledger uses."""
-    hooks = Hooks("dynamodb", ledger_emitters(services.ledger))
+    hooks = Hooks("dynamodb", ledger_emitters(services.messages))
     yield hooks
     hooks.close()
 
@@ -156,7 +156,7 @@ def shared_world() -> Iterator[SharedWorld]:
         provider_calls.install(boto3._get_default_session())
         aws_clients.client.cache_clear()
         services = Services(
-            ledger=DynamoLedger(TABLE),
+            **LedgerTable.named(TABLE).send_path(),
             email=SesEmailSender(SENDER, "sendledger-events"),
             sms=SnsSmsSender(),
             clock=clock,
@@ -165,7 +165,7 @@ def shared_world() -> Iterator[SharedWorld]:
             backoff=Backoff(rng=lambda: 0.5),
         )
         ingestion = make_ingestion(services)
-        dynamo = Hooks("dynamodb", ledger_emitters(services.ledger))
+        dynamo = Hooks("dynamodb", ledger_emitters(services.messages))
         ses = Hooks("sesv2", [aws_clients.client("sesv2").meta.events])
         world = SharedWorld(
             services, clock, Client(Api(services, patch)), simulator, dynamo, ses, LedgerWatch(), ingestion

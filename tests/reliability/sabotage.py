@@ -161,7 +161,7 @@ SMS_TRANSIENT = frozenset(
         old="""\
     for _ in range(MAX_INTENT_ATTEMPTS):
         try:
-            services.ledger.commit_intent(intent)
+            services.messages.commit_intent(intent)
 """,
         new="""\
     import boto3  # peek at the key first
@@ -171,7 +171,7 @@ SMS_TRANSIENT = frozenset(
     )
     for _ in range(MAX_INTENT_ATTEMPTS):
         try:
-            services.ledger.commit_intent(intent)
+            services.messages.commit_intent(intent)
 """,
     ),
     Sabotage(
@@ -286,8 +286,8 @@ SMS_TRANSIENT = frozenset(
         POLL,
         old="        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)\n"
         "        if report.ses_drained:\n"
-        '            pipeline.store.set_watermark("ses", started)\n',
-        new='        pipeline.store.set_watermark("ses", started)  # the cycle start, first\n'
+        '            pipeline.services.poller_state.set_watermark("ses", started)\n',
+        new='        pipeline.services.poller_state.set_watermark("ses", started)  # the cycle start, first\n'
         "        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)\n",
     ),
     Sabotage(

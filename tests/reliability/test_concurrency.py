@@ -44,8 +44,7 @@ import requests
 from local.moto_server import SerializedMotoServer
 from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.events_store import DynamoEventStore
-from sendledger.adapters.dynamodb.ledger import DynamoLedger
+from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
@@ -79,8 +78,7 @@ from tests.reliability.faults import (
     scan,
     valid_tokens,
 )
-from tests.support.counting import ledger_emitters
-from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
 from tests.support.fixtures import put_watermark
 from tests.support.outbox import sent_emails
 
@@ -228,7 +226,7 @@ def _handler_copy(index: int) -> ModuleType:
 def pipeline_settings(world: World) -> Settings:
     """The SES events queue, topic and log groups on the server; the settings that name them."""
     services = Services(
-        ledger=DynamoLedger(TABLE),
+        **LedgerTable.named(TABLE).send_path(),
         email=SesEmailSender(SENDER, "sendledger-events"),
         sms=SnsSmsSender(),
         clock=world.clock,
@@ -242,8 +240,7 @@ def pipeline_settings(world: World) -> Settings:
 def containers(world: World) -> list[ModuleType]:
     modules = [_handler_copy(i) for i in range(THREADS)]
     for module in modules:  # each container has its own ledger connection (built once: ~0.1 s each)
-        module.ledger = DynamoLedger(TABLE)
-        ledger_emitters(module.ledger)  # builds the model connections now, not in the threads
+        module.ledger = LedgerTable.named(TABLE)  # its client is built now, not in the threads
     return modules
 
 
@@ -272,11 +269,11 @@ class Fleet:
 
     def _runtime(self) -> bootstrap.Runtime:
         services = getattr(self.local, "services", self.main)
-        return bootstrap.Runtime.of(services, services.ledger)
+        return bootstrap.Runtime.of(services, ledger_of(services))
 
     def _services(self, container: ModuleType) -> Services:
         return Services(
-            ledger=container.ledger,
+            **container.ledger.send_path(),
             email=SesEmailSender(SENDER, "sendledger-events"),
             sms=SnsSmsSender(),
             clock=self.clock,
@@ -525,11 +522,16 @@ def test_concurrent_pollers_remint_a_pending_reset_once(fleet):
 LEFT_ON_QUEUE = "left on the queue"
 
 
+def fleet_ledger(container: ModuleType) -> LedgerTable:
+    ledger: LedgerTable = container.ledger
+    return ledger
+
+
 def _apply(fleet: Fleet, container: ModuleType, record: dict[str, Any]) -> str:
     """What the poller does with one queue message: a failed apply is redelivered by SQS; one that
     keeps losing races is still on the queue when the race ends, for the next poll cycle."""
     services = fleet._services(container)
-    store = DynamoEventStore(services.ledger)
+    store = fleet_ledger(container).events
     body = json.dumps(record)
     for _ in range(APPLY_DELIVERIES):
         report = IngestReport()

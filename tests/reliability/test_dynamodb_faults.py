@@ -2,7 +2,7 @@
 consistent, and the retry after the fault clears succeeds exactly once.
 
 Faults are error answers returned from a ``before-send.dynamodb`` hook on every client of the
-ledger (``ledger_emitters(services.ledger)``), so botocore parses them and its own retry
+ledger (``ledger_emitters(services.messages)``), so botocore parses them and its own retry
 policy (standard mode) runs as in production, minus the sleeping.
 """
 

@@ -215,8 +215,8 @@ class World:
         faults = [*dynamo, *ses]
         self.dynamo.arm(*dynamo)
         self.ses.arm(*ses)
-        ledger = self.services.ledger
-        real = ledger.record_outcome
+        messages = self.services.messages
+        real = messages.record_outcome
         died = []
         if crash_after_outcome:
 
@@ -225,14 +225,14 @@ class World:
                 died.append(True)
                 crash()
 
-            ledger.record_outcome = record_then_die
+            messages.record_outcome = record_then_die
         try:
             return request()
         finally:
             self.dynamo.disarm()
             self.ses.disarm()
             if crash_after_outcome:
-                del ledger.record_outcome
+                del messages.record_outcome
             fired = sum(1 for f in faults if f.fired) + len(died)
             self.faults_fired += fired
             FIGURES["faults_armed"] += len(faults) + int(crash_after_outcome)
@@ -442,8 +442,8 @@ def test_same_key_race_on_a_suppressed_recipient_replays(world):
     to = address(Schedule("suppressed-race"))
     assert world.client("PUT", f"/v1/admin/suppressions/{quote(to, safe='')}", {"reason": "r"}, principal=ADMIN).ok
     send = lambda: world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": "race"})  # noqa: E731
-    ledger, raced, inner = world.services.ledger, [], []
-    real = ledger.commit_without_send
+    messages, raced, inner = world.services.messages, [], []
+    real = messages.commit_decided
 
     def a_retry_lands_first(intent: Any, stored: Any) -> Any:
         if not raced:
@@ -451,12 +451,12 @@ def test_same_key_race_on_a_suppressed_recipient_replays(world):
             inner.append(send())  # the same request, from another container, wins the race
         return real(intent, stored)
 
-    ledger.commit_without_send = a_retry_lands_first
+    messages.commit_decided = a_retry_lands_first
     try:
         # Given two same-key requests both decide "suppressed"; When the second one writes last
         outer = send()
     finally:
-        del ledger.commit_without_send
+        del messages.commit_decided
     # Then both answer the stored decision (202 suppressed), and nothing is half-written
     assert inner[0].status == 202 and inner[0].body["state"] == "suppressed"
     assert outer.status == 202 and outer.body == inner[0].body, outer

@@ -272,7 +272,7 @@ def _event(ingestion, clock, view, kind):
 def _resend(services, ingestion, view):
     """The retry path's resend of the message as read now (its write asks for predecessors(sending))."""
     report = Report()
-    resend(ingestion.pipeline, services.ledger.get_message(view["message_id"]), lambda: 300.0, report)
+    resend(ingestion.pipeline, services.messages.get(view["message_id"]), lambda: 300.0, report)
     return report
 
 

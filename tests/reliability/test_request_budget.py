@@ -56,9 +56,9 @@ def test_a_request_through_any_client_is_counted(aws, make):
 def test_the_ledgers_own_client_is_counted(services):
     # The ledger builds its client with a config of its own (standard retries, timeouts)
     with count_dynamodb_requests() as watermark:
-        services.ledger.get_watermark("ses")
+        services.poller_state.watermark("ses")
     with count_dynamodb_requests() as suppression:
-        services.ledger.get_suppression("email:alice@example.com")
+        services.recipients.view("email:alice@example.com")
     assert watermark.operations == {"GetItem": 1} and suppression.operations == {"GetItem": 1}
 
 

@@ -214,7 +214,7 @@ def test_concurrent_wrong_guesses_all_count_towards_the_lockout(api, services, i
     ingestion.poll()
     [token] = mailed_tokens("guess@example.com")
     wrong = {"account_id": "acct-guess", "token": "F" * 43}
-    real_get_reset = services.ledger.get_reset
+    real_get_reset = services.resets.get
     nested = threading.local()
 
     def a_second_guess_lands_meanwhile(account_id: str) -> Any:
@@ -225,11 +225,11 @@ def test_concurrent_wrong_guesses_all_count_towards_the_lockout(api, services, i
             nested.active = False
         return record
 
-    services.ledger.get_reset = a_second_guess_lands_meanwhile
+    services.resets.get = a_second_guess_lands_meanwhile
     # Given 6 wrong guesses (3 pairs racing each other), more than RESET_MAX_FAILED_ATTEMPTS (5)
     for _ in range(3):
         assert client("POST", "/v1/password-resets/consume", wrong).status == 400
-    del services.ledger.get_reset
+    del services.resets.get
     assert [a.status for a in client.answers[1:]] == [400] * 6
     # Then the reset is locked: the real token no longer works
     assert client("POST", "/v1/password-resets/consume", {"account_id": "acct-guess", "token": token}).status == 400

@@ -226,7 +226,7 @@ class LedgerMachine(RuleBasedStateMachine):
         )
         self.taken_over: list[str] = []  # sends a poll cycle took over while their lease was live
         self.services.email.send_email = self.provider.send_email  # type: ignore[method-assign]
-        self.killer = Killer(ledger_emitters(self.services.ledger))
+        self.killer = Killer(ledger_emitters(self.services.messages))
         self.keys: dict[str, KeyModel] = {}
         self.message_ids: set[str] = set()
         self.published: list[dict[str, Any]] = []

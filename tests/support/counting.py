@@ -90,12 +90,12 @@ def watch_emitter(emitter: Any) -> None:
         emitter.register(event, handler, unique_id=f"{UNIQUE_ID}:{event}")
 
 
-def ledger_emitters(ledger: Any) -> list[Any]:
-    """The botocore event emitter of the one client a DynamoLedger uses (its table's).
+def ledger_emitters(store: Any) -> list[Any]:
+    """The botocore event emitter of the one client the ledger's stores share (any store's table's).
 
     For fault hooks that must sit on exactly the product's clients (not on a test's own scans).
     """
-    return [ledger.table.client.meta.events]
+    return [store.table.client.meta.events]
 
 
 def _live_clients() -> list[BaseClient]:

@@ -95,3 +95,10 @@ def runtime_for(pipeline: Any) -> Any:
     from sendledger.bootstrap import Runtime
 
     return Runtime(pipeline.services, lambda: pipeline)
+
+
+def ledger_of(services: Any) -> Any:
+    """The ledger table's stores over the table `services` writes (same client: counted, faulted)."""
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+
+    return LedgerTable.over(services.messages.table)

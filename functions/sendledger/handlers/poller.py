@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
     report = IngestReport()
-    ingest_sqs_body(pipeline.services, pipeline.store, record.body, report)
+    ingest_sqs_body(pipeline.services, pipeline.events, record.body, report)
     emit(metrics, report.metrics)
 
 

@@ -44,7 +44,7 @@ def lambda_handler(
     failed = 0
     for record in batch.records:
         try:
-            ingest_log_record(pipeline.services, pipeline.store, record, report)
+            ingest_log_record(pipeline.services, pipeline.events, record, report)
         except Exception:
             failed += 1
             logger.exception("SMS status record not applied", extra={"log_event_id": record.log_event_id})

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
-from sendledger.ports import EmailSender, Ledger, SmsSender
+from sendledger.ports import EmailSender, MessageStore, PollerStateStore, RecipientStore, ResetStore, SmsSender
 
 if TYPE_CHECKING:
     # pydantic loads with the composition root, not with every handler module.
@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class Services:
-    ledger: Ledger
+    messages: MessageStore
+    recipients: RecipientStore
+    resets: ResetStore
+    poller_state: PollerStateStore
     email: EmailSender
     sms: SmsSender
     clock: Clock

@@ -39,26 +39,26 @@ class Counter(Protocol):
 
 
 def run_escalations(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
-    store, now = pipeline.store, pipeline.services.clock.now()
-    for item in store.due_items(DueKind.ESCALATION, now, BATCH):
+    due_work, now = pipeline.due_work, pipeline.services.clock.now()
+    for item in due_work.items(DueKind.ESCALATION, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         escalate_message(pipeline, item, seconds_left, report, early=False)
-    for item in store.due_items(DueKind.OUTCOME, now, BATCH):
+    for item in due_work.items(DueKind.OUTCOME, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         # A message that failed for good before its deadline (set by the event apply).
         if item.escalates:
             escalate_message(pipeline, item, seconds_left, report, early=True)
-        store.clear_due(item.message_id, DueKind.OUTCOME, receipt_id=item.receipt_id)
+        due_work.clear(item.message_id, DueKind.OUTCOME, receipt_id=item.receipt_id)
 
 
 def escalate_message(
     pipeline: Pipeline, item: DueItem, seconds_left: Callable[[], float], report: Counter, early: bool
 ) -> None:
-    services, store = pipeline.services, pipeline.store
+    services, timers = pipeline.services, pipeline.escalation_timers
     now = services.clock.now()
-    message = services.ledger.get_message(item.message_id, with_history=True)
+    message = services.messages.get(item.message_id)
     # A receipt's marker carries only the flag: the escalation itself is read with the message.
     escalation = item.escalation or (message.escalation if message else None)
     if message is None or not escalation:
@@ -68,13 +68,13 @@ def escalate_message(
             entry = HistoryEntry(
                 at=now, type=HistoryType.ESCALATION_NOT_NEEDED, evidence={"state": "delivered"}, step=4
             )
-            store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="delivered")
+            timers.finish(message.message_id, entry, escalate_message=False, outcome="delivered")
         return
     if early and message.state not in ESCALATION_TRIGGERS:
         return
     if message.state is MessageState.ESCALATED:
         entry = HistoryEntry(at=now, type=HistoryType.ESCALATION_DONE, evidence={"state": "escalated"}, step=4)
-        store.finish_escalation(message.message_id, entry, escalate_message=False, outcome="escalated")
+        timers.finish(message.message_id, entry, escalate_message=False, outcome="escalated")
         return
     fallbacks: list[dict[str, Any]] = list(escalation.get("fallback") or [])
     trigger = "failed_early" if early else "deadline"
@@ -89,9 +89,7 @@ def escalate_message(
         evidence.update(_send_fallback(pipeline, message, item, fallbacks, escalation, seconds_left))
     entry = HistoryEntry(at=now, type=HistoryType.ESCALATED, state=MessageState.ESCALATED, evidence=evidence, step=4)
     receipt_id = message.provider_message_id if message.channel is Channel.SMS else None
-    store.finish_escalation(
-        message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id
-    )
+    timers.finish(message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id)
     report.escalated += 1
     logger.info("escalated", extra={"message_id": message.message_id, **evidence})
 
@@ -121,7 +119,9 @@ def _send_fallback(
     seconds_left: Callable[[], float],
 ) -> dict[str, Any]:
     step = int(escalation.get("step", 0)) + 1
-    parent_key = item.idempotency_key or pipeline.store.idempotency_key_of(message.message_id) or message.message_id
+    parent_key = (
+        item.idempotency_key or pipeline.services.messages.idempotency_key_of(message.message_id) or message.message_id
+    )
     nxt, rest = fallbacks[0], fallbacks[1:]
     command = SendCommand(
         channel=Channel(nxt["channel"]),

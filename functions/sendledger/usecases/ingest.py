@@ -26,7 +26,16 @@ from sendledger.domain.events import (
     target_state,
 )
 from sendledger.domain.suppression_rules import Action, verdict_for
-from sendledger.ports import ApplyPlan, ApplyResult, EscalationQueue, EventQueue, EventStore, LogReader
+from sendledger.ports import (
+    ApplyPlan,
+    ApplyResult,
+    DeliveryEventStore,
+    DueWorkStore,
+    EscalationQueue,
+    EscalationTimers,
+    EventQueue,
+    LogReader,
+)
 from sendledger.usecases.context import Services
 
 logger = Logger(child=True)
@@ -41,7 +50,9 @@ class Pipeline:
     """What the poller and the event handlers need beyond the send path's Services."""
 
     services: Services
-    store: EventStore
+    events: DeliveryEventStore
+    due_work: DueWorkStore
+    escalation_timers: EscalationTimers
     ses_queue: EventQueue | None = None
     logs: LogReader | None = None
     escalations: EscalationQueue | None = None
@@ -107,12 +118,14 @@ def plan_for(
     )
 
 
-def ingest_event(services: Services, store: EventStore, event: DeliveryEvent, report: IngestReport) -> ApplyResult:
+def ingest_event(
+    services: Services, events: DeliveryEventStore, event: DeliveryEvent, report: IngestReport
+) -> ApplyResult:
     now = services.clock.now()
     plan = plan_for(services, event, event.message_id, receipt_id=_receipt_id(event))
-    result = store.apply_event(event, plan, now)
+    result = events.apply(event, plan, now)
     if result.no_receipt:
-        result, plan = _without_receipt(store, event, plan, now, spent=result.requests)
+        result, plan = _without_receipt(events, event, plan, now, spent=result.requests)
     report.count(result, plan.message_id is not None or plan.receipt_id is not None)
     if result.suppressed_now:
         # Event time → suppression persisted (the transaction just returned).
@@ -147,11 +160,11 @@ def _receipt_id(event: DeliveryEvent) -> str | None:
 
 
 def _without_receipt(
-    store: EventStore, event: DeliveryEvent, plan: ApplyPlan, now: datetime, spent: int
+    events: DeliveryEventStore, event: DeliveryEvent, plan: ApplyPlan, now: datetime, spent: int
 ) -> tuple[ApplyResult, ApplyPlan]:
     """No receipt under SNS's id: match the record to the destination's last send."""
     assert event.provider_message_id is not None
-    message_id, applied = store.message_for_provider_id(
+    message_id, applied = events.message_for_provider_id(
         event.provider_message_id,
         event.recipient_key,
         event.occurred_at,
@@ -163,17 +176,17 @@ def _without_receipt(
         # The dedupe item is written in the same transaction as everything the event derives,
         # so its presence proves the whole event is applied: no transaction.
         return ApplyResult(duplicate=True, requests=spent + 1), plan
-    result = store.apply_event(event, plan, now)
+    result = events.apply(event, plan, now)
     return replace(result, requests=spent + 1 + result.requests), plan
 
 
-def ingest_sqs_body(services: Services, store: EventStore, body: str, report: IngestReport) -> None:
+def ingest_sqs_body(services: Services, events: DeliveryEventStore, body: str, report: IngestReport) -> None:
     """One SES events queue message. MalformedEvent propagates: the caller leaves it for the DLQ."""
     for event in parse_sqs_body(body):
-        ingest_event(services, store, event, report)
+        ingest_event(services, events, event, report)
 
 
-def ingest_log_record(services: Services, store: EventStore, record: LogRecord, report: IngestReport) -> None:
+def ingest_log_record(services: Services, events: DeliveryEventStore, record: LogRecord, report: IngestReport) -> None:
     """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
     try:
         event = parse_sms_record(record.message)
@@ -181,4 +194,4 @@ def ingest_log_record(services: Services, store: EventStore, record: LogRecord, 
         report.poison += 1
         logger.error("unreadable SMS status record", extra={"log_event_id": record.log_event_id, "error": str(exc)})
         return
-    ingest_event(services, store, event, report)
+    ingest_event(services, events, event, report)

@@ -9,7 +9,7 @@ from sendledger.usecases.context import Services
 
 def get_message(services: Services, message_id: str, principal: str) -> Message | None:
     """A caller sees the messages its own requests created (others are indistinguishable from absent)."""
-    message = services.ledger.get_message(message_id) if message_id.startswith("msg_") else None
+    message = services.messages.get(message_id) if message_id.startswith("msg_") else None
     if message is None or message.owner != caller_id(principal):
         return None
     return message

@@ -91,14 +91,14 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
             return
         report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)
         if report.ses_drained:
-            pipeline.store.set_watermark("ses", started)
+            pipeline.services.poller_state.set_watermark("ses", started)
 
     def sms() -> None:
         if pipeline.logs is None:
             return
         report.sms_read_to_end = reconcile_sms_logs(pipeline, started, seconds_left, report)
         if report.sms_read_to_end:
-            pipeline.store.set_watermark("sms", started)
+            pipeline.services.poller_state.set_watermark("sms", started)
 
     step("ses", ses)
     step("sms", sms)
@@ -130,7 +130,7 @@ def drain_ses_queue(pipeline: Pipeline, seconds_left: Callable[[], float], repor
         part = IngestReport()
         parts.append(part)
         try:
-            ingest_sqs_body(pipeline.services, pipeline.store, message.body, part)
+            ingest_sqs_body(pipeline.services, pipeline.events, message.body, part)
         except MalformedEvent as exc:
             part.poison += 1
             # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
@@ -167,10 +167,10 @@ def _ses_recipient(message: QueueMessage) -> str | None:
 def reconcile_sms_logs(
     pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: IngestReport
 ) -> bool:
-    settings, logs, store = pipeline.services.settings, pipeline.logs, pipeline.store
+    settings, logs, stored = pipeline.services.settings, pipeline.logs, pipeline.services.poller_state
     assert logs is not None
     groups = [group for group in (settings.sms_success_log_group, settings.sms_failure_log_group) if group]
-    raw = store.get_cursor("sms")
+    raw = stored.cursor("sms")
     cursor: dict[str, Any] = json.loads(raw) if raw else {}
     for group in groups:
         state = cursor.get(group) or {"start": _ms(started - SMS_FIRST_LOOKBACK), "seen": {}}
@@ -185,7 +185,7 @@ def reconcile_sms_logs(
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
                 # Committed only now: everything derived from this page is persisted.
-                store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                stored.put_cursor("sms", raw, updated, pipeline.services.clock.now())
                 raw, cursor = updated, json.loads(updated)
             token = page.next_token
             if not token:
@@ -198,7 +198,7 @@ def _apply_sms_records(pipeline: Pipeline, records: list[LogRecord], report: Ing
     parts = {record.log_event_id: IngestReport() for record in records}
 
     def apply(record: LogRecord) -> None:
-        ingest_log_record(pipeline.services, pipeline.store, record, parts[record.log_event_id])
+        ingest_log_record(pipeline.services, pipeline.events, record, parts[record.log_event_id])
 
     _, failure = fan_out.in_groups(records, _sms_recipient, apply, pipeline.services.settings.poll_apply_concurrency)
     for part in parts.values():
@@ -240,7 +240,7 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     if pipeline.logs is not None:
         sources.append("sms")
     for source in sources:
-        watermark = services.ledger.get_watermark(source)
+        watermark = services.poller_state.watermark(source)
         if watermark is None:
             continue
         age = max(0.0, (now - watermark).total_seconds())
@@ -249,5 +249,5 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     if ages:
         # The alarm watches the worst source under the service dimension only.
         report.metrics.append(MetricPoint(names.METRIC_WATERMARK_AGE_SECONDS, max(ages), "Seconds"))
-    backlog = pipeline.store.count_due(DueKind.UNKNOWN)
+    backlog = pipeline.due_work.count(DueKind.UNKNOWN)
     report.metrics.append(MetricPoint(names.METRIC_UNKNOWN_BACKLOG, float(backlog), "Count"))

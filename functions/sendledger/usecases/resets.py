@@ -88,7 +88,7 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
     Runs for the first mail and again only when the previous one is proven not accepted; the
     hash swap is conditional on the previous hash, so two tokens are never valid at once.
     """
-    message = services.ledger.get_message(record.message_id, with_history=False)
+    message = services.messages.get(record.message_id)
     if message is None or message.state not in PROVEN_NOT_ACCEPTED:
         return
     now = services.clock.now()
@@ -100,8 +100,8 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
         at=now, type=HistoryType.RESET_MAIL, state=MessageState.SENDING, evidence={"attempt": message.attempt}
     )
     lease_until = now + timedelta(seconds=LEASE_SECONDS)
-    if not services.ledger.rearm_reset(record, tokens.token_hash(token), message, entry, lease_until):
-        services.ledger.record_outcome(
+    if not services.resets.rearm(record, tokens.token_hash(token), message, entry, lease_until):
+        services.messages.record_outcome(
             Outcome(
                 message=message,
                 new_state=MessageState.SUPPRESSED,
@@ -137,13 +137,13 @@ def _reset_reply(record: ResetRecord) -> ResetRequested:
 
 def consume_reset(services: Services, account_id: str, token: str) -> TokenConsumed | TokenRefused:
     now = services.clock.now()
-    consumed = services.ledger.consume_reset(account_id, tokens.token_hash(token), now)
+    consumed = services.resets.consume(account_id, tokens.token_hash(token), now)
     if consumed is not None:
         return TokenConsumed(consumed.reset_id, account_id)
-    current = services.ledger.get_reset(account_id)
+    current = services.resets.get(account_id)
     guessing = current is not None and current.state == "active" and current.expires_at > now
     if current is not None and guessing and not tokens.hashes_match(current.token_hash, token):
-        services.ledger.record_failed_attempt(current, services.settings.reset_max_failed_attempts, now)
+        services.resets.record_failed_attempt(current, services.settings.reset_max_failed_attempts, now)
         logger.info(
             "reset token mismatch",
             extra={"reset_id": current.reset_id, "failed_attempts": current.failed_attempts + 1},

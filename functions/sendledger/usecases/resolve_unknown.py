@@ -46,16 +46,16 @@ class Counter(Protocol):
 
 def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
     now = pipeline.services.clock.now()
-    store = pipeline.store
-    for item in store.due_items(DueKind.INFLIGHT, now, BATCH):
+    due_work = pipeline.due_work
+    for item in due_work.items(DueKind.INFLIGHT, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         expire_lease(pipeline, item.message_id, report)
-    for item in store.due_items(DueKind.UNKNOWN, now, BATCH):
+    for item in due_work.items(DueKind.UNKNOWN, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         resolve_unknown(pipeline, item.message_id, seconds_left, report)
-    for item in store.due_items(DueKind.PENDING, now, BATCH):
+    for item in due_work.items(DueKind.PENDING, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         retry_pending(pipeline, item.message_id, seconds_left, report)
@@ -65,22 +65,24 @@ def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:
     """The sender crashed (or timed out) between intent and outcome: the send may have happened."""
     now = pipeline.services.clock.now()
     entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
-    result = pipeline.store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
+    result = pipeline.services.messages.transition(
+        message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now)
+    )
     if result is not Transition.APPLIED:
-        pipeline.store.clear_due(message_id, DueKind.INFLIGHT)
+        pipeline.due_work.clear(message_id, DueKind.INFLIGHT)
     report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on")
 
 
 def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
-    services, store = pipeline.services, pipeline.store
+    services, due_work = pipeline.services, pipeline.due_work
     settings, now = services.settings, services.clock.now()
-    message = services.ledger.get_message(message_id, with_history=False)
+    message = services.messages.get(message_id)
     if message is None or message.state is not S.UNKNOWN:
-        store.clear_due(message_id, DueKind.UNKNOWN)
+        due_work.clear(message_id, DueKind.UNKNOWN)
         report.bump("unknown_already_resolved")
         return
     source = source_for(message.channel)
-    watermark = services.ledger.get_watermark(source)
+    watermark = services.poller_state.watermark(source)
     sent_at = max(message.created_at, message.updated_at)
     grace = timedelta(seconds=settings.unknown_grace_seconds)
     evidence: dict[str, object] = {
@@ -98,7 +100,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
             at=now, type=HistoryType.ABSENCE_PROVEN, state=S.RETRY, evidence={**evidence, "decision": "retry"}
         )
         if (
-            store.transition(message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], (DueKind.PENDING, now))
+            services.messages.transition(message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], (DueKind.PENDING, now))
             is not Transition.APPLIED
         ):
             report.bump("unknown_moved_on")
@@ -112,7 +114,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         entry = HistoryEntry(
             at=now, type=HistoryType.UNRESOLVED, state=S.UNRESOLVED, evidence={**evidence, "decision": "unresolved"}
         )
-        store.transition(message_id, frozenset({S.UNKNOWN}), S.UNRESOLVED, [entry], None)
+        services.messages.transition(message_id, frozenset({S.UNKNOWN}), S.UNRESOLVED, [entry], None)
         logger.warning("unknown send unresolved: watermark never passed it", extra=log)
         report.bump("unresolved")
         return
@@ -121,11 +123,11 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
 
 
 def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
-    services, store = pipeline.services, pipeline.store
+    services, due_work = pipeline.services, pipeline.due_work
     now = services.clock.now()
-    message = services.ledger.get_message(message_id, with_history=False)
+    message = services.messages.get(message_id)
     if message is None:
-        store.clear_due(message_id, DueKind.PENDING)
+        due_work.clear(message_id, DueKind.PENDING)
         return
     if message.state in (S.PENDING, S.RETRY):
         resend(pipeline, message, seconds_left, report)
@@ -133,15 +135,15 @@ def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[]
     if message.state is S.SENDING:
         # A resend crashed between its intent and its outcome: what happened is unknown.
         entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
-        store.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
+        services.messages.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
         report.bump("lease_expired")
         return
-    store.clear_due(message_id, DueKind.PENDING)
+    due_work.clear(message_id, DueKind.PENDING)
 
 
 def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter) -> None:
     """Send a message proven not accepted again: same message id, suppression re-checked."""
-    services, store = pipeline.services, pipeline.store
+    services = pipeline.services
     now = services.clock.now()
     if message.reset_account_id:
         _resend_reset(pipeline, message, seconds_left, report, now)
@@ -158,7 +160,7 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         },
     )
     lease_until = now + timedelta(seconds=LEASE_SECONDS)
-    result = store.transition(
+    result = services.messages.transition(
         message.message_id,
         predecessors(S.SENDING),
         S.SENDING,
@@ -180,7 +182,7 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         first_entry=entry,
         lease_until=lease_until,
         expectations=Expectations(),
-        idempotency_key=store.idempotency_key_of(message.message_id),
+        idempotency_key=services.messages.idempotency_key_of(message.message_id),
     )
     record_provider_outcome(services, intent, response)
     report.bump(f"resent_{message.state.value}")
@@ -189,9 +191,9 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
 def _resend_reset(
     pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter, now: datetime
 ) -> None:
-    services, store = pipeline.services, pipeline.store
+    services, due_work = pipeline.services, pipeline.due_work
     assert message.reset_account_id is not None
-    record = services.ledger.get_reset(message.reset_account_id)
+    record = services.resets.get(message.reset_account_id)
     if (
         record is None
         or record.message_id != message.message_id
@@ -208,12 +210,12 @@ def _resend_reset(
             step=3,
         )
         if (
-            store.transition(
+            services.messages.transition(
                 message.message_id, frozenset({S.PENDING, S.RETRY, S.RECEIVED}), S.CANCELLED, [entry], None
             )
             is not Transition.APPLIED
         ):
-            store.clear_due(message.message_id, DueKind.PENDING)
+            due_work.clear(message.message_id, DueKind.PENDING)
         report.bump("reset_mail_cancelled")
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
@@ -228,5 +230,5 @@ def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, repor
         state=S.SUPPRESSED,
         evidence={"eligibility": "suppressed", "decision": "suppressed"},
     )
-    pipeline.store.transition(message.message_id, predecessors(S.SUPPRESSED), S.SUPPRESSED, [entry], None)
+    pipeline.services.messages.transition(message.message_id, predecessors(S.SUPPRESSED), S.SUPPRESSED, [entry], None)
     report.bump("resend_suppressed")

@@ -128,12 +128,12 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
     settings, now = services.settings, intent.first_entry.at
     grace = timedelta(seconds=settings.unknown_grace_seconds)
     source = source_for(intent.message.channel)
-    watermark = services.ledger.recent_watermark(source, now, read=False)
+    watermark = services.poller_state.recent_watermark(source, now, read=False)
     intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
     intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
     generations = 0
     for _ in range(MAX_INTENT_ATTEMPTS):
-        conflict = services.ledger.commit_intent(intent)
+        conflict = services.messages.commit_intent(intent)
         if conflict is None:
             return Committed(_decision_of(intent))
         if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
@@ -148,7 +148,7 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
             raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
         recipient = conflict.recipient
         if recipient.last_send_at is not None and not recipient.suppression.suppressed:
-            watermark = services.ledger.recent_watermark(source, now)
+            watermark = services.poller_state.recent_watermark(source, now)
         decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
         logger.info(
             "eligibility",
@@ -217,7 +217,7 @@ def _commit_decided(
     else:
         intent.due = None  # decided for good: nothing left for the poller
     stored = StoredResponse(message_view(message, services.settings)) if intent.idempotency_key else None
-    conflict = services.ledger.commit_without_send(intent, stored)
+    conflict = services.messages.commit_decided(intent, stored)
     if conflict is None:
         return Decided(state)
     if conflict.existing is not None:
@@ -259,7 +259,7 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
         at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
     )
     stored = StoredResponse(message_view(message, settings)) if intent.idempotency_key else None
-    services.ledger.record_outcome(
+    services.messages.record_outcome(
         Outcome(
             message=message,
             new_state=message.state,
@@ -301,7 +301,7 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
         wait = max(1, int((record.lease_until - now).total_seconds()))
         raise IdempotencyKeyInFlight("a request with this Idempotency-Key is still in flight", retry_after_seconds=wait)
     # The first request crashed mid-flight: its message is the evidence (the poller resolves it).
-    message = services.ledger.get_message(record.message_id, with_history=False)
+    message = services.messages.get(record.message_id)
     if message is None:
         raise DependencyUnavailable("idempotency record without its message; retry")
     return Replayed(message_view(message, services.settings))

@@ -9,7 +9,7 @@ from sendledger.usecases.results import SuppressionStatus
 
 def view_suppression(services: Services, raw_recipient: str) -> SuppressionStatus:
     recipient = recipient_from_key(raw_recipient)
-    view = services.ledger.get_suppression(recipient.key)
+    view = services.recipients.view(recipient.key)
     return SuppressionStatus(recipient.address, view.state, view.history)
 
 
@@ -17,12 +17,10 @@ def change_suppression(
     services: Services, raw_recipient: str, suppressed: bool, reason: str, actor: str
 ) -> SuppressionStatus:
     recipient = recipient_from_key(raw_recipient)
-    current = services.ledger.get_suppression(recipient.key).state
+    current = services.recipients.view(recipient.key).state
     now = services.clock.now()
     if current.suppressed == suppressed:  # a repeated PUT or DELETE: record the act, change no state
-        services.ledger.record_unchanged_suppression(recipient.key, suppressed, reason, actor, current.version, now)
+        services.recipients.record_unchanged(recipient.key, suppressed, reason, actor, current.version, now)
     else:
-        services.ledger.change_suppression(
-            recipient.key, suppressed, reason, actor, expected_version=current.version, now=now
-        )
+        services.recipients.change(recipient.key, suppressed, reason, actor, expected_version=current.version, now=now)
     return view_suppression(services, raw_recipient)

@@ -32,6 +32,7 @@ from sendledger.adapters.dynamodb.keys import (
     receipt_pk,
     recipient_pk,
 )
+from sendledger.adapters.dynamodb.recipients import state_of
 from sendledger.adapters.dynamodb.states import set_due, state_in
 from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Expression, Item, Table, Update, encode_item
 from sendledger.domain.clock import iso
@@ -58,7 +59,7 @@ class Attempt:
     already_suppressed: bool = False
 
 
-class EventWriter:
+class DeliveryEvents:
     def __init__(self, table: Table) -> None:
         self.table = table
 
@@ -90,6 +91,35 @@ class EventWriter:
                 requests=requests,
             )
         raise DependencyUnavailable("event apply kept conflicting; retry", retry_after_seconds=1)
+
+    def message_for_provider_id(
+        self,
+        provider_message_id: str,
+        recipient_key: str | None,
+        occurred_at: datetime,
+        window_seconds: int,
+        dedupe_key: str | None = None,
+    ) -> tuple[str | None, bool]:
+        """For a record whose receipt was missing: the receipt (an outcome write may have landed
+        since), else the destination's last send if it is inside the window.
+
+        One BatchGetItem for all three (a delivery-status record for the same destination
+        inside the send window proves the outcome of a send whose call timed out).
+        """
+        keys = [(receipt_pk(provider_message_id), RECEIPT_SK)]
+        if recipient_key:
+            keys.append((recipient_pk(recipient_key), RECIPIENT_SK))
+        if dedupe_key:
+            keys.append((dedupe_key, EVENT_SK))
+        found = {str(item["sk"]["S"]): item for item in self.table.batch_get(keys)}
+        applied = EVENT_SK in found
+        if RECEIPT_SK in found:
+            return str(found[RECEIPT_SK]["message_id"]["S"]), applied
+        recipient = state_of(found.get(RECIPIENT_SK))
+        sent_at = recipient.last_send_at
+        if sent_at is not None and sent_at <= occurred_at <= sent_at + timedelta(seconds=window_seconds):
+            return recipient.last_message_id, applied
+        return None, applied
 
     # --- what to write -------------------------------------------------------------------------
     def _recipient_part(

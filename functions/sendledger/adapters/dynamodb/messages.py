@@ -50,11 +50,16 @@ class Messages:
         self.table = table
 
     # --- the intent --------------------------------------------------------------------------
-    def commit_intent(
-        self, intent: SendIntent, stored: StoredResponse | None = None, *, send: bool
-    ) -> IntentConflict | None:
-        """The message item (+ the recipient's condition and marker when it will be sent now,
-        + the account's reset, + the escalation timer) in one request."""
+    def commit_intent(self, intent: SendIntent) -> IntentConflict | None:
+        """The message item + the recipient's condition and marker (+ the account's reset, +
+        the escalation timer) in one request."""
+        return self._commit(intent, None, send=True)
+
+    def commit_decided(self, intent: SendIntent, stored: StoredResponse | None) -> IntentConflict | None:
+        """An intent decided without a provider call: no recipient condition (it was read)."""
+        return self._commit(intent, stored, send=False)
+
+    def _commit(self, intent: SendIntent, stored: StoredResponse | None, *, send: bool) -> IntentConflict | None:
         tx = self.table.transaction()
         message = intent.message
         expression = Expression()
