@@ -14,9 +14,9 @@ from sendledger.domain.templates import Rendered
 
 @dataclass(frozen=True)
 class StoredResponse:
-    """The message view the first request answered (a replay answers it again)."""
+    """The message as the first request answered it (a replay renders the same view again)."""
 
-    view: dict[str, Any]
+    message: Message
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,11 @@ class MessageStore(Protocol):
         due: tuple[DueKind, datetime] | None,
         attempt: int | None = None,
         unsuppressed: str | None = None,
+        unless_evidence: bool = False,
     ) -> Transition:
         """Conditional state change + history in one write (`unsuppressed`: a recipient key
-        that must not be suppressed for the change to land)."""
+        that must not be suppressed for the change to land; `unless_evidence`: nor may any
+        delivery event have been recorded for the message)."""
 
     def idempotency_key_of(self, message_id: str) -> str | None: ...
 
@@ -247,6 +249,7 @@ class DueItem:
     escalation_step: int = 0
     idempotency_key: str | None = None
     receipt_id: str | None = None  # set when the due marker sits on an SMS receipt, not the message
+    on_receipt: bool = False  # the marker sits on the message's own receipt (its events set it)
     escalates: bool = False  # the message has an escalation (on a receipt only this flag is copied)
 
 
@@ -274,7 +277,8 @@ class DueWorkStore(Protocol):
 
     def count(self, kind: DueKind) -> int: ...
 
-    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None: ...
+    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
+        """Drop the marker (on the message, its receipt, or the SMS receipt under `receipt_id`)."""
 
 
 class EscalationTimers(Protocol):

@@ -286,7 +286,7 @@ def test_every_fixture_is_ingestible(services, ingestion):
     [event] = parse_sqs_body(body)
     report = IngestReport()
     ingest_sqs_body(services, ingestion.pipeline.events, body, report)
-    # The fixture's message id is not ours: no orphan history, suppression still lands
+    # The fixture's message id is not ours: no message reads its receipt; suppression still lands
     assert report.applied == 1 and report.suppressed == 1
     assert services.messages.get(event.message_id) is None
 

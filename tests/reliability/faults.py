@@ -281,6 +281,21 @@ def s(item: dict[str, Any], name: str) -> Any:
     return next(iter(value.values()))
 
 
+def merged_state(items: list[dict[str, Any]], message_id: str) -> str:
+    """A message's state as its readers see it: the message item with its receipts folded in."""
+    from sendledger.adapters.dynamodb import receipts
+    from sendledger.adapters.dynamodb.messages import message_from
+
+    [item] = [i for i in items if s(i, "pk") == f"MSG#{message_id}" and s(i, "sk") == "MSG"]
+    message = message_from(item)
+    for receipt in items:
+        own = s(receipt, "pk") == f"MSG#{message_id}" and s(receipt, "sk") == "RCPT"
+        sms = s(receipt, "sk") == "PMID" and s(receipt, "message_id") == message_id
+        if own or sms:
+            receipts.fold(message, receipt)
+    return message.state.value
+
+
 def due_kind_of(item: dict[str, Any]) -> str | None:
     """The due-work kind of an item (the index key is `<kind>#<shard>`)."""
     value = s(item, "due_kind")
@@ -305,7 +320,7 @@ DEFINED_STATES = {state.value for state in MessageState}
 # A message that is not settled must be findable by the worker/poller (its due-work entry).
 DUE_WORK = {"sending": "inflight", "unknown": "unknown", "pending": "pending", "retry": "pending"}
 # What a keyed message carries as its key's idempotency record.
-IDEMPOTENCY_RECORD = ("idem_fingerprint", "lease_until", "idem_expires_at")
+IDEMPOTENCY_RECORD = ("idem_fingerprint", "idem_expires_at")
 # History entries that open a send attempt: the decision a provider call acts on.
 SEND_DECISIONS = {"intent", "reset_mail", "resend"}
 # What the figures count when the watch first sees one (how often the hard paths were reached).
@@ -523,11 +538,15 @@ class LedgerWatch:
             # A keyed message is its key's record: whole, and under the id its key names.
             if s(message, "idem_key"):
                 assert all(s(message, a) for a in IDEMPOTENCY_RECORD), f"partial idempotency record: {message}"
+                # In flight (a lease) or answered (the stored answer): never neither
+                assert s(message, "lease_until") or s(message, "response"), (
+                    f"key neither leased nor answered: {message}"
+                )
                 assert s(message, "message_id") in {
                     ids.keyed_message_id(s(message, "idem_key"), generation) for generation in range(3)
                 }, f"message id not derived from its key: {message}"
             # No intent lost: a defined state, and unsettled ones are on the due-work index.
-            state = s(message, "state")
+            state = merged_state(items, s(message, "message_id"))
             assert state in DEFINED_STATES, message
             if state in DUE_WORK:
                 due = due_kind_of(message)

@@ -186,7 +186,7 @@ def _seed_reset(world: SharedWorld) -> tuple[str, str]:
 
 ROUTES: dict[str, tuple[str, Callable[[SharedWorld], Any], Callable[[SharedWorld, Any], Answer]]] = {
     "get-message": (
-        "GetItem",
+        "Query",
         _seed_message,
         lambda w, message_id: w.client("GET", f"/v1/messages/{message_id}"),
     ),

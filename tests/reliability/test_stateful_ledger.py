@@ -61,6 +61,7 @@ from tests.reliability.faults import (
     ddb,
     items_with,
     mailed_tokens,
+    merged_state,
     s,
     valid_tokens,
 )
@@ -609,7 +610,7 @@ class LedgerMachine(RuleBasedStateMachine):
         assert report is not None and not getattr(report, "errors", []), report
         items = self.watch.check()
         for message in items_with(items, "MSG#", "MSG"):
-            state = s(message, "state")
+            state = merged_state(items, s(message, "message_id"))
             assert state in SETTLED, f"intent not settled after quiescence: {state} {message}"
         for message_id, accepted in self.provider.accepted.items():
             assert len(accepted) <= 1, message_id

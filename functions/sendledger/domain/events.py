@@ -289,6 +289,7 @@ _NOT_YET_SETTLED = frozenset(
 # `accepted`) a no-op write instead of a failed condition that costs a second request.
 _ACCEPTANCE_FROM = _NOT_YET_SETTLED | {MessageState.ACCEPTED}
 _OUTCOMES = frozenset({MessageState.DELIVERED, MessageState.BOUNCED, MessageState.COMPLAINED, MessageState.FAILED})
+_RECEIPT_STATES = _OUTCOMES | {MessageState.ACCEPTED, MessageState.REJECTED}
 
 
 def target_state(event: DeliveryEvent) -> MessageState | None:
@@ -322,16 +323,21 @@ def allowed_from(target: MessageState) -> frozenset[MessageState]:
 
 
 def apply_receipt(message: Message, receipt_state: MessageState | None, reason: str | None) -> None:
-    """Fold the outcome SNS reported on an SMS send's receipt into the message, as an event would.
+    """Fold what the provider's events proved (on the send's receipt) into the message.
 
-    The receipt took the outcome under the same rule (``allowed_from``) the message row would
-    have, so reading the two together gives the state one combined item would hold.
+    The receipt took each event's state under the same rule (``allowed_from``) the message
+    would have, so reading the two together gives the state one combined item would hold.
     """
-    if receipt_state is None or receipt_state is message.state or receipt_state not in _OUTCOMES:
+    if receipt_state is None or receipt_state is message.state or receipt_state not in _RECEIPT_STATES:
         return
     if message.state in allowed_from(receipt_state):
         message.state = receipt_state
-        message.reason = None if receipt_state is MessageState.DELIVERED else reason or message.reason
+        if receipt_state in (MessageState.DELIVERED, MessageState.ACCEPTED):
+            # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
+            # longer explains the state (it stays in the history as evidence).
+            message.reason = None
+        else:
+            message.reason = reason or message.reason
 
 
 # --- helpers ---------------------------------------------------------------------------------

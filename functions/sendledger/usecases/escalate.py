@@ -50,7 +50,7 @@ def run_escalations(pipeline: Pipeline, seconds_left: Callable[[], float], repor
         # A message that failed for good before its deadline (set by the event apply).
         if item.escalates:
             escalate_message(pipeline, item, seconds_left, report, early=True)
-        due_work.clear(item.message_id, DueKind.OUTCOME, receipt_id=item.receipt_id)
+        due_work.clear(item.message_id, DueKind.OUTCOME, receipt_id=item.receipt_id, on_receipt=item.on_receipt)
 
 
 def escalate_message(

@@ -100,7 +100,9 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
             at=now, type=HistoryType.ABSENCE_PROVEN, state=S.RETRY, evidence={**evidence, "decision": "retry"}
         )
         if (
-            services.messages.transition(message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], (DueKind.PENDING, now))
+            services.messages.transition(
+                message_id, frozenset({S.UNKNOWN}), S.RETRY, [entry], (DueKind.PENDING, now), unless_evidence=True
+            )
             is not Transition.APPLIED
         ):
             report.bump("unknown_moved_on")
@@ -168,6 +170,7 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         (DueKind.INFLIGHT, lease_until),
         attempt=attempt,
         unsuppressed=message.recipient_key,
+        unless_evidence=True,  # a late event for the earlier attempt proves it was accepted
     )
     if result is Transition.SUPPRESSED:
         _suppress_instead(pipeline, message, now, report)

@@ -216,7 +216,7 @@ def _commit_decided(
         intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
     else:
         intent.due = None  # decided for good: nothing left for the poller
-    stored = StoredResponse(message_view(message, services.settings)) if intent.idempotency_key else None
+    stored = StoredResponse(answered(message)) if intent.idempotency_key else None
     conflict = services.messages.commit_decided(intent, stored)
     if conflict is None:
         return Decided(state)
@@ -258,7 +258,7 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
     entry = HistoryEntry(
         at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
     )
-    stored = StoredResponse(message_view(message, settings)) if intent.idempotency_key else None
+    stored = StoredResponse(answered(message)) if intent.idempotency_key else None
     services.messages.record_outcome(
         Outcome(
             message=message,
@@ -276,6 +276,11 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
         extra={"message_id": message.message_id, "state": message.state.value, **response.evidence()},
     )
     return message
+
+
+def answered(message: Message) -> Message:
+    """A copy of the message as this answer shows it (later changes do not alter the answer)."""
+    return replace(message, history=[])
 
 
 def _due_work(
@@ -296,7 +301,7 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
         raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
     if record.completed and record.response is not None:
         # The stored answer, as the idempotency draft says; GET /v1/messages/{id} has the news.
-        return Replayed(record.response.view)
+        return Replayed(message_view(record.response.message, services.settings))
     if record.lease_until > now:
         wait = max(1, int((record.lease_until - now).total_seconds()))
         raise IdempotencyKeyInFlight("a request with this Idempotency-Key is still in flight", retry_after_seconds=wait)
@@ -345,9 +350,7 @@ def first_entry(message: Message, recipient: Recipient, now: datetime, settings:
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
-            "recipient": recipient.fingerprint,
-            "template": f"{message.template.id}@{message.template.version}",
-            "category": message.category,
+            "recipient": recipient.fingerprint,  # template and category are the message's own
         },
     )
 

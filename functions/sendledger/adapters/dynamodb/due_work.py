@@ -12,7 +12,15 @@ from datetime import datetime
 from typing import Any
 
 from sendledger import names
-from sendledger.adapters.dynamodb.keys import DUE_SHARDS, MESSAGE_SK, RECEIPT_SK, due_shard, message_pk, receipt_pk
+from sendledger.adapters.dynamodb.keys import (
+    DUE_SHARDS,
+    MESSAGE_RECEIPT_SK,
+    MESSAGE_SK,
+    RECEIPT_SK,
+    due_shard,
+    message_pk,
+    receipt_pk,
+)
 from sendledger.adapters.dynamodb.states import DUE_KIND
 from sendledger.adapters.dynamodb.table import ConditionFailed, Item, Table, Update, dependency_guard
 from sendledger.domain.messages import DueKind
@@ -32,8 +40,11 @@ class DueWork:
     def count(self, kind: DueKind) -> int:
         return sum(self._count(f"{kind.value}#{shard}") for shard in range(DUE_SHARDS))
 
-    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None) -> None:
-        pk, sk = (receipt_pk(receipt_id), RECEIPT_SK) if receipt_id else (message_pk(message_id), MESSAGE_SK)
+    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
+        if receipt_id:
+            pk, sk = receipt_pk(receipt_id), RECEIPT_SK
+        else:
+            pk, sk = message_pk(message_id), MESSAGE_RECEIPT_SK if on_receipt else MESSAGE_SK
         update = Update().remove(DUE_KIND, names.DUE_WORK_INDEX_SORT_KEY)
         update.when(f"{update.name(DUE_KIND)} = {update.value(due_shard(kind.value, receipt_id or message_id))}")
         with contextlib.suppress(ConditionFailed):  # already moved on to other work
@@ -96,5 +107,8 @@ def _due_from(raw: Item) -> DueItem:
         escalation=json.loads(escalation) if escalation else None,
         idempotency_key=text("idem_key"),
         receipt_id=pk.removeprefix("PMID#") if sk == RECEIPT_SK else None,
-        escalates=escalation is not None or bool(raw.get("escalates", {}).get("BOOL")),
+        on_receipt=sk == MESSAGE_RECEIPT_SK,
+        # A message receipt's marker was set by an event that cannot know whether the message
+        # escalates: the poller reads the message to find out.
+        escalates=escalation is not None or bool(raw.get("escalates", {}).get("BOOL")) or sk == MESSAGE_RECEIPT_SK,
     )

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from sendledger.adapters.dynamodb import history
-from sendledger.adapters.dynamodb.keys import ESCALATION_SK, MESSAGE_SK, RECEIPT_SK, message_pk, receipt_pk
+from sendledger.adapters.dynamodb.keys import (
+    ESCALATION_SK,
+    MESSAGE_RECEIPT_SK,
+    MESSAGE_SK,
+    RECEIPT_SK,
+    message_pk,
+    receipt_pk,
+)
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE, state_in
-from sendledger.adapters.dynamodb.table import Cancelled, Expression, Table, Update
+from sendledger.adapters.dynamodb.table import Cancelled, Expression, Table, Transaction, Update
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import HistoryEntry, MessageState
@@ -20,8 +27,8 @@ class Escalations:
     ) -> None:
         """Timer done + (message → escalated) + history, in one transaction; idempotent.
 
-        An SMS's delivery lands on its receipt, so the receipt is checked too: a status record
-        that proved delivery meanwhile stops the escalated claim, as the message's would.
+        Delivery events land on the send's receipts, so those are checked too: an event that
+        proved delivery meanwhile stops the escalated claim.
         """
         for _ in range(2):
             tx = self.table.transaction()
@@ -33,10 +40,9 @@ class Escalations:
                 update.set(STATE, MessageState.ESCALATED.value).set("updated_at", iso(entry.at))
                 update.remove(DUE_KIND, DUE_AT)
                 state_in(update, [s for s in MessageState if s not in (MessageState.DELIVERED, MessageState.ESCALATED)])
+                _not_delivered(tx, "receipt", message_pk(message_id), MESSAGE_RECEIPT_SK)
                 if receipt_id:
-                    e = Expression()
-                    delivered = f"attribute_not_exists({e.name('pk')}) OR {e.name(STATE)} <> {e.value('delivered')}"
-                    tx.check("receipt", receipt_pk(receipt_id), RECEIPT_SK, delivered, e)
+                    _not_delivered(tx, "sms_receipt", receipt_pk(receipt_id), RECEIPT_SK)
             history.append(update, entry)
             tx.update("message", message_pk(message_id), MESSAGE_SK, update)
             try:
@@ -45,7 +51,13 @@ class Escalations:
             except Cancelled as cancelled:
                 if "escalation" in cancelled.failed:
                     return  # already finished by an earlier run
-                if "message" in cancelled.failed or "receipt" in cancelled.failed:
+                if {"message", "receipt", "sms_receipt"} & set(cancelled.failed):
                     escalate_message = False  # delivered meanwhile: record, do not claim escalated
                     continue
                 raise DependencyUnavailable("escalation write conflicted; retry", retry_after_seconds=1) from None
+
+
+def _not_delivered(tx: Transaction, label: str, pk: str, sk: str) -> None:
+    e = Expression()
+    condition = f"attribute_not_exists({e.name('pk')}) OR {e.name(STATE)} <> {e.value(MessageState.DELIVERED.value)}"
+    tx.check(label, pk, sk, condition, e)

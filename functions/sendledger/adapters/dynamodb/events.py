@@ -1,15 +1,16 @@
 """Applying one delivery event: one conditional write, or one transaction when it touches the
 recipient too.
 
-- The event's history entry goes on the item whose state it explains (the message, or for an
-  SNS SMS status record the send's receipt, which names only SNS's message id). Its attribute
-  name is derived from the event's dedupe key, so the entry is also the dedupe: a redelivered
-  event fails on it and changes nothing.
+- The event's history entry goes on the send's receipt (receipts.py), beside the state it
+  proves. Its attribute name is derived from the event's dedupe key, so the entry is also the
+  dedupe: a redelivered event fails on it and changes nothing.
 - The state update rides on the same write, conditioned on the states the event may move the
-  item from.
+  receipt from.
 - Suppressing, or counting a transient bounce, updates the recipient item in the same
   transaction.
-- An event that matches no message is deduplicated by an `EVT#` item (TTL) instead.
+- An event that matches no send is deduplicated by an `EVT#` item (TTL) instead. An SES event
+  whose message id tag is not one of ours still gets a receipt (nothing tells a foreign id from
+  ours without a read); no message ever reads it.
 
 When a condition fails the old items come back; we write again without (or with an exact
 version of) that part, so dedupe, history and suppression still land and out-of-order events
@@ -22,18 +23,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sendledger.adapters.dynamodb import history, recipients
+from sendledger.adapters.dynamodb import history, receipts, recipients
 from sendledger.adapters.dynamodb.keys import (
     EVENT_SK,
-    MESSAGE_SK,
     RECEIPT_SK,
     RECIPIENT_SK,
-    message_pk,
     receipt_pk,
     recipient_pk,
 )
 from sendledger.adapters.dynamodb.recipients import state_of
-from sendledger.adapters.dynamodb.states import set_due, state_in
+from sendledger.adapters.dynamodb.states import set_due
 from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Expression, Item, Table, Update, encode_item
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
@@ -141,14 +140,13 @@ class DeliveryEvents:
     ) -> Update | None:
         if not attempt.target_exists:
             return None
-        update = Update()
+        update, receipt = Update(), _target_key(plan)
+        if plan.message_id:
+            update.set_if_absent("message_id", plan.message_id)
+        if event.provider_message_id:
+            update.set_if_absent("provider_message_id", event.provider_message_id)
         if attempt.change_state and plan.target is not None:
             update.set("state", plan.target.value).set("updated_at", iso(now))
-            if plan.message_id and event.provider_message_id:
-                placeholder = update.name("provider_message_id")
-                update.sets.append(
-                    f"{placeholder} = if_not_exists({placeholder}, {update.value(event.provider_message_id)})"
-                )
             if plan.target in FAILED_FOR_GOOD:
                 # Escalation may act before the deadline once a message failed for good: the
                 # poller checks this message (and drops the marker when it has no escalation).
@@ -158,9 +156,14 @@ class DeliveryEvents:
                 # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
                 # longer explains the state (it stays in the history as evidence).
                 set_due(update, _message_id_for_due(plan), None).remove("reason")
-            state_in(update, plan.allowed_from)
+            allowed = update.one_of("state", [state.value for state in plan.allowed_from])
+            if receipt.written_by_outcome:
+                update.when(allowed)
+            else:
+                update.when(f"attribute_not_exists({update.name('state')}) OR {allowed}")
         history.append(update, _entry(event, plan, attempt, now, suppressing), derived_from=event.dedupe_key)
-        update.when(f"attribute_exists({update.name('pk')})")
+        if receipt.written_by_outcome:
+            update.when(f"attribute_exists({update.name('pk')})")
         return update
 
     def _recipient_update(
@@ -190,7 +193,8 @@ class DeliveryEvents:
         (empty: a transient conflict, nothing written)."""
         parts: list[tuple[str, str, str, Update | Item]] = []
         if target is not None:
-            parts.append(("target", *_target_key(plan), target))
+            receipt = _target_key(plan)
+            parts.append(("target", receipt.pk, receipt.sk, target))
         else:
             parts.append(("dedupe", event.dedupe_key, EVENT_SK, _dedupe_item(event, plan, now)))
         if recipient is not None:
@@ -227,12 +231,9 @@ class DeliveryEvents:
 
 def _narrowed(attempt: Attempt, failed: dict[str, Item | None]) -> Attempt:
     if "target" in failed:
-        old = failed["target"]
-        if not old:
-            # No such message (another stack's tag): keep no orphan history, dedupe by EVT#.
-            attempt = replace(attempt, change_state=False, target_exists=False)
-        else:
-            attempt = replace(attempt, change_state=False, prior_state=old.get("state", {}).get("S"))
+        # The receipt is past what the event proves: record the event, keep the state.
+        old = failed["target"] or {}
+        attempt = replace(attempt, change_state=False, prior_state=old.get("state", {}).get("S"))
     if "recipient" in failed:
         state = recipients.state_of(failed["recipient"])
         attempt = replace(attempt, recipient=state, already_suppressed=state.suppression.suppressed)
@@ -246,12 +247,12 @@ def _is_duplicate(failed: dict[str, Item | None], event: DeliveryEvent) -> bool:
     return bool(target) and history.event_attribute(event.dedupe_key) in (target or {})
 
 
-def _target_key(plan: ApplyPlan) -> tuple[str, str]:
-    """Where the event's state and history land: the message, or an SMS send's receipt."""
+def _target_key(plan: ApplyPlan) -> receipts.ReceiptKey:
+    """Where the event's state and history land: the send's receipt."""
     if plan.message_id:
-        return message_pk(plan.message_id), MESSAGE_SK
+        return receipts.of_message(plan.message_id)
     assert plan.receipt_id is not None
-    return receipt_pk(plan.receipt_id), RECEIPT_SK
+    return receipts.of_sms(plan.receipt_id)
 
 
 def _message_id_for_due(plan: ApplyPlan) -> str:

@@ -6,6 +6,7 @@
 | recipient: suppression, last send, transients | `SUP#<recipient key>` | `STATE` | send, events, admin | 0.2-1 KB |
 | escalation timer | `MSG#<message id>` | `ESC` | send with escalation, poller | 0.5 KB |
 | password reset, one per account | `RESET#<account id>` | `ACTIVE` | reset request, poller, consume | 0.3 KB |
+| receipt: what a send's events proved | `MSG#<message id>` | `RCPT` | delivery events | 0.2-1 KB |
 | SMS receipt: SNS message id to message | `PMID#<SNS message id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
@@ -31,6 +32,7 @@ from datetime import datetime
 from sendledger.domain.ids import crockford
 
 MESSAGE_SK = "MSG"
+MESSAGE_RECEIPT_SK = "RCPT"
 ESCALATION_SK = "ESC"
 RECIPIENT_SK = "STATE"
 RESET_SK = "ACTIVE"

@@ -14,6 +14,7 @@ from typing import Any
 from sendledger.adapters.dynamodb import history, receipts, recipients
 from sendledger.adapters.dynamodb.keys import (
     ESCALATION_SK,
+    MESSAGE_RECEIPT_SK,
     MESSAGE_SK,
     RECEIPT_SK,
     RECIPIENT_SK,
@@ -37,7 +38,6 @@ from sendledger.adapters.dynamodb.table import (
 )
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Template, Transition, predecessors
 from sendledger.domain.recipients import Channel
 from sendledger.ports import IdempotencyRecord, IntentConflict, Outcome, SendIntent, StoredResponse
@@ -104,7 +104,7 @@ class Messages:
         if message.reason:
             update.set("reason", message.reason)
         if outcome.stored_response is not None:
-            update.set(RESPONSE, json.dumps(outcome.stored_response.view, separators=(",", ":")))
+            update.set(RESPONSE, _answer(outcome.stored_response)).remove("lease_until")
         due = (outcome.due_kind, outcome.due_at) if outcome.due_kind and outcome.due_at else None
         set_due(update, message.message_id, due)
         history.append(update, outcome.entry)
@@ -135,22 +135,26 @@ class Messages:
 
     # --- reads -------------------------------------------------------------------------------
     def get(self, message_id: str) -> Message | None:
-        item = self.table.get(message_pk(message_id), MESSAGE_SK)
+        """The message with its history, its receipt folded in (one Query: both share a pk)."""
+        found = {str(item["sk"]["S"]): item for item in self.table.query(message_pk(message_id))}
+        item = found.get(MESSAGE_SK)
         if item is None:
             return None
         message = message_from(item)
         pairs = history.entries_of(item)
-        if message.channel is Channel.SMS and message.provider_message_id:
-            # An accepted SMS's outcome and its events' history live on its receipt.
-            receipt = self.table.get(receipt_pk(message.provider_message_id), RECEIPT_SK)
-            if receipt is not None:
-                state = receipt.get(STATE, {}).get("S")
-                if receipt.get("message_id", {}).get("S") == message.message_id and state:
-                    reason = receipt.get("reason", {}).get("S")
-                    apply_receipt(message, MessageState(state), reason)
-                pairs += history.entries_of(receipt)
+        for receipt in self._receipts(message, found.get(MESSAGE_RECEIPT_SK)):
+            receipts.fold(message, receipt)
+            pairs += history.entries_of(receipt)
         message.history = history.in_order(pairs)
         return message
+
+    def _receipts(self, message: Message, own: Item | None) -> list[Item]:
+        found = [own] if own else []
+        if message.channel is Channel.SMS and message.provider_message_id:
+            # An accepted SMS's status records land on the receipt under SNS's message id.
+            sms = self.table.get(receipt_pk(message.provider_message_id), RECEIPT_SK)
+            found += [sms] if sms else []
+        return found
 
     def idempotency_key_of(self, message_id: str) -> str | None:
         item = self.table.get(message_pk(message_id), MESSAGE_SK)
@@ -166,6 +170,7 @@ class Messages:
         due: tuple[DueKind, datetime] | None,
         attempt: int | None = None,
         unsuppressed: str | None = None,
+        unless_evidence: bool = False,
     ) -> Transition:
         update = Update().set(STATE, target.value)
         if entries:
@@ -178,19 +183,26 @@ class Messages:
         update.when(f"attribute_exists({update.name('pk')})")
         state_in(update, allowed)
         try:
-            if unsuppressed is None:
+            if unsuppressed is None and not unless_evidence:
                 self.table.update(message_pk(message_id), MESSAGE_SK, update)
                 return Transition.APPLIED
             tx = self.table.transaction()
             tx.update("message", message_pk(message_id), MESSAGE_SK, update)
-            recipients.check_not_suppressed(tx, unsuppressed)
+            if unsuppressed is not None:
+                recipients.check_not_suppressed(tx, unsuppressed)
+            if unless_evidence:
+                # Any event on the receipt proves the provider accepted an earlier attempt.
+                e = Expression()
+                tx.check(
+                    "receipt", message_pk(message_id), MESSAGE_RECEIPT_SK, f"attribute_not_exists({e.name('pk')})", e
+                )
             tx.commit()
         except ConditionFailed:
             return Transition.MOVED_ON
         except Cancelled as cancelled:
             if "recipient" in cancelled.failed:
                 return Transition.SUPPRESSED
-            if "message" in cancelled.failed:
+            if "message" in cancelled.failed or "receipt" in cancelled.failed:
                 return Transition.MOVED_ON
             raise DependencyUnavailable("state transition conflicted; retry", retry_after_seconds=1) from None
         return Transition.APPLIED
@@ -247,11 +259,12 @@ def _message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         values.update(
             idem_key=intent.idempotency_key,
             idem_fingerprint=intent.fingerprint,
-            lease_until=iso(intent.lease_until),
             idem_expires_at=int(intent.idempotency_expires_at.timestamp()),
         )
         if stored is not None:
-            values[RESPONSE] = json.dumps(stored.view, separators=(",", ":"))
+            values[RESPONSE] = _answer(stored)
+        else:
+            values["lease_until"] = iso(intent.lease_until)
     name, entry = history.encoded(intent.first_entry)
     values[name] = entry
     return encode_item(values)
@@ -311,17 +324,39 @@ def message_from(item: Item) -> Message:
     )
 
 
+def _answer(stored: StoredResponse) -> str:
+    """What changes after an answer, as it was (the rest of the answer never changes)."""
+    message = stored.message
+    answer: dict[str, Any] = {"state": message.state.value, "updated_at": iso(message.updated_at)}
+    if message.reason:
+        answer["reason"] = message.reason
+    if message.provider_message_id:
+        answer["provider_message_id"] = message.provider_message_id
+    return json.dumps(answer, separators=(",", ":"))
+
+
+def _answered(item: Item, answer: str) -> StoredResponse:
+    values = json.loads(answer)
+    message = message_from(item)
+    message.state = MessageState(values["state"])
+    message.updated_at = parse_iso(values["updated_at"])
+    message.reason = values.get("reason")
+    message.provider_message_id = values.get("provider_message_id")
+    return StoredResponse(message)
+
+
 def _record_from(item: Item | None) -> IdempotencyRecord | None:
     if not item or "idem_key" not in item:
         return None
     values = {name: decode(value) for name, value in item.items() if not name.startswith("h:")}
     response = values.get(RESPONSE)
+    lease = values.get("lease_until")
     return IdempotencyRecord(
         key=values["idem_key"],
         fingerprint=values["idem_fingerprint"],
         message_id=values["message_id"],
         completed=response is not None,
-        lease_until=parse_iso(values["lease_until"]),
+        lease_until=parse_iso(lease) if lease else parse_iso(values["created_at"]),
         expires_at=datetime.fromtimestamp(int(values["idem_expires_at"]), tz=UTC),
-        response=StoredResponse(json.loads(response)) if response else None,
+        response=_answered(item, response) if response else None,
     )

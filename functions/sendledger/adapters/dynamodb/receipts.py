@@ -1,17 +1,42 @@
-"""The SMS receipt: SNS's message id → the message, and what SNS's status records reported.
+"""A send's receipt: where the provider's delivery events land, beside the message they explain.
 
-An SNS delivery-status record names only SNS's message id, so its outcome lands here in one
-write with no lookup; reading the message merges its receipt.
+Events never write the message item: it carries the intent, the key's stored answer and the
+send path's history, and rewriting it for every event would bill its whole size each time. A
+receipt is small and holds what the events proved (state, reason), their history entries, and
+the due-work marker an outcome sets. Reading a message folds its receipt in.
+
+- `MSG#<message id>` / `RCPT`: for events that name our message id (SES tags; SMS records
+  matched to a send whose Publish answer we never got). Created by the first event.
+- `PMID#<SNS message id>` / `PMID`: an accepted SMS's receipt, written by its outcome, since an
+  SNS status record names only SNS's message id.
 """
 
 from __future__ import annotations
 
-from sendledger.adapters.dynamodb.keys import RECEIPT_SK, receipt_pk
+from dataclasses import dataclass
+
+from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, RECEIPT_SK, message_pk, receipt_pk
 from sendledger.adapters.dynamodb.table import Item, encode_item
-from sendledger.domain.clock import iso
-from sendledger.domain.messages import MessageState
+from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.events import apply_receipt
+from sendledger.domain.messages import Message, MessageState
 from sendledger.domain.recipients import Channel
 from sendledger.ports import Outcome
+
+
+@dataclass(frozen=True)
+class ReceiptKey:
+    pk: str
+    sk: str
+    written_by_outcome: bool  # an SMS receipt: events require it to exist
+
+
+def of_message(message_id: str) -> ReceiptKey:
+    return ReceiptKey(message_pk(message_id), MESSAGE_RECEIPT_SK, written_by_outcome=False)
+
+
+def of_sms(provider_message_id: str) -> ReceiptKey:
+    return ReceiptKey(receipt_pk(provider_message_id), RECEIPT_SK, written_by_outcome=True)
 
 
 def for_outcome(outcome: Outcome) -> Item | None:
@@ -19,13 +44,28 @@ def for_outcome(outcome: Outcome) -> Item | None:
     response, message = outcome.response, outcome.message
     if message.channel is not Channel.SMS or response is None or not response.provider_message_id:
         return None
+    key = of_sms(response.provider_message_id)
     return encode_item(
         {
-            "pk": receipt_pk(response.provider_message_id),
-            "sk": RECEIPT_SK,
+            "pk": key.pk,
+            "sk": key.sk,
             "message_id": message.message_id,
             "state": MessageState.ACCEPTED.value,
             "updated_at": iso(outcome.entry.at),
             "escalates": True if message.escalation else None,
         }
     )
+
+
+def fold(message: Message, receipt: Item) -> None:
+    """What a receipt's events proved, read into its message."""
+    if receipt.get("message_id", {}).get("S", message.message_id) != message.message_id:
+        return  # an SNS id reused by another message: not this send's evidence
+    state = receipt.get("state", {}).get("S")
+    if state:
+        before = message.state
+        apply_receipt(message, MessageState(state), receipt.get("reason", {}).get("S"))
+        if message.state is not before and "updated_at" in receipt:
+            message.updated_at = max(message.updated_at, parse_iso(receipt["updated_at"]["S"]))
+    if message.provider_message_id is None and "provider_message_id" in receipt:
+        message.provider_message_id = receipt["provider_message_id"]["S"]

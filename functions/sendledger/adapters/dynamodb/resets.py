@@ -6,9 +6,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sendledger.adapters.dynamodb import history, recipients
-from sendledger.adapters.dynamodb.keys import MESSAGE_SK, RESET_SK, message_pk, reset_pk
+from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, MESSAGE_SK, RESET_SK, message_pk, reset_pk
 from sendledger.adapters.dynamodb.states import set_due, state_in
-from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Item, Table, Update, decode_item, encode_item
+from sendledger.adapters.dynamodb.table import (
+    Cancelled,
+    ConditionFailed,
+    Expression,
+    Item,
+    Table,
+    Update,
+    decode_item,
+    encode_item,
+)
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, predecessors
@@ -102,6 +111,10 @@ class Resets:
         tx.update("reset", reset_pk(record.account_id), RESET_SK, swap)
         tx.update("message", message_pk(message.message_id), MESSAGE_SK, start)
         recipients.check_not_suppressed(tx, message.recipient_key)
+        e = Expression()  # no event recorded for an earlier mail (it would prove acceptance)
+        tx.check(
+            "receipt", message_pk(message.message_id), MESSAGE_RECEIPT_SK, f"attribute_not_exists({e.name('pk')})", e
+        )
         try:
             tx.commit()
         except Cancelled as cancelled:
