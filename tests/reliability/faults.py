@@ -30,7 +30,8 @@ from sendledger import names
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX
 from sendledger.domain import ids, tokens
-from sendledger.domain.messages import MessageState
+from sendledger.domain.clock import iso
+from sendledger.domain.messages import HistoryEntry, MessageState
 from tests.conftest import TABLE
 from tests.reliability import lifecycle_oracle
 from tests.support.outbox import sent_emails
@@ -345,18 +346,25 @@ def history_entries(items: list[dict[str, Any]]) -> dict[tuple[str, str], dict[s
 def history_of(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """History entries by owner (message, SMS receipt, recipient), oldest first, as items of
     attribute values ({"type": {"S": ...}, "at": ..., "evidence": JSON})."""
-    owners: dict[str, list[tuple[tuple[str, int, str], dict[str, Any]]]] = {}
-    for (owner, name), value in history_entries(items).items():
-        body = json.loads(value["S"])
-        entry = {
-            "at": {"S": body["at"]},
-            "type": {"S": body["type"]},
-            "evidence": {"S": json.dumps(body.get("evidence", {}))},
-        }
-        if body.get("state"):
-            entry["state"] = {"S": body["state"]}
-        owners.setdefault(owner, []).append(((body["at"], int(body.get("step", 0)), name), entry))
-    return {owner: [entry for _, entry in sorted(pairs, key=lambda p: p[0])] for owner, pairs in owners.items()}
+    from sendledger.adapters.dynamodb import history
+
+    owners: dict[str, list[tuple[str, HistoryEntry]]] = {}
+    for item in items:
+        owners.setdefault(s(item, "pk"), []).extend(history.entries_of(item))
+    found: dict[str, list[dict[str, Any]]] = {}
+    for owner, pairs in owners.items():
+        if not pairs:
+            continue
+        found[owner] = [
+            {
+                "at": {"S": iso(entry.at)},
+                "type": {"S": entry.type.value},
+                "evidence": {"S": json.dumps(entry.evidence)},
+                **({"state": {"S": entry.state.value}} if entry.state else {}),
+            }
+            for entry in history.in_order(pairs)
+        ]
+    return found
 
 
 def _evidence(entry: dict[str, Any]) -> dict[str, Any]:

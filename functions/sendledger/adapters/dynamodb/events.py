@@ -43,6 +43,7 @@ from sendledger.ports import ApplyPlan, ApplyResult, RecipientState
 
 EVENT_RETENTION = timedelta(days=30)  # > SQS retention (14 d) and SMS status delay (72 h)
 MAX_ATTEMPTS = 4
+ENTRY_IMPLIED = frozenset({"ses_event_type"})  # the entry's type says it
 FAILED_FOR_GOOD = frozenset({MessageState.BOUNCED, MessageState.COMPLAINED, MessageState.FAILED, MessageState.REJECTED})
 
 
@@ -275,14 +276,13 @@ def _dedupe_item(event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> Item:
 
 
 def _entry(event: DeliveryEvent, plan: ApplyPlan, attempt: Attempt, now: datetime, suppressing: bool) -> HistoryEntry:
+    # The entry's type names the source and kind, its receipt the provider's message id and
+    # its message the recipient: only what the event alone knows is stored here.
     evidence: dict[str, Any] = {
         "event_id": event.event_id,
-        "event_source": event.source.value,
         "event_at": iso(event.occurred_at),
         "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
-        "recipient": event.recipient_fingerprint,
-        "provider_message_id": event.provider_message_id,
-        **event.evidence,
+        **{name: value for name, value in event.evidence.items() if name not in ENTRY_IMPLIED},
     }
     if not attempt.change_state and plan.target is not None:
         evidence["state_unchanged"] = attempt.prior_state

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX, entry_key, history_attribute
@@ -13,12 +13,17 @@ from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
 
 
 def encoded(entry: HistoryEntry, derived_from: str | None = None) -> tuple[str, str]:
-    """(attribute name, JSON value). `derived_from` makes the name deterministic (events)."""
-    body: dict[str, Any] = {"at": iso(entry.at), "type": entry.type.value, "evidence": entry.evidence}
+    """(attribute name, JSON value). `derived_from` makes the name deterministic (events).
+
+    An act's key already holds its time and step, so only an event's entry stores them.
+    """
+    body: dict[str, Any] = {"type": entry.type.value, "evidence": entry.evidence}
     if entry.state is not None:
         body["state"] = entry.state.value
-    if entry.step:
-        body["step"] = entry.step
+    if derived_from is not None:
+        body["at"] = iso(entry.at)
+        if entry.step:
+            body["step"] = entry.step
     name = history_attribute(entry_key(entry.at, entry.step, derived_from))
     return name, json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -37,16 +42,23 @@ def entries_of(item: Item) -> list[tuple[str, HistoryEntry]]:
     found = []
     for name, value in item.items():
         if name.startswith(HISTORY_PREFIX):
-            body = json.loads(value["S"])
+            key, body = name.removeprefix(HISTORY_PREFIX), json.loads(value["S"])
+            at, step = key_time(key) if "at" not in body else (parse_iso(body["at"]), int(body.get("step", 0)))
             entry = HistoryEntry(
-                at=parse_iso(body["at"]),
+                at=at,
                 type=HistoryType(body["type"]),
                 state=MessageState(body["state"]) if body.get("state") else None,
                 evidence=body.get("evidence", {}),
-                step=int(body.get("step", 0)),
+                step=step,
             )
-            found.append((name.removeprefix(HISTORY_PREFIX), entry))
+            found.append((key, entry))
     return found
+
+
+def key_time(key: str) -> tuple[datetime, int]:
+    """(time, step) of an act's entry key `<epoch ms>.<step>.<random>`."""
+    millis, step, _ = key.split(".", 2)
+    return datetime.fromtimestamp(int(millis) / 1000, tz=UTC), int(step)
 
 
 def in_order(pairs: list[tuple[str, HistoryEntry]]) -> list[HistoryEntry]:

@@ -144,7 +144,7 @@ class Messages:
         pairs = history.entries_of(item)
         for receipt in self._receipts(message, found.get(MESSAGE_RECEIPT_SK)):
             receipts.fold(message, receipt)
-            pairs += history.entries_of(receipt)
+            pairs += receipts.history_of(message, receipt)
         message.history = history.in_order(pairs)
         return message
 
@@ -331,7 +331,8 @@ def _answer(stored: StoredResponse) -> str:
     if message.reason:
         answer["reason"] = message.reason
     if message.provider_message_id:
-        answer["provider_message_id"] = message.provider_message_id
+        # Only an outcome sets the item's provider id, and it rewrites the answer: a flag suffices.
+        answer["provider_message_id"] = True
     return json.dumps(answer, separators=(",", ":"))
 
 
@@ -341,7 +342,8 @@ def _answered(item: Item, answer: str) -> StoredResponse:
     message.state = MessageState(values["state"])
     message.updated_at = parse_iso(values["updated_at"])
     message.reason = values.get("reason")
-    message.provider_message_id = values.get("provider_message_id")
+    if not values.get("provider_message_id"):
+        message.provider_message_id = None
     return StoredResponse(message)
 
 
