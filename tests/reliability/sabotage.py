@@ -72,8 +72,12 @@ POLL = f"{FUNCTIONS}/usecases/poll.py"
 QUEUE_DRAIN = f"{FUNCTIONS}/usecases/queue_drain.py"
 SEND = f"{FUNCTIONS}/usecases/send.py"
 RESOLVE = f"{FUNCTIONS}/usecases/resolve_unknown.py"
-LEDGER = f"{FUNCTIONS}/adapters/dynamodb/ledger.py"
-EVENTS_STORE = f"{FUNCTIONS}/adapters/dynamodb/events_store.py"
+DYNAMODB = f"{FUNCTIONS}/adapters/dynamodb"
+MESSAGE_ITEM = f"{DYNAMODB}/messages.py"
+RECIPIENT_ITEM = f"{DYNAMODB}/recipients.py"
+RESET_ITEM = f"{DYNAMODB}/resets.py"
+EVENT_WRITES = f"{DYNAMODB}/events.py"
+KEYS = f"{DYNAMODB}/keys.py"
 AWS = f"{FUNCTIONS}/adapters/aws.py"
 MESSAGES = f"{FUNCTIONS}/domain/messages.py"
 RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
@@ -98,14 +102,14 @@ SABOTAGES: tuple[Sabotage, ...] = (
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
                 # Committed only now: everything derived from this page is persisted.
-                store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                stored.put_cursor("sms", raw, updated, pipeline.services.clock.now())
                 raw, cursor = updated, json.loads(updated)
 """,
         new="""\
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
-                store.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                stored.put_cursor("sms", raw, updated, pipeline.services.clock.now())
                 raw, cursor = updated, json.loads(updated)
             _apply_sms_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
 """,
@@ -114,9 +118,9 @@ SABOTAGES: tuple[Sabotage, ...] = (
         "outcome-write-unconditional",
         "state never regresses: an SES event landing between provider call and outcome write "
         "is overwritten, delivered → accepted",
-        LEDGER,
-        old='tx.update("message", item, actions, MessageItem.state.is_in(*allowed))',
-        new='tx.update("message", item, actions)',
+        MESSAGE_ITEM,
+        old="        state_in(update, predecessors(outcome.new_state))\n",
+        new="",
     ),
     Sabotage(
         "lifecycle-accepted-to-sending",
@@ -160,48 +164,50 @@ SMS_TRANSIENT = frozenset(
         SEND,
         old="""\
     for _ in range(MAX_INTENT_ATTEMPTS):
-        try:
-            services.messages.commit_intent(intent)
+        conflict = services.messages.commit_intent(intent)
 """,
         new="""\
     import boto3  # peek at the key first
 
     boto3.client("dynamodb").get_item(
-        TableName=settings.table_name, Key={"pk": {"S": f"IDEM#{intent.idempotency_key}"}, "sk": {"S": "IDEM"}}
+        TableName=settings.table_name, Key={"pk": {"S": f"MSG#{intent.message.message_id}"}, "sk": {"S": "MSG"}}
     )
     for _ in range(MAX_INTENT_ATTEMPTS):
-        try:
-            services.messages.commit_intent(intent)
+        conflict = services.messages.commit_intent(intent)
 """,
     ),
     Sabotage(
         "intent-without-suppression-check",
         "the intent transaction condition-checks the recipient's suppression: a suppressed recipient is sent to",
-        LEDGER,
-        old='        tx.check("suppression", SuppressionItem, sup_pk(key), STATE_SK, sup_condition)\n',
+        RECIPIENT_ITEM,
+        old="    suppression_condition(update, version)\n",
         new="",
     ),
     Sabotage(
         "event-dedupe-unconditional",
         "events are deduplicated by source event id: a redelivered event is applied twice",
-        EVENTS_STORE,
-        old='tx.put("dedupe", self._event_item(event, plan, now), EventItem.pk.does_not_exist())',
-        new='tx.put("dedupe", self._event_item(event, plan, now))',
+        EVENT_WRITES,
+        old="derived_from=event.dedupe_key)",
+        new="derived_from=None)",
     ),
     Sabotage(
         "history-key-reused",
         "history is append-only on never-reused keys: two entries in one millisecond collide",
-        LEDGER,
-        old='    return f"H#{iso(at)}#{step:02d}#{ids.ulid(at)}"',
-        new='    return f"H#{iso(at)}#{step:02d}"',
+        KEYS,
+        old='    return f"{int(at.timestamp() * 1000):013d}.{step:02d}.{crockford(secrets.randbits(60), 12)}"',
+        new='    return f"{int(at.timestamp() * 1000):013d}.{step:02d}"',
     ),
     Sabotage(
         "idempotency-key-reclaimable",
         "one intent, one send: a second container claims an in-progress key at once and sends again",
-        LEDGER,
-        old="IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.expires_at < now),",
-        new="IdempotencyItem.pk.does_not_exist() | (IdempotencyItem.status == 'in_progress') "
-        "| (IdempotencyItem.expires_at < now),",
+        MESSAGE_ITEM,
+        old="""\
+        tx.put("message", _message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
+""",
+        new="""\
+        reclaimable = f"attribute_not_exists({expression.name('pk')}) OR attribute_exists({expression.name('lease_until')})"
+        tx.put("message", _message_item(intent, stored), reclaimable, expression)
+""",
     ),
     Sabotage(
         "idempotency-lease-flipped",
@@ -214,8 +220,8 @@ SMS_TRANSIENT = frozenset(
         "poller-expires-live-lease",
         "the poller honours the in-flight lease: a send still in flight is declared unknown",
         RESOLVE,
-        old="    for item in store.due_items(DueKind.INFLIGHT, now, BATCH):",
-        new="    for item in store.due_items(DueKind.INFLIGHT, None, BATCH):",
+        old="    for item in due_work.items(DueKind.INFLIGHT, now, BATCH):",
+        new="    for item in due_work.items(DueKind.INFLIGHT, None, BATCH):",
     ),
     Sabotage(
         "absence-without-grace",
@@ -274,9 +280,9 @@ SMS_TRANSIENT = frozenset(
     Sabotage(
         "wrong-guess-not-counted",
         "lockout after RESET_MAX_FAILED_ATTEMPTS wrong tokens: the counter is set, not incremented",
-        LEDGER,
-        old="item.update(actions=[ResetItem.failed_attempts.add(1)], condition=live)",
-        new="item.update(actions=[ResetItem.failed_attempts.set(1)], condition=live)",
+        RESET_ITEM,
+        old='        count = Update().add("failed_attempts", 1)\n',
+        new='        count = Update().set("failed_attempts", 1)\n',
     ),
     Sabotage(
         "watermark-before-drain",
