@@ -28,6 +28,7 @@ PROVIDER_CONFIG = Config(
     retries={"total_max_attempts": 1, "mode": "standard"},  # max_attempts would still allow a retry
     connect_timeout=2,
     read_timeout=5,
+    parameter_validation=False,  # the service validates; client-side it is CPU on every send
 )
 
 THROTTLING_CODES = frozenset(

@@ -11,7 +11,9 @@ from botocore.config import Config
 from sendledger.ports import QueueMessage
 
 # Unlike provider sends, queue calls are safe to retry: SDK standard retries.
-QUEUE_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5)
+QUEUE_CONFIG = Config(
+    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5, parameter_validation=False
+)
 
 
 def sqs_client() -> Any:

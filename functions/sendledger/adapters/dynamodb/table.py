@@ -26,7 +26,11 @@ RETRYABLE_CODES = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
 # Ledger writes are conditional, so an SDK retry of one cannot apply twice: standard retries.
-LEDGER_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5)
+# The requests are built here, typed, and DynamoDB validates them anyway: botocore's own
+# client-side validation is CPU on every request of the send path, spent for nothing.
+LEDGER_CONFIG = Config(
+    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5, parameter_validation=False
+)
 
 
 def ledger_client() -> Any:
