@@ -13,7 +13,9 @@ from datetime import datetime
 
 from sendledger.domain.messages import HistoryEntry
 
-_order = itertools.count()  # ties within one (at, step): the order of the writes
+# Ties within one (at, step) are broken by the order of the writes here; the table breaks them by
+# the entry's attribute name (random for an act, a hash for an event): unordered on both sides.
+_order = itertools.count()
 
 
 def ms(moment: datetime) -> datetime:
