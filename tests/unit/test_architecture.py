@@ -1,5 +1,6 @@
 """The hexagon holds: the domain imports no AWS SDK, no persistence and no framework."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -18,4 +19,46 @@ def test_domain_modules_import_nothing_from_the_outside_world():
     functions = str(DOMAIN.parents[1])
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=functions)
     assert len(modules) >= 10
+    assert result.stdout.strip() == ""
+
+
+ROOT = DOMAIN.parents[2]
+FAKES = Path(__file__).resolve().parent / "fakes"
+SDKS = ("boto3", "botocore", "moto")
+USE_CASE_TESTS = sorted(path.stem for path in FAKES.parent.glob("test_*_usecase.py"))
+
+
+def _imported_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_the_fakes_import_no_aws_sdk_no_moto_and_no_adapter():
+    modules = sorted(FAKES.glob("*.py"))
+    assert len(modules) >= 10
+    for path in [*modules, *(FAKES.parent / f"{name}.py" for name in USE_CASE_TESTS), FAKES.parent / "helpers.py"]:
+        found = {name for name in _imported_names(path) if name.split(".")[0] in SDKS}
+        found |= {name for name in _imported_names(path) if name.startswith("sendledger.adapters")}
+        assert not found, f"{path.name} imports {sorted(found)}"
+
+
+def test_the_fakes_and_the_use_case_tests_load_no_aws_sdk_nor_moto():
+    # Not even indirectly; aws_lambda_powertools (the use cases' logger) loads the bare botocore
+    # package to probe for it, nothing of botocore beyond that.
+    assert len(USE_CASE_TESTS) >= 5
+    modules = ["tests.unit.fakes", *(f"tests.unit.{name}" for name in USE_CASE_TESTS)]
+    probe = (
+        "import importlib, sys\n"
+        f"sys.path[:0] = [{str(ROOT / 'functions')!r}, {str(ROOT)!r}]\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'moto') or m.startswith('botocore.')"
+        " or m.startswith('sendledger.adapters')]\n"
+        "print(','.join(sorted(loaded)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert result.stdout.strip() == ""

@@ -1,0 +1,48 @@
+"""Source watermarks and the SMS log cursor (written by the poller only, never by a send)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sendledger.domain.errors import DependencyUnavailable
+from tests.unit.fakes.history import ms
+from tests.unit.fakes.state import LedgerState
+
+WATERMARK_CACHE = timedelta(seconds=30)  # as adapters/dynamodb/poller_state.py: per warm container
+
+
+@dataclass
+class FakePollerState:
+    db: LedgerState
+    _cached: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
+    reads: int = 0  # watermark reads (the send path's optimistic first try reads none)
+
+    def watermark(self, source: str) -> datetime | None:
+        self.reads += 1
+        return self.db.watermarks.get(source)
+
+    def recent_watermark(self, source: str, now: datetime, *, read: bool = True) -> datetime | None:
+        cached = self._cached.get(source)
+        if cached is not None and timedelta(0) <= now - cached[0] < WATERMARK_CACHE:
+            return cached[1]
+        if not read:
+            return None
+        value = self.watermark(source)
+        self._cached[source] = (now, value)
+        return value
+
+    def set_watermark(self, source: str, at: datetime) -> None:
+        with self.db.lock:
+            current = self.db.watermarks.get(source)
+            if current is None or current < ms(at):  # never backwards (an older cycle finishing late)
+                self.db.watermarks[source] = ms(at)
+
+    def cursor(self, source: str) -> str | None:
+        return self.db.cursors.get(source)
+
+    def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None:
+        with self.db.lock:
+            if self.db.cursors.get(source) != previous:
+                raise DependencyUnavailable("log cursor moved concurrently", retry_after_seconds=1)
+            self.db.cursors[source] = cursor

@@ -1,0 +1,81 @@
+"""A send's receipts: where delivery events land, beside the message they explain.
+
+`("RCPT", <message id>)`: events that name our message id, created by the first one.
+`("PMID", <SNS message id>)`: an accepted SMS's receipt, written by its outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sendledger.domain.events import apply_receipt
+from sendledger.domain.messages import DueKind, Message, MessageState
+from sendledger.domain.recipients import Channel
+from sendledger.ports import Outcome
+from tests.unit.fakes.history import History, ms
+from tests.unit.fakes.state import LedgerState
+
+ReceiptKey = tuple[str, str]
+OF_MESSAGE, OF_SMS = "RCPT", "PMID"
+
+
+def of_message(message_id: str) -> ReceiptKey:
+    return (OF_MESSAGE, message_id)
+
+
+def of_sms(provider_message_id: str) -> ReceiptKey:
+    return (OF_SMS, provider_message_id)
+
+
+@dataclass
+class Receipt:
+    key: ReceiptKey
+    message_id: str | None = None
+    provider_message_id: str | None = None
+    state: MessageState | None = None
+    reason: str | None = None
+    updated_at: datetime | None = None
+    due: tuple[DueKind, datetime] | None = None
+    escalates: bool = False
+    history: History = field(default_factory=History)
+
+    @property
+    def written_by_outcome(self) -> bool:
+        """An SMS receipt: events land on it only once the outcome wrote it."""
+        return self.key[0] == OF_SMS
+
+
+def for_outcome(outcome: Outcome) -> Receipt | None:
+    """The receipt an accepted SMS's outcome writes (None for anything else)."""
+    response, message = outcome.response, outcome.message
+    if message.channel is not Channel.SMS or response is None or not response.provider_message_id:
+        return None
+    return Receipt(
+        of_sms(response.provider_message_id),
+        message_id=message.message_id,
+        state=MessageState.ACCEPTED,
+        updated_at=ms(outcome.entry.at),
+        escalates=bool(message.escalation),
+    )
+
+
+def receipts_of(db: LedgerState, message: Message) -> list[Receipt]:
+    """The message's own receipt, then (an accepted SMS) the one under SNS's message id."""
+    keys = [of_message(message.message_id)]
+    if message.channel is Channel.SMS and message.provider_message_id:
+        keys.append(of_sms(message.provider_message_id))
+    return [db.receipts[key] for key in keys if key in db.receipts]
+
+
+def fold(message: Message, receipt: Receipt) -> None:
+    """What a receipt's events proved, read into its message."""
+    if receipt.message_id is not None and receipt.message_id != message.message_id:
+        return  # an SNS id reused by another message: not this send's evidence
+    if receipt.state is not None:
+        before = message.state
+        apply_receipt(message, receipt.state, receipt.reason)
+        if message.state is not before and receipt.updated_at is not None:
+            message.updated_at = max(message.updated_at, receipt.updated_at)
+    if message.provider_message_id is None and receipt.provider_message_id is not None:
+        message.provider_message_id = receipt.provider_message_id

@@ -1,0 +1,89 @@
+"""The account's one password-reset record: replaced in the send's write unless a young active
+one stands; consume is one conditional write; a re-arm swaps the hash and starts the send."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, predecessors
+from sendledger.ports import ResetRecord, SendIntent
+from tests.unit.fakes import receipts, recipients
+from tests.unit.fakes.history import ms
+from tests.unit.fakes.state import LedgerState
+
+ACTIVE = "active"
+
+
+def young_active_reset(db: LedgerState, intent: SendIntent) -> ResetRecord | None:
+    """The account's reset when it keeps the intent's from being written (else None)."""
+    if intent.reset is None:
+        return None
+    current = db.resets.get(intent.reset.account_id)
+    window_start = ms(intent.reset_window_start or intent.reset.created_at)
+    if current is None or current.state != ACTIVE or current.created_at < window_start:
+        return None
+    return None if current.reset_id == intent.reset.reset_id else current
+
+
+def put(db: LedgerState, record: ResetRecord) -> None:
+    db.resets[record.account_id] = replace(record, created_at=ms(record.created_at), expires_at=ms(record.expires_at))
+
+
+class FakeResets:
+    def __init__(self, db: LedgerState) -> None:
+        self.db = db
+
+    def get(self, account_id: str) -> ResetRecord | None:
+        return self.db.resets.get(account_id)
+
+    def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+        with self.db.lock:
+            current = self.db.resets.get(account_id)
+            if current is None or current.state != ACTIVE or current.token_hash != token_hash:
+                return None
+            if current.expires_at <= ms(now):
+                return None
+            self.db.resets[account_id] = replace(current, state="consumed")
+            return self.db.resets[account_id]
+
+    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
+        with self.db.lock:
+            current = self._live(record)
+            if current is None:
+                return  # replaced or consumed meanwhile: nothing left to lock
+            counted = replace(current, failed_attempts=current.failed_attempts + 1)
+            if counted.failed_attempts >= max_attempts:
+                counted = replace(counted, state="invalidated")
+            self.db.resets[record.account_id] = counted
+
+    def rearm(
+        self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
+    ) -> bool:
+        with self.db.lock:
+            current = self._live(record)
+            item = self.db.messages.get(message.message_id)
+            failed = set()
+            if current is None or current.token_hash != record.token_hash:
+                failed.add("reset")
+            if item is None or item.message.state not in predecessors(MessageState.SENDING):
+                failed.add("message")
+            if recipients.is_suppressed(self.db, message.recipient_key):
+                failed.add("recipient")
+            if receipts.of_message(message.message_id) in self.db.receipts:
+                failed.add("receipt")  # an event for an earlier mail proves it was accepted
+            if failed == {"recipient"}:
+                return False
+            if failed:
+                raise DependencyUnavailable("reset changed concurrently; retry", retry_after_seconds=1)
+            assert current is not None and item is not None
+            self.db.resets[record.account_id] = replace(current, token_hash=new_token_hash)
+            item.move(MessageState.SENDING, [entry], (DueKind.INFLIGHT, lease_until), attempt=message.attempt)
+            return True
+
+    def _live(self, record: ResetRecord) -> ResetRecord | None:
+        current = self.db.resets.get(record.account_id)
+        if current is None or current.reset_id != record.reset_id or current.state != ACTIVE:
+            return None
+        return current

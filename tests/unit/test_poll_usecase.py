@@ -1,0 +1,95 @@
+"""One poll cycle over the whole fake pipeline: SES queue, SMS logs, due work, escalations."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from sendledger import names
+from sendledger.domain.clock import iso
+from sendledger.domain.messages import MessageState
+from sendledger.domain.recipients import Channel
+from sendledger.usecases.poll import poll_cycle
+from sendledger.usecases.send import send_message
+from tests.unit.fakes import FakeWorld
+from tests.unit.fakes.world import SUCCESS_GROUP
+from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send
+
+
+def ses_body(event_type: str, message_id: str, at: datetime, recipient: str = ALICE) -> dict[str, object]:
+    """An SQS body from the SES events queue: the SNS envelope around an SES event record."""
+    detail = {"timestamp": iso(at), "recipients": [recipient]} if event_type == "Delivery" else {"timestamp": iso(at)}
+    record = {
+        "eventType": event_type,
+        "mail": {
+            "messageId": "ses-0001",
+            "timestamp": iso(at),
+            "destination": [recipient],
+            "tags": {names.SES_MESSAGE_ID_TAG: [message_id]},
+        },
+        event_type[0].lower() + event_type[1:]: detail,
+    }
+    return {"Type": "Notification", "Message": json.dumps(record)}
+
+
+def sms_log(provider_message_id: str, at: datetime) -> str:
+    return json.dumps(
+        {
+            "notification": {"messageId": provider_message_id, "timestamp": at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]},
+            "delivery": {"destination": PHONE, "providerResponse": "Message has been accepted by phone"},
+            "status": "SUCCESS",
+        }
+    )
+
+
+def state_of(world: FakeWorld, message_id: str) -> MessageState:
+    message = world.ledger.messages.get(message_id)
+    assert message is not None
+    return message.state
+
+
+def test_a_cycle_drains_the_queue_and_sets_the_watermark_to_its_start(world: FakeWorld):
+    message_id = send(world.services).view["message_id"]
+    world.ses_queue.put(ses_body("Delivery", message_id, world.clock.now()))
+    world.clock.advance(30)
+    report = poll_cycle(world.pipeline, seconds_left)
+    assert (report.applied, report.ses_drained) == (1, True)
+    assert state_of(world, message_id) is MessageState.DELIVERED
+    assert world.ses_queue.depth() == 0
+    assert world.ledger.poller_state.watermark("ses") == report.started_at
+
+
+def test_a_poison_message_stays_for_the_dlq_and_holds_the_watermark(world: FakeWorld):
+    world.ses_queue.put("not json")
+    report = poll_cycle(world.pipeline, seconds_left)
+    assert (report.poison, report.ses_drained) == (1, False)
+    assert world.ses_queue.depth() == 1 and world.ses_queue.deleted == []
+    assert world.ledger.poller_state.watermark("ses") is None
+
+
+def test_sms_logs_are_read_to_the_end_once(world: FakeWorld):
+    result = send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    world.logs.write(SUCCESS_GROUP, sms_log("sns-0001", world.clock.now()), int(world.clock.now().timestamp() * 1000))
+    world.clock.advance(30)
+    first = poll_cycle(world.pipeline, seconds_left)
+    assert (first.applied, first.sms_read_to_end) == (1, True)
+    assert state_of(world, result.view["message_id"]) is MessageState.DELIVERED
+    assert world.ledger.poller_state.cursor("sms") is not None
+    world.clock.advance(30)
+    again = poll_cycle(world.pipeline, seconds_left)
+    assert (again.applied, again.duplicates) == (0, 0), "the cursor remembers what it applied"
+
+
+def test_an_undelivered_message_escalates_to_its_fallback_at_the_deadline(world: FakeWorld):
+    escalation = {"deadline_seconds": 300, "fallback": [{"channel": "sms", "to": PHONE}]}
+    message_id = send(world.services, escalation=escalation).view["message_id"]
+    world.clock.advance(301)
+    report = poll_cycle(world.pipeline, seconds_left)
+    assert report.escalated == 1
+    assert state_of(world, message_id) is MessageState.ESCALATED
+    [(body, deduplication_id)] = world.escalations.sent
+    assert body["message"]["message_id"] == message_id and deduplication_id == f"{message_id}-escalation"
+    assert [call.to for call in world.sms.calls] == [PHONE]
+    world.clock.advance(60)
+    assert poll_cycle(world.pipeline, seconds_left).escalated == 0, "once"
+    assert len(world.sms.calls) == 1
