@@ -12,8 +12,8 @@ PRICES: dict[str, Any] = {
     "dynamodb_read_request_unit_per_million": 0.125,
     "dynamodb_note": (
         "transactional writes consume 2 write request units per item (per started KB); "
-        "ConditionCheck items are billed as transactional writes here and cancelled transactions "
-        "as attempted (both conservative)"
+        "ConditionCheck items are billed as transactional writes here (conservative) and cancelled "
+        "transactions for their prepare writes (1 per item per started KB); index writes included"
     ),
     "lambda_arm64_per_gb_second": 0.0000133334,
     "lambda_per_million_requests": 0.20,

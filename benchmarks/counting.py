@@ -1,7 +1,7 @@
 """DynamoDB request logging for the benchmark, on *every* DynamoDB client of the process.
 
 The hook is the one the tests count with (tests/support/counting.py): it wraps
-`botocore.session.Session.create_client` so that each new DynamoDB client (boto3, pynamodb,
+`botocore.session.Session.create_client` so that each new DynamoDB client (boto3, the ledger's,
 the baseline's Powertools persistence layer, the ingestion store alike) forwards its botocore
 events to the active observers, and clients alive before it was installed are found and hooked
 too. :func:`counting` additionally hooks `ledger_emitters(ledger)` (same unique ids: never
@@ -82,7 +82,7 @@ class RequestLog(shared.Observer):
 
 
 def install() -> None:
-    """Hook every DynamoDB client, existing or created from now on (boto3, pynamodb, Powertools)."""
+    """Hook every DynamoDB client, existing or created from now on (boto3, Powertools)."""
     shared.install()
 
 

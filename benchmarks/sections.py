@@ -8,18 +8,24 @@ from benchmarks.markdown import fmt, table
 
 CAPACITY_RULES = (
     "Capacity is computed from the counted requests and item sizes by DynamoDB's published on-demand "
-    'rules (developer guide, "Read/write capacity mode" and "Amazon DynamoDB Transactions"): a '
-    "standard write costs 1 write request unit (WRU) per started KB of item; a transactional write 2 WRUs "
-    "per started KB per item; a strongly consistent read 1 read request unit (RRU) per started 4 KB, "
-    "an eventually consistent one half that, a transactional read 2 RRUs per started 4 KB per item, and "
-    "a Query sums its returned items before rounding. Item sizes follow DynamoDB's sizing rule "
-    "(attribute names plus values); updated and condition-checked items are sized from moto's stored "
-    "copy. Two conservative choices: a ConditionCheck inside TransactWriteItems is billed like a "
-    "transactional write of the checked item (2 WRUs per started KB), and a cancelled transaction, "
-    "like a write whose condition fails, is billed as attempted (every item, as if it had been "
-    "written). `ddb_capacity.replay` counts units of either kind (a replay may be answered by a write "
-    "or by a read); events are the worst case over every measured event type and both sources, with "
-    "the events that change a suppression (bounces, complaints, invalid numbers) in their own figure."
+    'rules (developer guide, "Read/write capacity mode" and "Amazon DynamoDB Transactions: How it '
+    'works", section "Capacity management for transactions"): a standard write costs 1 write request '
+    "unit (WRU) per started KB of the larger of the item before and after; a transactional write 2 WRUs "
+    'per started KB per item, because DynamoDB "performs two underlying reads or writes of every item in '
+    'the transaction: one to prepare the transaction and one to commit the transaction"; a strongly '
+    "consistent read 1 read request unit (RRU) per started 4 KB, an eventually consistent one half "
+    "that, and a Query sums its returned items before rounding. A write to the due-work index (an "
+    "item entering or leaving it: 1 write of the projected item; its key changing: 2) is counted "
+    "with the table write that causes it. Two choices where the guide is silent: a ConditionCheck is "
+    "billed like a transactional write of the checked item (conservative), and a cancelled "
+    "transaction, which never commits, is billed for its prepare writes only (1 WRU per started KB "
+    "per item). `ddb_capacity_cancelled_billed_as_attempted` in results.json keeps the older, more "
+    "conservative rule (2 per item, as if written) beside it. Item sizes follow DynamoDB's sizing "
+    "rule (attribute names plus values), read from moto's stored copy before and after each request. "
+    "`ddb_capacity.replay` counts units of either kind (a replay may be answered by a write or by a "
+    "read); events are the worst case over every measured event type and both sources, with the "
+    "events that write the recipient's suppression state (bounces, complaints, invalid numbers) in "
+    "their own figure."
 )
 
 

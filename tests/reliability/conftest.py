@@ -51,7 +51,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.fixture(autouse=True)
 def no_sdk_backoff_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """botocore's own retries (pynamodb clients) still happen, but without real sleeping."""
+    """botocore's own retries still happen, but without real sleeping."""
     monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", lambda self, context: 0)
 
 
@@ -62,7 +62,7 @@ def client(api) -> Client:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def dynamo(services: Services) -> Iterator[Hooks]:
-    """Fault hooks on every pynamodb client the ledger uses."""
+    """Fault hooks on the DynamoDB client the ledger's stores share."""
     hooks = Hooks("dynamodb", ledger_emitters(services.messages))
     yield hooks
     hooks.close()

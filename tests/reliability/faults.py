@@ -1,6 +1,6 @@
 """Fault injection and invariant checks shared by the reliability tests.
 
-Faults are botocore event hooks on the real clients (pynamodb's DynamoDB clients, the SESv2
+Faults are botocore event hooks on the real clients (the ledger's DynamoDB client, the SESv2
 client of the SES adapter), so the handler, use cases and adapters run unchanged. Under
 ``mock_aws`` moto's own stubber is itself a ``before-send`` handler that runs after ours and
 would still execute a request we answered with an error; a faulted request is therefore

@@ -1,7 +1,7 @@
 """Kill an invocation at its k-th AWS request, whatever client or service makes it.
 
 The hook is botocore's ``BaseClient._make_api_call``, which every client runs once per API
-call (boto3 clients and pynamodb's alike; SDK retries happen inside it, so one call is one
+call (every boto3 client; SDK retries happen inside it, so one call is one
 request). Counting there does not depend on which adapter objects exist or how the ledger
 builds its clients, so a rewrite of the DynamoDB layer keeps the same kill points.
 

@@ -116,8 +116,8 @@ SABOTAGES: tuple[Sabotage, ...] = (
     ),
     Sabotage(
         "outcome-write-unconditional",
-        "state never regresses: an SES event landing between provider call and outcome write "
-        "is overwritten, delivered → accepted",
+        "state never regresses: a provider answer recorded after the poller settled the message "
+        "reopens it, escalated → accepted",
         MESSAGE_ITEM,
         old="        state_in(update, predecessors(outcome.new_state))\n",
         new="",
@@ -205,7 +205,8 @@ SMS_TRANSIENT = frozenset(
         tx.put("message", _message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
 """,
         new="""\
-        reclaimable = f"attribute_not_exists({expression.name('pk')}) OR attribute_exists({expression.name('lease_until')})"
+        leased = f"attribute_exists({expression.name('lease_until')})"
+        reclaimable = f"attribute_not_exists({expression.name('pk')}) OR {leased}"
         tx.put("message", _message_item(intent, stored), reclaimable, expression)
 """,
     ),

@@ -5,8 +5,8 @@ stray ``boto3.client("dynamodb").get_item(...)`` on the send path would not be c
 hook sits where every client is born: importing this module wraps
 ``botocore.session.Session.create_client`` once, and every DynamoDB client created from then on
 gets dispatching handlers on its own event emitter. boto3 (default and explicit sessions), the
-product's cached clients (``sendledger.adapters.aws.client``) and pynamodb (which builds its
-clients from its own ``botocore.session.get_session()``) all create clients through that method.
+product's cached clients (``sendledger.adapters.aws.client``) and the ledger's own client all
+create clients through that method.
 Clients already alive when this module is imported are found by walking the garbage collector's
 objects and get the same handlers. Registration uses fixed unique ids, so a client never counts
 a request twice however often it is seen.

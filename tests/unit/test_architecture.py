@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 DOMAIN = Path(__file__).resolve().parents[2] / "functions" / "sendledger" / "domain"
-FORBIDDEN = ("boto3", "botocore", "pynamodb", "aws_lambda_powertools", "pydantic")
+FORBIDDEN = ("boto3", "botocore", "aws_lambda_powertools", "pydantic")
 
 
 def test_domain_modules_import_nothing_from_the_outside_world():

@@ -1,1 +1,1 @@
-"""Adapters: DynamoDB (pynamodb), SES, SNS, CloudWatch Logs, SQS."""
+"""Adapters: DynamoDB, SES, SNS, CloudWatch Logs, SQS."""

@@ -44,6 +44,7 @@ class Escalations:
                 if receipt_id:
                     _not_delivered(tx, "sms_receipt", receipt_pk(receipt_id), RECEIPT_SK)
             history.append(update, entry)
+            update.when(f"attribute_exists({update.name('pk')})")  # never a stub message item
             tx.update("message", message_pk(message_id), MESSAGE_SK, update)
             try:
                 tx.commit()
