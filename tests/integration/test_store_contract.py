@@ -9,6 +9,7 @@ Each scenario also asserts the behaviour it is about, so the two cannot agree on
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -442,4 +443,22 @@ def test_the_fakes_answer_as_the_dynamodb_stores(aws: None, scenario: Callable[[
     memory = scenario(backend("memory", FakeLedger(), start))
     assert len(memory) == len(dynamodb)
     for index, (fake, real) in enumerate(zip(memory, dynamodb, strict=True)):
-        assert fake == real, f"observation {index} differs"
+        assert fake == real, f"observation {index} differs: {_difference(fake, real)}"
+
+
+def _difference(fake: Any, real: Any) -> str:
+    """The first differing field, spelled out (the whole objects are too long to read)."""
+    if dataclasses.is_dataclass(fake) and dataclasses.is_dataclass(real):
+        for f in dataclasses.fields(fake):
+            mine, theirs = getattr(fake, f.name), getattr(real, f.name)
+            if mine != theirs:
+                return f"{f.name}: " + _difference(mine, theirs)
+    if isinstance(fake, dict) and isinstance(real, dict):
+        for name in sorted(set(fake) | set(real), key=str):
+            if fake.get(name) != real.get(name):
+                return f"{name}: " + _difference(fake.get(name), real.get(name))
+    if isinstance(fake, list) and isinstance(real, list) and len(fake) == len(real):
+        for index, (mine, theirs) in enumerate(zip(fake, real, strict=True)):
+            if mine != theirs:
+                return f"[{index}] " + _difference(mine, theirs)
+    return f"fake {fake!r} != dynamodb {real!r}"

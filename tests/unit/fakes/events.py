@@ -9,19 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from sendledger.domain.clock import iso
+from sendledger.domain import evidence
 from sendledger.domain.events import DeliveryEvent
-from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState
+from sendledger.domain.messages import DueKind
 from sendledger.domain.suppression_rules import TransientPolicy
 from sendledger.ports import ApplyPlan, ApplyResult
 from tests.unit.fakes import receipts, recipients
 from tests.unit.fakes.history import ms
 from tests.unit.fakes.receipts import Receipt, ReceiptKey
 from tests.unit.fakes.state import LedgerState
-
-FAILED_FOR_GOOD = frozenset({MessageState.BOUNCED, MessageState.COMPLAINED, MessageState.FAILED, MessageState.REJECTED})
 
 
 @dataclass(frozen=True)
@@ -126,12 +123,14 @@ class FakeDeliveryEvents:
         if change_state:
             assert plan.target is not None
             receipt.state, receipt.updated_at = plan.target, ms(now)
-            if plan.target in FAILED_FOR_GOOD:
+            if plan.target in evidence.FAILED_FOR_GOOD:
                 # Escalation may act before the deadline once a message failed for good.
-                receipt.reason, receipt.due = _reason_of(event), (DueKind.OUTCOME, now)
+                receipt.reason, receipt.due = evidence.reason_of(event), (DueKind.OUTCOME, now)
             else:
                 receipt.reason, receipt.due = None, None
-        entry = _entry(event, plan, now, change_state, prior_state, suppressing=part.suppress is not None)
+        entry = evidence.event_entry(
+            event, plan.target, change_state, prior_state, now, suppressing=part.suppress is not None
+        )
         receipt.history.append(entry, derived_from=event.dedupe_key)
 
     def _write_recipient(self, event: DeliveryEvent, part: RecipientPart, now: datetime) -> None:
@@ -143,7 +142,7 @@ class FakeDeliveryEvents:
             item.transient_revision += 1
         if part.suppress is not None:
             item.suppress(part.suppress, event.dedupe_key, now)
-            item.history.append(_suppression_entry(event, part.suppress, now))
+            item.history.append(evidence.suppression_entry(event, part.suppress, now))
 
 
 def _target_key(plan: ApplyPlan) -> ReceiptKey | None:
@@ -157,48 +156,3 @@ def _may_move(receipt: Receipt | None, plan: ApplyPlan) -> bool:
     if receipt is None or receipt.state is None:
         return receipt is None or not receipt.written_by_outcome
     return receipt.state in plan.allowed_from
-
-
-def _entry(
-    event: DeliveryEvent, plan: ApplyPlan, now: datetime, change_state: bool, prior: str | None, suppressing: bool
-) -> HistoryEntry:
-    evidence: dict[str, Any] = {
-        "event_id": event.event_id,
-        "event_source": event.source.value,
-        "event_at": iso(event.occurred_at),
-        "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
-        "recipient": event.recipient_fingerprint,
-        "provider_message_id": event.provider_message_id,
-        **event.evidence,
-    }
-    if not change_state and plan.target is not None:
-        evidence["state_unchanged"] = prior
-        evidence["would_be"] = plan.target.value
-    if suppressing:
-        evidence["suppressed_recipient"] = True
-    return HistoryEntry(
-        at=now,
-        type=HistoryType.of_event(event.kind.value),
-        state=plan.target if change_state else None,
-        evidence=evidence,
-        step=2,
-    )
-
-
-def _suppression_entry(event: DeliveryEvent, reason: str, now: datetime) -> HistoryEntry:
-    evidence = {
-        "source": event.source.value,
-        "event_id": event.event_id,
-        "event_at": iso(event.occurred_at),
-        "reason": reason,
-        "actor": "sendledger-events",
-    }
-    return HistoryEntry(at=now, type=HistoryType.SUPPRESSED, evidence=evidence)
-
-
-def _reason_of(event: DeliveryEvent) -> str:
-    if event.bounce_type:
-        return f"bounce: {event.bounce_type}/{event.bounce_subtype}"
-    if event.provider_response:
-        return f"{event.kind.value}: {event.provider_response}"
-    return event.kind.value

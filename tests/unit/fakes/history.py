@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -42,6 +43,12 @@ class History:
                 raise ValueError(f"history already holds the entry of {derived_from}")
             self._events.add(derived_from)
         self._entries.append((next(_order), stored(entry)))
+
+    def mapped(self, read: Callable[[HistoryEntry], HistoryEntry]) -> History:
+        """The same entries, in the same write order, as `read` shows them."""
+        shown = History(_events=set(self._events))
+        shown._entries = [(order, read(entry)) for order, entry in self._entries]
+        return shown
 
     def has_event(self, dedupe_key: str) -> bool:
         return dedupe_key in self._events

@@ -141,7 +141,7 @@ class FakeMessages:
             histories = [item.history]
             for receipt in receipts.receipts_of(self.db, message):
                 receipts.fold(message, receipt)
-                histories.append(receipt.history)
+                histories.append(receipts.as_read(message, receipt))
             message.history = in_order(*histories)
             return message
 

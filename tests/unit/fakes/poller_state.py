@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.watermarks import WatermarkCache
 from tests.unit.fakes.history import ms
 from tests.unit.fakes.state import LedgerState
-
-WATERMARK_CACHE = timedelta(seconds=30)  # as adapters/dynamodb/poller_state.py: per warm container
 
 
 @dataclass
 class FakePollerState:
     db: LedgerState
-    _cached: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
+    cache: WatermarkCache = field(default_factory=WatermarkCache)  # per warm container, as deployed
     reads: int = 0  # watermark reads (the send path's optimistic first try reads none)
 
     def watermark(self, source: str) -> datetime | None:
@@ -23,13 +22,11 @@ class FakePollerState:
         return self.db.watermarks.get(source)
 
     def recent_watermark(self, source: str, now: datetime, *, read: bool = True) -> datetime | None:
-        cached = self._cached.get(source)
-        if cached is not None and timedelta(0) <= now - cached[0] < WATERMARK_CACHE:
-            return cached[1]
-        if not read:
-            return None
+        fresh, value = self.cache.get(source, now)
+        if fresh or not read:
+            return value
         value = self.watermark(source)
-        self._cached[source] = (now, value)
+        self.cache.put(source, now, value)
         return value
 
     def set_watermark(self, source: str, at: datetime) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sendledger.domain import evidence
 from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import DueKind, Message, MessageState
-from sendledger.domain.recipients import Channel
+from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports import Outcome
 from tests.unit.fakes.history import History, ms
 from tests.unit.fakes.state import LedgerState
@@ -79,3 +80,15 @@ def fold(message: Message, receipt: Receipt) -> None:
             message.updated_at = max(message.updated_at, receipt.updated_at)
     if message.provider_message_id is None and receipt.provider_message_id is not None:
         message.provider_message_id = receipt.provider_message_id
+
+
+def as_read(message: Message, receipt: Receipt) -> History:
+    """The receipt's history as readers see it (what each event's entry leaves implied)."""
+    provider_message_id = receipt.provider_message_id or (receipt.key[1] if receipt.written_by_outcome else None)
+    source = "sms" if message.channel is Channel.SMS else "ses"
+    recipient = fingerprint_of(message.recipient_key)
+    return receipt.history.mapped(
+        lambda entry: evidence.as_read(
+            entry, source=source, recipient=recipient, provider_message_id=provider_message_id
+        )
+    )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from sendledger.adapters.dynamodb import history, receipts, recipients
 from sendledger.adapters.dynamodb.keys import (
@@ -34,17 +33,16 @@ from sendledger.adapters.dynamodb.keys import (
 from sendledger.adapters.dynamodb.recipients import state_of
 from sendledger.adapters.dynamodb.states import set_due
 from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Expression, Item, Table, Update, encode_item
+from sendledger.domain import evidence
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import DeliveryEvent
-from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState
+from sendledger.domain.messages import DueKind
 from sendledger.domain.suppression_rules import TransientPolicy
 from sendledger.ports import ApplyPlan, ApplyResult, RecipientState
 
 EVENT_RETENTION = timedelta(days=30)  # > SQS retention (14 d) and SMS status delay (72 h)
 MAX_ATTEMPTS = 4
-ENTRY_IMPLIED = frozenset({"ses_event_type"})  # the entry's type says it
-FAILED_FOR_GOOD = frozenset({MessageState.BOUNCED, MessageState.COMPLAINED, MessageState.FAILED, MessageState.REJECTED})
 
 
 @dataclass(frozen=True)
@@ -148,10 +146,10 @@ class DeliveryEvents:
             update.set_if_absent("provider_message_id", event.provider_message_id)
         if attempt.change_state and plan.target is not None:
             update.set("state", plan.target.value).set("updated_at", iso(now))
-            if plan.target in FAILED_FOR_GOOD:
+            if plan.target in evidence.FAILED_FOR_GOOD:
                 # Escalation may act before the deadline once a message failed for good: the
                 # poller checks this message (and drops the marker when it has no escalation).
-                update.set("reason", _reason_of(event))
+                update.set("reason", evidence.reason_of(event))
                 set_due(update, _message_id_for_due(plan), (DueKind.OUTCOME, now))
             else:
                 # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
@@ -162,7 +160,8 @@ class DeliveryEvents:
                 update.when(allowed)
             else:
                 update.when(f"attribute_not_exists({update.name('state')}) OR {allowed}")
-        history.append(update, _entry(event, plan, attempt, now, suppressing), derived_from=event.dedupe_key)
+        entry = evidence.event_entry(event, plan.target, attempt.change_state, attempt.prior_state, now, suppressing)
+        history.append(update, entry, derived_from=event.dedupe_key)
         if receipt.written_by_outcome:
             update.when(f"attribute_exists({update.name('pk')})")
         return update
@@ -183,7 +182,7 @@ class DeliveryEvents:
             recipients.transient_window(update, window, revision, now)
         if suppress is not None:
             recipients.suppress(update, suppress, event.dedupe_key, now)
-            history.append(update, _suppression_entry(event, suppress, now))
+            history.append(update, evidence.suppression_entry(event, suppress, now))
         return update
 
     # --- writing ---------------------------------------------------------------------------------
@@ -273,48 +272,3 @@ def _dedupe_item(event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> Item:
             "expires_at": int((now + EVENT_RETENTION).timestamp()),
         }
     )
-
-
-def _entry(event: DeliveryEvent, plan: ApplyPlan, attempt: Attempt, now: datetime, suppressing: bool) -> HistoryEntry:
-    # The entry's type names the source and kind, its receipt the provider's message id and
-    # its message the recipient: only what the event alone knows is stored here.
-    evidence: dict[str, Any] = {
-        "event_id": event.event_id,
-        "event_at": iso(event.occurred_at),
-        "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
-        **{name: value for name, value in event.evidence.items() if name not in ENTRY_IMPLIED},
-    }
-    if not attempt.change_state and plan.target is not None:
-        evidence["state_unchanged"] = attempt.prior_state
-        evidence["would_be"] = plan.target.value
-    if suppressing:
-        evidence["suppressed_recipient"] = True
-    return HistoryEntry(
-        at=now,
-        type=HistoryType.of_event(event.kind.value),
-        state=plan.target if attempt.change_state else None,
-        evidence=evidence,
-        step=2,
-    )
-
-
-def _suppression_entry(event: DeliveryEvent, reason: str, now: datetime) -> HistoryEntry:
-    return HistoryEntry(
-        at=now,
-        type=HistoryType.SUPPRESSED,
-        evidence={
-            "source": event.source.value,
-            "event_id": event.event_id,
-            "event_at": iso(event.occurred_at),
-            "reason": reason,
-            "actor": "sendledger-events",
-        },
-    )
-
-
-def _reason_of(event: DeliveryEvent) -> str:
-    if event.bounce_type:
-        return f"bounce: {event.bounce_type}/{event.bounce_subtype}"
-    if event.provider_response:
-        return f"{event.kind.value}: {event.provider_response}"
-    return event.kind.value

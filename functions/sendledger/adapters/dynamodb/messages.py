@@ -104,7 +104,8 @@ class Messages:
         if message.reason:
             update.set("reason", message.reason)
         if outcome.stored_response is not None:
-            update.set(RESPONSE, _answer(outcome.stored_response)).remove("lease_until")
+            provider_id = outcome.response.provider_message_id if outcome.response else None
+            update.set(RESPONSE, _answer(outcome.stored_response, provider_id)).remove("lease_until")
         due = (outcome.due_kind, outcome.due_at) if outcome.due_kind and outcome.due_at else None
         set_due(update, message.message_id, due)
         history.append(update, outcome.entry)
@@ -262,7 +263,7 @@ def _message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
             idem_expires_at=int(intent.idempotency_expires_at.timestamp()),
         )
         if stored is not None:
-            values[RESPONSE] = _answer(stored)
+            values[RESPONSE] = _answer(stored, None)
         else:
             values["lease_until"] = iso(intent.lease_until)
     name, entry = history.encoded(intent.first_entry)
@@ -324,15 +325,17 @@ def message_from(item: Item) -> Message:
     )
 
 
-def _answer(stored: StoredResponse) -> str:
+def _answer(stored: StoredResponse, item_provider_message_id: str | None) -> str:
     """What changes after an answer, as it was (the rest of the answer never changes)."""
     message = stored.message
     answer: dict[str, Any] = {"state": message.state.value, "updated_at": iso(message.updated_at)}
     if message.reason:
         answer["reason"] = message.reason
     if message.provider_message_id:
-        # Only an outcome sets the item's provider id, and it rewrites the answer: a flag suffices.
-        answer["provider_message_id"] = True
+        # Only an outcome sets the item's provider id, and it rewrites the answer: when the item
+        # holds the same id, a flag suffices.
+        same = message.provider_message_id == item_provider_message_id
+        answer["provider_message_id"] = True if same else message.provider_message_id
     return json.dumps(answer, separators=(",", ":"))
 
 
@@ -342,8 +345,10 @@ def _answered(item: Item, answer: str) -> StoredResponse:
     message.state = MessageState(values["state"])
     message.updated_at = parse_iso(values["updated_at"])
     message.reason = values.get("reason")
-    if not values.get("provider_message_id"):
-        message.provider_message_id = None
+    answered_id = values.get("provider_message_id")
+    message.provider_message_id = (
+        answered_id if isinstance(answered_id, str) else (message.provider_message_id if answered_id else None)
+    )
     return StoredResponse(message)
 
 

@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sendledger.adapters.dynamodb.keys import WATERMARK_SK, watermark_pk
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table, Update
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
-
-# How long a send trusts a watermark it read. Watermarks only move forward, so a cached one is
-# at most this much older than the truth, and an older watermark only makes the stale-
-# eligibility guard more cautious (more sends look `eligible_stale`, none looks `eligible`
-# wrongly). In exchange no send reads or conditions on the one item every sender would share.
-WATERMARK_CACHE = timedelta(seconds=30)
+from sendledger.domain.watermarks import WatermarkCache
 
 
 @dataclass
 class PollerState:
     table: Table
-    _cached: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
+    cache: WatermarkCache = field(default_factory=WatermarkCache)
 
     def watermark(self, source: str) -> datetime | None:
         item = self.table.get(watermark_pk(source), WATERMARK_SK)
@@ -29,18 +24,17 @@ class PollerState:
         return parse_iso(value) if value else None
 
     def recent_watermark(self, source: str, now: datetime, *, read: bool = True) -> datetime | None:
-        """The watermark as read at most WATERMARK_CACHE ago (per warm container).
+        """The watermark as read at most the cache's age ago (per warm container; see
+        domain/watermarks.py for why that is safe).
 
         `read=False` never reads: None when nothing recent is cached (an optimistic first try
         then asserts the strictest condition, no earlier send at all).
         """
-        cached = self._cached.get(source)
-        if cached is not None and timedelta(0) <= now - cached[0] < WATERMARK_CACHE:
-            return cached[1]
-        if not read:
-            return None
+        fresh, value = self.cache.get(source, now)
+        if fresh or not read:
+            return value
         value = self.watermark(source)
-        self._cached[source] = (now, value)
+        self.cache.put(source, now, value)
         return value
 
     def set_watermark(self, source: str, at: datetime) -> None:

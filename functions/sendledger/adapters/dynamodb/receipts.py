@@ -13,11 +13,12 @@ the due-work marker an outcome sets. Reading a message folds its receipt in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from sendledger.adapters.dynamodb import history
 from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, RECEIPT_SK, message_pk, receipt_pk
 from sendledger.adapters.dynamodb.table import Item, encode_item
+from sendledger.domain import evidence
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import HistoryEntry, Message, MessageState
@@ -73,18 +74,13 @@ def fold(message: Message, receipt: Item) -> None:
 
 
 def history_of(message: Message, receipt: Item) -> list[tuple[str, HistoryEntry]]:
-    """The receipt's entries, with what each event's entry leaves to its receipt and message."""
+    """The receipt's entries as readers see them (evidence.as_read)."""
     provider_message_id = receipt.get("provider_message_id", {}).get("S") or (
         str(receipt["pk"]["S"]).removeprefix("PMID#") if receipt.get("sk", {}).get("S") == RECEIPT_SK else None
     )
     source = "sms" if message.channel is Channel.SMS else "ses"
-    implied = {"event_source": source, "recipient": fingerprint_of(message.recipient_key)}
-    if provider_message_id:
-        implied["provider_message_id"] = provider_message_id
-    enriched = []
-    for key, entry in history.entries_of(receipt):
-        evidence = {**implied, **entry.evidence}
-        if source == "ses" and entry.type.value.startswith("event:"):
-            evidence.setdefault("ses_event_type", entry.type.value.removeprefix("event:"))
-        enriched.append((key, replace(entry, evidence=evidence)))
-    return enriched
+    recipient = fingerprint_of(message.recipient_key)
+    return [
+        (key, evidence.as_read(entry, source=source, recipient=recipient, provider_message_id=provider_message_id))
+        for key, entry in history.entries_of(receipt)
+    ]

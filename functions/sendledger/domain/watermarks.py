@@ -1,0 +1,30 @@
+"""A per-container cache of source watermarks, and why a stale one is safe.
+
+Watermarks only move forward, so a cached value is at most the cache's age older than the
+truth, and an older watermark only makes the stale-eligibility guard more cautious (more sends
+look `eligible_stale`, none looks `eligible` wrongly). In exchange no send reads or conditions
+on the one item every sender would share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+WATERMARK_CACHE = timedelta(seconds=30)
+
+
+@dataclass
+class WatermarkCache:
+    ttl: timedelta = WATERMARK_CACHE
+    _entries: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
+
+    def get(self, source: str, now: datetime) -> tuple[bool, datetime | None]:
+        """(fresh enough, the watermark read then); a clock that went back counts as stale."""
+        entry = self._entries.get(source)
+        if entry is not None and timedelta(0) <= now - entry[0] < self.ttl:
+            return True, entry[1]
+        return False, None
+
+    def put(self, source: str, now: datetime, value: datetime | None) -> None:
+        self._entries[source] = (now, value)
