@@ -181,8 +181,10 @@ def units_for(request: Request) -> dict[str, float]:
     elif op == "TransactGetItems":
         for entry in response.get("Responses", []):
             rru += 2 * _read_units(item_size(entry.get("Item")), True)
-    if succeeded:
-        wru += sum(index_writes(before.get(label), after.get(label)) for label in after)
-    result = {"write_request_units": wru, "read_request_units": rru}
-    result["conservative_write_request_units"] = conservative or wru
-    return result
+    index = sum(index_writes(before.get(label), after.get(label)) for label in after) if succeeded else 0
+    return {
+        "write_request_units": wru + index,
+        "read_request_units": rru,
+        # A cancelled transaction billed as attempted (every item written); the same otherwise.
+        "conservative_write_request_units": (conservative or wru) + index,
+    }
