@@ -51,13 +51,7 @@ class DueWork:
             self.table.update(pk, sk, update)
 
     def _query(self, partition: str, until: datetime | None, limit: int) -> list[Item]:
-        request: dict[str, Any] = {
-            "TableName": self.table.name,
-            "IndexName": names.DUE_WORK_INDEX,
-            "KeyConditionExpression": "#k = :k",
-            "ExpressionAttributeNames": {"#k": DUE_KIND},
-            "ExpressionAttributeValues": {":k": {"S": partition}},
-        }
+        request = self._request(partition)
         if until is not None:
             request["KeyConditionExpression"] += " AND #a <= :a"
             request["ExpressionAttributeNames"]["#a"] = names.DUE_WORK_INDEX_SORT_KEY
@@ -65,31 +59,36 @@ class DueWork:
         items: list[Item] = []
         while len(items) < limit:
             request["Limit"] = min(100, limit - len(items))
-            with dependency_guard():
-                page = self.table.client.query(**request)
+            page = self._page(request)
             items += page.get("Items", [])
             if not page.get("LastEvaluatedKey"):
                 break
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return items
 
     def _count(self, partition: str) -> int:
-        request: dict[str, Any] = {
+        request, total = {**self._request(partition), "Select": "COUNT"}, 0
+        while True:
+            page = self._page(request)
+            total += int(page.get("Count", 0))
+            if not page.get("LastEvaluatedKey"):
+                return total
+
+    def _request(self, partition: str) -> dict[str, Any]:
+        return {
             "TableName": self.table.name,
             "IndexName": names.DUE_WORK_INDEX,
             "KeyConditionExpression": "#k = :k",
             "ExpressionAttributeNames": {"#k": DUE_KIND},
             "ExpressionAttributeValues": {":k": {"S": partition}},
-            "Select": "COUNT",
         }
-        total = 0
-        while True:
-            with dependency_guard():
-                page = self.table.client.query(**request)
-            total += int(page.get("Count", 0))
-            if not page.get("LastEvaluatedKey"):
-                return total
+
+    def _page(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One page; the request is moved on to the next one."""
+        with dependency_guard():
+            page: dict[str, Any] = self.table.client.query(**request)
+        if page.get("LastEvaluatedKey"):
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return page
 
 
 def _due_from(raw: Item) -> DueItem:
