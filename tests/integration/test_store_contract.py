@@ -37,7 +37,8 @@ from sendledger.ports import (
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, ingest_event, plan_for
-from sendledger.usecases.send import answered, first_entry, new_message, send_message
+from sendledger.usecases.intents import answered, first_entry, new_message
+from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view
 from tests.conftest import TABLE
 from tests.support.fakes import ADMIN, PRINCIPAL, FakeClock, FakeSleeper, recent_start

@@ -285,7 +285,7 @@ def s(item: dict[str, Any], name: str) -> Any:
 def merged_state(items: list[dict[str, Any]], message_id: str) -> str:
     """A message's state as its readers see it: the message item with its receipts folded in."""
     from sendledger.adapters.dynamodb import receipts
-    from sendledger.adapters.dynamodb.messages import message_from
+    from sendledger.adapters.dynamodb.message_items import message_from
 
     [item] = [i for i in items if s(i, "pk") == f"MSG#{message_id}" and s(i, "sk") == "MSG"]
     message = message_from(item)

@@ -61,7 +61,7 @@ SURVIVOR_NOTES: dict[str, str] = {
     "eligible_stale; is_stale is unit-tested, decide's stale branch is not",
     f"{D}suppression_rules.xǁTransientPolicyǁreached__mutmut_2": "test gap: with a transient limit of 0 "
     "(transient bounces never suppress) every transient bounce would suppress; limit 0 is untested",
-    f"{D}events.x_allowed_from__mutmut_9": "test gap: an SES Reject can no longer land while the message is still "
+    f"{D}outcomes.x_allowed_from__mutmut_9": "test gap: an SES Reject can no longer land while the message is still "
     "`sending` (outcome write not yet recorded); only Reject after `accepted` is tested",
     f"{D}provider.xǁBackoffǁdelay__mutmut_8": "test gap: `2 ** (n - 1)` → `2 * (n - 1)` agrees for attempts 2 and 3; "
     "the tests never check the first attempt's delay (0 instead of base) or attempt 4+",

@@ -71,6 +71,7 @@ FUNCTIONS = "functions/sendledger"
 POLL = f"{FUNCTIONS}/usecases/poll.py"
 QUEUE_DRAIN = f"{FUNCTIONS}/usecases/queue_drain.py"
 SEND = f"{FUNCTIONS}/usecases/send.py"
+INTENTS = f"{FUNCTIONS}/usecases/intents.py"
 RESOLVE = f"{FUNCTIONS}/usecases/resolve_unknown.py"
 DYNAMODB = f"{FUNCTIONS}/adapters/dynamodb"
 MESSAGE_ITEM = f"{DYNAMODB}/messages.py"
@@ -161,7 +162,7 @@ SMS_TRANSIENT = frozenset(
         "send-path-hidden-read",
         "2 DynamoDB requests per send, counted on every client, not only the ledger's own: "
         "a GetItem through a fresh boto3 client",
-        SEND,
+        INTENTS,
         old="""\
     for _ in range(MAX_INTENT_ATTEMPTS):
         conflict = services.messages.commit_intent(intent)
@@ -202,12 +203,12 @@ SMS_TRANSIENT = frozenset(
         "one intent, one send: a second container claims an in-progress key at once and sends again",
         MESSAGE_ITEM,
         old="""\
-        tx.put("message", _message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
+        tx.put("message", message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
 """,
         new="""\
         leased = f"attribute_exists({expression.name('lease_until')})"
         reclaimable = f"attribute_not_exists({expression.name('pk')}) OR {leased}"
-        tx.put("message", _message_item(intent, stored), reclaimable, expression)
+        tx.put("message", message_item(intent, stored), reclaimable, expression)
 """,
     ),
     Sabotage(

@@ -57,8 +57,8 @@ from sendledger.handlers import api as api_module
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
+from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.poll import CycleFailed, poll_cycle
-from sendledger.usecases.send import LEASE_SECONDS
 from tests.conftest import SENDER, TABLE
 from tests.integration.conftest import ses_record
 from tests.reliability.conftest import make_ingestion

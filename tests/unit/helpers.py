@@ -10,10 +10,11 @@ from sendledger.domain.events import DeliveryEvent, EventKind, EventSource
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.usecases.context import Services
+from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.poll import CycleReport
 from sendledger.usecases.resolve_unknown import resolve_due_work
 from sendledger.usecases.results import SendResult
-from sendledger.usecases.send import SendCommand, send_message
+from sendledger.usecases.send import send_message
 from tests.support.fakes import PRINCIPAL
 from tests.unit.fakes import FakeWorld
 

@@ -10,15 +10,14 @@ from sendledger.domain.events import (
     EventSource,
     LogRecord,
     MalformedEvent,
-    allowed_from,
     decode_subscription_event,
     encode_subscription_event,
     parse_ses_record,
     parse_sms_record,
     parse_sqs_body,
-    target_state,
 )
 from sendledger.domain.messages import MessageState
+from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.suppression_rules import (
     Action,
     TransientPolicy,

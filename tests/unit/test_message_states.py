@@ -57,7 +57,7 @@ def test_cancelled_only_before_any_accepted_send():
 
 def _apply(state, target):
     """One delivery event applied to one item, under the store's conditional-update rule."""
-    from sendledger.domain.events import allowed_from
+    from sendledger.domain.outcomes import allowed_from
 
     return target if state in allowed_from(target) else state
 
@@ -71,8 +71,8 @@ def test_a_receipt_read_with_its_message_equals_one_item_taking_every_event(row_
     # Given a message row in any state, and SMS status records landing on the send's receipt
     from datetime import UTC, datetime
 
-    from sendledger.domain.events import apply_receipt
     from sendledger.domain.messages import Message, Template
+    from sendledger.domain.outcomes import apply_receipt
     from sendledger.domain.recipients import Channel
 
     for records in itertools.product(SMS_OUTCOMES, repeat=length):

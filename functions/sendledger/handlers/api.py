@@ -35,6 +35,7 @@ from sendledger.domain.recipients import Channel
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
+from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.results import (
     Accepted,
     Replayed,
@@ -43,7 +44,7 @@ from sendledger.usecases.results import (
     SuppressionStatus,
     TokenConsumed,
 )
-from sendledger.usecases.send import SendCommand, send_message
+from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view
 
 MAX_BODY_BYTES = 64 * 1024

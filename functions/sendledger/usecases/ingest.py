@@ -20,11 +20,10 @@ from sendledger.domain.events import (
     EventSource,
     LogRecord,
     MalformedEvent,
-    allowed_from,
     parse_sms_record,
     parse_sqs_body,
-    target_state,
 )
+from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.ports import (
     ApplyPlan,

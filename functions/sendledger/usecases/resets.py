@@ -18,17 +18,16 @@ from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Messa
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.ports import Expectations, Outcome, ResetRecord, SendIntent
 from sendledger.usecases.context import Services
-from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
-from sendledger.usecases.send import (
+from sendledger.usecases.delivery import deliver, record_provider_outcome
+from sendledger.usecases.intents import (
     LEASE_SECONDS,
     ActiveReset,
     SendCommand,
     commit_with_eligibility,
-    deliver,
     first_entry,
     new_message,
-    record_provider_outcome,
 )
+from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
 
 logger = Logger(child=True)
 

@@ -29,9 +29,10 @@ from sendledger.domain.messages import (
 )
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports import Expectations, SendIntent
+from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.ingest import Pipeline
+from sendledger.usecases.intents import LEASE_SECONDS, source_for
 from sendledger.usecases.resets import send_reset_mail
-from sendledger.usecases.send import LEASE_SECONDS, deliver, record_provider_outcome, source_for
 
 logger = Logger(child=True)
 

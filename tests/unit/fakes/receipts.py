@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sendledger.domain import evidence
-from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import DueKind, Message, MessageState
+from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports import Outcome
 from tests.unit.fakes.history import History, ms

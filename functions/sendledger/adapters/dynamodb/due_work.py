@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from sendledger import names
+from sendledger.adapters.dynamodb.expressions import Item, Update
 from sendledger.adapters.dynamodb.keys import (
     DUE_SHARDS,
     MESSAGE_RECEIPT_SK,
@@ -22,7 +23,7 @@ from sendledger.adapters.dynamodb.keys import (
     receipt_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_KIND
-from sendledger.adapters.dynamodb.table import ConditionFailed, Item, Table, Update, dependency_guard
+from sendledger.adapters.dynamodb.table import ConditionFailed, Table, dependency_guard
 from sendledger.domain.messages import DueKind
 from sendledger.ports import DueItem
 

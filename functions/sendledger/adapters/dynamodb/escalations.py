@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sendledger.adapters.dynamodb import history
+from sendledger.adapters.dynamodb.expressions import Expression, Update
 from sendledger.adapters.dynamodb.keys import (
     ESCALATION_SK,
     MESSAGE_RECEIPT_SK,
@@ -12,7 +13,7 @@ from sendledger.adapters.dynamodb.keys import (
     receipt_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE, state_in
-from sendledger.adapters.dynamodb.table import Cancelled, Expression, Table, Transaction, Update
+from sendledger.adapters.dynamodb.table import Cancelled, Table, Transaction
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import HistoryEntry, MessageState

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sendledger.adapters.dynamodb import history, receipts, recipients
+from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, encode_item
 from sendledger.adapters.dynamodb.keys import (
     EVENT_SK,
     RECEIPT_SK,
@@ -32,7 +33,7 @@ from sendledger.adapters.dynamodb.keys import (
 )
 from sendledger.adapters.dynamodb.recipients import state_of
 from sendledger.adapters.dynamodb.states import set_due
-from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Expression, Item, Table, Update, encode_item
+from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table
 from sendledger.domain import evidence
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable

@@ -6,8 +6,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from sendledger.adapters.dynamodb.expressions import Item, Update
 from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX, entry_key, history_attribute
-from sendledger.adapters.dynamodb.table import Item, Update
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
 

@@ -6,8 +6,9 @@ import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sendledger.adapters.dynamodb.expressions import Update
 from sendledger.adapters.dynamodb.keys import WATERMARK_SK, watermark_pk
-from sendledger.adapters.dynamodb.table import ConditionFailed, Table, Update
+from sendledger.adapters.dynamodb.table import ConditionFailed, Table
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.watermarks import WatermarkCache

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sendledger.adapters.dynamodb import history
+from sendledger.adapters.dynamodb.expressions import Item, encode_item
 from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, RECEIPT_SK, message_pk, receipt_pk
-from sendledger.adapters.dynamodb.table import Item, encode_item
 from sendledger.domain import evidence
 from sendledger.domain.clock import iso, parse_iso
-from sendledger.domain.events import apply_receipt
 from sendledger.domain.messages import HistoryEntry, Message, MessageState
+from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports import Outcome
 

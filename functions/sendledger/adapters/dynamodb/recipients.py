@@ -11,17 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from sendledger.adapters.dynamodb import history
+from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, decode
 from sendledger.adapters.dynamodb.keys import RECIPIENT_SK, recipient_pk
-from sendledger.adapters.dynamodb.table import (
-    Cancelled,
-    ConditionFailed,
-    Expression,
-    Item,
-    Table,
-    Transaction,
-    Update,
-    decode,
-)
+from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table, Transaction
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, SuppressionState
 from sendledger.domain.errors import DependencyUnavailable

@@ -6,18 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sendledger.adapters.dynamodb import history, recipients
+from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, decode_item, encode_item
 from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, MESSAGE_SK, RESET_SK, message_pk, reset_pk
 from sendledger.adapters.dynamodb.states import set_due, state_in
-from sendledger.adapters.dynamodb.table import (
-    Cancelled,
-    ConditionFailed,
-    Expression,
-    Item,
-    Table,
-    Update,
-    decode_item,
-    encode_item,
-)
+from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, predecessors

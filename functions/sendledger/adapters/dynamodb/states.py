@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from sendledger import names
+from sendledger.adapters.dynamodb.expressions import Update
 from sendledger.adapters.dynamodb.keys import due_shard
-from sendledger.adapters.dynamodb.table import Update
 from sendledger.domain.messages import DueKind, MessageState
 
 STATE = "state"

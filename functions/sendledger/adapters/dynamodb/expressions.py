@@ -1,0 +1,136 @@
+"""DynamoDB's attribute-value JSON and the expressions of one request (names, values, clauses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Item = dict[str, Any]  # DynamoDB's attribute-value JSON: {"name": {"S": "..."}}
+
+
+# --- attribute values ------------------------------------------------------------------------
+def encode(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, int | float):
+        return {"N": str(value)}
+    if isinstance(value, dict):
+        return {"M": {key: encode(inner) for key, inner in value.items()}}
+    if isinstance(value, list | tuple):
+        return {"L": [encode(inner) for inner in value]}
+    raise TypeError(f"cannot store {type(value).__name__}")
+
+
+def encode_item(values: dict[str, Any]) -> Item:
+    return {name: encode(value) for name, value in values.items() if value is not None}
+
+
+def decode(value: dict[str, Any]) -> Any:
+    ((kind, inner),) = value.items()
+    if kind in {"S", "BOOL"}:
+        return inner
+    if kind == "N":
+        return int(inner) if inner.lstrip("-").isdigit() else float(inner)
+    if kind == "M":
+        return {key: decode(v) for key, v in inner.items()}
+    if kind == "L":
+        return [decode(v) for v in inner]
+    if kind == "NULL":
+        return None
+    raise TypeError(f"unexpected attribute type {kind}")
+
+
+def decode_item(item: Item) -> dict[str, Any]:
+    return {name: decode(value) for name, value in item.items()}
+
+
+def key(pk: str, sk: str) -> Item:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+# --- expressions -----------------------------------------------------------------------------
+@dataclass
+class Expression:
+    """Placeholders for one request's expressions (names and values never collide)."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def name(self, attribute: str) -> str:
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = attribute
+        return placeholder
+
+    def value(self, value: Any) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = encode(value)
+        return placeholder
+
+    def one_of(self, attribute: str, options: list[str]) -> str:
+        return f"{self.name(attribute)} IN ({', '.join(self.value(option) for option in sorted(options))})"
+
+    def request(self) -> dict[str, Any]:
+        request: dict[str, Any] = {}
+        if self.names:
+            request["ExpressionAttributeNames"] = self.names
+        if self.values:
+            request["ExpressionAttributeValues"] = self.values
+        return request
+
+
+@dataclass
+class Update(Expression):
+    """One UpdateItem's SET/REMOVE/ADD clauses and its condition."""
+
+    sets: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
+    adds: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    assigned: set[str] = field(default_factory=set)
+
+    def set(self, attribute: str, value: Any) -> Update:
+        """SET attribute = value; a second set of the same attribute keeps the first."""
+        if attribute in self.assigned:
+            return self
+        self.assigned.add(attribute)
+        self.sets.append(f"{self.name(attribute)} = {self.value(value)}")
+        return self
+
+    def set_if_absent(self, attribute: str, value: Any) -> Update:
+        placeholder = self.name(attribute)
+        self.sets.append(f"{placeholder} = if_not_exists({placeholder}, {self.value(value)})")
+        return self
+
+    def remove(self, *attributes: str) -> Update:
+        self.removes += [self.name(attribute) for attribute in attributes]
+        return self
+
+    def add(self, attribute: str, amount: int) -> Update:
+        self.adds.append(f"{self.name(attribute)} {self.value(amount)}")
+        return self
+
+    def append_entry(self, attribute: str, entry: str) -> Update:
+        """Add a history entry that no write can overwrite: its attribute must be absent."""
+        placeholder = self.name(attribute)
+        self.sets.append(f"{placeholder} = {self.value(entry)}")
+        self.conditions.append(f"attribute_not_exists({placeholder})")
+        return self
+
+    def when(self, condition: str) -> Update:
+        self.conditions.append(condition)
+        return self
+
+    def request(self) -> dict[str, Any]:
+        clauses = []
+        if self.sets:
+            clauses.append("SET " + ", ".join(self.sets))
+        if self.removes:
+            clauses.append("REMOVE " + ", ".join(self.removes))
+        if self.adds:
+            clauses.append("ADD " + ", ".join(self.adds))
+        request = {"UpdateExpression": " ".join(clauses), **super().request()}
+        if self.conditions:
+            request["ConditionExpression"] = " AND ".join(f"({c})" for c in self.conditions)
+        return request

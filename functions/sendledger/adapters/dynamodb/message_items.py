@@ -1,0 +1,163 @@
+"""The message item as stored: the message, its key's idempotency record and stored answer.
+
+What is written once (the intent) and what a replay reads back, kept apart from the writes
+that move the message (messages.py).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sendledger.adapters.dynamodb import history
+from sendledger.adapters.dynamodb.expressions import Item, decode, encode_item
+from sendledger.adapters.dynamodb.keys import (
+    ESCALATION_SK,
+    MESSAGE_SK,
+    due_shard,
+    message_pk,
+)
+from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
+from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.messages import DueKind, Message, MessageState, Template
+from sendledger.domain.recipients import Channel
+from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
+
+RESPONSE = "response"
+
+
+def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
+    message = intent.message
+    due = intent.due
+    if due is None and message.state is MessageState.SENDING:
+        # In flight until the outcome write; if we crash, the poller finds it here after the lease.
+        due = (DueKind.INFLIGHT, intent.lease_until)
+    values: dict[str, Any] = {
+        "pk": message_pk(message.message_id),
+        "sk": MESSAGE_SK,
+        **message_fields(message),
+        STATE: message.state.value,
+        "updated_at": iso(message.updated_at),
+        "reason": message.reason,
+        "reset_account_id": message.reset_account_id,
+        "params": json.dumps(message.params, separators=(",", ":")) if message.params is not None else None,
+        "attempt": message.attempt,
+        "parent_key": message.parent_key,
+        "owner": message.owner,
+    }
+    if due is not None:
+        values[DUE_KIND] = due_shard(due[0].value, message.message_id)
+        values[DUE_AT] = int(due[1].timestamp())
+    if intent.idempotency_key is not None:
+        assert intent.fingerprint is not None and intent.idempotency_expires_at is not None
+        values.update(
+            idem_key=intent.idempotency_key,
+            idem_fingerprint=intent.fingerprint,
+            idem_expires_at=int(intent.idempotency_expires_at.timestamp()),
+        )
+        if stored is not None:
+            values[RESPONSE] = answer(stored, None)
+        else:
+            values["lease_until"] = iso(intent.lease_until)
+    name, entry = history.encoded(intent.first_entry)
+    values[name] = entry
+    return encode_item(values)
+
+
+def message_fields(message: Message) -> dict[str, Any]:
+    """What the message item and its escalation timer both carry."""
+    return {
+        "message_id": message.message_id,
+        "channel": message.channel.value,
+        "recipient": message.to,
+        "recipient_key": message.recipient_key,
+        "template_id": message.template.id,
+        "template_version": message.template.version,
+        "category": message.category,
+        "created_at": iso(message.created_at),
+        "escalation": json.dumps(message.escalation, separators=(",", ":")) if message.escalation else None,
+    }
+
+
+def escalation_item(message: Message) -> Item:
+    assert message.escalation is not None
+    deadline = message.created_at + timedelta(seconds=int(message.escalation["deadline_seconds"]))
+    return encode_item(
+        {
+            "pk": message_pk(message.message_id),
+            "sk": ESCALATION_SK,
+            **message_fields(message),
+            STATE: "scheduled",
+            "updated_at": iso(message.created_at),
+            DUE_KIND: due_shard(DueKind.ESCALATION.value, message.message_id),
+            DUE_AT: int(deadline.timestamp()),
+        }
+    )
+
+
+def message_from(item: Item) -> Message:
+    values = {name: decode(value) for name, value in item.items() if not name.startswith("h:")}
+    return Message(
+        message_id=values["message_id"],
+        channel=Channel(values["channel"]),
+        to=values["recipient"],
+        template=Template(values["template_id"], values["template_version"]),
+        state=MessageState(values[STATE]),
+        category=values["category"],
+        created_at=parse_iso(values["created_at"]),
+        updated_at=parse_iso(values["updated_at"]),
+        recipient_key=values["recipient_key"],
+        provider_message_id=values.get("provider_message_id"),
+        reason=values.get("reason"),
+        reset_account_id=values.get("reset_account_id"),
+        params=json.loads(values["params"]) if values.get("params") else None,
+        escalation=json.loads(values["escalation"]) if values.get("escalation") else None,
+        attempt=int(values.get("attempt", 1)),
+        parent_key=values.get("parent_key"),
+        owner=values.get("owner"),
+    )
+
+
+def answer(stored: StoredResponse, item_provider_message_id: str | None) -> str:
+    """What changes after an answer, as it was (the rest of the answer never changes)."""
+    message = stored.message
+    answer: dict[str, Any] = {"state": message.state.value, "updated_at": iso(message.updated_at)}
+    if message.reason:
+        answer["reason"] = message.reason
+    if message.provider_message_id:
+        # Only an outcome sets the item's provider id, and it rewrites the answer: when the item
+        # holds the same id, a flag suffices.
+        same = message.provider_message_id == item_provider_message_id
+        answer["provider_message_id"] = True if same else message.provider_message_id
+    return json.dumps(answer, separators=(",", ":"))
+
+
+def answered_from(item: Item, answer: str) -> StoredResponse:
+    values = json.loads(answer)
+    message = message_from(item)
+    message.state = MessageState(values["state"])
+    message.updated_at = parse_iso(values["updated_at"])
+    message.reason = values.get("reason")
+    answered_id = values.get("provider_message_id")
+    message.provider_message_id = (
+        answered_id if isinstance(answered_id, str) else (message.provider_message_id if answered_id else None)
+    )
+    return StoredResponse(message)
+
+
+def record_from(item: Item | None) -> IdempotencyRecord | None:
+    if not item or "idem_key" not in item:
+        return None
+    values = {name: decode(value) for name, value in item.items() if not name.startswith("h:")}
+    response = values.get(RESPONSE)
+    lease = values.get("lease_until")
+    return IdempotencyRecord(
+        key=values["idem_key"],
+        fingerprint=values["idem_fingerprint"],
+        message_id=values["message_id"],
+        completed=response is not None,
+        lease_until=parse_iso(lease) if lease else parse_iso(values["created_at"]),
+        expires_at=datetime.fromtimestamp(int(values["idem_expires_at"]), tz=UTC),
+        response=answered_from(item, response) if response else None,
+    )

@@ -1,0 +1,86 @@
+"""The provider call of a written intent, and its outcome: one conditional write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain import templates
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
+from sendledger.domain.provider import ProviderResponse, call_with_backoff
+from sendledger.domain.recipients import Channel
+from sendledger.ports import (
+    Outcome,
+    SendIntent,
+    StoredResponse,
+)
+from sendledger.usecases.context import Services
+from sendledger.usecases.intents import answered
+
+logger = Logger(child=True)
+
+
+def deliver(
+    services: Services, message: Message, seconds_left: Callable[[], float], content: Any = None
+) -> ProviderResponse:
+    rendered = content or templates.render(
+        message.template.id, message.template.version, message.channel, message.params or {}
+    )
+
+    def call() -> ProviderResponse:
+        if message.channel is Channel.EMAIL:
+            return services.email.send_email(message.message_id, message.to, rendered)
+        return services.sms.send_sms(message.message_id, message.to, rendered, message.category)
+
+    return call_with_backoff(call, services.backoff, services.sleep, seconds_left)
+
+
+def record_provider_outcome(services: Services, intent: SendIntent, response: ProviderResponse) -> Message:
+    settings, now = services.settings, services.clock.now()
+    message = intent.message
+    message.state = response.message_state
+    message.updated_at = now
+    message.provider_message_id = response.provider_message_id or message.provider_message_id
+    if response.error_code:
+        message.reason = response.error_code
+    due_kind, due_at = _due_work(
+        message.state, now, response, settings.poll_interval_seconds, settings.unknown_grace_seconds
+    )
+    if message.escalation and message.state is MessageState.REJECTED:
+        due_kind, due_at = DueKind.OUTCOME, now  # refused for good before the deadline: escalate now
+    entry = HistoryEntry(
+        at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
+    )
+    stored = StoredResponse(answered(message)) if intent.idempotency_key else None
+    services.messages.record_outcome(
+        Outcome(
+            message=message,
+            new_state=message.state,
+            entry=entry,
+            response=response,
+            idempotency_key=intent.idempotency_key,
+            stored_response=stored,
+            due_kind=due_kind,
+            due_at=due_at,
+        )
+    )
+    logger.info(
+        "provider outcome",
+        extra={"message_id": message.message_id, "state": message.state.value, **response.evidence()},
+    )
+    return message
+
+
+def _due_work(
+    state: MessageState, now: datetime, response: ProviderResponse, poll_interval: int, grace: int
+) -> tuple[DueKind | None, datetime | None]:
+    if state is MessageState.PENDING:
+        wait = max(response.retry_after_seconds or 0, poll_interval)
+        return DueKind.PENDING, now + timedelta(seconds=wait)
+    if state is MessageState.UNKNOWN:
+        # Acceptance evidence is applied whenever it arrives; absence is provable only after grace.
+        return DueKind.UNKNOWN, now + timedelta(seconds=grace)
+    return None, None

@@ -1,0 +1,229 @@
+"""A send intent: built from the request, written with eligibility asserted as conditions.
+
+The happy path decides without a read: the intent's write asserts the decision, and only a
+failed condition hands back the recipient item to decide from exactly (and write again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain import idempotency, ids
+from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
+from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
+from sendledger.ports import (
+    Expectations,
+    IdempotencyRecord,
+    LastSendCondition,
+    ResetRecord,
+    SendIntent,
+    StoredResponse,
+)
+from sendledger.usecases.context import Services
+
+logger = Logger(child=True)
+
+LEASE_SECONDS = 60  # longer than the api Lambda's timeout: an intent older than this crashed
+MAX_INTENT_ATTEMPTS = 3
+MAX_KEY_GENERATIONS = 12  # an expired key used again gets a new message id; years of monthly reuse
+
+
+@dataclass(frozen=True)
+class SendCommand:
+    channel: Channel
+    to: str
+    template: Template
+    params: dict[str, str]
+    category: str
+    principal: str
+    idempotency_header: str | None
+    event_id: str | None = None
+    escalation: dict[str, Any] | None = None
+    parent_key: str | None = None
+    owner: str | None = None  # escalation fallbacks belong to the parent's caller
+
+
+def source_for(channel: Channel) -> str:
+    return "ses" if channel is Channel.EMAIL else "sms"
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The intent is written: call the provider."""
+
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class Decided:
+    """Written as decided without a provider call (suppressed, or deferred as stale)."""
+
+    state: MessageState
+
+
+@dataclass(frozen=True)
+class KeyTaken:
+    """The key's message item exists (a replay, a conflict, or a request in flight)."""
+
+    record: IdempotencyRecord
+
+
+@dataclass(frozen=True)
+class ActiveReset:
+    """The account's young active reset stands: nothing was written."""
+
+    record: ResetRecord
+
+
+IntentResult = Committed | Decided | KeyTaken | ActiveReset
+
+
+def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
+    """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
+
+    First try optimistically (no reads): never suppressed, and no send newer than the cached
+    watermark minus the grace (no earlier send at all when nothing is cached). When the
+    recipient's condition fails, the cancelled transaction hands back the recipient item;
+    decide from it and the watermark (once) and write again with exact conditions, so a
+    concurrent change is never missed.
+    """
+    settings, now = services.settings, intent.first_entry.at
+    grace = timedelta(seconds=settings.unknown_grace_seconds)
+    source = source_for(intent.message.channel)
+    watermark = services.poller_state.recent_watermark(source, now, read=False)
+    intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
+    intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
+    generations = 0
+    for _ in range(MAX_INTENT_ATTEMPTS):
+        conflict = services.messages.commit_intent(intent)
+        if conflict is None:
+            return Committed(_decision_of(intent))
+        if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
+            generations += 1  # the key expired and is used again: a new intent under a new id
+            _regenerate(intent)
+            continue
+        if conflict.existing is not None:
+            return KeyTaken(conflict.existing)
+        if conflict.reset is not None:
+            return ActiveReset(conflict.reset)
+        if conflict.recipient is None:
+            raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
+        recipient = conflict.recipient
+        if recipient.last_send_at is not None and not recipient.suppression.suppressed:
+            watermark = services.poller_state.recent_watermark(source, now)
+        decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
+        logger.info(
+            "eligibility",
+            extra={
+                "message_id": intent.message.message_id,
+                "recipient": fingerprint_of(intent.message.recipient_key),
+                **decision.evidence(),
+            },
+        )
+        if decision.result is Eligibility.SUPPRESSED:
+            return _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
+        if (
+            decision.result is Eligibility.ELIGIBLE_STALE
+            and settings.stale_eligibility_policy.get(intent.message.category) == "defer"
+        ):
+            return _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
+        intent.expectations = Expectations(
+            suppression_version=recipient.suppression.version,
+            last_send=LastSendCondition(recipient.last_send_at, exact=True),
+        )
+        intent.first_entry = _with_evidence(intent.first_entry, decision)
+    raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
+
+
+def _with_evidence(entry: HistoryEntry, decision: Decision) -> HistoryEntry:
+    return replace(entry, evidence={**entry.evidence, **decision.evidence()})
+
+
+def _regenerate(intent: SendIntent) -> None:
+    assert intent.idempotency_key is not None
+    intent.generation += 1
+    intent.message.message_id = ids.keyed_message_id(intent.idempotency_key, intent.generation)
+    if intent.reset is not None:
+        intent.reset = replace(intent.reset, message_id=intent.message.message_id)
+
+
+def _decision_of(intent: SendIntent) -> Decision:
+    evidence = intent.first_entry.evidence
+    return Decision(
+        Eligibility(str(evidence["eligibility"])),
+        int(str(evidence["suppression_version"])),
+        None,
+    )
+
+
+def _commit_decided(
+    services: Services, intent: SendIntent, decision: Decision, state: MessageState, reason: str
+) -> IntentResult:
+    message = intent.message
+    message.state = state
+    message.reason = reason
+    intent.first_entry = HistoryEntry(
+        at=intent.first_entry.at,
+        type=HistoryType.DECIDED,
+        state=state,
+        evidence={**intent.first_entry.evidence, **decision.evidence(), "decision": state.value},
+    )
+    if state is MessageState.PENDING:
+        # Deferred by the stale-eligibility policy: the poller retries once the outcome is knowable.
+        intent.due = (
+            DueKind.PENDING,
+            intent.first_entry.at + timedelta(seconds=services.settings.poll_interval_seconds),
+        )
+    elif message.escalation:
+        intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
+    else:
+        intent.due = None  # decided for good: nothing left for the poller
+    stored = StoredResponse(answered(message)) if intent.idempotency_key else None
+    conflict = services.messages.commit_decided(intent, stored)
+    if conflict is None:
+        return Decided(state)
+    if conflict.existing is not None:
+        return KeyTaken(conflict.existing)
+    if conflict.reset is not None:
+        return ActiveReset(conflict.reset)
+    raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
+
+
+def answered(message: Message) -> Message:
+    """A copy of the message as this answer shows it (later changes do not alter the answer)."""
+    return replace(message, history=[])
+
+
+def new_message(command: SendCommand, recipient: Recipient, now: datetime, message_id: str | None = None) -> Message:
+    return Message(
+        message_id=message_id or ids.message_id(now),
+        channel=recipient.channel,
+        to=recipient.address,
+        template=command.template,
+        state=MessageState.SENDING,
+        category=command.category,
+        created_at=now,
+        updated_at=now,
+        recipient_key=recipient.key,
+        params=command.params,
+        escalation=command.escalation,
+        parent_key=command.parent_key,
+        owner=command.owner or idempotency.caller_id(command.principal),
+    )
+
+
+def first_entry(message: Message, recipient: Recipient, now: datetime, settings: Any) -> HistoryEntry:
+    return HistoryEntry(
+        at=now,
+        type=HistoryType.INTENT,
+        state=MessageState.SENDING,
+        evidence={
+            "recipient": recipient.fingerprint,  # template and category are the message's own
+        },
+    )
