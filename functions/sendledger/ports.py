@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -17,6 +17,11 @@ class StoredResponse:
     """The message as the first request answered it (a replay renders the same view again)."""
 
     message: Message
+
+    @classmethod
+    def of(cls, message: Message) -> StoredResponse:
+        """A copy of the message as this answer shows it (later changes do not alter the answer)."""
+        return cls(replace(message, history=[]))
 
 
 @dataclass(frozen=True)

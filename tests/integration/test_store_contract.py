@@ -37,7 +37,7 @@ from sendledger.ports import (
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, ingest_event, plan_for
-from sendledger.usecases.intents import answered, first_entry, new_message
+from sendledger.usecases.intents import first_entry, new_message
 from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view
 from tests.conftest import TABLE
@@ -146,7 +146,7 @@ def keyed_intent_collides_with_its_record(b: Backend) -> list[Any]:
             S.ACCEPTED,
             outcome,
             idempotency_key=first.idempotency_key,
-            stored_response=StoredResponse(answered(done)),
+            stored_response=StoredResponse.of(done),
         )
     )
     answered_conflict = b.ledger.messages.commit_intent(intent(b.now()))
@@ -167,7 +167,7 @@ def suppressed_recipient_refuses_the_send(b: Backend) -> list[Any]:
     assert exact is not None and exact.recipient is not None, "a suppressed recipient refuses at any version"
     decided = intent(b.now())
     decided.message.state = S.SUPPRESSED
-    assert b.ledger.messages.commit_decided(decided, StoredResponse(answered(decided.message))) is None
+    assert b.ledger.messages.commit_decided(decided, StoredResponse.of(decided.message)) is None
     b.clock.advance(1)
     b.ledger.recipients.record_unchanged(ALICE_KEY, True, "again", ADMIN, 1, b.now())
     with pytest.raises(DependencyUnavailable):

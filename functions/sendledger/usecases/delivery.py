@@ -18,7 +18,6 @@ from sendledger.ports import (
     StoredResponse,
 )
 from sendledger.usecases.context import Services
-from sendledger.usecases.intents import answered
 
 logger = Logger(child=True)
 
@@ -54,7 +53,7 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
     entry = HistoryEntry(
         at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
     )
-    stored = StoredResponse(answered(message)) if intent.idempotency_key else None
+    stored = StoredResponse.of(message) if intent.idempotency_key else None
     services.messages.record_outcome(
         Outcome(
             message=message,

@@ -184,7 +184,7 @@ def _commit_decided(
         intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
     else:
         intent.due = None  # decided for good: nothing left for the poller
-    stored = StoredResponse(answered(message)) if intent.idempotency_key else None
+    stored = StoredResponse.of(message) if intent.idempotency_key else None
     conflict = services.messages.commit_decided(intent, stored)
     if conflict is None:
         return Decided(state)
@@ -193,11 +193,6 @@ def _commit_decided(
     if conflict.reset is not None:
         return ActiveReset(conflict.reset)
     raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
-
-
-def answered(message: Message) -> Message:
-    """A copy of the message as this answer shows it (later changes do not alter the answer)."""
-    return replace(message, history=[])
 
 
 def new_message(command: SendCommand, recipient: Recipient, now: datetime, message_id: str | None = None) -> Message:
