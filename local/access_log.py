@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import re
 
-ACCESS_LOG = logging.getLogger("sendledger.local.access")
+# Outside the "sendledger" logger tree, whose Powertools handler would dress the line as the api Lambda's.
+ACCESS_LOG = logging.getLogger("local.access")
 UNROUTED = "-"  # what API Gateway logs as the resource path of a request no route matched
 _METHOD = re.compile(r"[A-Z]{1,16}")  # any other token is the client's text, not a method name
 

@@ -102,3 +102,20 @@ class LocalAuth:
         if path.startswith(ADMIN_PREFIX) and credential.name != ADMIN_CREDENTIAL:
             return Refused(f"{credential.arn} may not call {ADMIN_PREFIX}*: sign with the admin credential")
         return Caller.of(credential)
+
+
+def banner_lines(auth: LocalAuth, api_url: str) -> list[str]:
+    """What the local stack prints about the console and the credentials it accepts."""
+    unsigned = "accepted as " + auth.unsigned.arn if auth.mode is AuthMode.OPEN else "refused"
+    lines = [
+        f"  Console:       {api_url}/local/console",
+        f"  Auth:          {ENV_LOCAL_AUTH}={auth.mode.value} (SigV4, service execute-api, region "
+        f"{auth.verifier.region}; unsigned requests {unsigned})",
+    ]
+    for credential in auth.credentials:
+        admin = "  (the /v1/admin/* credential)" if credential.name == ADMIN_CREDENTIAL else ""
+        lines.append(
+            f"    {credential.name:<6} AWS_ACCESS_KEY_ID={credential.access_key} "
+            f"AWS_SECRET_ACCESS_KEY={credential.secret_key}  {credential.arn}{admin}"
+        )
+    return lines

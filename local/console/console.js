@@ -24,7 +24,7 @@
       else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
       else node.setAttribute(name, value === true ? "" : String(value));
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -198,7 +198,10 @@
     const links = el("div", { class: "card", id: "mail-links" });
     const text = el("div", { class: "card", id: "mail-text" });
     const history = el("div", { class: "card", id: "mail-history" });
-    view.replaceChildren(el("p", {}, el("a", { href: "#/outbox", text: "← Outbox" })), head, bodyCard, links, text, history);
+    view.replaceChildren(
+      el("p", {}, el("a", { href: "#/outbox", text: "← Outbox" })),
+      el("div", { class: "mail-page" }, el("div", {}, head, bodyCard, links, text), el("div", {}, history)),
+    );
     let shownHtml = null;
     return {
       async refresh() {
