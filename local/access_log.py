@@ -21,4 +21,8 @@ def access_line(method: str, route: str, status: int, latency_ms: float, caller:
 
 
 def log_access(method: str, route: str, status: int, latency_ms: float, caller: str) -> None:
-    ACCESS_LOG.info("%s", access_line(method, route, status, latency_ms, caller))
+    # The console's own reads repeat every 2 s while it is open: kept out of the INFO stream.
+    quiet = method in {"GET", "HEAD"} and (route == "/" or route.startswith("/local/")) and status < 400
+    ACCESS_LOG.log(
+        logging.DEBUG if quiet else logging.INFO, "%s", access_line(method, route, status, latency_ms, caller)
+    )

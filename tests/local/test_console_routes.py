@@ -143,5 +143,20 @@ def test_without_an_inspector_the_reads_are_404(fake: FakeHandler) -> None:
         gw.stop()
 
 
+def test_the_consoles_reads_are_logged_below_info(gateway: Gateway, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG", logger="local.access")
+    for path in ("/local/console", "/local/outbox", "/local/messages/msg_1", "/local/console/nothing.js"):
+        get(gateway, path)
+    requests.post(f"{gateway.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
+    levels = [(r.levelname, r.getMessage().split(" ms ")[0]) for r in caplog.records if r.name == "local.access"]
+    assert [(level, line.rsplit(" ", 1)[0]) for level, line in levels] == [
+        ("DEBUG", "GET /local/console 200"),
+        ("DEBUG", "GET /local/outbox 200"),
+        ("DEBUG", "GET /local/messages/{message_id} 200"),
+        ("INFO", "GET /local/console/{file} 404"),
+        ("INFO", "POST /local/poll 404"),
+    ]
+
+
 def _parts(response: requests.Response) -> tuple[dict[str, str], bytes]:
     return {k.lower(): v for k, v in response.headers.items()}, response.content
