@@ -102,9 +102,10 @@ def throttled(request: AWSPreparedRequest) -> AWSResponse:
 
 
 def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) -> list[dict[str, Any]]:
+    sendledger_id = next(iter(request.tags.get(names.SES_MESSAGE_ID_TAG, [])), None)
     return [
         {
-            "message_id": (request.tags.get(names.SES_MESSAGE_ID_TAG) or [None])[0],
+            "message_id": sendledger_id,
             "channel": "email",
             "from": request.source,
             "to": address,
