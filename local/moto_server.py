@@ -1,7 +1,6 @@
 """A moto server that applies one request at a time.
 
-moto's backends are not thread-safe (a TransactWriteItems deep-copies the table for its
-rollback while another request may write to it), and the local stack makes requests from
+moto's backends are not thread-safe, and the local stack makes requests from
 several threads: the HTTP API, the scheduler's poll cycle and the poller's concurrent event
 applies. DynamoDB serializes conflicting writes; this server serializes every request, so
 threads interleave between requests only.
@@ -17,6 +16,8 @@ from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
 
+from local import moto_journal
+
 
 class SerializedMotoServer(ThreadedMotoServer):
     """``between_requests`` runs after each request while the lock is still held: what it sees is
@@ -24,6 +25,7 @@ class SerializedMotoServer(ThreadedMotoServer):
 
     def __init__(self, ip_address: str, port: int) -> None:
         super().__init__(ip_address=ip_address, port=port, verbose=False)
+        moto_journal.install()  # transactions cost what they touch, not the table's size
         self.lock = threading.RLock()
         self.between_requests: Callable[[], None] = lambda: None
 
