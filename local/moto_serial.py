@@ -15,7 +15,7 @@ from typing import Any
 
 from moto.core.botocore_stubber import BotocoreStubber
 
-from local import moto_journal
+from local import moto_journal, moto_sqs
 
 _LOCK = threading.RLock()
 _MARK = "_sendledger_serialized"
@@ -23,6 +23,7 @@ _MARK = "_sendledger_serialized"
 
 def install() -> None:
     moto_journal.install()
+    moto_sqs.install()
     current = BotocoreStubber.__call__
     if getattr(current, _MARK, False):
         return

@@ -16,7 +16,7 @@ from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
 
-from local import moto_journal
+from local import moto_journal, moto_sqs
 
 
 class SerializedMotoServer(ThreadedMotoServer):
@@ -26,6 +26,7 @@ class SerializedMotoServer(ThreadedMotoServer):
     def __init__(self, ip_address: str, port: int) -> None:
         super().__init__(ip_address=ip_address, port=port, verbose=False)
         moto_journal.install()  # transactions cost what they touch, not the table's size
+        moto_sqs.install()  # a receive costs one pass over the queue, not one per message
         self.lock = threading.RLock()
         self.between_requests: Callable[[], None] = lambda: None
 
