@@ -18,6 +18,9 @@ from werkzeug.serving import make_server
 
 from local import moto_journal, moto_sqs
 
+READY_CHECK_SECONDS = 0.1  # how often start() looks whether the server thread is still alive
+STOP_WAIT_SECONDS = 5.0  # serve_forever notices shutdown within its 0.5 s poll interval
+
 
 class SerializedMotoServer(ThreadedMotoServer):
     """``between_requests`` runs after each request while the lock is still held: what it sees is
@@ -42,3 +45,19 @@ class SerializedMotoServer(ThreadedMotoServer):
         self._server = make_server(self._ip_address, self._port, serialized, True, request_handler=MotoRequestHandler)
         self._server_ready_event.set()
         self._server.serve_forever()
+
+    def start(self) -> None:
+        """As moto's, but a server thread that dies (its port taken after all) is an error, not a hang."""
+        self._thread = threading.Thread(target=self._server_entry, name="sendledger-moto", daemon=True)
+        self._thread.start()
+        while not self._server_ready_event.wait(READY_CHECK_SECONDS):
+            if not self._thread.is_alive():
+                raise RuntimeError(f"moto's server could not listen on {self._ip_address}:{self._port}")
+
+    def stop(self) -> None:
+        self._server_ready_event.clear()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=STOP_WAIT_SECONDS)

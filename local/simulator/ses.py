@@ -18,6 +18,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from local.simulator.faults import fault_label
 from local.simulator.hooks import answer_locally, body_bytes, caller_identity
+from sendledger import names
 from sendledger.domain.clock import iso
 
 LOG = logging.getLogger("sendledger.local.simulator")
@@ -46,6 +47,7 @@ class EmailRequest:
     to: list[str]
     subject: str
     text: str
+    html: str | None
     configuration_set: str | None
     tags: dict[str, list[str]]
     label: str | None
@@ -63,12 +65,13 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         *destination.get("BccAddresses", []),
     ]
     content = body.get("Content") or {}
-    subject, text = "", ""
+    subject, text, html = "", "", None
     if "Simple" in content:
         simple = content["Simple"]
         subject = (simple.get("Subject") or {}).get("Data", "")
         parts = simple.get("Body") or {}
         text = (parts.get("Text") or parts.get("Html") or {}).get("Data", "")
+        html = (parts.get("Html") or {}).get("Data")
     elif "Raw" in content:
         text = base64.b64decode(content["Raw"].get("Data", "")).decode("utf-8", "replace")
     tags: dict[str, list[str]] = {}
@@ -79,6 +82,7 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         to=to or [""],
         subject=subject,
         text=text,
+        html=html,
         configuration_set=body.get("ConfigurationSetName") or default_configuration_set,
         tags=tags,
         label=fault_label(to[0]) if to else None,
@@ -98,12 +102,18 @@ def throttled(request: AWSPreparedRequest) -> AWSResponse:
 
 
 def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) -> list[dict[str, Any]]:
+    """One entry per recipient; ``message_id`` is sendledger's, from the tag every send carries."""
+    sendledger_id = next(iter(request.tags.get(names.SES_MESSAGE_ID_TAG, [])), None)
     return [
         {
+            "message_id": sendledger_id,
             "channel": "email",
+            "from": request.source,
             "to": address,
             "subject": request.subject,
             "text": request.text,
+            "html": request.html,
+            "provider": "ses",
             "provider_message_id": message_id,
             "sent_at": iso(sent_at),
         }
