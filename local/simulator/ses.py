@@ -203,14 +203,27 @@ def mail_object(
     }
 
 
+SNS_BATCH_LIMIT = 10  # PublishBatch's entries per request
+
+
 def publish_events(sns: Any, topic_arn: str, batch: list[TimedRecord], now: datetime) -> tuple[int, list[TimedRecord]]:
-    """Publish in order; returns how many went out and the rest, kept from the first failure on."""
-    for index, (at, record) in enumerate(batch):
+    """Publish in order, ten per PublishBatch (each entry reaches SQS as its own notification, as
+    a Publish would); returns how many went out and the rest, kept from the first failure on."""
+    for start in range(0, len(batch), SNS_BATCH_LIMIT):
+        chunk = batch[start : start + SNS_BATCH_LIMIT]
+        entries = [
+            {"Id": str(offset), "Message": json.dumps(clamp_event_time(record, at, now))}
+            for offset, (at, record) in enumerate(chunk)
+        ]
         try:
-            sns.publish(TopicArn=topic_arn, Message=json.dumps(clamp_event_time(record, at, now)))
+            answer = sns.publish_batch(TopicArn=topic_arn, PublishBatchRequestEntries=entries)
         except Exception:
             LOG.exception("simulator: publishing SES events failed; kept for next flush")
-            return index, batch[index:]
+            return start, batch[start:]
+        failed = sorted(int(entry["Id"]) for entry in answer.get("Failed", []))
+        if failed:
+            LOG.error("simulator: SNS refused SES events %s; kept for next flush", answer["Failed"])
+            return start + failed[0], batch[start + failed[0] :]
     return len(batch), []
 
 
