@@ -120,6 +120,7 @@ def growth(detail: dict[str, Any]) -> list[str]:
         *lines,
         f"Ratio {fmt(measured['ratio'])} (the bar). {measured['method']}: one POST /v1/messages per send, "
         f"a fresh recipient and Idempotency-Key each, timed around the HTTP exchange; the scheduler polls "
-        f"as in `make run`. That run took {fmt(measured.get('seconds'))} s.",
+        f"as in `make run`. That run took {fmt(measured.get('seconds'))} s; stopping the stack after the "
+        f"last send took {fmt(measured.get('stop_seconds_after_last_send'))} s.",
         "",
     ]
