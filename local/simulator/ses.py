@@ -53,7 +53,6 @@ class EmailRequest:
     label: str | None
     caller: str
     url: str
-    html: str | None = None
 
 
 def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str | None) -> EmailRequest:
@@ -89,7 +88,6 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         label=fault_label(to[0]) if to else None,
         caller=caller_identity(request),
         url=request.url,
-        html=html,
     )
 
 
