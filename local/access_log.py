@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 import re
 
+from local.logs import ACCESS_LOGGER
+
 # Outside the "sendledger" logger tree, whose Powertools handler would dress the line as the api Lambda's.
-ACCESS_LOG = logging.getLogger("local.access")
+ACCESS_LOG = logging.getLogger(ACCESS_LOGGER)
 UNROUTED = "-"  # what API Gateway logs as the resource path of a request no route matched
 _METHOD = re.compile(r"[A-Z]{1,16}")  # any other token is the client's text, not a method name
 
