@@ -10,12 +10,14 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sendledger import names
 from sendledger.adapters.dynamodb import history
 from sendledger.adapters.dynamodb.expressions import Item, decode, encode_item
 from sendledger.adapters.dynamodb.keys import (
     ESCALATION_SK,
     MESSAGE_SK,
     due_shard,
+    evidence_day,
     message_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
@@ -25,6 +27,7 @@ from sendledger.domain.recipients import Channel
 from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
+EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
 
 
 def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
@@ -46,6 +49,8 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         "parent_key": message.parent_key,
         "owner": message.owner,
     }
+    if message.owner:
+        values[EVIDENCE_DAY] = evidence_day(message.owner, message.created_at)
     if due is not None:
         values[DUE_KIND] = due_shard(due[0].value, message.message_id)
         values[DUE_AT] = int(due[1].timestamp())
