@@ -33,6 +33,7 @@ CSV_COLUMNS = (
     "provider_message_id",
     "reason",
 )
+PIPED_WIDTH = 200
 EXIT_CLIENT_ERROR = 1  # a 4xx: the request needs changing
 EXIT_SERVER_ERROR = 2  # a 5xx, a deadline spent waiting, or no answer at all
 
@@ -42,6 +43,8 @@ class Context:
         self.client = client
         self.as_json = as_json
         self.out = Console()
+        if not self.out.is_terminal:  # piped or captured: no terminal width to fit, keep rows whole
+            self.out = Console(width=PIPED_WIDTH)
         self.err = Console(stderr=True)
 
     def emit(self, value: Any, render: Callable[[Any], Any] | None = None) -> None:
@@ -240,8 +243,16 @@ def poll(ctx: Context) -> None:
 
 
 # --- rendering -----------------------------------------------------------------------------
+def _table(*columns: str, title: str, show_header: bool = True) -> Table:
+    """Ids fold onto the next line rather than being cut short: they are what one copies."""
+    table = Table(title=title, show_header=show_header)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
 def _history_table(history: list[dict[str, Any]]) -> Table:
-    table = Table("at", "type", "state", "evidence", title="history")
+    table = _table("at", "type", "state", "evidence", title="history")
     for entry in history:
         evidence = {k: v for k, v in entry.items() if k not in ("at", "type", "state")}
         table.add_row(entry.get("at"), entry.get("type"), entry.get("state") or "", json.dumps(evidence))
@@ -249,7 +260,7 @@ def _history_table(history: list[dict[str, Any]]) -> Table:
 
 
 def _fields_table(title: str, view: View, names: tuple[str, ...]) -> Table:
-    table = Table("field", "value", title=title, show_header=False)
+    table = _table("field", "value", title=title, show_header=False)
     for name in names:
         value = view.get(name)
         table.add_row(
@@ -272,7 +283,7 @@ def _reset_tables(view: View) -> Any:
     from rich.console import Group
 
     names = ("reset_id", "account_id", "state", "created_at", "expires_at", "replaces", "replaced_by")
-    tokens = Table("version", "minted_at", "invalidated_at", "invalidated_because", title="token versions")
+    tokens = _table("version", "minted_at", "invalidated_at", "invalidated_because", title="token versions")
     for version in view.get("token_versions", []):
         tokens.add_row(
             str(version["version"]),
@@ -280,7 +291,7 @@ def _reset_tables(view: View) -> Any:
             version.get("invalidated_at") or "",
             version.get("invalidated_because") or "",
         )
-    messages = Table("message_id", "state", "to", "provider_message_id", "updated_at", title="messages")
+    messages = _table("message_id", "state", "to", "provider_message_id", "updated_at", title="messages")
     for message in view.get("messages", []):
         messages.add_row(
             message["message_id"],
@@ -305,7 +316,7 @@ def _rows_table(title: str, rows: Any) -> Any:
     if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
         return json.dumps(rows, indent=2)
     columns = list(rows[0])
-    table = Table(*columns, title=title)
+    table = _table(*columns, title=title)
     for row in rows:
         table.add_row(*(str(row.get(column, "")) for column in columns))
     return table
