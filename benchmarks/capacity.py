@@ -11,8 +11,8 @@ Transactions: How it works", "Capacity management for transactions"):
   item (`conservative_write_request_units` keeps the older "billed as attempted" figure, 2 per
   item, beside it);
 - global secondary index (each of them: due-work and evidence): a table write that adds an item
-  to the index, or removes one, is one index write of the projected item; one that changes the index key is two (delete + put); one
-  that changes only projected attributes is one;
+  to the index, or removes one, is one index write of the projected item; one that changes the
+  index key is two (delete + put); one that changes only projected attributes is one;
 - strongly consistent read: 1 RRU per started 4 KB; eventually consistent: half; Query sums the
   returned items before rounding; transactional read: 2 RRUs per started 4 KB per item.
 
