@@ -75,10 +75,12 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),
     ("GET", "/v1/messages"),
-    ("GET", "/v1/password-resets/{reset_id}"),
     ("GET", "/v1/evidence"),
     ("POST", "/v1/password-resets"),
     ("POST", "/v1/password-resets/consume"),
+    # After .../consume: the local gateway takes the first template that matches, and a fixed
+    # segment must win over {reset_id} as it does in API Gateway.
+    ("GET", "/v1/password-resets/{reset_id}"),
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
