@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sendledger.domain import export_window, idempotency, ids
 from sendledger.domain.errors import InvalidRequest
-from sendledger.domain.messages import Message
+from sendledger.domain.messages import HistoryType, Message
 from sendledger.domain.reset_evidence import CurrentRecord, ResetEvidence, evidence_of
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import MAX_KEY_GENERATIONS
@@ -47,7 +47,10 @@ def find_message(
 
 def _key_of(idempotency_key: str | None, event_id: str | None, template_version: str | None) -> str:
     if idempotency_key is not None and event_id is None and template_version is None:
-        key = idempotency.parse_key(idempotency_key)
+        try:
+            key = idempotency.parse_key(idempotency_key)
+        except InvalidRequest as exc:  # the same rule as the header's, named after this parameter
+            raise InvalidRequest(exc.detail, [{"field": "idempotency_key", "message": "invalid"}]) from None
         assert key is not None
         return key
     if idempotency_key is None and event_id and template_version:
@@ -82,6 +85,8 @@ def reset_evidence(services: Services, principal: str, reset_id: str) -> ResetEv
     message = services.messages.get(ids.reset_message_id(reset_id))
     if message is None or message.owner != idempotency.caller_id(principal) or not message.reset_account_id:
         return None
+    if not any(entry.type is HistoryType.RESET_REQUESTED for entry in message.history):
+        return None  # not a reset's mail
     record = services.resets.get(message.reset_account_id)
     current = CurrentRecord(record.state, record.expires_at) if record and record.reset_id == reset_id else None
     return evidence_of(reset_id, message, current, services.clock.now())
