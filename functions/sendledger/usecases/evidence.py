@@ -54,7 +54,11 @@ def _key_of(idempotency_key: str | None, event_id: str | None, template_version:
         assert key is not None
         return key
     if idempotency_key is None and event_id and template_version:
-        return idempotency.derive_key(event_id, template_version)
+        try:
+            return idempotency.derive_key(event_id, template_version)
+        except UnicodeEncodeError:  # a lone surrogate: no send could have used it
+            problem = [{"field": "event_id", "message": "invalid"}]
+            raise InvalidRequest("event_id must be valid UTF-8", problem) from None
     raise InvalidRequest(
         "give either idempotency_key, or event_id with template_version",
         [{"field": "idempotency_key", "message": "exactly one of the two forms"}],
