@@ -11,6 +11,10 @@
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
 
+Indexes: `due-work` (`due_kind`/`due_at`: work the poller must revisit) and `evidence`
+(`ev_day`/`created_at`: a message item, by its owner and UTC day, KEYS_ONLY; written once, with
+the intent, and never changed: 1 write unit per send).
+
 History entries are attributes `h:<entry key>` (JSON) of the item whose state they explain,
 each written with `attribute_not_exists`, so the write that adds one can never overwrite
 another; nothing ever removes one. Entries are compact JSON (one-letter fields; an event id
@@ -31,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import zlib
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sendledger.domain.ids import crockford
 
@@ -82,6 +86,11 @@ def entry_key(at: datetime, step: int, derived_from: str | None = None) -> str:
 
 def history_attribute(entry_key: str) -> str:
     return f"{HISTORY_PREFIX}{entry_key}"
+
+
+def evidence_day(owner: str, at: datetime) -> str:
+    """The evidence index's partition: one caller's messages of one UTC day (no key grows forever)."""
+    return f"{owner}#{at.astimezone(UTC):%Y-%m-%d}"
 
 
 def due_shard(kind: str, message_id: str) -> str:

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sendledger import names
 from sendledger.adapters.dynamodb import history
 from sendledger.adapters.dynamodb.expressions import Item, decode, encode_item
 from sendledger.adapters.dynamodb.keys import (
@@ -17,6 +18,7 @@ from sendledger.adapters.dynamodb.keys import (
     MESSAGE_PK_PREFIX,
     MESSAGE_SK,
     due_shard,
+    evidence_day,
     message_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
@@ -28,6 +30,7 @@ from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
 RESPONSE = "response"
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
 ANSWER_STATE, ANSWER_UPDATED_AT, ANSWER_REASON, ANSWER_PROVIDER_ID = "s", "u", "r", "p"
+EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
 
 
 def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
@@ -49,6 +52,8 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         "parent_key": message.parent_key,
         "owner": message.owner,
     }
+    if message.owner:
+        values[EVIDENCE_DAY] = evidence_day(message.owner, message.created_at)
     if due is not None:
         values[DUE_KIND] = due_shard(due[0].value, message.message_id)
         values[DUE_AT] = int(due[1].timestamp())
