@@ -33,6 +33,7 @@ if os.environ.get("SENDLEDGER_SKIP_BROWSER") == "1":
     pytest.skip("SENDLEDGER_SKIP_BROWSER=1", allow_module_level=True)
 
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
@@ -67,7 +68,20 @@ def browser() -> Iterator[WebDriver]:
 
 
 def wait_for(browser: WebDriver, what: str, condition: Any) -> Any:
-    return WebDriverWait(browser, WAIT_SECONDS).until(condition, message=f"the console to show {what}")
+    # The page re-renders on every refresh: an element found a moment ago may be gone, so the
+    # condition is tried again rather than failing on a stale reference.
+    wait = WebDriverWait(browser, WAIT_SECONDS, ignored_exceptions=[StaleElementReferenceException])
+    return wait.until(condition, message=f"the console to show {what}")
+
+
+def click(browser: WebDriver, by: str, selector: str) -> None:
+    """Click what the selector finds now (found again if a refresh replaced it meanwhile)."""
+    wait_for(browser, f"{selector} to click", lambda b: b.find_element(by, selector).click() is None)
+
+
+def read(browser: WebDriver, what: str, value: Any) -> Any:
+    """A value read from the page, read again if a refresh replaced its element meanwhile."""
+    return wait_for(browser, what, value)
 
 
 def screenshot(browser: WebDriver, name: str) -> Path:
@@ -101,7 +115,7 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     assert browser.current_url.endswith("/local/console")
     row_selector = f"tr[data-message-id='{message_id}']"
     wait_for(browser, "the sent mail", lambda b: b.find_elements(By.CSS_SELECTOR, row_selector))
-    browser.find_element(By.ID, "poll-now").click()
+    click(browser, By.ID, "poll-now")
     wait_for(
         browser,
         "the mail delivered",
@@ -109,12 +123,12 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     )
 
     # The message page: the HTML part in a sandbox without scripts, the text part, the history.
-    browser.find_element(By.CSS_SELECTOR, row_selector).click()
+    click(browser, By.CSS_SELECTOR, row_selector)
     frame = wait_for(browser, "the rendered mail", lambda b: b.find_element(By.ID, "mail-html"))
     sandbox = frame.get_attribute("sandbox").split()
     assert "allow-scripts" not in sandbox and "allow-same-origin" not in sandbox
     wait_for(browser, "the HTML part", lambda b: "<strong>Alert</strong>" in (frame.get_attribute("srcdoc") or ""))
-    head = browser.find_element(By.ID, "mail-head").text
+    head = read(browser, "the mail's header", lambda b: b.find_element(By.ID, "mail-head").text)
     assert message_id in head and "no-reply@example.com" in head and "alert v1" in head
     browser.switch_to.frame(frame)
     rendered = browser.find_element(By.TAG_NAME, "body").text
@@ -126,9 +140,13 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
         "the delivery in the history",
         lambda b: b.find_elements(By.CSS_SELECTOR, "#history li[data-type='event:Delivery']"),
     )
-    steps = [li.get_attribute("data-type") for li in browser.find_elements(By.CSS_SELECTOR, "#history li")]
+    steps = read(
+        browser,
+        "the history's steps",
+        lambda b: [li.get_attribute("data-type") for li in b.find_elements(By.CSS_SELECTOR, "#history li")],
+    )
     assert steps[0] == "intent" and "provider_outcome" in steps and history
-    evidence = browser.find_element(By.ID, "history").text
+    evidence = read(browser, "the history's evidence", lambda b: b.find_element(By.ID, "history").text)
     assert "eligibility: eligible" in evidence and "suppression_version: 0" in evidence
     assert sent.json()["provider_message_id"] in evidence
     screenshot(browser, "console-message.png")
@@ -136,10 +154,10 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     # A password-reset mail: its link is the developer's own, clickable in the frame and beside it.
     reset = {"account_id": "acct-browser", "email": "dana@example.com"}
     assert requests.post(f"{base}/v1/password-resets", json=reset, timeout=REQUEST_TIMEOUT_SECONDS).status_code == 202
-    browser.find_element(By.LINK_TEXT, "← Outbox").click()
-    browser.find_element(By.ID, "poll-now").click()  # the poller mints the token and sends the mail
+    click(browser, By.LINK_TEXT, "← Outbox")
+    click(browser, By.ID, "poll-now")  # the poller mints the token and sends the mail
     wait_for(browser, "the reset mail", lambda b: b.find_elements(By.LINK_TEXT, "Reset your password"))
-    browser.find_element(By.LINK_TEXT, "Reset your password").click()
+    click(browser, By.LINK_TEXT, "Reset your password")
     links = wait_for(browser, "the reset link", lambda b: b.find_elements(By.CSS_SELECTOR, "#mail-links a.mail-link"))
     href = links[0].get_attribute("href")
     assert "token=" in href and links[0].get_attribute("target") == "_blank"
@@ -148,7 +166,7 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     wait_for(browser, "the reset mail's HTML", lambda _: "token=" in (frame.get_attribute("srcdoc") or ""))
     opened = len(browser.window_handles)
     browser.switch_to.frame(frame)
-    browser.find_element(By.TAG_NAME, "a").click()  # the sandbox allows popups, so the link opens
+    click(browser, By.TAG_NAME, "a")  # the sandbox allows popups, so the link opens
     browser.switch_to.default_content()
     wait_for(browser, "the link in a new tab", lambda b: len(b.window_handles) == opened + 1)
     main = browser.current_window_handle
@@ -157,17 +175,20 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     browser.switch_to.window(main)
 
     # The suppression list: a reason is required, then the lift is recorded with it.
-    browser.find_element(By.ID, "nav-suppressions").click()
+    click(browser, By.ID, "nav-suppressions")
     carol_row = f"tr[data-recipient='{carol}']"
     wait_for(browser, "carol suppressed", lambda b: b.find_elements(By.CSS_SELECTOR, f"{carol_row} .badge"))
-    assert browser.find_element(By.CSS_SELECTOR, f"{carol_row} .badge").get_attribute("data-state") == "suppressed"
-    assert browser.find_element(By.CSS_SELECTOR, f"{carol_row} .version").text == "1"
-    browser.find_element(By.CSS_SELECTOR, f"{carol_row} button.lift").click()
+    badge = read(browser, "carol's badge", lambda b: b.find_element(By.CSS_SELECTOR, f"{carol_row} .badge"))
+    assert badge.get_attribute("data-state") == "suppressed"
+    assert (
+        read(browser, "carol's version", lambda b: b.find_element(By.CSS_SELECTOR, f"{carol_row} .version").text) == "1"
+    )
+    click(browser, By.CSS_SELECTOR, f"{carol_row} button.lift")
     refusal = browser.find_element(By.ID, "admin-result")
     wait_for(browser, "the reason refusal", lambda _: "reason is required" in refusal.text)
     assert requests.get(admin_url.replace("/admin", ""), timeout=REQUEST_TIMEOUT_SECONDS).json()["suppressed"]
     browser.find_element(By.CSS_SELECTOR, f"{carol_row} input[name=reason]").send_keys("confirmed by phone")
-    browser.find_element(By.CSS_SELECTOR, f"{carol_row} button.lift").click()
+    click(browser, By.CSS_SELECTOR, f"{carol_row} button.lift")
     wait_for(
         browser,
         "carol sendable",
@@ -180,7 +201,7 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     screenshot(browser, "console-suppressions.png")
 
     # The event stream: shown when the stack has one, otherwise said plainly.
-    browser.find_element(By.ID, "nav-events").click()
+    click(browser, By.ID, "nav-events")
     wait_for(browser, "the event stream", lambda b: b.find_element(By.ID, "events").text.strip())
     # Script errors only: a 404 from /local/events is an answer the page handles.
     errors = [entry for entry in browser.get_log("browser") if entry.get("source") != "network"]
