@@ -65,6 +65,14 @@ class Tunables(BaseModel):
     idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
     transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
     transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
+    # SendGrid: the API's base URL (the local stack points it at the simulator); whether the
+    # account has Email Activity API access (a paid add-on) for unknown resolution; how old a
+    # signed webhook's timestamp may be.
+    sendgrid_api_base: str = Field("https://api.sendgrid.com", validation_alias=names.ENV_SENDGRID_API_BASE)
+    sendgrid_email_activity: bool = Field(False, validation_alias=names.ENV_SENDGRID_EMAIL_ACTIVITY)
+    sendgrid_webhook_max_age_seconds: int = Field(
+        300, ge=1, validation_alias=names.ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS
+    )
 
     @field_validator("stale_eligibility_policy", mode="before")
     @classmethod
@@ -99,6 +107,9 @@ class Settings(Tunables):
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
+    sendgrid_api_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_API_KEY_SECRET_ARN)
+    sendgrid_webhook_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN)
+    sendgrid_events_queue_url: str = Field("", validation_alias=names.ENV_SENDGRID_EVENTS_QUEUE_URL)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

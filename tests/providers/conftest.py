@@ -19,8 +19,11 @@ from tests.support.fixtures import put_watermark
 def world(
     request: pytest.FixtureRequest, services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ProviderWorld]:
+    from aws_lambda_powertools.utilities import parameters
+
     from sendledger.adapters import aws as aws_clients
 
+    parameters.clear_caches()  # secrets of an earlier test's moto account must not be served
     provider = request.param
     services.settings = services.settings.model_copy(update={"email_provider": provider})
     # Installed before any client is built: the hooks are copied into each new client.
