@@ -103,6 +103,7 @@ class SendledgerStack(cdk.Stack):
                 "EscalationDlq": self.messaging.escalation_dlq,
                 "PollerDlq": self.ingestion.poller_dlq,
                 "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
+                **({"SendGridEventsDlq": self.sendgrid.events_dlq} if self.sendgrid else {}),
             },
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
