@@ -24,7 +24,7 @@ CAPACITY_RULES = (
     "conservative rule (2 per item, as if written) beside it. Item sizes follow DynamoDB's sizing "
     "rule (attribute names plus values), read from moto's stored copy before and after each request. "
     "`ddb_capacity.replay` counts units of either kind (a replay may be answered by a write or by a "
-    "read); events are the worst case over every measured event type and both sources, with the "
+    "read); events are the worst case over every measured event type and source, with the "
     "events that write the recipient's suppression state (bounces, complaints, invalid numbers) in "
     "their own figure."
 )
