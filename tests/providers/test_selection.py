@@ -26,3 +26,14 @@ def test_cdk_context_email_provider_reaches_the_lambda_environment() -> None:
 
 def test_bootstrap_builds_the_adapter_of_the_configured_provider() -> None:
     assert isinstance(bootstrap.email_sender(Settings()), SesEmailSender)
+
+
+def test_sendgrid_needs_its_api_key_secret_and_then_gets_its_adapter() -> None:
+    from sendledger.adapters.sendgrid import SendGridEmailSender
+
+    chosen = Settings(email_provider=EmailProvider.SENDGRID)
+    with pytest.raises(SettingsError, match="SENDGRID_API_KEY_SECRET_ARN"):
+        bootstrap.email_sender(chosen)
+    configured = chosen.model_copy(update={"sendgrid_api_key_secret_arn": "arn:aws:secretsmanager:x"})
+    sender = bootstrap.email_sender(configured)
+    assert isinstance(sender, SendGridEmailSender) and sender.url == "https://api.sendgrid.com/v3/mail/send"
