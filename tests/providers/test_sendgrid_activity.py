@@ -94,3 +94,20 @@ def test_not_found_after_the_grace_proves_absence_and_resends_once(with_activity
     proven = next(e for e in view(world, sent["message_id"])["history"] if e["type"] == "absence_proven")
     assert proven["lookup"] == "not_found"
     assert len(world.outbox()) == 1
+
+
+def test_a_message_another_provider_carried_is_not_looked_up(with_activity: SendGridWorld) -> None:
+    world = with_activity
+    sent = send(world, "gina+timeout-lost@example.com")
+    services = world.parts.services
+    # The same unknown message as if SES had carried it before the switch to SendGrid.
+    services.messages.table.client.update_item(
+        TableName=services.messages.table.name,
+        Key={"pk": {"S": f"MSG#{sent['message_id']}"}, "sk": {"S": "MSG"}},
+        UpdateExpression="REMOVE provider",
+    )
+    world.parts.clock.advance(901)
+    report = world.parts.ingestion.poll()
+    assert "unknown_found_by_lookup" not in report.resolved
+    proven = next(e for e in view(world, sent["message_id"])["history"] if e["type"] == "absence_proven")
+    assert "lookup" not in proven and proven["source"] == "ses"  # decided by the SES watermark alone

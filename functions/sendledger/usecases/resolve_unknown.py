@@ -132,8 +132,12 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
 
 
 def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -> LookupResult | None:
-    """Ask the email provider's lookup API, when it has one (None: none, or it failed)."""
-    if pipeline.acceptance_lookup is None or message.channel is not Channel.EMAIL:
+    """Ask the email provider's lookup API, when it has one (None: none, or it failed).
+
+    Only for messages that provider carried: another provider's "not found" proves nothing.
+    """
+    carried = message.channel is Channel.EMAIL and message.provider == pipeline.services.settings.email_provider
+    if pipeline.acceptance_lookup is None or not carried:
         return None
     result = pipeline.acceptance_lookup.lookup(message.message_id)
     evidence["lookup"] = "failed" if result is None else ("found" if result.found else "not_found")
