@@ -11,6 +11,7 @@ from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
+from local.auth import banner_lines
 from local.constants import (
     ACCOUNT_ID,
     API_FUNCTION,
@@ -20,6 +21,7 @@ from local.constants import (
     SMS_DELIVERY_LOGS_FUNCTION,
 )
 from local.gateway import Gateway
+from local.inspection import LedgerInspector
 from local.lambda_context import context_factory
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
@@ -156,6 +158,7 @@ class LocalStack:
             account_id=resources.account_id,
             host=self.host,
             port=self.port,
+            inspector=LedgerInspector(resources.ledger_table),
         )
         if sendgrid_server is not None:
             self.sendgrid = LocalSendGrid(sendgrid_server, self.gateway.url)
@@ -238,6 +241,7 @@ class LocalStack:
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
             f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
             + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
+            *banner_lines(self.gateway.auth, self.gateway.url),
             "",
         ]
         print("\n".join(lines), flush=True)

@@ -158,7 +158,9 @@ class SendGridSide:
             self._accepted.append(accepted)
             self.record(
                 {
+                    "message_id": accepted.message_id,
                     "channel": "email",
+                    "from": str((request.get("from") or {}).get("email", "")),
                     "to": to,
                     "subject": request.get("subject", ""),
                     "text": text,

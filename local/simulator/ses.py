@@ -18,6 +18,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from local.simulator.faults import fault_label
 from local.simulator.hooks import answer_locally, body_bytes, caller_identity
+from sendledger import names
 from sendledger.domain.clock import iso
 
 LOG = logging.getLogger("sendledger.local.simulator")
@@ -51,6 +52,7 @@ class EmailRequest:
     label: str | None
     caller: str
     url: str
+    html: str | None = None
 
 
 def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str | None) -> EmailRequest:
@@ -63,12 +65,13 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         *destination.get("BccAddresses", []),
     ]
     content = body.get("Content") or {}
-    subject, text = "", ""
+    subject, text, html = "", "", None
     if "Simple" in content:
         simple = content["Simple"]
         subject = (simple.get("Subject") or {}).get("Data", "")
         parts = simple.get("Body") or {}
         text = (parts.get("Text") or parts.get("Html") or {}).get("Data", "")
+        html = (parts.get("Html") or {}).get("Data")
     elif "Raw" in content:
         text = base64.b64decode(content["Raw"].get("Data", "")).decode("utf-8", "replace")
     tags: dict[str, list[str]] = {}
@@ -84,6 +87,7 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         label=fault_label(to[0]) if to else None,
         caller=caller_identity(request),
         url=request.url,
+        html=html,
     )
 
 
@@ -98,12 +102,16 @@ def throttled(request: AWSPreparedRequest) -> AWSResponse:
 
 
 def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) -> list[dict[str, Any]]:
+    sendledger_id = next(iter(request.tags.get(names.SES_MESSAGE_ID_TAG, [])), None)
     return [
         {
+            "message_id": sendledger_id,
             "channel": "email",
+            "from": request.source,
             "to": address,
             "subject": request.subject,
             "text": request.text,
+            "html": request.html,
             "provider": "ses",
             "provider_message_id": message_id,
             "sent_at": iso(sent_at),

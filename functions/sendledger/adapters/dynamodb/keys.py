@@ -2,7 +2,7 @@
 
 | family | pk | sk | written by | size |
 |---|---|---|---|---|
-| message, also its key's idempotency record | `MSG#<message id>` | `MSG` | send, outcome, events, poller | 0.7-2 KB |
+| message, also its key's idempotency record | `MSG#<message id>` | `MSG` | send, outcome, poller | 0.6-1 KB |
 | recipient: suppression, last send, transients | `SUP#<recipient key>` | `STATE` | send, events, admin | 0.2-1 KB |
 | escalation timer | `MSG#<message id>` | `ESC` | send with escalation, poller | 0.5 KB |
 | password reset, one per account | `RESET#<account id>` | `ACTIVE` | reset request, poller, consume | 0.3 KB |
@@ -13,9 +13,13 @@
 
 History entries are attributes `h:<entry key>` (JSON) of the item whose state they explain,
 each written with `attribute_not_exists`, so the write that adds one can never overwrite
-another; nothing ever removes one. An act's entry key is `<epoch ms>.<step>.<random>`; a
-delivery event's is `e.<hash of its dedupe key>`, so a redelivered event finds its own entry
-and changes nothing (the entry's own `at` orders the history).
+another; nothing ever removes one. Entries are compact JSON (one-letter fields; an event id
+that starts with its receipt's provider message id is stored without it), and items leave out
+what their key implies (the message id, the recipient key): a write is billed per started KB of
+the item, so a send's replay and an event's write stay in one unit. An act's entry key is
+`<epoch ms>.<step>.<random>`; a delivery event's is `e.<hash of its dedupe key>`, so a
+redelivered event finds its own entry and changes nothing (the entry's own `at` orders the
+history).
 
 A keyed send's message id is derived from the caller-scoped idempotency key (and a generation,
 bumped only when an expired key is used again), so the message item is also the key's record:
@@ -43,8 +47,11 @@ HISTORY_PREFIX = "h:"
 DUE_SHARDS = 8  # the due-work index's partition key is `<kind>#<shard>`: no single hot value
 
 
+MESSAGE_PK_PREFIX = "MSG#"
+
+
 def message_pk(message_id: str) -> str:
-    return f"MSG#{message_id}"
+    return f"{MESSAGE_PK_PREFIX}{message_id}"
 
 
 def recipient_pk(recipient_key: str) -> str:
@@ -55,8 +62,11 @@ def reset_pk(account_id: str) -> str:
     return f"RESET#{account_id}"
 
 
+RECEIPT_PK_PREFIX = "PMID#"
+
+
 def receipt_pk(provider_message_id: str) -> str:
-    return f"PMID#{provider_message_id}"
+    return f"{RECEIPT_PK_PREFIX}{provider_message_id}"
 
 
 def watermark_pk(source: str) -> str:
