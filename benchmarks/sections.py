@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.figures import EVENT_SOURCES
 from benchmarks.markdown import fmt, table
 
 CAPACITY_RULES = (
@@ -23,7 +24,7 @@ CAPACITY_RULES = (
     "conservative rule (2 per item, as if written) beside it. Item sizes follow DynamoDB's sizing "
     "rule (attribute names plus values), read from moto's stored copy before and after each request. "
     "`ddb_capacity.replay` counts units of either kind (a replay may be answered by a write or by a "
-    "read); events are the worst case over every measured event type and both sources, with the "
+    "read); events are the worst case over every measured event type and source, with the "
     "events that write the recipient's suppression state (bounces, complaints, invalid numbers) in "
     "their own figure."
 )
@@ -46,7 +47,7 @@ def capacity(results: dict[str, Any]) -> list[str]:
     lines += table(["operation", "write units", "read units", "baseline write units"], rows)
     events = (results["detail"]["ddb_requests"].get("events")) or {}
     rows = []
-    for source in ("ses", "sms"):
+    for source in EVENT_SOURCES:
         block = events.get(source) or {}
         changing = set(block.get("changes_suppression") or [])
         for kind, units in (block.get("new_capacity") or {}).items():

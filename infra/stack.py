@@ -20,7 +20,10 @@ from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
+from infra.sendgrid import SendGridResources
 from infra.settings import Settings
+from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 
 class SendledgerStack(cdk.Stack):
@@ -62,6 +65,10 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        self.sendgrid: SendGridResources | None = None
+        if settings.email_provider is EmailProvider.SENDGRID:
+            self.sendgrid = SendGridResources(self, "SendGrid", removal=removal)
+            env.update(self.sendgrid.environment())
         self.ingestion = Ingestion(
             self,
             c.INGESTION_ID,
@@ -96,6 +103,7 @@ class SendledgerStack(cdk.Stack):
                 "EscalationDlq": self.messaging.escalation_dlq,
                 "PollerDlq": self.ingestion.poller_dlq,
                 "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
+                **({"SendGridEventsDlq": self.sendgrid.events_dlq} if self.sendgrid else {}),
             },
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
@@ -107,6 +115,9 @@ class SendledgerStack(cdk.Stack):
                     actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
                 )
             )
+        if self.sendgrid is not None:
+            self.sendgrid.grant_api(self.api.handler.role)
+            self.sendgrid.grant_poller(self.ingestion.poller.role)
         self._outputs()
         self._acknowledge()
 
@@ -121,6 +132,12 @@ class SendledgerStack(cdk.Stack):
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
         }
+        if self.sendgrid is not None:
+            outputs.update(
+                SendGridApiKeySecretArn=self.sendgrid.api_key.secret_arn,
+                SendGridWebhookPublicKeySecretArn=self.sendgrid.webhook_key.secret_arn,
+                SendGridWebhookUrl=self.api.rest_api.url_for_path(names.SENDGRID_EVENTS_PATH),
+            )
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 

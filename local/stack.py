@@ -30,8 +30,10 @@ from local.outbox import LedgerOutbox
 from local.ports import check_free
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
+from local.sendgrid import LocalSendGrid, start_sendgrid
 from local.simulator import Simulator
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 LOG = logging.getLogger("sendledger.local")
 
@@ -116,6 +118,7 @@ class LocalStack:
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
         self.sms_delivery_logs: Handler | None = None
+        self.sendgrid: LocalSendGrid | None = None  # EMAIL_PROVIDER=sendgrid
         self.aws_endpoint = ""
         self._switch_interval = sys.getswitchinterval()
 
@@ -145,6 +148,10 @@ class LocalStack:
             sms_failure_log_group=self.environ[names.ENV_SMS_FAILURE_LOG_GROUP],
         )
 
+        sendgrid_server = None
+        if self.environ.get(names.ENV_EMAIL_PROVIDER) == EmailProvider.SENDGRID.value:
+            sendgrid_server = start_sendgrid(self.simulator, self.environ, region)
+
         api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
         self.poller = self._optional_handler(names.POLLER_HANDLER)
         self.sms_delivery_logs = self._optional_handler(names.SMS_DELIVERY_LOGS_HANDLER)
@@ -170,6 +177,8 @@ class LocalStack:
             port=self.port,
             inspector=LedgerInspector(resources.ledger_table),
         )
+        if sendgrid_server is not None:
+            self.sendgrid = LocalSendGrid(sendgrid_server, self.gateway.url)
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
@@ -180,6 +189,9 @@ class LocalStack:
         with self.poll_lock:
             started = time.perf_counter()
             flushed = self.simulator.flush(deliver_sms=self._deliver_sms)
+            if self.sendgrid is not None:
+                # SendGrid's batches: signed POSTs to the api's webhook route, before the poll drains them.
+                flushed["sendgrid_events_posted"] = self.simulator.sendgrid.flush(self.sendgrid.post)
             result: Any = None
             if self.poller is not None:
                 event = scheduled_event(
@@ -221,6 +233,8 @@ class LocalStack:
     def stop(self) -> None:
         if self.gateway is not None:
             self.gateway.stop()
+        if self.sendgrid is not None:
+            self.sendgrid.stop()
         if self.scheduler is not None:
             self.scheduler.stop(timeout=STOP_WAIT_SECONDS)
         if self.simulator is not None:
@@ -260,6 +274,8 @@ class LocalStack:
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
+            + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
             *banner_lines(self.gateway.auth, self.gateway.url),
             "",
         ]

@@ -15,6 +15,7 @@ ENV_ESCALATION_QUEUE_URL = "ESCALATION_QUEUE_URL"
 ENV_SMS_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
 ENV_SMS_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"
 ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
+ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # "ses" | "sendgrid" | "mailgun"
 
 ENV_POLL_INTERVAL_SECONDS = "POLL_INTERVAL_SECONDS"
 ENV_POLL_APPLY_CONCURRENCY = "POLL_APPLY_CONCURRENCY"
@@ -30,6 +31,13 @@ ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
+# SendGrid (EMAIL_PROVIDER=sendgrid): secret ARNs are names, not secrets.
+ENV_SENDGRID_API_BASE = "SENDGRID_API_BASE"
+ENV_SENDGRID_API_KEY_SECRET_ARN = "SENDGRID_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN = "SENDGRID_WEBHOOK_PUBLIC_KEY_SECRET_ARN"  # noqa: S105
+ENV_SENDGRID_EVENTS_QUEUE_URL = "SENDGRID_EVENTS_QUEUE_URL"
+ENV_SENDGRID_EMAIL_ACTIVITY = "SENDGRID_EMAIL_ACTIVITY"
+ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS = "SENDGRID_WEBHOOK_MAX_AGE_SECONDS"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 # --- Resource names --------------------------------------------------------------------------
@@ -70,6 +78,8 @@ API_HANDLER = "sendledger.handlers.api.lambda_handler"
 POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
 
+SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
+
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
@@ -84,6 +94,7 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
+    ("POST", SENDGRID_EVENTS_PATH),  # SendGrid's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )

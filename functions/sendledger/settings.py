@@ -15,6 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
+
+__all__ = ["EmailProvider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
 StaleChoice = Literal["allow", "defer"]
@@ -42,6 +45,8 @@ class Tunables(BaseModel):
 
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
+    # The email transport; bootstrap builds its adapter, the stack its secrets and event path.
+    email_provider: EmailProvider = Field(EmailProvider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
     poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
     poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
@@ -60,6 +65,14 @@ class Tunables(BaseModel):
     idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
     transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
     transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
+    # SendGrid: the API's base URL (the local stack points it at the simulator); whether the
+    # account has Email Activity API access (a paid add-on) for unknown resolution; how old a
+    # signed webhook's timestamp may be.
+    sendgrid_api_base: str = Field("https://api.sendgrid.com", validation_alias=names.ENV_SENDGRID_API_BASE)
+    sendgrid_email_activity: bool = Field(False, validation_alias=names.ENV_SENDGRID_EMAIL_ACTIVITY)
+    sendgrid_webhook_max_age_seconds: int = Field(
+        300, ge=1, validation_alias=names.ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS
+    )
 
     @field_validator("stale_eligibility_policy", mode="before")
     @classmethod
@@ -94,6 +107,9 @@ class Settings(Tunables):
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
+    sendgrid_api_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_API_KEY_SECRET_ARN)
+    sendgrid_webhook_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN)
+    sendgrid_events_queue_url: str = Field("", validation_alias=names.ENV_SENDGRID_EVENTS_QUEUE_URL)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -72,6 +72,7 @@ class MessageView(BaseModel):
     to: str
     template: TemplateView
     category: str
+    provider: str = Field(description="who carries it: ses, sendgrid or mailgun (email), sns (SMS)")
     provider_message_id: str | None
     reason: str | None
     created_at: str
@@ -119,6 +120,11 @@ class ResetEvidenceView(BaseModel):
     replaced_by: str | None
     token_versions: list[TokenVersionView]
     messages: list[MessageView] = Field(description="every message sent under the reset, with its history")
+
+
+class WebhookReceipt(BaseModel):
+    received: int = Field(description="events in the signed batch")
+    queued: int = Field(description="delivery events queued for ingestion (engagement events are skipped)")
 
 
 class FieldProblem(BaseModel):

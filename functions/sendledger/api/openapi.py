@@ -8,12 +8,14 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
+from sendledger import names
 from sendledger.api.models import Problem
 from sendledger.api.problems import PROBLEM_JSON
 
 JSON = "application/json"
 # Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
 ANSWERS_422 = {("/v1/messages", "post")}
+UNSIGNED_ROUTES = (names.SENDGRID_EVENTS_PATH,)
 
 
 def documented(status: int, model: type[BaseModel], *errors: int, media_type: str = JSON) -> dict[int, OpenAPIResponse]:
@@ -52,4 +54,8 @@ def problems_everywhere(document: dict[str, Any]) -> dict[str, Any]:
         "sigv4": {"type": "apiKey", "name": "Authorization", "in": "header", "x-amazon-apigateway-authtype": "awsSigv4"}
     }
     document["security"] = [{"sigv4": []}]
+    for path in UNSIGNED_ROUTES:
+        # Provider webhooks carry the provider's own signature instead (verified in the Lambda).
+        for operation in document.get("paths", {}).get(path, {}).values():
+            operation["security"] = []
     return document

@@ -37,6 +37,7 @@ class MalformedEvent(ValueError):
 class EventSource(StrEnum):
     SES = "ses"
     SMS = "sms"
+    SENDGRID = "sendgrid"  # Signed Event Webhook (domain/sendgrid_events.py)
 
 
 class EventKind(StrEnum):

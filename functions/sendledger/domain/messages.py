@@ -111,6 +111,7 @@ class HistoryType(StrEnum):
     RESET_LOCKED = "reset_locked"  # too many wrong tokens
     LEASE_EXPIRED = "lease_expired"
     ABSENCE_PROVEN = "absence_proven"
+    PROVIDER_LOOKUP = "provider_lookup"  # the provider's own API found the timed-out send
     UNRESOLVED = "unresolved"
     RESEND = "resend"
     CANCELLED = "cancelled"
@@ -155,6 +156,7 @@ class Message:
     updated_at: datetime
     recipient_key: str
     provider_message_id: str | None = None
+    provider: str = "ses"  # who carries it: an EmailProvider value, or "sns" for SMS
     reason: str | None = None
     reset_account_id: str | None = None
     params: dict[str, str] | None = None

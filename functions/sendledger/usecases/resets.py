@@ -73,7 +73,9 @@ def _reset_intent(
     )
     window = timedelta(seconds=settings.reset_window_seconds)
     reset_id = ids.reset_id(now)
-    message = new_message(command, recipient, now, ids.reset_message_id(reset_id))
+    message = new_message(
+        command, recipient, now, ids.reset_message_id(reset_id), email_provider=settings.email_provider
+    )
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id
     message.state = MessageState.PENDING
