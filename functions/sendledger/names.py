@@ -51,6 +51,7 @@ DUE_WORK_INDEX_PROJECTION = ("message_id", "state", "escalation", "idem_key", "e
 
 # --- Message tags and metrics ----------------------------------------------------------------
 SES_MESSAGE_ID_TAG = "sendledger-message-id"
+MAILGUN_MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back as user-variables
 METRICS_NAMESPACE = "sendledger"
 # POWERTOOLS_SERVICE_NAME of every Lambda, hence the only dimension (`service`) of the EMF
 # metrics below; the CloudWatch alarms in infra/monitoring.py match exactly {service: this}.
