@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -323,3 +324,13 @@ class LogPage:
 
 class LogReader(Protocol):
     def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...
+
+
+class ProviderEventsApi(Protocol):
+    """A provider's pull-based event API (Mailgun's Events API): pages, ascending by time."""
+
+    def query(self, params: Mapping[str, str]) -> Any:
+        """The first page of a search (sendledger.domain.mailgun_events.EventsPage)."""
+
+    def follow(self, url: str) -> Any:
+        """The page a previous page's `next` URL names."""

@@ -34,6 +34,7 @@ from sendledger.ports import (
     EscalationTimers,
     EventQueue,
     LogReader,
+    ProviderEventsApi,
 )
 from sendledger.usecases.context import Services
 
@@ -55,6 +56,7 @@ class Pipeline:
     ses_queue: EventQueue | None = None
     logs: LogReader | None = None
     escalations: EscalationQueue | None = None
+    mailgun_events: ProviderEventsApi | None = None  # EMAIL_PROVIDER=mailgun: polled from a cursor
 
 
 @dataclass(frozen=True)
