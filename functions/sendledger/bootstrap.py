@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.ports import EmailSender
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
@@ -48,7 +49,6 @@ def runtime() -> Runtime:
 def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.secrets import fingerprint_key
-    from sendledger.adapters.ses import SesEmailSender
     from sendledger.adapters.sns import SnsSmsSender
     from sendledger.domain.clock import SystemClock
     from sendledger.domain.recipients import use_fingerprint_key
@@ -61,12 +61,32 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     ledger = LedgerTable.named(settings.table_name)
     services = Services(
         **ledger.send_path(),
-        email=SesEmailSender(settings.sender_email, settings.ses_configuration_set),
+        email=email_sender(settings),
         sms=SnsSmsSender(),
         clock=SystemClock(),
         settings=settings,
     )
     return Runtime.of(services, ledger)
+
+
+def email_sender(settings: Settings) -> EmailSender:
+    """The one adapter of the email port, chosen by `EMAIL_PROVIDER`."""
+    from sendledger.domain.provider import EmailProvider
+    from sendledger.settings import SettingsError
+
+    builders: dict[EmailProvider, Callable[[Settings], EmailSender]] = {
+        EmailProvider.SES: _ses_sender,
+    }
+    builder = builders.get(settings.email_provider)
+    if builder is None:
+        raise SettingsError(f"EMAIL_PROVIDER={settings.email_provider.value}: no adapter in this build")
+    return builder(settings)
+
+
+def _ses_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.ses import SesEmailSender
+
+    return SesEmailSender(settings.sender_email, settings.ses_configuration_set)
 
 
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:

@@ -15,6 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
+
+__all__ = ["EmailProvider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
 StaleChoice = Literal["allow", "defer"]
@@ -42,6 +45,8 @@ class Tunables(BaseModel):
 
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
+    # The email transport; bootstrap builds its adapter, the stack its secrets and event path.
+    email_provider: EmailProvider = Field(EmailProvider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
     poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
     poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)

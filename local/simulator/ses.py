@@ -104,6 +104,7 @@ def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) ->
             "to": address,
             "subject": request.subject,
             "text": request.text,
+            "provider": "ses",
             "provider_message_id": message_id,
             "sent_at": iso(sent_at),
         }

@@ -87,6 +87,7 @@ def outbox_entry(request: SmsRequest, message_id: str, sent_at: datetime) -> dic
         "to": request.phone_number,
         "subject": None,
         "text": request.message,
+        "provider": "sns",
         "provider_message_id": message_id,
         "sent_at": iso(sent_at),
     }

@@ -23,7 +23,7 @@ from sendledger.domain.events import EventKind
 from sendledger.domain.idempotency import scoped_key
 from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
-from sendledger.domain.provider import Backoff
+from sendledger.domain.provider import Backoff, EmailProvider
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.ports import (
     ApplyResult,
@@ -101,7 +101,8 @@ def intent(
     recipient = parse_recipient(Channel.EMAIL, to)
     cmd = command(key, to=to, escalation=escalation)
     scoped = scoped_key(PRINCIPAL, key) if key else None
-    message = new_message(cmd, recipient, now, message_id or (keyed_message_id(scoped) if scoped else None))
+    message_id = message_id or (keyed_message_id(scoped) if scoped else None)
+    message = new_message(cmd, recipient, now, message_id, email_provider=EmailProvider.SES)
     return SendIntent(
         message=message,
         first_entry=first_entry(message, recipient, now, None),

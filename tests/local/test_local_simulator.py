@@ -56,6 +56,7 @@ def test_ordinary_address_is_accepted_recorded_and_delivered(simulator: Simulato
         "to": "recipient@example.com",
         "subject": "Reset",
         "text": "plain body",
+        "provider": "ses",
         "provider_message_id": response["MessageId"],
         "sent_at": START.strftime("%Y-%m-%dT%H:%M:%S.012Z"),
     }
@@ -263,6 +264,7 @@ def test_sms_delivery_status_logs(
         "to": phone,
         "subject": None,
         "text": "alert: disk full",
+        "provider": "sns",
         "provider_message_id": response["MessageId"],
         "sent_at": START.strftime("%Y-%m-%dT%H:%M:%S.012Z"),
     }

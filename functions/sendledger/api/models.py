@@ -72,6 +72,7 @@ class MessageView(BaseModel):
     to: str
     template: TemplateView
     category: str
+    provider: str = Field(description="who carries it: ses, sendgrid or mailgun (email), sns (SMS)")
     provider_message_id: str | None
     reason: str | None
     created_at: str

@@ -149,6 +149,7 @@ class Message:
     updated_at: datetime
     recipient_key: str
     provider_message_id: str | None = None
+    provider: str = "ses"  # who carries it: an EmailProvider value, or "sns" for SMS
     reason: str | None = None
     reset_account_id: str | None = None
     params: dict[str, str] | None = None

@@ -48,7 +48,7 @@ def request_reset(services: Services, account_id: str, email: str, principal: st
     command = SendCommand(
         Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal=principal, idempotency_header=None
     )
-    message = new_message(command, recipient, now)
+    message = new_message(command, recipient, now, email_provider=settings.email_provider)
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id
     message.state = MessageState.PENDING

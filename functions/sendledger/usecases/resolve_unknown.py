@@ -82,7 +82,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         due_work.clear(message_id, DueKind.UNKNOWN)
         report.bump("unknown_already_resolved")
         return
-    source = source_for(message.channel)
+    source = source_for(message)
     watermark = services.poller_state.watermark(source)
     sent_at = max(message.created_at, message.updated_at)
     grace = timedelta(seconds=settings.unknown_grace_seconds)

@@ -28,6 +28,7 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
         "to": message.to,
         "template": {"id": message.template.id, "version": message.template.version},
         "category": message.category,
+        "provider": message.provider,
         "provider_message_id": message.provider_message_id,
         "reason": message.reason,
         "created_at": iso(message.created_at),

@@ -21,6 +21,7 @@ from sendledger.adapters.dynamodb.keys import (
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
+from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel
 from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
 
@@ -77,6 +78,9 @@ def message_fields(message: Message) -> dict[str, Any]:
         "category": message.category,
         "created_at": iso(message.created_at),
         "escalation": json.dumps(message.escalation, separators=(",", ":")) if message.escalation else None,
+        # Written only when it is not the channel's first provider (SES, SNS): the default path
+        # keeps its item size, and items from before provider selection read back right.
+        "provider": None if message.provider == provider_of(message.channel, EmailProvider.SES) else message.provider,
     }
 
 
@@ -109,6 +113,7 @@ def message_from(item: Item) -> Message:
         updated_at=parse_iso(values["updated_at"]),
         recipient_key=values["recipient_key"],
         provider_message_id=values.get("provider_message_id"),
+        provider=values.get("provider") or provider_of(values["channel"], EmailProvider.SES),
         reason=values.get("reason"),
         reset_account_id=values.get("reset_account_id"),
         params=json.loads(values["params"]) if values.get("params") else None,

@@ -1,0 +1,37 @@
+"""The `world` fixture: each contract test runs once per registered provider (worlds.WORLDS)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from local.simulator import Simulator
+from sendledger.usecases.context import Services
+from tests.conftest import TABLE, Api
+from tests.integration.conftest import make_ingestion
+from tests.providers.worlds import WORLDS, Parts, ProviderWorld
+from tests.support.fakes import FakeClock
+from tests.support.fixtures import put_watermark
+
+
+@pytest.fixture(params=sorted(WORLDS), ids=str)
+def world(
+    request: pytest.FixtureRequest, services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ProviderWorld]:
+    from sendledger.adapters import aws as aws_clients
+
+    provider = request.param
+    services.settings = services.settings.model_copy(update={"email_provider": provider})
+    # Installed before any client is built: the hooks are copied into each new client.
+    aws_clients.client.cache_clear()
+    simulator = Simulator.install(clock=clock.now)
+    ingestion = make_ingestion(services)
+    parts = Parts(services, Api(services, monkeypatch), ingestion, simulator, clock)
+    built = WORLDS[provider](parts)
+    for source in ("ses", "sms", provider.value):
+        put_watermark(TABLE, source, clock.now())  # a healthy pipeline: every source drained just now
+    try:
+        yield built
+    finally:
+        simulator.uninstall()
