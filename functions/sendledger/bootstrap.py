@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.ports import EmailSender
+    from sendledger.ports import EmailSender, ProviderEventsApi
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
@@ -76,6 +76,7 @@ def email_sender(settings: Settings) -> EmailSender:
 
     builders: dict[EmailProvider, Callable[[Settings], EmailSender]] = {
         EmailProvider.SES: _ses_sender,
+        EmailProvider.MAILGUN: _mailgun_sender,
     }
     builder = builders.get(settings.email_provider)
     if builder is None:
@@ -87,6 +88,25 @@ def _ses_sender(settings: Settings) -> EmailSender:
     from sendledger.adapters.ses import SesEmailSender
 
     return SesEmailSender(settings.sender_email, settings.ses_configuration_set)
+
+
+def _mailgun_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.mailgun import MailgunEmailSender
+    from sendledger.adapters.mailgun_http import secret_value
+
+    key = secret_value(settings.mailgun_api_key_secret_arn)
+    return MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, settings.sender_email, key)
+
+
+def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
+    from sendledger.adapters.mailgun_events import MailgunEventsApi
+    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.domain.provider import EmailProvider
+
+    if settings.email_provider is not EmailProvider.MAILGUN:
+        return None
+    key = secret_value(settings.mailgun_api_key_secret_arn)
+    return MailgunEventsApi(settings.mailgun_api_base, settings.mailgun_domain, key)
 
 
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
@@ -105,4 +125,5 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         ses_queue=SqsEventQueue(settings.ses_events_queue_url) if settings.ses_events_queue_url else None,
         logs=CloudWatchLogReader() if logs else None,
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
+        mailgun_events=mailgun_events_api(settings),
     )

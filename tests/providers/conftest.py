@@ -35,3 +35,6 @@ def world(
         yield built
     finally:
         simulator.uninstall()
+        close = getattr(built, "close", None)  # a world serving a provider's HTTP API stops it
+        if close is not None:
+            close()

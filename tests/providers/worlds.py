@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from local.simulator import Simulator
+from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
 from sendledger.domain.provider import EmailProvider
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
@@ -59,8 +60,49 @@ def ses_world(parts: Parts) -> ProviderWorld:
     return SesWorld(EmailProvider.SES, parts)
 
 
+@dataclass
+class MailgunWorld:
+    provider: EmailProvider
+    parts: Parts
+    mailgun: MailgunSimulator
+
+    def emit(self) -> None:
+        """Nothing to push: the poller pulls Mailgun's Events API (served by the simulator)."""
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return self.mailgun.outbox()
+
+    def close(self) -> None:
+        self.mailgun.stop()
+
+
+def mailgun_world(parts: Parts) -> ProviderWorld:
+    """The Mailgun adapters, built by bootstrap from settings, against the simulator over HTTP."""
+    import boto3
+
+    from sendledger import bootstrap
+
+    mailgun = MailgunSimulator(clock=parts.clock.now)
+    url = mailgun.serve()
+    secret = boto3.client("secretsmanager").create_secret(Name="sendledger/mailgun-api-key", SecretString=LOCAL_API_KEY)
+    parts.services.settings = parts.services.settings.model_copy(
+        update={
+            "mailgun_api_base": url,
+            "mailgun_domain": DEFAULT_DOMAIN,
+            "mailgun_api_key_secret_arn": secret["ARN"],
+            "mailgun_events_final_after_seconds": MAILGUN_FINAL_AFTER_SECONDS,
+        }
+    )
+    parts.services.email = bootstrap.email_sender(parts.services.settings)
+    parts.ingestion.pipeline.mailgun_events = bootstrap.mailgun_events_api(parts.services.settings)
+    return MailgunWorld(EmailProvider.MAILGUN, parts, mailgun)
+
+
+MAILGUN_FINAL_AFTER_SECONDS = 10
+
 WORLDS: dict[EmailProvider, Callable[[Parts], ProviderWorld]] = {
     EmailProvider.SES: ses_world,
+    EmailProvider.MAILGUN: mailgun_world,
 }
 
 
