@@ -8,6 +8,7 @@ import pytest
 
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
+from sendledger.domain.provider import EmailProvider
 from sendledger.usecases.mailgun_poll import SOURCE
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 from tests.unit.fakes import TIMEOUT_REACHED, FakeWorld
@@ -20,7 +21,7 @@ BOB = "bob@example.com"
 
 @pytest.fixture
 def mailgun(world: FakeWorld) -> FakeMailgunEvents:
-    world.configure(mailgun_events_final_after_seconds=FINAL_AFTER)
+    world.configure(email_provider=EmailProvider.MAILGUN, mailgun_events_final_after_seconds=FINAL_AFTER)
     events = FakeMailgunEvents(world.clock)
     world.pipeline.mailgun_events = events
     world.pipeline.ses_queue = None  # the email events come from Mailgun
@@ -54,13 +55,12 @@ def test_recent_events_are_applied_at_once_but_the_watermark_stops_at_the_finali
 
 
 def test_an_event_that_appears_late_behind_the_live_position_is_applied_by_the_finality_pass(world, mailgun):
-    world.email.then(TIMEOUT_REACHED)
-    unknown = send(world.services, key="k-unknown", to=BOB).view["message_id"]
-    assert state(world, unknown) is MessageState.UNKNOWN
+    late = send(world.services, key="k-late", to=BOB).view["message_id"]
     other = send(world.services, key="k-other").view["message_id"]
     sent = world.clock.now()
-    # Mailgun stores the timed-out send's `accepted` late: visible 10 s after it happened
-    mailgun.add("accepted", unknown, BOB, sent, visible_at=sent + timedelta(seconds=10))
+    # Mailgun stores the bounce late: visible 10 s after it happened, behind a later event
+    bounce = {"severity": "permanent", "reason": "bounce", "delivery-status": {"code": 550, "enhanced-code": "5.1.1"}}
+    mailgun.add("failed", late, BOB, sent, visible_at=sent + timedelta(seconds=10), **bounce)
     mailgun.add("delivered", other, ALICE, sent + timedelta(seconds=1))
     world.clock.advance(3)
     poll_cycle(world.pipeline, seconds_left)
@@ -68,10 +68,10 @@ def test_an_event_that_appears_late_behind_the_live_position_is_applied_by_the_f
     world.clock.advance(20)
     poll_cycle(world.pipeline, seconds_left)
     # the live pass follows `next` from after the delivered event: the late one sits behind it
-    assert state(world, unknown) is MessageState.UNKNOWN
+    assert state(world, late) is MessageState.ACCEPTED
     world.clock.advance(FINAL_AFTER)
     report = poll_cycle(world.pipeline, seconds_left)
-    assert state(world, unknown) is MessageState.ACCEPTED and report.applied == 1
+    assert state(world, late) is MessageState.BOUNCED and report.suppressed == 1
 
 
 def test_final_pages_are_followed_and_the_cursor_moves_page_by_page(world, mailgun):
@@ -130,3 +130,27 @@ def test_without_new_final_events_a_cycle_reads_no_final_range_twice(world, mail
     mailgun.requests.clear()
     poll_cycle(world.pipeline, seconds_left)  # same instant: the bound has not moved
     assert len(mailgun.requests) == 1  # the live pass only
+
+
+def test_an_unknown_send_is_found_by_searching_the_recipient_and_matching_the_user_variable(world, mailgun):
+    world.email.then(TIMEOUT_REACHED)
+    unknown = send(world.services, key="k-unknown", to=BOB).view["message_id"]
+    other = send(world.services, key="k-other", to=BOB, summary="other").view["message_id"]
+    sent = world.clock.now()
+    mailgun.add("accepted", other, BOB, sent)  # same recipient, another message: no match
+    mailgun.add("delivered", other, BOB, sent + timedelta(seconds=1))
+    world.clock.advance(3)
+    poll_cycle(world.pipeline, seconds_left)
+    # the late `accepted` of the timed-out send lands behind the live position
+    mailgun.add("accepted", unknown, BOB, sent, visible_at=sent + timedelta(seconds=5))
+    world.clock.advance(5)
+    assert state(world, unknown) is MessageState.UNKNOWN
+    report = poll_cycle(world.pipeline, seconds_left)
+    assert report.resolved.get("unknown_found_by_search") == 1
+    assert state(world, unknown) is MessageState.ACCEPTED  # long before the finality bound passes it
+    world.clock.advance(world.settings.unknown_grace_seconds + FINAL_AFTER)
+    poll_cycle(world.pipeline, seconds_left)  # its absence could be proven now: it is not even asked
+    assert state(world, unknown) is MessageState.ACCEPTED
+    searches = [r for r in mailgun.requests if isinstance(r, dict) and r.get("recipient") == BOB]
+    assert searches and all(r["event"] == "accepted" for r in searches)
+    assert len(world.email.outbox) == 2  # nothing resent

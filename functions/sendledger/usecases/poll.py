@@ -5,7 +5,8 @@
 2. reconcile SMS delivery-status logs with FilterLogEvents from the cursor in DynamoDB (moved
    only after each page is applied); SMS watermark = cycle start when read to the end;
 2b. pull Mailgun's Events API from its cursor (usecases/mailgun_poll.py); Mailgun watermark =
-   the finality bound once every event before it is applied;
+   the finality bound once every event before it is applied; unknown Mailgun sends searched
+   for in it (usecases/mailgun_lookup.py);
 3. resolve due work (leases, `unknown`, `pending`);
 4. escalations;
 5. metrics: watermark ages and the unknown backlog (the suppression lag is measured per event).
@@ -25,7 +26,7 @@ from sendledger import names
 from sendledger.domain.events import LogRecord, MalformedEvent, parse_sms_record, parse_sqs_body
 from sendledger.domain.messages import DueKind
 from sendledger.ports import QueueMessage
-from sendledger.usecases import escalate, fan_out, mailgun_poll, queue_drain, resolve_unknown
+from sendledger.usecases import escalate, fan_out, mailgun_lookup, mailgun_poll, queue_drain, resolve_unknown
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
 
 logger = Logger(child=True)
@@ -108,6 +109,8 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
         watermark = mailgun_poll.poll_mailgun(pipeline, started, seconds_left, report)
         if watermark is not None:
             pipeline.services.poller_state.set_watermark(mailgun_poll.SOURCE, watermark)
+        for _ in range(mailgun_lookup.look_up_unknown_sends(pipeline, seconds_left, report)):
+            report.bump("unknown_found_by_search")
 
     step("ses", ses)
     step("sms", sms)
