@@ -137,7 +137,8 @@ def test_an_unknown_send_is_found_by_searching_the_recipient_and_matching_the_us
     unknown = send(world.services, key="k-unknown", to=BOB).view["message_id"]
     other = send(world.services, key="k-other", to=BOB, summary="other").view["message_id"]
     sent = world.clock.now()
-    mailgun.add("accepted", other, BOB, sent)  # same recipient, another message: no match
+    # same recipient, another message, listed first: the search must not take it for the unknown one
+    mailgun.add("accepted", other, BOB, sent - timedelta(seconds=1))
     mailgun.add("delivered", other, BOB, sent + timedelta(seconds=1))
     world.clock.advance(3)
     poll_cycle(world.pipeline, seconds_left)
