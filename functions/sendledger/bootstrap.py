@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
@@ -109,6 +109,19 @@ def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
     return MailgunEventsApi(settings.mailgun_api_base, settings.mailgun_domain, key)
 
 
+def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, Any]:
+    """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
+    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.domain.provider import EmailProvider
+
+    if settings.email_provider is not EmailProvider.MAILGUN or not settings.mailgun_signing_key_secret_arn:
+        return {}
+    return {
+        "webhook_tokens": ledger.webhook_tokens,
+        "mailgun_signing_key": secret_value(settings.mailgun_signing_key_secret_arn),
+    }
+
+
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     """The ingestion stores share the ledger's DynamoDB client (one connection, one request count)."""
     from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
@@ -126,4 +139,5 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         logs=CloudWatchLogReader() if logs else None,
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
         mailgun_events=mailgun_events_api(settings),
+        **mailgun_webhook_parts(settings, ledger),
     )

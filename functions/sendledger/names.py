@@ -82,6 +82,7 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
+    ("POST", "/v1/providers/mailgun/events"),  # no IAM: signed by Mailgun (HMAC)
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 from sendledger.domain.eligibility import SuppressionState
@@ -334,3 +335,18 @@ class ProviderEventsApi(Protocol):
 
     def follow(self, url: str) -> Any:
         """The page a previous page's `next` URL names."""
+
+
+class TokenClaim(StrEnum):
+    CLAIMED = "claimed"  # first use of the token: go on
+    SAME_BODY = "same_body"  # the same webhook again (a provider retry): already handled
+    REPLAYED = "replayed"  # the token with another body: refuse
+
+
+class WebhookTokenStore(Protocol):
+    """Signed-webhook tokens already used (hashes only), so a captured signature is good once."""
+
+    def claim(self, source: str, token_hash: str, body_hash: str, expires_at: datetime, now: datetime) -> TokenClaim:
+        """One conditional write."""
+
+    def release(self, source: str, token_hash: str, body_hash: str) -> None: ...

@@ -20,6 +20,7 @@ from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, Pr
 
 from sendledger import names
 from sendledger.adapters.mailgun_http import KeySource, basic_auth, pool
+from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.mailgun_events import bare_message_id
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
@@ -60,12 +61,16 @@ class MailgunEmailSender:
             ("h:X-Sendledger-Message-Id", message_id),
         ]
         try:
+            authorization = basic_auth(self.api_key())
+        except DependencyUnavailable:
+            return ProviderResponse(CallResult.UNAVAILABLE, error_code="mailgun:api-key-unavailable")  # nothing sent
+        try:
             response = self.http.request(
                 "POST",
                 self.url,
                 body=urlencode(fields),
                 headers={
-                    "Authorization": basic_auth(self.api_key()),
+                    "Authorization": authorization,
                     "Content-Type": "application/x-www-form-urlencoded",
                     "Accept": "application/json",
                 },

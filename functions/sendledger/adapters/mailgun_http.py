@@ -12,6 +12,8 @@ from functools import cache
 
 import urllib3
 
+from sendledger.domain.errors import DependencyUnavailable
+
 CONNECT_TIMEOUT_SECONDS = 2.0
 READ_TIMEOUT_SECONDS = 5.0
 SECRET_MAX_AGE_SECONDS = 300  # Powertools' cache: a rotated key is picked up within this
@@ -38,7 +40,10 @@ def secret_value(secret_id: str) -> KeySource:
     def read() -> str:
         from aws_lambda_powertools.utilities import parameters
 
-        value = parameters.get_secret(secret_id, max_age=SECRET_MAX_AGE_SECONDS)
+        try:
+            value = parameters.get_secret(secret_id, max_age=SECRET_MAX_AGE_SECONDS)
+        except Exception as exc:  # GetParameterError wraps every Secrets Manager fault
+            raise DependencyUnavailable(f"secret unavailable: {type(exc).__name__}", retry_after_seconds=5) from None
         text = value.decode() if isinstance(value, bytes) else str(value)
         if not text:
             raise ValueError(f"secret {secret_id} is empty")

@@ -9,6 +9,7 @@ cancelled transaction, one BatchGetItem (the destination's last send) and the tr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -35,6 +36,7 @@ from sendledger.ports import (
     EventQueue,
     LogReader,
     ProviderEventsApi,
+    WebhookTokenStore,
 )
 from sendledger.usecases.context import Services
 
@@ -57,6 +59,9 @@ class Pipeline:
     logs: LogReader | None = None
     escalations: EscalationQueue | None = None
     mailgun_events: ProviderEventsApi | None = None  # EMAIL_PROVIDER=mailgun: polled from a cursor
+    # Signed Mailgun webhooks (usecases/mailgun_webhook.py): both set only when enabled.
+    webhook_tokens: WebhookTokenStore | None = None
+    mailgun_signing_key: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@
 | SMS receipt: SNS message id to message | `PMID#<SNS message id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
+| webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | Mailgun webhook | 0.2 KB |
 
 History entries are attributes `h:<entry key>` (JSON) of the item whose state they explain,
 each written with `attribute_not_exists`, so the write that adds one can never overwrite
