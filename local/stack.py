@@ -24,6 +24,8 @@ from local.lambda_context import context_factory
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
 from local.simulator import Simulator
+from local.simulator.mailgun import MailgunSimulator
+from local.simulator.mailgun import start_local as start_local_mailgun
 from sendledger import names
 
 LOG = logging.getLogger("sendledger.local")
@@ -98,6 +100,7 @@ class LocalStack:
         self.invoke_lock = threading.RLock()  # one handler invocation at a time
         self.moto: Any = None
         self.simulator: Simulator | None = None
+        self.mailgun: MailgunSimulator | None = None  # EMAIL_PROVIDER=mailgun
         self.gateway: Gateway | None = None
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
@@ -127,6 +130,9 @@ class LocalStack:
             sms_failure_log_group=self.environ[names.ENV_SMS_FAILURE_LOG_GROUP],
         )
 
+        if self.environ.get(names.ENV_EMAIL_PROVIDER) == "mailgun":
+            self.mailgun = start_local_mailgun(self.environ, region)
+
         api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
         self.poller = self._optional_handler(names.POLLER_HANDLER)
         self.sms_delivery_logs = self._optional_handler(names.SMS_DELIVERY_LOGS_HANDLER)
@@ -141,7 +147,7 @@ class LocalStack:
         self.gateway = Gateway(
             api,
             principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
-            outbox=self.simulator.outbox,
+            outbox=self.outbox,
             poll=self.poll_once,
             make_context=context_factory(API_FUNCTION, region=region),
             invoke_lock=self.invoke_lock,
@@ -153,6 +159,14 @@ class LocalStack:
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
+
+    def outbox(self) -> list[dict[str, Any]]:
+        """Every provider's accepted messages, oldest first."""
+        assert self.simulator is not None
+        if self.mailgun is None:
+            return self.simulator.outbox()
+        entries = self.simulator.outbox() + self.mailgun.outbox()
+        return sorted(entries, key=lambda entry: str(entry.get("sent_at", "")))
 
     def poll_once(self) -> dict[str, Any]:
         """One scheduled cycle: emit the simulator's queued events, then run the poller."""
@@ -199,6 +213,8 @@ class LocalStack:
             self.scheduler.stop()
         if self.simulator is not None:
             self.simulator.uninstall()
+        if self.mailgun is not None:
+            self.mailgun.stop()
         if self.moto is not None:
             self.moto.stop()
 

@@ -362,3 +362,31 @@ def _outcomes(context: _Context, base: float, kind: str | None) -> list[tuple[fl
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     return status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(body).encode()
+
+
+LOCAL_FINAL_AFTER_SECONDS = 10  # a few times LATE_SECONDS: the finality rule still matters locally
+
+
+def start_local(environ: Any, region: str, session: Any = None) -> MailgunSimulator:
+    """The local stack's Mailgun: served on a free port, its keys in (moto's) Secrets Manager.
+
+    Sets the settings the Lambdas read (an explicit value in the environment wins).
+    """
+    import boto3
+
+    simulator = MailgunSimulator(domain=environ.get(names.ENV_MAILGUN_DOMAIN) or DEFAULT_DOMAIN)
+    url = simulator.serve()
+    secrets_manager = (session or boto3.session.Session()).client("secretsmanager", region_name=region)
+    arns = {}
+    for variable, name, value in (
+        (names.ENV_MAILGUN_API_KEY_SECRET_ARN, "sendledger/mailgun-api-key", simulator.api_key),
+        (names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN, "sendledger/mailgun-webhook-signing-key", LOCAL_SIGNING_KEY),
+    ):
+        arns[variable] = secrets_manager.create_secret(Name=name, SecretString=value)["ARN"]
+    environ[names.ENV_MAILGUN_API_BASE] = url
+    environ.setdefault(names.ENV_MAILGUN_DOMAIN, simulator.domain)
+    environ.setdefault(names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS, str(LOCAL_FINAL_AFTER_SECONDS))
+    for variable, arn in arns.items():
+        environ.setdefault(variable, arn)
+    LOG.info("mailgun simulator on %s (domain %s)", url, simulator.domain)
+    return simulator
