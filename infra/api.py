@@ -33,6 +33,12 @@ class Route:
         return self.path.startswith("/v1/admin/")
 
     @property
+    def provider(self) -> str | None:
+        """The email provider that calls this route with its own signature (no IAM), if any."""
+        parts = self.path.split("/")
+        return parts[3] if self.path.startswith("/v1/providers/") and len(parts) > 3 else None
+
+    @property
     def arn_path(self) -> str:
         """The path as it appears in an execute-api ARN (a parameter matches any segment)."""
         return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
@@ -82,6 +88,8 @@ class Api(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        # A provider's webhook route exists only where that provider is the email transport.
+        routes = [r for r in ROUTES if r.provider in (None, settings.email_provider.value)]
 
         self.handler = SendledgerFunction(
             self,
@@ -119,6 +127,14 @@ class Api(Construct):
                 access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FORMAT)),
                 tracing_enabled=True,
                 metrics_enabled=True,
+                method_options={
+                    f"{r.path}/{r.method}": apigw.MethodDeploymentOptions(
+                        throttling_rate_limit=settings.provider_webhook_rate_limit,
+                        throttling_burst_limit=settings.provider_webhook_burst_limit,
+                    )
+                    for r in routes
+                    if r.provider
+                },
             ),
             default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
         )
@@ -129,16 +145,19 @@ class Api(Construct):
         )
         # Each method's invoke permission is scoped to that method and path.
         integration = apigw.LambdaIntegration(self.handler.function, allow_test_invoke=False)
-        for route in ROUTES:
+        for route in routes:
             resource = self.rest_api.root.resource_for_path(route.path)
             params = {f"method.request.path.{p.strip('{}')}": True for p in route.path.split("/") if p.startswith("{")}
-            resource.add_method(
+            method = resource.add_method(
                 route.method,
                 integration,
-                authorization_type=apigw.AuthorizationType.IAM,
+                # The provider cannot sign with SigV4: the api Lambda verifies its signature (403).
+                authorization_type=apigw.AuthorizationType.NONE if route.provider else apigw.AuthorizationType.IAM,
                 request_validator=validator,
                 request_parameters=params or None,
             )
+            if route.provider:
+                _acknowledge_provider_route(method, route.provider)
         for response_type, status in _GATEWAY_PROBLEMS.items():
             self.rest_api.add_gateway_response(
                 f"Problem{status}{response_type.response_type}",
@@ -154,10 +173,10 @@ class Api(Construct):
 
         stage = self.rest_api.deployment_stage.stage_name
         self.client_policy = self._invoke_policy(
-            "ClientInvokePolicy", stage, [r for r in ROUTES if not r.admin], "client routes"
+            "ClientInvokePolicy", stage, [r for r in routes if not r.admin and not r.provider], "client routes"
         )
         self.admin_policy = self._invoke_policy(
-            "AdminInvokePolicy", stage, [r for r in ROUTES if r.admin], "/v1/admin/* routes"
+            "AdminInvokePolicy", stage, [r for r in routes if r.admin], "/v1/admin/* routes"
         )
         self._acknowledge()
 
@@ -198,3 +217,13 @@ class Api(Construct):
             "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, with "
             "separate policies for client and admin routes.",
         )
+
+
+def _acknowledge_provider_route(method: apigw.Method, provider: str) -> None:
+    reason = (
+        f"{provider} posts its events unauthenticated to AWS: the api Lambda verifies the body's "
+        "signature, refuses stale or replayed ones (403) and bodies over 64 KiB (413); the method "
+        "has its own stage throttle."
+    )
+    for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4"):
+        nag.acknowledge(method, rule, reason)

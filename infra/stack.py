@@ -18,9 +18,11 @@ from infra.data import LedgerData
 from infra.environment import lambda_environment
 from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
+from infra.mailgun import MailgunSecrets
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
 from infra.settings import Settings
+from sendledger.domain.provider import EmailProvider
 
 
 class SendledgerStack(cdk.Stack):
@@ -62,6 +64,10 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        self.mailgun: MailgunSecrets | None = None
+        if settings.email_provider is EmailProvider.MAILGUN:
+            self.mailgun = MailgunSecrets(self, "Mailgun", removal=removal)
+            env = {**env, **self.mailgun.environment()}
         self.ingestion = Ingestion(
             self,
             c.INGESTION_ID,
@@ -107,6 +113,8 @@ class SendledgerStack(cdk.Stack):
                     actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
                 )
             )
+        if self.mailgun is not None:
+            self.mailgun.grant(api=self.api.handler, poller=self.ingestion.poller)
         self._outputs()
         self._acknowledge()
 
