@@ -23,10 +23,12 @@ from local.gateway import Gateway
 from local.lambda_context import context_factory
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
+from local.sendgrid import LocalSendGrid, start_sendgrid
 from local.simulator import Simulator
 from local.simulator.mailgun import MailgunSimulator
 from local.simulator.mailgun import start_local as start_local_mailgun
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 LOG = logging.getLogger("sendledger.local")
 
@@ -105,6 +107,7 @@ class LocalStack:
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
         self.sms_delivery_logs: Handler | None = None
+        self.sendgrid: LocalSendGrid | None = None  # EMAIL_PROVIDER=sendgrid
         self.aws_endpoint = ""
 
     def start(self) -> None:
@@ -132,6 +135,9 @@ class LocalStack:
 
         if self.environ.get(names.ENV_EMAIL_PROVIDER) == "mailgun":
             self.mailgun = start_local_mailgun(self.environ, region)
+        sendgrid_server = None
+        if self.environ.get(names.ENV_EMAIL_PROVIDER) == EmailProvider.SENDGRID.value:
+            sendgrid_server = start_sendgrid(self.simulator, self.environ, region)
 
         api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
         self.poller = self._optional_handler(names.POLLER_HANDLER)
@@ -156,6 +162,8 @@ class LocalStack:
             host=self.host,
             port=self.port,
         )
+        if sendgrid_server is not None:
+            self.sendgrid = LocalSendGrid(sendgrid_server, self.gateway.url)
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
@@ -173,6 +181,9 @@ class LocalStack:
         assert self.simulator is not None
         with self.poll_lock:
             flushed = self.simulator.flush(deliver_sms=self._deliver_sms)
+            if self.sendgrid is not None:
+                # SendGrid's batches: signed POSTs to the api's webhook route, before the poll drains them.
+                flushed["sendgrid_events_posted"] = self.simulator.sendgrid.flush(self.sendgrid.post)
             result: Any = None
             if self.poller is not None:
                 event = scheduled_event(
@@ -209,6 +220,8 @@ class LocalStack:
     def stop(self) -> None:
         if self.gateway is not None:
             self.gateway.stop()
+        if self.sendgrid is not None:
+            self.sendgrid.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
         if self.simulator is not None:
@@ -238,6 +251,8 @@ class LocalStack:
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
+            + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
             "",
         ]
         print("\n".join(lines), flush=True)

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.ports import EmailSender, ProviderEventsApi
+    from sendledger.ports import EmailSender, EventQueue, ProviderEventsApi
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
+    from sendledger.usecases.provider_webhooks import SendGridWebhook
 
 
 @dataclass
@@ -28,12 +29,20 @@ class Runtime:
     services: Services
     build_pipeline: Callable[[], Pipeline]
     _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
+    _sendgrid_webhook: SendGridWebhook | None = field(default=None, init=False, repr=False)
 
     @property
     def pipeline(self) -> Pipeline:
         if self._pipeline is None:
             self._pipeline = self.build_pipeline()
         return self._pipeline
+
+    @property
+    def sendgrid_webhook(self) -> SendGridWebhook:
+        """What the webhook route needs, built on its first request (never on the send path)."""
+        if self._sendgrid_webhook is None:
+            self._sendgrid_webhook = build_sendgrid_webhook(self.services)
+        return self._sendgrid_webhook
 
     @classmethod
     def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
@@ -77,6 +86,7 @@ def email_sender(settings: Settings) -> EmailSender:
     builders: dict[EmailProvider, Callable[[Settings], EmailSender]] = {
         EmailProvider.SES: _ses_sender,
         EmailProvider.MAILGUN: _mailgun_sender,
+        EmailProvider.SENDGRID: _sendgrid_sender,
     }
     builder = builders.get(settings.email_provider)
     if builder is None:
@@ -122,14 +132,57 @@ def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, 
     }
 
 
+def _sendgrid_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.sendgrid import SendGridEmailSender
+
+    return SendGridEmailSender(settings.sender_email, settings.sendgrid_api_base, _sendgrid_api_key(settings))
+
+
+def _sendgrid_api_key(settings: Settings) -> Callable[[], str]:
+    from sendledger.adapters.secrets import provider_secret
+    from sendledger.settings import SettingsError
+
+    secret = settings.sendgrid_api_key_secret_arn
+    if not secret:
+        raise SettingsError("EMAIL_PROVIDER=sendgrid needs SENDGRID_API_KEY_SECRET_ARN")
+    return lambda: provider_secret(secret)
+
+
+def build_sendgrid_webhook(services: Services) -> SendGridWebhook:
+    """Verifier and queue of the signed Event Webhook; unconfigured, every POST is refused."""
+    from sendledger.adapters.secrets import provider_secret
+    from sendledger.adapters.sendgrid_webhook import SendGridSignatureVerifier
+    from sendledger.adapters.sqs_sink import SqsEventSink
+    from sendledger.usecases.provider_webhooks import SendGridWebhook
+
+    settings = services.settings
+    key_secret, queue_url = settings.sendgrid_webhook_key_secret_arn, settings.sendgrid_events_queue_url
+    return SendGridWebhook(
+        verifier=SendGridSignatureVerifier(lambda: provider_secret(key_secret)) if key_secret else None,
+        sink=SqsEventSink(queue_url) if queue_url else None,
+        clock=services.clock,
+        max_age_seconds=settings.sendgrid_webhook_max_age_seconds,
+    )
+
+
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     """The ingestion stores share the ledger's DynamoDB client (one connection, one request count)."""
     from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
     from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
+    from sendledger.domain.events import EventSource
+    from sendledger.domain.provider import EmailProvider
     from sendledger.usecases.ingest import Pipeline
 
     settings = services.settings
     logs = settings.sms_success_log_group or settings.sms_failure_log_group
+    webhook_queues: dict[str, EventQueue] = {}
+    if settings.sendgrid_events_queue_url:
+        webhook_queues[EventSource.SENDGRID.value] = SqsEventQueue(settings.sendgrid_events_queue_url)
+    lookup = None
+    if settings.email_provider is EmailProvider.SENDGRID and settings.sendgrid_email_activity:
+        from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
+
+        lookup = SendGridEmailActivity(settings.sendgrid_api_base, _sendgrid_api_key(settings))
     return Pipeline(
         services=services,
         events=ledger.events,
@@ -140,4 +193,6 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
         mailgun_events=mailgun_events_api(settings),
         **mailgun_webhook_parts(settings, ledger),
+        webhook_queues=webhook_queues,
+        acceptance_lookup=lookup,
     )

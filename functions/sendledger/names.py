@@ -38,6 +38,13 @@ ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
 ENV_MAILGUN_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
 ENV_MAILGUN_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
+# SendGrid (EMAIL_PROVIDER=sendgrid): secret ARNs are names, not secrets.
+ENV_SENDGRID_API_BASE = "SENDGRID_API_BASE"
+ENV_SENDGRID_API_KEY_SECRET_ARN = "SENDGRID_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN = "SENDGRID_WEBHOOK_PUBLIC_KEY_SECRET_ARN"  # noqa: S105
+ENV_SENDGRID_EVENTS_QUEUE_URL = "SENDGRID_EVENTS_QUEUE_URL"
+ENV_SENDGRID_EMAIL_ACTIVITY = "SENDGRID_EMAIL_ACTIVITY"
+ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS = "SENDGRID_WEBHOOK_MAX_AGE_SECONDS"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 # --- Resource names --------------------------------------------------------------------------
@@ -73,6 +80,9 @@ API_HANDLER = "sendledger.handlers.api.lambda_handler"
 POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
 
+SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
+MAILGUN_EVENTS_PATH = "/v1/providers/mailgun/events"
+
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
@@ -82,7 +92,8 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
-    ("POST", "/v1/providers/mailgun/events"),  # no IAM: signed by Mailgun (HMAC)
+    ("POST", MAILGUN_EVENTS_PATH),  # Mailgun's signed webhook (HMAC): no IAM, see infra/api.py
+    ("POST", SENDGRID_EVENTS_PATH),  # SendGrid's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )

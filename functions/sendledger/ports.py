@@ -350,3 +350,33 @@ class WebhookTokenStore(Protocol):
         """One conditional write."""
 
     def release(self, source: str, token_hash: str, body_hash: str) -> None: ...
+
+
+# --- third-party email providers (issue #11) -----------------------------------------------------
+
+
+class WebhookVerifier(Protocol):
+    """A provider's webhook signature check over the bytes as received."""
+
+    def verify(self, timestamp: str, body: bytes, signature: str) -> bool: ...
+
+
+class EventSink(Protocol):
+    """Where verified webhook events wait for the poller (a queue)."""
+
+    def put(self, bodies: list[str]) -> None:
+        """Queue every body, or raise DependencyUnavailable (some may be queued: the apply dedupes)."""
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    found: bool  # the provider has a message carrying our message id
+    provider_message_id: str | None = None
+    status: str | None = None
+
+
+class AcceptanceLookup(Protocol):
+    """A provider API that finds a send by sendledger's message id (after a timed-out call)."""
+
+    def lookup(self, message_id: str) -> LookupResult | None:
+        """None: the lookup itself failed (nothing is proven either way)."""

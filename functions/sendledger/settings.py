@@ -73,6 +73,14 @@ class Tunables(BaseModel):
         1800, ge=0, validation_alias=names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS
     )
     mailgun_webhook_max_age_seconds: int = Field(300, ge=1, validation_alias=names.ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS)
+    # SendGrid: the API's base URL (the local stack points it at the simulator); whether the
+    # account has Email Activity API access (a paid add-on) for unknown resolution; how old a
+    # signed webhook's timestamp may be.
+    sendgrid_api_base: str = Field("https://api.sendgrid.com", validation_alias=names.ENV_SENDGRID_API_BASE)
+    sendgrid_email_activity: bool = Field(False, validation_alias=names.ENV_SENDGRID_EMAIL_ACTIVITY)
+    sendgrid_webhook_max_age_seconds: int = Field(
+        300, ge=1, validation_alias=names.ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS
+    )
 
     @field_validator("stale_eligibility_policy", mode="before")
     @classmethod
@@ -110,6 +118,9 @@ class Settings(Tunables):
     # Mailgun's API key and webhook signing key (Secrets Manager); no signing key: no webhooks.
     mailgun_api_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_API_KEY_SECRET_ARN)
     mailgun_signing_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN)
+    sendgrid_api_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_API_KEY_SECRET_ARN)
+    sendgrid_webhook_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN)
+    sendgrid_events_queue_url: str = Field("", validation_alias=names.ENV_SENDGRID_EVENTS_QUEUE_URL)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

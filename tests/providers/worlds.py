@@ -12,14 +12,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import boto3
+
 from local.simulator import Simulator
 from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
+from local.simulator.sendgrid_http import InProcessHttp
+from sendledger import names
+from sendledger.adapters.secrets import provider_secret
+from sendledger.adapters.sendgrid import SendGridEmailSender
+from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
+from sendledger.bootstrap import build_pipeline
 from sendledger.domain.provider import EmailProvider
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
 from tests.integration.conftest import Ingestion
-from tests.support.fakes import FakeClock
+from tests.support.fakes import FakeClock, ledger_of
 
 
 @dataclass
@@ -78,8 +86,6 @@ class MailgunWorld:
 
 def mailgun_world(parts: Parts) -> ProviderWorld:
     """The Mailgun adapters, built by bootstrap from settings, against the simulator over HTTP."""
-    import boto3
-
     from sendledger import bootstrap
 
     mailgun = MailgunSimulator(clock=parts.clock.now)
@@ -100,8 +106,62 @@ def mailgun_world(parts: Parts) -> ProviderWorld:
 
 MAILGUN_FINAL_AFTER_SECONDS = 10
 
+
+@dataclass
+class SendGridWorld:
+    provider: EmailProvider
+    parts: Parts
+    http: InProcessHttp  # the adapter's transport: SendGrid's API played by the simulator
+    queue_url: str  # the webhook's events queue
+
+    def emit(self) -> None:
+        self.parts.simulator.sendgrid.flush(self.post)  # signed webhook batch → api → events queue
+
+    def post(self, body: bytes, headers: dict[str, str]) -> int:
+        status, _, _ = self.parts.api("POST", names.SENDGRID_EVENTS_PATH, raw_body=body.decode(), headers=headers)
+        return status
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return [entry for entry in self.parts.simulator.outbox() if entry["provider"] == "sendgrid"]
+
+
+def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWorld:
+    """SendGrid's key and the webhook's verification key in Secrets Manager, its events queue, its adapter."""
+    sqs, secrets = boto3.client("sqs"), boto3.client("secretsmanager")
+    side = parts.simulator.sendgrid
+    api_key = secrets.create_secret(Name="sendledger/sendgrid-api-key", SecretString=side.api_key)["ARN"]
+    public_key = secrets.create_secret(Name="sendledger/sendgrid-webhook-key", SecretString=side.public_key)["ARN"]
+    queue_url = sqs.create_queue(QueueName="sendledger-sendgrid-events", Attributes={"VisibilityTimeout": "0"})[
+        "QueueUrl"
+    ]
+    services = parts.services
+    services.settings = services.settings.model_copy(
+        update={
+            "email_provider": EmailProvider.SENDGRID,
+            "sendgrid_api_key_secret_arn": api_key,
+            "sendgrid_webhook_key_secret_arn": public_key,
+            "sendgrid_events_queue_url": queue_url,
+            "sendgrid_email_activity": email_activity,
+        }
+    )
+    http = InProcessHttp(side)
+    services.email = SendGridEmailSender(
+        services.settings.sender_email,
+        services.settings.sendgrid_api_base,
+        lambda: provider_secret(api_key),
+        http=http,
+        now=lambda: parts.clock.now().timestamp(),
+    )
+    parts.ingestion.pipeline = build_pipeline(services, ledger_of(services))
+    if email_activity:
+        lookup = SendGridEmailActivity(services.settings.sendgrid_api_base, lambda: provider_secret(api_key), http)
+        parts.ingestion.pipeline.acceptance_lookup = lookup
+    return SendGridWorld(EmailProvider.SENDGRID, parts, http, queue_url)
+
+
 WORLDS: dict[EmailProvider, Callable[[Parts], ProviderWorld]] = {
     EmailProvider.SES: ses_world,
+    EmailProvider.SENDGRID: sendgrid_world,
     EmailProvider.MAILGUN: mailgun_world,
 }
 

@@ -101,6 +101,11 @@ class SuppressionView(BaseModel):
     history: list[dict[str, object]]
 
 
+class WebhookReceipt(BaseModel):
+    received: int = Field(description="events in the signed batch")
+    queued: int = Field(description="delivery events queued for ingestion (engagement events are skipped)")
+
+
 class FieldProblem(BaseModel):
     field: str
     message: str

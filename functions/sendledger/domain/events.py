@@ -38,6 +38,7 @@ class EventSource(StrEnum):
     SES = "ses"
     SMS = "sms"
     MAILGUN = "mailgun"
+    SENDGRID = "sendgrid"  # Signed Event Webhook (domain/sendgrid_events.py)
 
 
 class EventKind(StrEnum):

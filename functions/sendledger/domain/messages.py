@@ -105,6 +105,7 @@ class HistoryType(StrEnum):
     RESET_MAIL = "reset_mail"
     LEASE_EXPIRED = "lease_expired"
     ABSENCE_PROVEN = "absence_proven"
+    PROVIDER_LOOKUP = "provider_lookup"  # the provider's own API found the timed-out send
     UNRESOLVED = "unresolved"
     RESEND = "resend"
     CANCELLED = "cancelled"

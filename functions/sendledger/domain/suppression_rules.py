@@ -107,7 +107,37 @@ def classify_mailgun_failure(reason: str | None, smtp_status: str | None) -> Ver
     return Verdict(Action.COUNT_TRANSIENT, text, known=reason in MAILGUN_TRANSIENT_REASONS)
 
 
+# SendGrid `dropped` reasons: these say the address cannot or must not receive mail (SendGrid
+# keeps dropping it); the others are about the message (content, headers, plan quota).
+SENDGRID_SUPPRESSING_DROPS = frozenset(
+    _norm(text) for text in ("Bounced Address", "Invalid", "Spam Reporting Address", "Unsubscribed Address")
+)
+SENDGRID_MESSAGE_DROPS = frozenset(
+    _norm(text) for text in ("Invalid SMTPAPI header", "Spam Content", "Recipient List over Package Quota")
+)
+
+
+def classify_sendgrid(event: DeliveryEvent) -> Verdict:
+    """SendGrid bounce (`type` bounce or blocked) and dropped events; complaints as every source's."""
+    if event.kind is EventKind.BOUNCE:
+        classification = event.evidence.get("bounce_classification")
+        reason = f"bounce: sendgrid/{event.bounce_subtype}" + (f" ({classification})" if classification else "")
+        if event.bounce_type == "Permanent" and event.provider_response != "5.2.2":
+            return Verdict(Action.SUPPRESS, reason)
+        # `blocked` refuses the message or the sending IP, not the address; a full mailbox is transient.
+        return Verdict(Action.COUNT_TRANSIENT, reason, known=event.bounce_subtype in ("bounce", "blocked"))
+    if event.kind is EventKind.REJECT:
+        drop = str(event.evidence.get("drop_reason") or "")
+        reason = f"dropped: {drop}" if drop else "dropped"
+        if _norm(drop) in SENDGRID_SUPPRESSING_DROPS:
+            return Verdict(Action.SUPPRESS, reason)
+        return Verdict(Action.NONE, reason, known=_norm(drop) in SENDGRID_MESSAGE_DROPS)
+    return Verdict(Action.NONE)
+
+
 def verdict_for(event: DeliveryEvent) -> Verdict:
+    if event.source is EventSource.SENDGRID and event.kind in (EventKind.BOUNCE, EventKind.REJECT):
+        return classify_sendgrid(event)
     if event.kind is EventKind.BOUNCE and event.source is EventSource.MAILGUN:
         return classify_mailgun_failure(event.bounce_subtype, event.provider_response)
     if event.kind is EventKind.UNSUBSCRIBE:

@@ -27,6 +27,7 @@ from sendledger.domain.events import (
 from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.ports import (
+    AcceptanceLookup,
     ApplyPlan,
     ApplyResult,
     DeliveryEventStore,
@@ -62,6 +63,10 @@ class Pipeline:
     # Signed Mailgun webhooks (usecases/mailgun_webhook.py): both set only when enabled.
     webhook_tokens: WebhookTokenStore | None = None
     mailgun_signing_key: Callable[[], str] | None = None
+    # Verified provider webhook events by source (usecases/webhook_drain.py), and the email
+    # provider's lookup of a timed-out send (usecases/resolve_unknown.py).
+    webhook_queues: dict[str, EventQueue] = field(default_factory=dict)
+    acceptance_lookup: AcceptanceLookup | None = None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 1. drain the SES events queue, pipelined (usecases/queue_drain.py: delete only what was applied;
    poison stays for the DLQ); SES watermark = cycle start when drained to empty with nothing left behind;
+   then each provider webhook queue the same way (usecases/webhook_drain.py), each its own watermark;
 2. reconcile SMS delivery-status logs with FilterLogEvents from the cursor in DynamoDB (moved
    only after each page is applied); SMS watermark = cycle start when read to the end;
 2b. pull Mailgun's Events API from its cursor (usecases/mailgun_poll.py); Mailgun watermark =
@@ -26,7 +27,15 @@ from sendledger import names
 from sendledger.domain.events import LogRecord, MalformedEvent, parse_sms_record, parse_sqs_body
 from sendledger.domain.messages import DueKind
 from sendledger.ports import QueueMessage
-from sendledger.usecases import escalate, fan_out, mailgun_lookup, mailgun_poll, queue_drain, resolve_unknown
+from sendledger.usecases import (
+    escalate,
+    fan_out,
+    mailgun_lookup,
+    mailgun_poll,
+    queue_drain,
+    resolve_unknown,
+    webhook_drain,
+)
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
 
 logger = Logger(child=True)
@@ -112,7 +121,13 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
         for _ in range(mailgun_lookup.look_up_unknown_sends(pipeline, seconds_left, report)):
             report.bump("unknown_found_by_search")
 
+    def webhooks() -> None:
+        for source, queue in pipeline.webhook_queues.items():
+            if webhook_drain.drain_webhook_queue(pipeline, source, queue, seconds_left, report):
+                pipeline.services.poller_state.set_watermark(source, started)
+
     step("ses", ses)
+    step("webhooks", webhooks)
     step("sms", sms)
     step("mailgun", mailgun)
     step("due_work", lambda: resolve_unknown.resolve_due_work(pipeline, seconds_left, report))
@@ -250,6 +265,7 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     now = services.clock.now()
     ages: list[float] = []
     sources = ["ses"] if pipeline.ses_queue is not None else []
+    sources.extend(pipeline.webhook_queues)
     if pipeline.logs is not None:
         sources.append("sms")
     if pipeline.mailgun_events is not None:
