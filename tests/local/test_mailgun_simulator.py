@@ -182,3 +182,15 @@ def test_filters_and_errors(mailgun, clock):
         api.query({"begin": "0"})  # ascending is required without end
     with pytest.raises(DependencyUnavailable):
         api.follow("https://elsewhere.example/v3/mg.example.com/events/abc")  # the key stays home
+
+
+def test_an_unreadable_api_key_means_nothing_was_sent(mailgun):
+    simulator, url = mailgun
+
+    def no_key() -> str:
+        raise DependencyUnavailable("secret unavailable: GetParameterError")
+
+    adapter = MailgunEmailSender(url, DEFAULT_DOMAIN, "n@mg.example.com", no_key)
+    response = adapter.send_email(OUR_ID, "a@example.com", CONTENT)
+    assert response.result is CallResult.UNAVAILABLE  # retried with backoff, then pending
+    assert simulator.calls == 0

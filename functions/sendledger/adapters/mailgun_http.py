@@ -12,11 +12,11 @@ from functools import cache
 
 import urllib3
 
+from sendledger.adapters.secrets import provider_secret
 from sendledger.domain.errors import DependencyUnavailable
 
 CONNECT_TIMEOUT_SECONDS = 2.0
 READ_TIMEOUT_SECONDS = 5.0
-SECRET_MAX_AGE_SECONDS = 300  # Powertools' cache: a rotated key is picked up within this
 
 KeySource = Callable[[], str]
 
@@ -35,18 +35,12 @@ def basic_auth(api_key: str) -> str:
 
 
 def secret_value(secret_id: str) -> KeySource:
-    """The secret's current value through Powertools Parameters (cached; never logged)."""
+    """The secret's current value (Powertools Parameters, cached; never logged); a fault is a 503."""
 
     def read() -> str:
-        from aws_lambda_powertools.utilities import parameters
-
         try:
-            value = parameters.get_secret(secret_id, max_age=SECRET_MAX_AGE_SECONDS)
+            return provider_secret(secret_id)
         except Exception as exc:  # GetParameterError wraps every Secrets Manager fault
             raise DependencyUnavailable(f"secret unavailable: {type(exc).__name__}", retry_after_seconds=5) from None
-        text = value.decode() if isinstance(value, bytes) else str(value)
-        if not text:
-            raise ValueError(f"secret {secret_id} is empty")
-        return text
 
     return read
