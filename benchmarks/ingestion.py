@@ -202,6 +202,9 @@ def measure_events(world: World) -> dict[str, Any]:
             result["sms"] = _sms_events(provider, sms_logs.lambda_handler)
         else:
             result["sms"] = {"reason": sms_missing}
+        from benchmarks import mailgun  # its own simulator, over HTTP
+
+        result["mailgun"] = mailgun.measure(world)
     finally:
         provider.close()
     return result

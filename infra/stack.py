@@ -129,6 +129,9 @@ class SendledgerStack(cdk.Stack):
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
         }
+        if self.mailgun is not None:  # the operator puts Mailgun's values into these after deploy
+            outputs["MailgunApiKeySecretArn"] = self.mailgun.api_key.secret_arn
+            outputs["MailgunWebhookSigningKeySecretArn"] = self.mailgun.signing_key.secret_arn
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 

@@ -104,3 +104,9 @@ def test_the_lambdas_get_the_secret_arns_never_the_keys(mailgun: Template) -> No
         assert env[names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS] == "1800"
         assert set(env[names.ENV_MAILGUN_API_KEY_SECRET_ARN]) == {"Ref"}
         assert set(env[names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN]) == {"Ref"}
+
+
+def test_the_secret_arns_are_stack_outputs(mailgun: Template, ses: Template) -> None:
+    outputs = mailgun.find_outputs("*")
+    assert {"MailgunApiKeySecretArn", "MailgunWebhookSigningKeySecretArn"} <= set(outputs)
+    assert not {"MailgunApiKeySecretArn"} & set(ses.find_outputs("*"))

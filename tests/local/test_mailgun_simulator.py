@@ -194,3 +194,27 @@ def test_an_unreadable_api_key_means_nothing_was_sent(mailgun):
     response = adapter.send_email(OUR_ID, "a@example.com", CONTENT)
     assert response.result is CallResult.UNAVAILABLE  # retried with backoff, then pending
     assert simulator.calls == 0
+
+
+def test_the_local_stack_wiring_puts_the_keys_in_secrets_manager_and_points_the_lambdas_at_the_simulator():
+    import boto3
+    from moto import mock_aws
+
+    from local.simulator.mailgun import LOCAL_FINAL_AFTER_SECONDS, LOCAL_SIGNING_KEY, start_local
+    from sendledger.settings import Settings
+
+    environ: dict[str, str] = {}
+    with mock_aws():
+        simulator = start_local(environ, "us-east-1")
+        try:
+            settings = Settings.from_env(environ)
+            assert settings.mailgun_api_base.startswith("http://127.0.0.1:")
+            assert settings.mailgun_events_final_after_seconds == LOCAL_FINAL_AFTER_SECONDS
+            secrets = boto3.client("secretsmanager", region_name="us-east-1")
+            read = secrets.get_secret_value(SecretId=settings.mailgun_signing_key_secret_arn)["SecretString"]
+            assert read == LOCAL_SIGNING_KEY
+            key = secrets.get_secret_value(SecretId=settings.mailgun_api_key_secret_arn)["SecretString"]
+            adapter = MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, "n@x.example", lambda: key)
+            assert adapter.send_email(OUR_ID, "a@example.com", CONTENT).result is CallResult.ACCEPTED
+        finally:
+            simulator.stop()
