@@ -6,6 +6,9 @@ from typing import Any
 
 from benchmarks import bars, cost
 
+# Event sources measured per event (benchmarks/ingestion.py; SendGrid: benchmarks/sendgrid_events.py).
+EVENT_SOURCES = ("ses", "sms", "sendgrid", "mailgun")
+
 
 def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Requests: worst case over every measured event kind and source (the bar holds for each)."""
@@ -15,7 +18,7 @@ def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, An
         return figures, {"reason": "error: see run.errors.events"}
     if events.get("reason"):
         return figures, {"reason": events["reason"]}
-    for source in ("ses", "sms", "mailgun"):
+    for source in EVENT_SOURCES:
         block = events.get(source)
         if not block or block.get("reason"):
             detail[source] = {"reason": (block or {}).get("reason", "not measured")}
@@ -63,7 +66,7 @@ def _capacity(
     rru["replay"] = replay.get("read_request_units")
     new: list[dict[str, Any]] = []
     duplicate: list[dict[str, Any]] = []
-    for source in ("ses", "sms", "mailgun"):
+    for source in EVENT_SOURCES:
         block = (events or {}).get(source) or {}
         new += block.get("new") or []
         duplicate += block.get("duplicate") or []

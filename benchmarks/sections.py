@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.figures import EVENT_SOURCES
 from benchmarks.markdown import fmt, table
 
 CAPACITY_RULES = (
@@ -46,7 +47,7 @@ def capacity(results: dict[str, Any]) -> list[str]:
     lines += table(["operation", "write units", "read units", "baseline write units"], rows)
     events = (results["detail"]["ddb_requests"].get("events")) or {}
     rows = []
-    for source in ("ses", "sms", "mailgun"):
+    for source in EVENT_SOURCES:
         block = events.get(source) or {}
         changing = set(block.get("changes_suppression") or [])
         for kind, units in (block.get("new_capacity") or {}).items():

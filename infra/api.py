@@ -21,6 +21,7 @@ from infra.lambdas import SendledgerFunction, xray_and_publish_reason
 from infra.messaging import Messaging
 from infra.settings import Settings
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 
 @dataclass(frozen=True)
@@ -33,20 +34,24 @@ class Route:
         return self.path.startswith("/v1/admin/")
 
     @property
-    def provider(self) -> str | None:
-        """The email provider that calls this route with its own signature (no IAM), if any."""
-        parts = self.path.split("/")
-        return parts[3] if self.path.startswith("/v1/providers/") and len(parts) > 3 else None
-
-    @property
     def arn_path(self) -> str:
         """The path as it appears in an execute-api ARN (a parameter matches any segment)."""
         return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
 
 
-# Every route the api Lambda serves: the API Gateway resources and both invoke policies are
+# Provider webhooks: no IAM (the provider signs them; the Lambda verifies), each throttled on
+# its own, and deployed only for the configured provider.
+WEBHOOK_PATHS = {EmailProvider.SENDGRID: names.SENDGRID_EVENTS_PATH, EmailProvider.MAILGUN: names.MAILGUN_EVENTS_PATH}
+_WEBHOOK_AUTH = {
+    EmailProvider.SENDGRID: "SendGrid's ECDSA signature over timestamp and body, verified in the api Lambda "
+    "(403 otherwise); the route has its own stage throttle and the Lambda refuses bodies over 1 MiB.",
+    EmailProvider.MAILGUN: "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in the api Lambda, "
+    "stale or replayed tokens refused (403); the route has its own stage throttle and the Lambda refuses "
+    "bodies over 64 KiB (413).",
+}
+# Every IAM route the api Lambda serves: the API Gateway resources and both invoke policies are
 # built from it, and the local gateway routes by the same table.
-ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES)
+ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values())
 
 # Errors API Gateway answers itself, rendered as RFC 9457 problem details like the Lambda's.
 _GATEWAY_PROBLEMS = {
@@ -88,8 +93,6 @@ class Api(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
-        # A provider's webhook route exists only where that provider is the email transport.
-        routes = [r for r in ROUTES if r.provider in (None, settings.email_provider.value)]
 
         self.handler = SendledgerFunction(
             self,
@@ -103,12 +106,16 @@ class Api(Construct):
             removal_policy=removal,
             statements=[
                 data.item_access(with_due_work_index=True),
-                messaging.send_email_statement(),
+                *messaging.send_email_statements(settings),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
             ],
             resource_star_reason=xray_and_publish_reason("api"),
         )
 
+        webhook = WEBHOOK_PATHS.get(settings.email_provider)
+        webhook_throttle = apigw.MethodDeploymentOptions(
+            throttling_rate_limit=settings.webhook_rate_limit, throttling_burst_limit=settings.webhook_burst_limit
+        )
         access_logs = logs.LogGroup(
             self, "AccessLogs", retention=logs.RetentionDays.THREE_MONTHS, removal_policy=removal
         )
@@ -127,14 +134,7 @@ class Api(Construct):
                 access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FORMAT)),
                 tracing_enabled=True,
                 metrics_enabled=True,
-                method_options={
-                    f"{r.path}/{r.method}": apigw.MethodDeploymentOptions(
-                        throttling_rate_limit=settings.provider_webhook_rate_limit,
-                        throttling_burst_limit=settings.provider_webhook_burst_limit,
-                    )
-                    for r in routes
-                    if r.provider
-                },
+                method_options={f"{webhook}/POST": webhook_throttle} if webhook else None,
             ),
             default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
         )
@@ -145,19 +145,26 @@ class Api(Construct):
         )
         # Each method's invoke permission is scoped to that method and path.
         integration = apigw.LambdaIntegration(self.handler.function, allow_test_invoke=False)
-        for route in routes:
+        for route in ROUTES:
             resource = self.rest_api.root.resource_for_path(route.path)
             params = {f"method.request.path.{p.strip('{}')}": True for p in route.path.split("/") if p.startswith("{")}
-            method = resource.add_method(
+            resource.add_method(
                 route.method,
                 integration,
-                # The provider cannot sign with SigV4: the api Lambda verifies its signature (403).
-                authorization_type=apigw.AuthorizationType.NONE if route.provider else apigw.AuthorizationType.IAM,
+                authorization_type=apigw.AuthorizationType.IAM,
                 request_validator=validator,
                 request_parameters=params or None,
             )
-            if route.provider:
-                _acknowledge_provider_route(method, route.provider)
+        if webhook:
+            method = self.rest_api.root.resource_for_path(webhook).add_method(
+                "POST", integration, authorization_type=apigw.AuthorizationType.NONE
+            )
+            reason = (
+                f"Called by {settings.email_provider.value}, which cannot sign with SigV4: every POST carries "
+                + _WEBHOOK_AUTH[settings.email_provider]
+            )
+            nag.acknowledge(method, "AwsSolutions-APIG4", reason)
+            nag.acknowledge(method, "AwsSolutions-COG4", reason)
         for response_type, status in _GATEWAY_PROBLEMS.items():
             self.rest_api.add_gateway_response(
                 f"Problem{status}{response_type.response_type}",
@@ -173,10 +180,10 @@ class Api(Construct):
 
         stage = self.rest_api.deployment_stage.stage_name
         self.client_policy = self._invoke_policy(
-            "ClientInvokePolicy", stage, [r for r in routes if not r.admin and not r.provider], "client routes"
+            "ClientInvokePolicy", stage, [r for r in ROUTES if not r.admin], "client routes"
         )
         self.admin_policy = self._invoke_policy(
-            "AdminInvokePolicy", stage, [r for r in routes if r.admin], "/v1/admin/* routes"
+            "AdminInvokePolicy", stage, [r for r in ROUTES if r.admin], "/v1/admin/* routes"
         )
         self._acknowledge()
 
@@ -217,13 +224,3 @@ class Api(Construct):
             "Callers are AWS principals: every method uses AWS_IAM (SigV4) authorization, with "
             "separate policies for client and admin routes.",
         )
-
-
-def _acknowledge_provider_route(method: apigw.Method, provider: str) -> None:
-    reason = (
-        f"{provider} posts its events unauthenticated to AWS: the api Lambda verifies the body's "
-        "signature, refuses stale or replayed ones (403) and bodies over 64 KiB (413); the method "
-        "has its own stage throttle."
-    )
-    for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4"):
-        nag.acknowledge(method, rule, reason)

@@ -65,7 +65,7 @@ class Ingestion(Construct):
                     resources=[g.log_group_arn for g in messaging.sms_log_groups],
                 ),
                 # Retries after proven absence and escalation fallbacks send like the API does.
-                messaging.send_email_statement(),
+                *messaging.send_email_statements(settings),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
                 iam.PolicyStatement(
                     actions=["sqs:SendMessage"],

@@ -21,7 +21,9 @@ from infra.lambdas import RUNTIME
 from infra.mailgun import MailgunSecrets
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
+from infra.sendgrid import SendGridResources
 from infra.settings import Settings
+from sendledger import names
 from sendledger.domain.provider import EmailProvider
 
 
@@ -67,7 +69,11 @@ class SendledgerStack(cdk.Stack):
         self.mailgun: MailgunSecrets | None = None
         if settings.email_provider is EmailProvider.MAILGUN:
             self.mailgun = MailgunSecrets(self, "Mailgun", removal=removal)
-            env = {**env, **self.mailgun.environment()}
+            env.update(self.mailgun.environment())
+        self.sendgrid: SendGridResources | None = None
+        if settings.email_provider is EmailProvider.SENDGRID:
+            self.sendgrid = SendGridResources(self, "SendGrid", removal=removal)
+            env.update(self.sendgrid.environment())
         self.ingestion = Ingestion(
             self,
             c.INGESTION_ID,
@@ -102,6 +108,7 @@ class SendledgerStack(cdk.Stack):
                 "EscalationDlq": self.messaging.escalation_dlq,
                 "PollerDlq": self.ingestion.poller_dlq,
                 "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
+                **({"SendGridEventsDlq": self.sendgrid.events_dlq} if self.sendgrid else {}),
             },
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
@@ -115,6 +122,9 @@ class SendledgerStack(cdk.Stack):
             )
         if self.mailgun is not None:
             self.mailgun.grant(api=self.api.handler, poller=self.ingestion.poller)
+        if self.sendgrid is not None:
+            self.sendgrid.grant_api(self.api.handler.role)
+            self.sendgrid.grant_poller(self.ingestion.poller.role)
         self._outputs()
         self._acknowledge()
 
@@ -132,6 +142,13 @@ class SendledgerStack(cdk.Stack):
         if self.mailgun is not None:  # the operator puts Mailgun's values into these after deploy
             outputs["MailgunApiKeySecretArn"] = self.mailgun.api_key.secret_arn
             outputs["MailgunWebhookSigningKeySecretArn"] = self.mailgun.signing_key.secret_arn
+            outputs["MailgunWebhookUrl"] = self.api.rest_api.url_for_path(names.MAILGUN_EVENTS_PATH)
+        if self.sendgrid is not None:
+            outputs.update(
+                SendGridApiKeySecretArn=self.sendgrid.api_key.secret_arn,
+                SendGridWebhookPublicKeySecretArn=self.sendgrid.webhook_key.secret_arn,
+                SendGridWebhookUrl=self.api.rest_api.url_for_path(names.SENDGRID_EVENTS_PATH),
+            )
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 
