@@ -7,7 +7,7 @@ from typing import Any
 from benchmarks import bars, cost
 
 # Event sources measured per event (benchmarks/ingestion.py; SendGrid: benchmarks/sendgrid_events.py).
-EVENT_SOURCES = ("ses", "sms", "sendgrid")
+EVENT_SOURCES = ("ses", "sms", "sendgrid", "mailgun")
 
 
 def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -32,6 +32,8 @@ def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, An
             "duplicate_capacity": {f["event"]: _units(f) for f in block["duplicate"]},
             "changes_suppression": [f["event"] for f in block["new"] if f.get("changes_suppression")],
         }
+        if block.get("poll_step"):
+            detail[source]["poll_step"] = block["poll_step"]
         for kind in ("new", "duplicate"):
             worst = max(f["requests"] for f in block[kind])
             key = f"event_{kind}"

@@ -203,6 +203,9 @@ def measure_events(world: World) -> dict[str, Any]:
         else:
             result["sms"] = {"reason": sms_missing}
         result["sendgrid"] = _sendgrid_events(world, provider)
+        from benchmarks import mailgun  # its own simulator, over HTTP
+
+        result["mailgun"] = mailgun.measure(world)
     finally:
         provider.close()
     return result

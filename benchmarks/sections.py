@@ -56,6 +56,16 @@ def capacity(results: dict[str, Any]) -> list[str]:
     if rows:
         lines += ["Per event type:", ""]
         lines += table(["event", "new WRU", "new RRU", "duplicate WRU", "changes suppression"], rows)
+    step = (events.get("mailgun") or {}).get("poll_step") or {}
+    if step.get("events"):
+        lines += [
+            f"Mailgun poll step over {step['events']} events: the live pass applied "
+            f"{step['applied_by_live_pass']} ({step['requests_live_pass']} requests), the finality pass read "
+            f"{step['duplicates_on_finality_pass']} again as duplicates ({step['requests_finality_pass']} "
+            f"requests, cursor commits included): {step['requests_per_event']} requests and "
+            f"{step['write_request_units_per_event']} WRU per Mailgun event.",
+            "",
+        ]
     return [*lines, CAPACITY_RULES, ""]
 
 

@@ -41,7 +41,14 @@ class Route:
 
 # Provider webhooks: no IAM (the provider signs them; the Lambda verifies), each throttled on
 # its own, and deployed only for the configured provider.
-WEBHOOK_PATHS = {EmailProvider.SENDGRID: names.SENDGRID_EVENTS_PATH}
+WEBHOOK_PATHS = {EmailProvider.SENDGRID: names.SENDGRID_EVENTS_PATH, EmailProvider.MAILGUN: names.MAILGUN_EVENTS_PATH}
+_WEBHOOK_AUTH = {
+    EmailProvider.SENDGRID: "SendGrid's ECDSA signature over timestamp and body, verified in the api Lambda "
+    "(403 otherwise); the route has its own stage throttle and the Lambda refuses bodies over 1 MiB.",
+    EmailProvider.MAILGUN: "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in the api Lambda, "
+    "stale or replayed tokens refused (403); the route has its own stage throttle and the Lambda refuses "
+    "bodies over 64 KiB (413).",
+}
 # Every IAM route the api Lambda serves: the API Gateway resources and both invoke policies are
 # built from it, and the local gateway routes by the same table.
 ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values())
@@ -154,9 +161,8 @@ class Api(Construct):
                 "POST", integration, authorization_type=apigw.AuthorizationType.NONE
             )
             reason = (
-                "Called by SendGrid, which cannot sign with SigV4: every POST carries SendGrid's ECDSA "
-                "signature over timestamp and body, verified in the api Lambda (403 otherwise); the route "
-                "has its own stage throttle and the Lambda refuses bodies over 1 MiB."
+                f"Called by {settings.email_provider.value}, which cannot sign with SigV4: every POST carries "
+                + _WEBHOOK_AUTH[settings.email_provider]
             )
             nag.acknowledge(method, "AwsSolutions-APIG4", reason)
             nag.acknowledge(method, "AwsSolutions-COG4", reason)

@@ -18,6 +18,7 @@ from infra.data import LedgerData
 from infra.environment import lambda_environment
 from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
+from infra.mailgun import MailgunSecrets
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
 from infra.sendgrid import SendGridResources
@@ -65,6 +66,10 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        self.mailgun: MailgunSecrets | None = None
+        if settings.email_provider is EmailProvider.MAILGUN:
+            self.mailgun = MailgunSecrets(self, "Mailgun", removal=removal)
+            env.update(self.mailgun.environment())
         self.sendgrid: SendGridResources | None = None
         if settings.email_provider is EmailProvider.SENDGRID:
             self.sendgrid = SendGridResources(self, "SendGrid", removal=removal)
@@ -115,6 +120,8 @@ class SendledgerStack(cdk.Stack):
                     actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
                 )
             )
+        if self.mailgun is not None:
+            self.mailgun.grant(api=self.api.handler, poller=self.ingestion.poller)
         if self.sendgrid is not None:
             self.sendgrid.grant_api(self.api.handler.role)
             self.sendgrid.grant_poller(self.ingestion.poller.role)
@@ -132,6 +139,10 @@ class SendledgerStack(cdk.Stack):
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
         }
+        if self.mailgun is not None:  # the operator puts Mailgun's values into these after deploy
+            outputs["MailgunApiKeySecretArn"] = self.mailgun.api_key.secret_arn
+            outputs["MailgunWebhookSigningKeySecretArn"] = self.mailgun.signing_key.secret_arn
+            outputs["MailgunWebhookUrl"] = self.api.rest_api.url_for_path(names.MAILGUN_EVENTS_PATH)
         if self.sendgrid is not None:
             outputs.update(
                 SendGridApiKeySecretArn=self.sendgrid.api_key.secret_arn,

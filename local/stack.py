@@ -32,6 +32,8 @@ from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
 from local.sendgrid import LocalSendGrid, start_sendgrid
 from local.simulator import Simulator
+from local.simulator.mailgun import MailgunSimulator
+from local.simulator.mailgun import start_local as start_local_mailgun
 from sendledger import names
 from sendledger.domain.provider import EmailProvider
 
@@ -114,6 +116,7 @@ class LocalStack:
         self.invoke_lock = threading.RLock()  # one handler invocation at a time
         self.moto: Any = None
         self.simulator: Simulator | None = None
+        self.mailgun: MailgunSimulator | None = None  # EMAIL_PROVIDER=mailgun
         self.gateway: Gateway | None = None
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
@@ -148,6 +151,8 @@ class LocalStack:
             sms_failure_log_group=self.environ[names.ENV_SMS_FAILURE_LOG_GROUP],
         )
 
+        if self.environ.get(names.ENV_EMAIL_PROVIDER) == "mailgun":
+            self.mailgun = start_local_mailgun(self.environ, region)
         sendgrid_server = None
         if self.environ.get(names.ENV_EMAIL_PROVIDER) == EmailProvider.SENDGRID.value:
             sendgrid_server = start_sendgrid(self.simulator, self.environ, region)
@@ -163,7 +168,7 @@ class LocalStack:
 
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
         self.scheduler = Scheduler(self.scheduled_tick, interval)
-        outbox = LedgerOutbox(self.simulator.outbox, self.environ[names.ENV_LEDGER_TABLE])
+        outbox = LedgerOutbox(self.outbox, self.environ[names.ENV_LEDGER_TABLE])  # both simulators' entries
         self.gateway = Gateway(
             api,
             principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
@@ -182,6 +187,14 @@ class LocalStack:
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
+
+    def outbox(self) -> list[dict[str, Any]]:
+        """Every provider's accepted messages, oldest first."""
+        assert self.simulator is not None
+        if self.mailgun is None:
+            return self.simulator.outbox()
+        entries = self.simulator.outbox() + self.mailgun.outbox()
+        return sorted(entries, key=lambda entry: str(entry.get("sent_at", "")))
 
     def poll_once(self) -> dict[str, Any]:
         """One scheduled cycle: emit the simulator's queued events, then run the poller."""
@@ -239,6 +252,8 @@ class LocalStack:
             self.scheduler.stop(timeout=STOP_WAIT_SECONDS)
         if self.simulator is not None:
             self.simulator.uninstall()
+        if self.mailgun is not None:
+            self.mailgun.stop()
         if self.moto is not None:
             self.moto.stop()
         sys.setswitchinterval(self._switch_interval)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.ports import EmailSender, EventQueue
+    from sendledger.ports import EmailSender, EventQueue, ProviderEventsApi
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
@@ -85,6 +85,7 @@ def email_sender(settings: Settings) -> EmailSender:
 
     builders: dict[EmailProvider, Callable[[Settings], EmailSender]] = {
         EmailProvider.SES: _ses_sender,
+        EmailProvider.MAILGUN: _mailgun_sender,
         EmailProvider.SENDGRID: _sendgrid_sender,
     }
     builder = builders.get(settings.email_provider)
@@ -97,6 +98,38 @@ def _ses_sender(settings: Settings) -> EmailSender:
     from sendledger.adapters.ses import SesEmailSender
 
     return SesEmailSender(settings.sender_email, settings.ses_configuration_set)
+
+
+def _mailgun_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.mailgun import MailgunEmailSender
+    from sendledger.adapters.mailgun_http import secret_value
+
+    key = secret_value(settings.mailgun_api_key_secret_arn)
+    return MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, settings.sender_email, key)
+
+
+def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
+    from sendledger.adapters.mailgun_events import MailgunEventsApi
+    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.domain.provider import EmailProvider
+
+    if settings.email_provider is not EmailProvider.MAILGUN:
+        return None
+    key = secret_value(settings.mailgun_api_key_secret_arn)
+    return MailgunEventsApi(settings.mailgun_api_base, settings.mailgun_domain, key)
+
+
+def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, Any]:
+    """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
+    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.domain.provider import EmailProvider
+
+    if settings.email_provider is not EmailProvider.MAILGUN or not settings.mailgun_signing_key_secret_arn:
+        return {}
+    return {
+        "webhook_tokens": ledger.webhook_tokens,
+        "mailgun_signing_key": secret_value(settings.mailgun_signing_key_secret_arn),
+    }
 
 
 def _sendgrid_sender(settings: Settings) -> EmailSender:
@@ -158,6 +191,8 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         ses_queue=SqsEventQueue(settings.ses_events_queue_url) if settings.ses_events_queue_url else None,
         logs=CloudWatchLogReader() if logs else None,
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
+        mailgun_events=mailgun_events_api(settings),
+        **mailgun_webhook_parts(settings, ledger),
         webhook_queues=webhook_queues,
         acceptance_lookup=lookup,
     )

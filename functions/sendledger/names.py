@@ -30,6 +30,13 @@ ENV_TRANSIENT_BOUNCE_LIMIT = "TRANSIENT_BOUNCE_LIMIT"
 ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
+# Mailgun (EMAIL_PROVIDER=mailgun); the secret variables hold ARNs, never the keys.
+ENV_MAILGUN_DOMAIN = "MAILGUN_DOMAIN"
+ENV_MAILGUN_API_BASE = "MAILGUN_API_BASE"
+ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS = "MAILGUN_EVENTS_FINAL_AFTER_SECONDS"
+ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
+ENV_MAILGUN_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_MAILGUN_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
 # SendGrid (EMAIL_PROVIDER=sendgrid): secret ARNs are names, not secrets.
 ENV_SENDGRID_API_BASE = "SENDGRID_API_BASE"
@@ -65,6 +72,7 @@ EVIDENCE_INDEX_SORT_KEY = "created_at"
 
 # --- Message tags and metrics ----------------------------------------------------------------
 SES_MESSAGE_ID_TAG = "sendledger-message-id"
+MAILGUN_MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back as user-variables
 METRICS_NAMESPACE = "sendledger"
 # POWERTOOLS_SERVICE_NAME of every Lambda, hence the only dimension (`service`) of the EMF
 # metrics below; the CloudWatch alarms in infra/monitoring.py match exactly {service: this}.
@@ -79,6 +87,7 @@ POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
 
 SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
+MAILGUN_EVENTS_PATH = "/v1/providers/mailgun/events"
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
@@ -94,6 +103,7 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
+    ("POST", MAILGUN_EVENTS_PATH),  # Mailgun's signed webhook (HMAC): no IAM, see infra/api.py
     ("POST", SENDGRID_EVENTS_PATH),  # SendGrid's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),

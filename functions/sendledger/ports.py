@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 from sendledger.domain.eligibility import SuppressionState
@@ -347,6 +349,31 @@ class LogPage:
 
 class LogReader(Protocol):
     def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...
+
+
+class ProviderEventsApi(Protocol):
+    """A provider's pull-based event API (Mailgun's Events API): pages, ascending by time."""
+
+    def query(self, params: Mapping[str, str]) -> Any:
+        """The first page of a search (sendledger.domain.mailgun_events.EventsPage)."""
+
+    def follow(self, url: str) -> Any:
+        """The page a previous page's `next` URL names."""
+
+
+class TokenClaim(StrEnum):
+    CLAIMED = "claimed"  # first use of the token: go on
+    SAME_BODY = "same_body"  # the same webhook again (a provider retry): already handled
+    REPLAYED = "replayed"  # the token with another body: refuse
+
+
+class WebhookTokenStore(Protocol):
+    """Signed-webhook tokens already used (hashes only), so a captured signature is good once."""
+
+    def claim(self, source: str, token_hash: str, body_hash: str, expires_at: datetime, now: datetime) -> TokenClaim:
+        """One conditional write."""
+
+    def release(self, source: str, token_hash: str, body_hash: str) -> None: ...
 
 
 # --- third-party email providers (issue #11) -----------------------------------------------------

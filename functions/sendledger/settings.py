@@ -65,6 +65,14 @@ class Tunables(BaseModel):
     idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
     transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
     transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
+    # Mailgun: the sending domain, the API's base URL (US; EU is https://api.eu.mailgun.net),
+    # how old Events API results must be to be final, and the webhook timestamps accepted.
+    mailgun_domain: str = Field("", validation_alias=names.ENV_MAILGUN_DOMAIN)
+    mailgun_api_base: str = Field("https://api.mailgun.net", validation_alias=names.ENV_MAILGUN_API_BASE)
+    mailgun_events_final_after_seconds: int = Field(
+        1800, ge=0, validation_alias=names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS
+    )
+    mailgun_webhook_max_age_seconds: int = Field(300, ge=1, validation_alias=names.ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS)
     # SendGrid: the API's base URL (the local stack points it at the simulator); whether the
     # account has Email Activity API access (a paid add-on) for unknown resolution; how old a
     # signed webhook's timestamp may be.
@@ -107,6 +115,9 @@ class Settings(Tunables):
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
+    # Mailgun's API key and webhook signing key (Secrets Manager); no signing key: no webhooks.
+    mailgun_api_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_API_KEY_SECRET_ARN)
+    mailgun_signing_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN)
     sendgrid_api_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_API_KEY_SECRET_ARN)
     sendgrid_webhook_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN)
     sendgrid_events_queue_url: str = Field("", validation_alias=names.ENV_SENDGRID_EVENTS_QUEUE_URL)

@@ -43,6 +43,9 @@ def built_world(
         yield world
     finally:
         simulator.uninstall()
+        close = getattr(world, "close", None)  # a world serving a provider's HTTP API stops it
+        if close is not None:
+            close()
 
 
 @pytest.fixture(params=sorted(WORLDS), ids=str)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import boto3
 
 from local.simulator import Simulator
+from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
 from local.simulator.sendgrid_http import InProcessHttp
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
@@ -65,6 +66,45 @@ class SesWorld:
 
 def ses_world(parts: Parts) -> ProviderWorld:
     return SesWorld(EmailProvider.SES, parts)
+
+
+@dataclass
+class MailgunWorld:
+    provider: EmailProvider
+    parts: Parts
+    mailgun: MailgunSimulator
+
+    def emit(self) -> None:
+        """Nothing to push: the poller pulls Mailgun's Events API (served by the simulator)."""
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return self.mailgun.outbox()
+
+    def close(self) -> None:
+        self.mailgun.stop()
+
+
+def mailgun_world(parts: Parts) -> ProviderWorld:
+    """The Mailgun adapters, built by bootstrap from settings, against the simulator over HTTP."""
+    from sendledger import bootstrap
+
+    mailgun = MailgunSimulator(clock=parts.clock.now)
+    url = mailgun.serve()
+    secret = boto3.client("secretsmanager").create_secret(Name="sendledger/mailgun-api-key", SecretString=LOCAL_API_KEY)
+    parts.services.settings = parts.services.settings.model_copy(
+        update={
+            "mailgun_api_base": url,
+            "mailgun_domain": DEFAULT_DOMAIN,
+            "mailgun_api_key_secret_arn": secret["ARN"],
+            "mailgun_events_final_after_seconds": MAILGUN_FINAL_AFTER_SECONDS,
+        }
+    )
+    parts.services.email = bootstrap.email_sender(parts.services.settings)
+    parts.ingestion.pipeline.mailgun_events = bootstrap.mailgun_events_api(parts.services.settings)
+    return MailgunWorld(EmailProvider.MAILGUN, parts, mailgun)
+
+
+MAILGUN_FINAL_AFTER_SECONDS = 10
 
 
 @dataclass
@@ -122,6 +162,7 @@ def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWor
 WORLDS: dict[EmailProvider, Callable[[Parts], ProviderWorld]] = {
     EmailProvider.SES: ses_world,
     EmailProvider.SENDGRID: sendgrid_world,
+    EmailProvider.MAILGUN: mailgun_world,
 }
 
 

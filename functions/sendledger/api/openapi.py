@@ -15,7 +15,7 @@ from sendledger.api.problems import PROBLEM_JSON
 JSON = "application/json"
 # Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
 ANSWERS_422 = {("/v1/messages", "post")}
-UNSIGNED_ROUTES = (names.SENDGRID_EVENTS_PATH,)
+UNSIGNED_ROUTES = (names.SENDGRID_EVENTS_PATH, names.MAILGUN_EVENTS_PATH)
 
 
 def documented(status: int, model: type[BaseModel], *errors: int, media_type: str = JSON) -> dict[int, OpenAPIResponse]:

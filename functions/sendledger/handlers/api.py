@@ -16,6 +16,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap, names
+from sendledger.api.mailgun_models import WebhookAccepted
 from sendledger.api.models import (
     ConsumeResetRequest,
     MessageView,
@@ -35,10 +36,12 @@ from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from sendledger.handlers.mailgun_route import webhook_response
 from sendledger.handlers.observability import traced
 from sendledger.usecases import evidence, messages, provider_webhooks, resets, suppressions
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import SendCommand
+from sendledger.usecases.mailgun_webhook import receive_mailgun_webhook
 from sendledger.usecases.results import (
     Accepted,
     Replayed,
@@ -248,6 +251,16 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
     principal = _principal()
     status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, principal)
     return _suppression_response(status)
+
+
+@app.post(
+    names.MAILGUN_EVENTS_PATH,
+    responses=documented(200, WebhookAccepted, 400, 403, 404, 413, 415, 503),
+    description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
+)
+def post_mailgun_events() -> Response[str]:
+    pipeline = (_RUNTIME.get() or bootstrap.runtime()).pipeline
+    return webhook_response(receive_mailgun_webhook(pipeline, app.current_event.body or ""))
 
 
 @app.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
