@@ -5,6 +5,8 @@ import re
 import boto3
 import pytest
 
+from sendledger.adapters.dynamodb.keys import message_pk
+from sendledger.domain.ids import reset_message_id
 from sendledger.domain.provider import CallResult, ProviderResponse
 from tests.conftest import TABLE
 from tests.support.counting import count_dynamodb_requests
@@ -127,10 +129,9 @@ def test_mail_of_a_replaced_reset_is_cancelled_not_left_waiting(api, services, c
     mailed()
     clock.advance(601)
     request(api)
-    items = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
-    first_mail = next(
-        i for i in items if i["sk"]["S"] == "MSG" and i.get("reset_account_id") and i["state"]["S"] == "pending"
-    )
+    first_mail = {"pk": {"S": message_pk(reset_message_id(first["reset_id"]))}}
+    pending = boto3.client("dynamodb").get_item(TableName=TABLE, Key={**first_mail, "sk": {"S": "MSG"}})["Item"]
+    assert pending["state"]["S"] == "pending"
     # When the poller comes back to the old mail
     clock.advance(120)
     mailed()
