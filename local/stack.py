@@ -116,6 +116,7 @@ class LocalStack:
         self.sms_delivery_logs: Handler | None = None
         self.aws_endpoint = ""
         self._switch_interval = sys.getswitchinterval()
+        self._gateway_serving = False
 
     def start(self) -> None:
         # Before anything starts: moto's server thread dies on a taken port and leaves start() waiting.
@@ -170,6 +171,7 @@ class LocalStack:
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
+        self._gateway_serving = True
 
     def poll_once(self) -> dict[str, Any]:
         """One scheduled cycle: emit the simulator's queued events, then run the poller."""
@@ -217,7 +219,10 @@ class LocalStack:
 
     def stop(self) -> None:
         if self.gateway is not None:
-            self.gateway.stop()
+            if self._gateway_serving:
+                self.gateway.stop()
+            else:  # stopped during start: shutdown() would wait for a serve loop that never ran
+                self.gateway.server.server_close()
         if self.scheduler is not None:
             self.scheduler.stop(timeout=STOP_WAIT_SECONDS)
         if self.simulator is not None:
