@@ -95,6 +95,7 @@ class Api(Construct):
             removal_policy=removal,
             statements=[
                 data.item_access(with_due_work_index=True),
+                data.evidence_query(),
                 messaging.send_email_statement(),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
             ],

@@ -19,6 +19,7 @@ from typing import TextIO
 ENV_LOG_FORMAT = "SENDLEDGER_LOCAL_LOG_FORMAT"
 ENV_LOG_LEVEL = "SENDLEDGER_LOCAL_LOG_LEVEL"
 LOCAL_LOGGER = "sendledger.local"
+ACCESS_LOGGER = "local.access"  # the gateway's access line (local/access_log.py)
 
 
 class LogFormat(StrEnum):
@@ -82,10 +83,12 @@ def configure(environ: MutableMapping[str, str]) -> LogFormat:
         sys.stdout = WithoutMetrics(sys.stdout)  # Powertools binds sys.stdout when a handler module imports
         logging.basicConfig(level=logging.WARNING, format=raw)  # botocore's INFO lines stay out
         handler.setFormatter(_TextFormatter())
-    local = logging.getLogger(LOCAL_LOGGER)
-    local.setLevel(level)
-    local.addHandler(handler)
-    # "sendledger.local" sits under the handlers' Powertools logger "sendledger": without this its
-    # lines would be formatted as if a Lambda had written them.
-    local.propagate = False
+    for name in (LOCAL_LOGGER, ACCESS_LOGGER):
+        local = logging.getLogger(name)
+        local.setLevel(level)
+        local.addHandler(handler)
+        # "sendledger.local" sits under the handlers' Powertools logger "sendledger": without this
+        # its lines would be formatted as if a Lambda had written them (and the root logger stays
+        # at WARNING in the text format, for botocore's INFO lines).
+        local.propagate = False
     return chosen

@@ -14,6 +14,7 @@ from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
+from local.auth import banner_lines
 from local.constants import (
     ACCOUNT_ID,
     API_FUNCTION,
@@ -23,6 +24,7 @@ from local.constants import (
     SMS_DELIVERY_LOGS_FUNCTION,
 )
 from local.gateway import Gateway
+from local.inspection import LedgerInspector
 from local.lambda_context import context_factory
 from local.outbox import LedgerOutbox
 from local.ports import check_free
@@ -167,6 +169,7 @@ class LocalStack:
             account_id=resources.account_id,
             host=self.host,
             port=self.port,
+            inspector=LedgerInspector(resources.ledger_table),
         )
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
@@ -262,6 +265,7 @@ class LocalStack:
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            *banner_lines(self.gateway.auth, self.gateway.url),
             "",
         ]
         print("\n".join(lines), flush=True)

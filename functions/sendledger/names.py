@@ -48,6 +48,12 @@ DUE_WORK_INDEX_SORT_KEY = "due_at"
 # Projected besides the keys: what the poller acts on without reading the item. Kept small
 # because every send writes (and its outcome removes) an index entry.
 DUE_WORK_INDEX_PROJECTION = ("message_id", "state", "escalation", "idem_key", "escalates")
+# Sparse GSI over message items, for the caller's evidence export: partition `<owner>#<day>`
+# (a day's sends of one caller), sorted by the item's own `created_at`. KEYS_ONLY: nothing but
+# the intent's write ever changes its entry, so it costs one index write per send, no more.
+EVIDENCE_INDEX = "evidence"
+EVIDENCE_INDEX_PARTITION_KEY = "ev_day"
+EVIDENCE_INDEX_SORT_KEY = "created_at"
 
 # --- Message tags and metrics ----------------------------------------------------------------
 SES_MESSAGE_ID_TAG = "sendledger-message-id"
@@ -68,8 +74,13 @@ SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handle
 API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),
+    ("GET", "/v1/messages"),
+    ("GET", "/v1/evidence"),
     ("POST", "/v1/password-resets"),
     ("POST", "/v1/password-resets/consume"),
+    # After .../consume: the local gateway takes the first template that matches, and a fixed
+    # segment must win over {reset_id} as it does in API Gateway.
+    ("GET", "/v1/password-resets/{reset_id}"),
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from sendledger.domain.eligibility import SuppressionState
+from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
@@ -50,6 +51,7 @@ class ResetRecord:
     expires_at: datetime
     failed_attempts: int
     message_id: str
+    recipient_key: str | None = None  # the address mailed (a request with another replaces it)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,14 @@ class RecipientState:
     transient_revision: int = 0
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """The young active reset a request with another address replaces, and the entry its mail gets."""
+
+    record: ResetRecord
+    entry: HistoryEntry
+
+
 @dataclass
 class SendIntent:
     message: Message
@@ -92,8 +102,15 @@ class SendIntent:
     idempotency_expires_at: datetime | None = None
     reset: ResetRecord | None = None
     reset_window_start: datetime | None = None
+    replaces: Replacement | None = None
     due: tuple[DueKind, datetime] | None = None  # poller work; default: in flight until the lease ends
     generation: int = 0  # of a keyed message id: bumped when an expired key is used again
+
+
+@dataclass(frozen=True)
+class CreatedPage:
+    positions: list[Position]
+    more: bool  # entries may follow the last position
 
 
 @dataclass(frozen=True)
@@ -156,6 +173,10 @@ class MessageStore(Protocol):
 
     def idempotency_key_of(self, message_id: str) -> str | None: ...
 
+    def created_in(self, owner: str, window: Window, after: Position | None, limit: int) -> CreatedPage:
+        """The owner's messages created in `window`, oldest first, from just after `after` (the
+        evidence index; never a scan)."""
+
 
 class RecipientStore(Protocol):
     """Recipients: suppression state (versioned), the last-send marker, transient bounces."""
@@ -180,9 +201,12 @@ class ResetStore(Protocol):
     def get(self, account_id: str) -> ResetRecord | None: ...
 
     def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
-        """Active + hash matches + not expired → consumed, in one conditional write."""
+        """Active + hash matches + not expired → consumed, in one conditional write (then the
+        reset's mail records it in its history)."""
 
-    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None: ...
+    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
+        """Count a wrong token; the one that reaches the limit locks the reset (and its mail's
+        history records it)."""
 
     def rearm(
         self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime

@@ -100,6 +100,27 @@ class SuppressionView(BaseModel):
     history: list[dict[str, object]]
 
 
+class TokenVersionView(BaseModel):
+    version: int
+    minted_at: str
+    invalidated_at: str | None
+    invalidated_because: str | None
+
+
+class ResetEvidenceView(BaseModel):
+    """A reset's evidence: never a token nor a token hash."""
+
+    reset_id: str
+    account_id: str
+    state: Literal["active", "consumed", "expired", "replaced", "locked"]
+    created_at: str
+    expires_at: str
+    replaces: str | None = Field(description="the reset this one replaced (a request with a different email)")
+    replaced_by: str | None
+    token_versions: list[TokenVersionView]
+    messages: list[MessageView] = Field(description="every message sent under the reset, with its history")
+
+
 class FieldProblem(BaseModel):
     field: str
     message: str

@@ -16,10 +16,12 @@ JSON = "application/json"
 ANSWERS_422 = {("/v1/messages", "post")}
 
 
-def documented(status: int, model: type[BaseModel], *errors: int) -> dict[int, OpenAPIResponse]:
-    """OpenAPI responses of a route: its success body and the problem documents it can answer."""
+def documented(status: int, model: type[BaseModel], *errors: int, media_type: str = JSON) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses of a route: its success body and the problem documents it can answer.
+
+    `media_type`: of the success body (NDJSON: each line one `model`)."""
     responses: dict[int, OpenAPIResponse] = {
-        status: {"description": HTTPStatus(status).phrase, "content": {JSON: {"model": model}}}
+        status: {"description": HTTPStatus(status).phrase, "content": {media_type: {"model": model}}}
     }
     for code in errors:
         responses[code] = {"description": HTTPStatus(code).phrase, "content": {PROBLEM_JSON: {"model": Problem}}}

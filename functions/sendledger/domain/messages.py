@@ -97,12 +97,18 @@ class Transition(StrEnum):
     SUPPRESSED = "suppressed"  # the recipient is suppressed now: nothing written
 
 
+END_STEP = 5  # a reset's end (consumed, locked, replaced) sorts after whatever its millisecond also saw
+
+
 class HistoryType(StrEnum):
     INTENT = "intent"
     DECIDED = "decided"
     PROVIDER_OUTCOME = "provider_outcome"
     RESET_REQUESTED = "reset_requested"
-    RESET_MAIL = "reset_mail"
+    RESET_MAIL = "reset_mail"  # a token minted (its version is the entry's attempt) and mailed
+    RESET_REPLACED = "reset_replaced"  # a request with another address replaced the reset
+    RESET_CONSUMED = "reset_consumed"
+    RESET_LOCKED = "reset_locked"  # too many wrong tokens
     LEASE_EXPIRED = "lease_expired"
     ABSENCE_PROVEN = "absence_proven"
     UNRESOLVED = "unresolved"

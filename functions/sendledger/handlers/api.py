@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from contextvars import ContextVar
 from typing import Annotated, Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
@@ -22,6 +22,7 @@ from sendledger.api.models import (
     PasswordResetRequest,
     ResetAccepted,
     ResetConsumed,
+    ResetEvidenceView,
     SendMessageRequest,
     SuppressionView,
     SuppressRequest,
@@ -33,7 +34,7 @@ from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.handlers.observability import traced
-from sendledger.usecases import messages, resets, suppressions
+from sendledger.usecases import evidence, messages, resets, suppressions
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.results import (
@@ -45,10 +46,11 @@ from sendledger.usecases.results import (
     TokenConsumed,
 )
 from sendledger.usecases.send import send_message
-from sendledger.usecases.views import message_view
+from sendledger.usecases.views import message_view, reset_evidence_view
 
 MAX_BODY_BYTES = 64 * 1024
 JSON = "application/json"
+NDJSON = "application/x-ndjson"
 
 # Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
 IDEMPOTENCY_KEY = Header(
@@ -164,6 +166,51 @@ def get_message(message_id: str) -> Response[str]:
     return _message_response(200, message_view(message, services.settings, with_history=True))
 
 
+@app.get("/v1/messages", responses=documented(200, MessageView, 400, 404, 503))
+def find_message(
+    idempotency_key: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
+    event_id: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+    template_version: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = None,
+) -> Response[str]:
+    """The caller's message for an Idempotency-Key, or for an event_id and template version."""
+    services = _services()
+    message = evidence.find_message(services, _principal(), idempotency_key, event_id, template_version)
+    if message is None:
+        return problem(404, "not-found", "no message of yours has that key")
+    return _message_response(200, message_view(message, services.settings, with_history=True))
+
+
+@app.get("/v1/password-resets/<reset_id>", responses=documented(200, ResetEvidenceView, 404, 503))
+def get_password_reset(reset_id: str) -> Response[str]:
+    services = _services()
+    found = evidence.reset_evidence(services, _principal(), reset_id)
+    if found is None:
+        return problem(404, "not-found", f"no reset {reset_id!r}")
+    return _json(200, reset_evidence_view(found, services.settings))
+
+
+@app.get("/v1/evidence", responses=documented(200, MessageView, 400, 503, media_type=NDJSON))
+def get_evidence(
+    since: Annotated[str, Query(min_length=1, max_length=64)],
+    until: Annotated[str, Query(min_length=1, max_length=64)],
+    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
+) -> Response[str]:
+    """NDJSON: one line per message the caller created in [since, until), oldest first, each
+    with its history; `Link: <...>; rel="next"` while more remain."""
+    services = _services()
+    page = evidence.export(services, _principal(), since, until, cursor, limit)
+    lines = [json.dumps(message_view(m, services.settings, with_history=True)) + "\n" for m in page.messages]
+    headers: dict[str, str] = {}
+    if page.cursor is not None:
+        query: dict[str, str | int] = {"since": since, "until": until, "cursor": page.cursor}
+        if limit is not None:
+            query["limit"] = limit
+        # Relative to the request's own URL, so it holds behind any stage or base path.
+        headers["Link"] = f'<evidence?{urlencode(query)}>; rel="next"'
+    return Response(status_code=200, content_type=NDJSON, body="".join(lines), headers=headers)
+
+
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     principal = _principal()
@@ -258,8 +305,9 @@ def on_not_found(_: Exception) -> Response[str]:
 
 def _allowed_methods(path: str) -> list[str]:
     # Powertools has no public route table; a test checks every route against its OpenAPI path.
-    routes = app._static_routes + app._dynamic_routes
-    return sorted({route.method for route in routes if route.rule.match(path)})
+    # A fixed path wins over a pattern that would also match it (/v1/password-resets/consume).
+    static = {route.method for route in app._static_routes if route.rule.match(path)}
+    return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
 
 
 def _route_problem(event: dict[str, Any]) -> Response[str] | None:
