@@ -38,7 +38,7 @@ def measure(root: Path, sends: int = SENDS) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=TIMEOUT_SECONDS,
-        env={**os.environ, "SENDLEDGER_LOCAL_LOG_LEVEL": "WARNING", "SENDLEDGER_LOCAL_LOG_FORMAT": "text"},
+        env={**make_run_environment(), "SENDLEDGER_LOCAL_LOG_LEVEL": "WARNING"},
     )
     lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
     if child.returncode != 0 or not lines:
@@ -46,6 +46,20 @@ def measure(root: Path, sends: int = SENDS) -> dict[str, Any]:
     figures: dict[str, Any] = json.loads(lines[-1])
     figures["seconds"] = round(time.perf_counter() - started, 1)
     return figures
+
+
+def make_run_environment() -> dict[str, str]:
+    """What ``make run`` starts with: this process's environment without the settings the in-process
+    benchmarks put into it (their 60 s poll interval, table names, Powertools INFO level, fake AWS
+    wiring), so the child runs the local stack's own defaults."""
+    from sendledger import names
+
+    settings = {value for key, value in vars(names).items() if key.startswith("ENV_")}
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AWS_", "POWERTOOLS_", "SENDLEDGER_")) and key not in settings
+    }
 
 
 def _free_port() -> int:

@@ -124,6 +124,7 @@ class LocalStack:
         self.sendgrid: LocalSendGrid | None = None  # EMAIL_PROVIDER=sendgrid
         self.aws_endpoint = ""
         self._switch_interval = sys.getswitchinterval()
+        self._gateway_serving = False
 
     def start(self) -> None:
         # Before anything starts: moto's server thread dies on a taken port and leaves start() waiting.
@@ -187,6 +188,7 @@ class LocalStack:
         self.scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
+        self._gateway_serving = True
 
     def outbox(self) -> list[dict[str, Any]]:
         """Every provider's accepted messages, oldest first."""
@@ -245,7 +247,10 @@ class LocalStack:
 
     def stop(self) -> None:
         if self.gateway is not None:
-            self.gateway.stop()
+            if self._gateway_serving:
+                self.gateway.stop()
+            else:  # stopped during start: shutdown() would wait for a serve loop that never ran
+                self.gateway.server.server_close()
         if self.sendgrid is not None:
             self.sendgrid.stop()
         if self.scheduler is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -149,3 +150,31 @@ def test_scheduler_tick_forgets_moto_model_instances(running: tuple[LocalStack, 
     assert tracked_moto_instances() == 0
     # Live data stays in moto's backend; only the registry is cleared.
     assert "Item" in boto3.client("dynamodb").get_item(TableName=table, Key=key("p0"))
+
+
+def test_a_start_that_fails_after_the_gateway_exists_still_stops_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal during start abandons it there: stop() must not wait for a serve loop that never ran."""
+    saved = dict(os.environ)
+    recorder = Recorder("any")
+    monkeypatch.setattr(stack_module, "load_handler", lambda _dotted: recorder)
+    monkeypatch.setenv(names.ENV_POLL_INTERVAL_SECONDS, "3600")
+
+    def interrupted(_self: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stack_module.Scheduler, "start", interrupted)
+    stack = LocalStack(port=free_port(), moto_port=free_port())
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stack.start()
+        assert stack.gateway is not None
+        # moto's backends are process-wide and outlive its server: the next stack starts empty.
+        requests.post(f"{stack.aws_endpoint}/moto-api/reset", timeout=REQUEST_TIMEOUT_SECONDS)
+        stopper = threading.Thread(target=stack.stop, daemon=True)
+        stopper.start()
+        stopper.join(timeout=stack_module.STOP_WAIT_SECONDS + 5)
+        assert not stopper.is_alive(), "stop() hung on a gateway that never served"
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        boto3.setup_default_session()
