@@ -30,6 +30,14 @@ ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
+# Status out: the bus state changes are published to, and the signed callbacks.
+ENV_EVENT_BUS_NAME = "EVENT_BUS_NAME"
+ENV_CALLBACK_URL = "CALLBACK_URL"
+ENV_CALLBACK_RETRY_BASE_SECONDS = "CALLBACK_RETRY_BASE_SECONDS"
+ENV_CALLBACK_MAX_ATTEMPTS = "CALLBACK_MAX_ATTEMPTS"
+ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
+ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
+ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 # --- Resource names --------------------------------------------------------------------------
@@ -63,6 +71,12 @@ METRIC_UNKNOWN_BACKLOG = "UnknownBacklog"
 API_HANDLER = "sendledger.handlers.api.lambda_handler"
 POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
+PUBLISHER_HANDLER = "sendledger.handlers.publisher.lambda_handler"
+CALLBACKS_HANDLER = "sendledger.handlers.callbacks.lambda_handler"
+
+# --- Status out ------------------------------------------------------------------------------
+EVENT_BUS_PREFIX = "sendledger"  # the bus is f"{prefix}-{stage}"; locally sendledger-local
+EVENT_SOURCE = "sendledger"
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
