@@ -135,6 +135,7 @@ def _create_ledger_table(dynamodb: Any, table: str) -> None:
     dynamodb.create_table(
         TableName=table,
         BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},  # the publisher reads it
         AttributeDefinitions=[
             {"AttributeName": names.TABLE_PARTITION_KEY, "AttributeType": "S"},
             {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},

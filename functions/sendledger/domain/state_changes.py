@@ -89,7 +89,7 @@ def suppression_changed(
     event_id = suppression_event_id(recipient_key, version)
     detail = {
         "event_id": event_id,
-        "recipient": recipient_key,
+        "recipient": recipient_key.partition(":")[2] or recipient_key,  # the key is `<channel>:<address>`
         "suppressed": suppressed,
         "reason": reason,
         "version": version,
