@@ -60,7 +60,7 @@ def lambda_handler(
     response = process_partial_response(
         event=event,
         record_handler=handle,
-        processor=BatchProcessor(event_type=EventType.SQS),
+        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
         context=context,
     )
     return dict(response)

@@ -35,7 +35,7 @@ def lambda_handler(
     response = process_partial_response(
         event=event,
         record_handler=handle,
-        processor=BatchProcessor(event_type=EventType.DynamoDBStreams),
+        processor=BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False),
         context=context,
     )
     # Ids and types only: the details carry addresses.
