@@ -16,6 +16,7 @@ MESSAGING_ID: Final = "Messaging"
 INGESTION_ID: Final = "Ingestion"
 API_ID: Final = "Api"
 MONITORING_ID: Final = "Monitoring"
+STATUS_OUT_ID: Final = "StatusOut"
 LAMBDA_CODE_ID: Final = "LambdaCode"
 
 # --- Lambda functions -----------------------------------------------------------------------

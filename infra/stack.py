@@ -21,6 +21,7 @@ from infra.lambdas import RUNTIME
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
 from infra.settings import Settings
+from infra.status_out import StatusOut
 
 
 class SendledgerStack(cdk.Stack):
@@ -80,6 +81,9 @@ class SendledgerStack(cdk.Stack):
             code=code,
             environment=env,
         )
+        self.status_out = StatusOut(
+            self, c.STATUS_OUT_ID, settings=settings, data=self.data, code=code, environment=env
+        )
         self.monitoring = Monitoring(
             self,
             c.MONITORING_ID,
@@ -90,16 +94,19 @@ class SendledgerStack(cdk.Stack):
                 self.api.handler.function,
                 self.ingestion.poller.function,
                 self.ingestion.sms_delivery_logs.function,
+                *self.status_out.functions,
             ],
             dead_letter_queues={
                 "SesEventsDlq": self.messaging.events_dlq,
                 "EscalationDlq": self.messaging.escalation_dlq,
                 "PollerDlq": self.ingestion.poller_dlq,
                 "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
+                **self.status_out.dead_letter_queues,
             },
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
         )
+        self.status_out.alarm_iterator_age(self.monitoring.alarm_topic)
         # Every function gets the secret's ARN in its environment and fingerprints recipients.
         for function in (self.api.handler, self.ingestion.poller, self.ingestion.sms_delivery_logs):
             function.role.add_to_policy(
@@ -120,7 +127,10 @@ class SendledgerStack(cdk.Stack):
             "SesEventsQueueUrl": self.messaging.events_queue.queue_url,
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
+            "EventBusName": self.status_out.bus.event_bus_name,
         }
+        if self.status_out.callback_secret is not None:
+            outputs["CallbackSecretArn"] = self.status_out.callback_secret.secret_arn
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 

@@ -38,7 +38,12 @@ STAGE = "local"
 OUTBOX_PATH = "/local/outbox"
 POLL_PATH = "/local/poll"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
-LOCAL_ROUTES = {OUTBOX_PATH: frozenset({"GET", "HEAD"}), POLL_PATH: frozenset({"POST"})}
+EVENTS_PATH = "/local/events"  # what reached the local EventBridge bus, oldest first
+LOCAL_ROUTES = {
+    OUTBOX_PATH: frozenset({"GET", "HEAD"}),
+    POLL_PATH: frozenset({"POST"}),
+    EVENTS_PATH: frozenset({"GET", "HEAD"}),
+}
 # The problem types the api Lambda uses for the same statuses; others are named after the phrase.
 _PROBLEM_SLUGS = {400: "invalid-request", 404: "not-found", 413: "payload-too-large"}
 
@@ -206,7 +211,9 @@ class Gateway:
         host: str = "127.0.0.1",
         port: int = 8080,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        events: Callable[[], list[dict[str, Any]]] = list,
     ) -> None:
+        self.events = events
         self.handler = handler
         self.principal = principal
         self.outbox = outbox
@@ -278,6 +285,8 @@ class Gateway:
             return method_not_allowed(method, allowed)
         if path == OUTBOX_PATH:
             return _json(200, self.outbox())
+        if path == EVENTS_PATH:
+            return _json(200, self.events())
         if self.poll is None:
             return problem(404, "polling is not configured")
         try:

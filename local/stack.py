@@ -16,6 +16,7 @@ from local.constants import (
     API_FUNCTION,
     LOCAL_PRINCIPAL,
     POLLER_FUNCTION,
+    PUBLISHER_FUNCTION,
     REGION,
     SMS_DELIVERY_LOGS_FUNCTION,
 )
@@ -24,6 +25,7 @@ from local.lambda_context import context_factory
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
 from local.simulator import Simulator
+from local.status_out import StatusOut, create_status_out_resources
 from sendledger import names
 
 LOG = logging.getLogger("sendledger.local")
@@ -31,6 +33,9 @@ LOG = logging.getLogger("sendledger.local")
 DEFAULT_PORT = 8080
 DEFAULT_MOTO_PORT = 5000
 DEFAULT_POLL_INTERVAL_SECONDS = 5.0
+# Locally a failed callback is retried after 1, 2, 4, ... s; the stream is read this often.
+DEFAULT_CALLBACK_RETRY_BASE_SECONDS = 1
+STATUS_OUT_INTERVAL_SECONDS = 0.5
 ENV_PORT = "SENDLEDGER_PORT"
 ENV_MOTO_PORT = "SENDLEDGER_MOTO_PORT"
 ENV_HOST = "SENDLEDGER_HOST"
@@ -66,6 +71,7 @@ def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
         **resources_env,
         names.ENV_LOCAL_PRINCIPAL: LOCAL_PRINCIPAL,
         names.ENV_POLL_INTERVAL_SECONDS: str(int(DEFAULT_POLL_INTERVAL_SECONDS)),
+        names.ENV_CALLBACK_RETRY_BASE_SECONDS: str(DEFAULT_CALLBACK_RETRY_BASE_SECONDS),
         "POWERTOOLS_SERVICE_NAME": names.METRICS_SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -102,6 +108,8 @@ class LocalStack:
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
         self.sms_delivery_logs: Handler | None = None
+        self.status_out: StatusOut | None = None
+        self.status_scheduler: Scheduler | None = None
         self.aws_endpoint = ""
 
     def start(self) -> None:
@@ -136,6 +144,7 @@ class LocalStack:
                 names.SMS_DELIVERY_LOGS_HANDLER,
             )
 
+        self.status_out = self._status_out(resources.ledger_table, region)
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
         self.scheduler = Scheduler(self.scheduled_tick, interval)
         self.gateway = Gateway(
@@ -149,8 +158,12 @@ class LocalStack:
             account_id=resources.account_id,
             host=self.host,
             port=self.port,
+            events=self.status_out.listed if self.status_out is not None else list,
         )
         self.scheduler.start()
+        if self.status_out is not None:
+            self.status_scheduler = Scheduler(self.status_out.pump, STATUS_OUT_INTERVAL_SECONDS)
+            self.status_scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
 
@@ -192,7 +205,33 @@ class LocalStack:
         with self.invoke_lock:
             self.sms_delivery_logs(event, make())
 
+    def _status_out(self, table: str, region: str) -> StatusOut | None:
+        """The publisher on the ledger's stream and, with CALLBACK_URL set, the callbacks."""
+        from sendledger.settings import Settings
+
+        publisher = self._optional_handler(names.PUBLISHER_HANDLER)
+        if publisher is None:
+            return None
+        settings = Settings.from_env(self.environ)
+        resources = create_status_out_resources(
+            table_name=table,
+            bus_name=settings.event_bus_name,
+            max_attempts=settings.callback_max_attempts,
+            region=region,
+        )
+        callbacks = self._optional_handler(names.CALLBACKS_HANDLER) if settings.callback_url else None
+        return StatusOut(
+            resources=resources,
+            region=region,
+            publisher=publisher,
+            callbacks=callbacks,
+            make_context=context_factory(PUBLISHER_FUNCTION, region=region),
+            invoke_lock=self.invoke_lock,
+        )
+
     def stop(self) -> None:
+        if self.status_scheduler is not None:
+            self.status_scheduler.stop()
         if self.gateway is not None:
             self.gateway.stop()
         if self.scheduler is not None:
@@ -209,6 +248,21 @@ class LocalStack:
             LOG.warning("cannot import %s (%r): running without it", dotted, error)
             return None
 
+    def _bus(self) -> str:
+        return self.status_out.resources.bus_name if self.status_out is not None else "(no publisher)"
+
+    def _callback_lines(self) -> list[str]:
+        from sendledger.settings import Settings
+
+        settings = Settings.from_env(self.environ)
+        if not settings.callback_url:
+            return ["  Callbacks:     off (set CALLBACK_URL to receive signed POSTs)"]
+        return [
+            f"  Callbacks:     POST {settings.callback_url}   (retried after "
+            f"{settings.callback_retry_base_seconds} s, doubling, {settings.callback_max_attempts} attempts)",
+            f"  Callback key:  CALLBACK_SECRET={settings.callback_secret}",
+        ]
+
     def _banner(self, table: str, interval: float) -> None:
         assert self.gateway is not None
         lines = [
@@ -221,6 +275,8 @@ class LocalStack:
             f"    aws --endpoint-url {self.aws_endpoint} sqs list-queues",
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
+            f"  Events:        GET {self.gateway.url}/local/events   (the {self._bus()} bus)",
+            *self._callback_lines(),
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
             "",
         ]

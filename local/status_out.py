@@ -144,6 +144,11 @@ class StatusOut:
             delivered = self.deliver_callbacks() if self.callbacks is not None else 0
             return {"records": published, "events": len(self.events), "callbacks": delivered}
 
+    def listed(self) -> list[dict[str, Any]]:
+        """GET /local/events: everything that reached the bus so far, oldest first."""
+        with self._lock:
+            return list(self.collect_events())
+
     def publish(self) -> int:
         handled = 0
         while batch := self.stream.batch():

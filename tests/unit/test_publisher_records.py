@@ -17,6 +17,9 @@ MESSAGE = {
 }  # fmt: skip
 
 
+STREAM_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/sendledger-ledger/stream/2026-01-01T00:00:00.000"
+
+
 class OneItemTable:
     def __init__(self, item):
         self.item, self.reads = item, 0
@@ -45,7 +48,7 @@ def record(name, pk, sk, old=None, new=None, sequence="100"):
         "eventSource": "aws:dynamodb",
         "awsRegion": "us-east-1",
         "dynamodb": change,
-        "eventSourceARN": "arn:aws:dynamodb:us-east-1:123456789012:table/sendledger-ledger/stream/2026-01-01T00:00:00.000",
+        "eventSourceARN": STREAM_ARN,
     }
 
 
