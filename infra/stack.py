@@ -14,6 +14,7 @@ from infra import constants as c
 from infra import nag
 from infra.api import Api
 from infra.bundling import lambda_code
+from infra.checkov import CheckovSkips
 from infra.data import LedgerData
 from infra.environment import lambda_environment
 from infra.ingestion import Ingestion
@@ -116,6 +117,7 @@ class SendledgerStack(cdk.Stack):
             )
         self._outputs()
         self._acknowledge()
+        cdk.Aspects.of(self).add(CheckovSkips())
 
     def _outputs(self) -> None:
         outputs = {
