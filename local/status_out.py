@@ -69,12 +69,31 @@ def create_status_out_resources(
     return StatusOutResources(bus_name, events_url, callback_url, callback_arn, dlq_url, str(stream_arn))
 
 
+def forget_read_records(table_name: str, count: int, region: str) -> None:
+    """Drop the oldest `count` records from moto's copy of the stream (in this process).
+
+    DynamoDB keeps stream records 24 hours; moto keeps them for good, and deep-copies the table
+    with all of them on every TransactWriteItems (its rollback copy), so an unread-forever stream
+    makes every transaction slower and the process bigger as the ledger fills. Sequence numbers
+    stay what they were: iterators already handed out go on working.
+    """
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][region].get_table(table_name).stream_shard
+    if shard is not None and count:
+        del shard.items[:count]
+        shard.starting_sequence_number += count
+
+
 class StreamReader:
     """The stream's records in order, in the shape Lambda delivers them, acknowledged explicitly."""
 
-    def __init__(self, stream_arn: str, region: str, client: Any = None) -> None:
+    def __init__(self, stream_arn: str, region: str, client: Any = None, *, forget_read: bool = True) -> None:
         self.stream_arn = stream_arn
         self.region = region
+        self.table_name = stream_arn.split(":table/", 1)[1].split("/", 1)[0]
+        self.forget_read = forget_read  # moto runs in this process (the local stack, tests)
         self.client = client or boto3.client("dynamodbstreams", region_name=region, config=STREAMS_CONFIG)
         self._iterators: dict[str, str] = {}
         self.pending: list[dict[str, Any]] = []  # read, not yet acknowledged
@@ -102,6 +121,8 @@ class StreamReader:
             response = self.client.get_records(ShardIterator=self._iterators[shard_id], Limit=1000)
             self._iterators[shard_id] = response["NextShardIterator"]
             self.pending += [self._lambda_shape(record) for record in response["Records"]]
+            if self.forget_read:
+                forget_read_records(self.table_name, len(response["Records"]), self.region)
 
     def _lambda_shape(self, record: dict[str, Any]) -> dict[str, Any]:
         change = dict(record["dynamodb"])

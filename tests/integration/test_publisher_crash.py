@@ -57,7 +57,7 @@ def run(services, *, fail_at=None, kill=False):
     run.cache = (pump, runtime)
     bus = FlakyBus(runtime.bus, fail_at, kill)
     runtime.bus, original = bus, runtime.bus
-    pump.stream = StreamReader(pump.resources.stream_arn, REGION)
+    pump.stream = StreamReader(pump.resources.stream_arn, REGION, forget_read=False)  # every run reads it all
     try:
         for _ in range(10):  # a failed or killed invocation is retried: the next one resumes
             try:

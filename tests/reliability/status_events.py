@@ -20,6 +20,7 @@ from typing import Any
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
+from local.status_out import forget_read_records
 from sendledger.adapters.dynamodb.stream import LedgerStream
 from sendledger.domain.messages import TERMINAL, MessageState
 from sendledger.domain.state_changes import DetailType, StatusEvent
@@ -40,8 +41,7 @@ class Snapshot:
 
 class StatusEventWatch:
     def __init__(self) -> None:
-        # A watch starts with its run: what an earlier run on the same table wrote is not its own.
-        self.read = len(_records())
+        _forget(len(_records()))  # a watch starts with its run: earlier runs' records are not its own
         self.events: dict[str, StatusEvent] = {}
         self.seen_states: set[tuple[str, str]] = set()
         self.seen_versions: set[tuple[str, int]] = set()
@@ -57,12 +57,12 @@ class StatusEventWatch:
         # The stream after the scan: it holds at least every change the scan shows.
         records = _records()
         stream = LedgerStream(Snapshot(items))  # type: ignore[arg-type]
-        for raw in records[self.read :]:
+        for raw in records:
             record = json.loads(json.dumps(raw.to_json(), default=str))
             self._count_entering_write(record)
             for event in stream.events_of(record):
                 self._one_change_one_id(event)
-        self.read = len(records)
+        _forget(len(records))
         self._nothing_lost()
 
     def _count_entering_write(self, record: dict[str, Any]) -> None:
@@ -109,6 +109,13 @@ class StatusEventWatch:
         }
         missing = {(key, v) for key, v in self.seen_versions if (key.partition(":")[2], v) not in versions}
         assert not missing, f"suppression changes without an event: {sorted(missing)}"
+
+
+def _forget(count: int) -> None:
+    try:
+        forget_read_records(TABLE, count, "us-east-1")
+    except Exception:
+        return  # no table yet
 
 
 def _records() -> list[Any]:
