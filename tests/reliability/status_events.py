@@ -9,7 +9,8 @@ would publish against what the ledger showed:
   every suppression version, has an event;
 - not duplicated: one change is one id. A state a message enters at most once has one id; a
   state a retry re-enters has at most one id per write that entered it (its history entry);
-  and an id always describes the same change.
+  and an id always describes the same change (the evidence a sighting carries, such as the
+  provider's message id, may differ between the message item's and the receipt's sighting).
 """
 
 from __future__ import annotations
@@ -77,10 +78,7 @@ class StatusEventWatch:
 
     def _one_change_one_id(self, event: StatusEvent) -> None:
         known = self.events.setdefault(event.event_id, event)
-        same = {k: v for k, v in known.detail.items() if k != "previous_state"}
-        assert same == {k: v for k, v in event.detail.items() if k != "previous_state"}, (
-            f"one event id, two changes: {known.detail} / {event.detail}"
-        )
+        assert _change(known) == _change(event), f"one event id, two changes: {known.detail} / {event.detail}"
         if event.detail_type is not DetailType.MESSAGE_STATE_CHANGED:
             return
         message_id, state = event.detail["message_id"], event.detail["state"]
@@ -109,6 +107,16 @@ class StatusEventWatch:
         }
         missing = {(key, v) for key, v in self.seen_versions if (key.partition(":")[2], v) not in versions}
         assert not missing, f"suppression changes without an event: {sorted(missing)}"
+
+
+# What a sighting adds as evidence: the message item and a receipt may both show one state entered
+# (the send's answer and an SES event), each with its own provider id, reason and time.
+_EVIDENCE = frozenset({"previous_state", "provider_message_id", "reason", "occurred_at"})
+
+
+def _change(event: StatusEvent) -> dict[str, Any]:
+    """What one id must always describe: the message (or recipient) and the state it entered."""
+    return {k: v for k, v in event.detail.items() if k not in _EVIDENCE}
 
 
 def _forget(count: int) -> None:
