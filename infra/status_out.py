@@ -74,6 +74,9 @@ class StatusOut(Construct):
                 iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[data.table.table_arn]),
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]),
             ],
+            resource_star_reason="publisher: Resource '*' only for X-Ray PutTraceSegments/PutTelemetryRecords and "
+            f"{c.LIST_STREAMS_ACTION} (granted by the stream event source); neither takes a resource ARN. "
+            "Reading the stream itself is granted on the stream's ARN.",
         )
         self.publisher.function.add_event_source(
             sources.DynamoEventSource(
