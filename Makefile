@@ -11,10 +11,11 @@ CONTEXT ?=
 
 .PHONY: run test lint typecheck unit synth cfn-lint checkov bench soak reliability-report mutation deploy clean openapi
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps -e client  # the sendledger command: .venv/bin/sendledger
 	touch $(STAMP)
 
 run: $(STAMP)  ## the local stack: moto server, HTTP API, scheduler, simulator
@@ -28,7 +29,7 @@ lint: $(STAMP)
 
 # Python 3.11 here and in CI; the Lambda runtime is Python 3.14, so the Lambda code is checked for both.
 typecheck: $(STAMP)
-	$(BIN)/mypy functions infra
+	$(BIN)/mypy functions infra client
 	$(BIN)/mypy --python-version 3.14 functions
 
 unit: $(STAMP)

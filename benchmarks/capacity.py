@@ -10,9 +10,9 @@ Transactions: How it works", "Capacity management for transactions"):
 - a cancelled transaction never commits: billed for its prepare phase, 1 WRU per started KB per
   item (`conservative_write_request_units` keeps the older "billed as attempted" figure, 2 per
   item, beside it);
-- global secondary index: a table write that adds an item to the index, or removes one, is one
-  index write of the projected item; one that changes the index key is two (delete + put); one
-  that changes only projected attributes is one;
+- global secondary index (each of them: due-work and evidence): a table write that adds an item
+  to the index, or removes one, is one index write of the projected item; one that changes the
+  index key is two (delete + put); one that changes only projected attributes is one;
 - strongly consistent read: 1 RRU per started 4 KB; eventually consistent: half; Query sums the
   returned items before rounding; transactional read: 2 RRUs per started 4 KB per item.
 
@@ -119,14 +119,27 @@ def _read_units(size: int, consistent: bool) -> float:
 
 
 def index_writes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> int:
-    """Write units the due-work index costs for one item going from `before` to `after`."""
+    """Write units the table's indexes cost for one item going from `before` to `after`."""
     from sendledger import names
 
+    due_work = (
+        (names.DUE_WORK_INDEX_PARTITION_KEY, names.DUE_WORK_INDEX_SORT_KEY),
+        names.DUE_WORK_INDEX_PROJECTION,
+    )
+    evidence: tuple[tuple[str, str], tuple[str, ...]] = (
+        (names.EVIDENCE_INDEX_PARTITION_KEY, names.EVIDENCE_INDEX_SORT_KEY),
+        (),  # KEYS_ONLY
+    )
+    return sum(_one_index_writes(before, after, keys, projection) for keys, projection in (due_work, evidence))
+
+
+def _one_index_writes(
+    before: dict[str, Any] | None, after: dict[str, Any] | None, keys: tuple[str, str], projection: tuple[str, ...]
+) -> int:
     def projected(item: dict[str, Any] | None) -> dict[str, Any] | None:
-        keys = (names.DUE_WORK_INDEX_PARTITION_KEY, names.DUE_WORK_INDEX_SORT_KEY)
         if not item or not all(k in item for k in keys):
             return None
-        wanted = ("pk", "sk", *keys, *names.DUE_WORK_INDEX_PROJECTION)
+        wanted = ("pk", "sk", *keys, *projection)
         return {name: item[name] for name in wanted if name in item}
 
     old, new = projected(before), projected(after)
@@ -134,8 +147,7 @@ def index_writes(before: dict[str, Any] | None, after: dict[str, Any] | None) ->
         return 0
     if old is None or new is None:
         return _write_units(item_size(new or old))
-    index_key = (names.DUE_WORK_INDEX_PARTITION_KEY, names.DUE_WORK_INDEX_SORT_KEY)
-    if any(old.get(k) != new.get(k) for k in index_key):
+    if any(old.get(k) != new.get(k) for k in keys):
         return _write_units(item_size(old)) + _write_units(item_size(new))
     return _write_units(item_size(new)) if old != new else 0
 

@@ -6,6 +6,9 @@ from typing import Any
 
 from benchmarks import bars, cost
 
+# Event sources measured per event (benchmarks/ingestion.py; SendGrid: benchmarks/sendgrid_events.py).
+EVENT_SOURCES = ("ses", "sms", "sendgrid", "mailgun")
+
 
 def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Requests: worst case over every measured event kind and source (the bar holds for each)."""
@@ -15,7 +18,7 @@ def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, An
         return figures, {"reason": "error: see run.errors.events"}
     if events.get("reason"):
         return figures, {"reason": events["reason"]}
-    for source in ("ses", "sms"):
+    for source in EVENT_SOURCES:
         block = events.get(source)
         if not block or block.get("reason"):
             detail[source] = {"reason": (block or {}).get("reason", "not measured")}
@@ -29,6 +32,8 @@ def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, An
             "duplicate_capacity": {f["event"]: _units(f) for f in block["duplicate"]},
             "changes_suppression": [f["event"] for f in block["new"] if f.get("changes_suppression")],
         }
+        if block.get("poll_step"):
+            detail[source]["poll_step"] = block["poll_step"]
         for kind in ("new", "duplicate"):
             worst = max(f["requests"] for f in block[kind])
             key = f"event_{kind}"
@@ -61,7 +66,7 @@ def _capacity(
     rru["replay"] = replay.get("read_request_units")
     new: list[dict[str, Any]] = []
     duplicate: list[dict[str, Any]] = []
-    for source in ("ses", "sms"):
+    for source in EVENT_SOURCES:
         block = (events or {}).get(source) or {}
         new += block.get("new") or []
         duplicate += block.get("duplicate") or []

@@ -202,6 +202,10 @@ def measure_events(world: World) -> dict[str, Any]:
             result["sms"] = _sms_events(provider, sms_logs.lambda_handler)
         else:
             result["sms"] = {"reason": sms_missing}
+        result["sendgrid"] = _sendgrid_events(world, provider)
+        from benchmarks import mailgun  # its own simulator, over HTTP
+
+        result["mailgun"] = mailgun.measure(world)
     finally:
         provider.close()
     return result
@@ -230,6 +234,15 @@ def _ses_events(world: World, provider: Provider, handler: Callable[..., Any]) -
     if not new:
         raise RuntimeError("the simulator produced no SES events")
     return {"method": "poller handler, SQS event with one record (push mode)", "new": new, "duplicate": duplicate}
+
+
+def _sendgrid_events(world: World, provider: Provider) -> dict[str, Any]:
+    from benchmarks import sendgrid_events
+
+    try:
+        return sendgrid_events.measure(world, provider.simulator)
+    except Exception as exc:  # its own figure: SES and SMS still count
+        return {"reason": f"error: {type(exc).__name__}: {exc}"}
 
 
 def _check_sqs_answer(answer: Any, kind: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks import sections
+from benchmarks.figures import EVENT_SOURCES
 from benchmarks.markdown import fmt as _fmt
 from benchmarks.markdown import table as _table
 
@@ -88,7 +89,7 @@ def render(results: dict[str, Any]) -> str:
     events = detail["ddb_requests"]["events"]
     lines += ["Delivery events (one event per invocation; worst case is the figure):", ""]
     rows = []
-    for source in ("ses", "sms"):
+    for source in EVENT_SOURCES:
         block = events.get(source) or {}
         if block.get("reason") or not block:
             rows.append([source, block.get("reason", events.get("reason", "not measured")), None, None, None])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.figures import EVENT_SOURCES
 from benchmarks.markdown import fmt, table
 
 CAPACITY_RULES = (
@@ -23,7 +24,7 @@ CAPACITY_RULES = (
     "conservative rule (2 per item, as if written) beside it. Item sizes follow DynamoDB's sizing "
     "rule (attribute names plus values), read from moto's stored copy before and after each request. "
     "`ddb_capacity.replay` counts units of either kind (a replay may be answered by a write or by a "
-    "read); events are the worst case over every measured event type and both sources, with the "
+    "read); events are the worst case over every measured event type and source, with the "
     "events that write the recipient's suppression state (bounces, complaints, invalid numbers) in "
     "their own figure."
 )
@@ -46,7 +47,7 @@ def capacity(results: dict[str, Any]) -> list[str]:
     lines += table(["operation", "write units", "read units", "baseline write units"], rows)
     events = (results["detail"]["ddb_requests"].get("events")) or {}
     rows = []
-    for source in ("ses", "sms"):
+    for source in EVENT_SOURCES:
         block = events.get(source) or {}
         changing = set(block.get("changes_suppression") or [])
         for kind, units in (block.get("new_capacity") or {}).items():
@@ -55,6 +56,16 @@ def capacity(results: dict[str, Any]) -> list[str]:
     if rows:
         lines += ["Per event type:", ""]
         lines += table(["event", "new WRU", "new RRU", "duplicate WRU", "changes suppression"], rows)
+    step = (events.get("mailgun") or {}).get("poll_step") or {}
+    if step.get("events"):
+        lines += [
+            f"Mailgun poll step over {step['events']} events: the live pass applied "
+            f"{step['applied_by_live_pass']} ({step['requests_live_pass']} requests), the finality pass read "
+            f"{step['duplicates_on_finality_pass']} again as duplicates ({step['requests_finality_pass']} "
+            f"requests, cursor commits included): {step['requests_per_event']} requests and "
+            f"{step['write_request_units_per_event']} WRU per Mailgun event.",
+            "",
+        ]
     return [*lines, CAPACITY_RULES, ""]
 
 
@@ -120,6 +131,7 @@ def growth(detail: dict[str, Any]) -> list[str]:
         *lines,
         f"Ratio {fmt(measured['ratio'])} (the bar). {measured['method']}: one POST /v1/messages per send, "
         f"a fresh recipient and Idempotency-Key each, timed around the HTTP exchange; the scheduler polls "
-        f"as in `make run`. That run took {fmt(measured.get('seconds'))} s.",
+        f"as in `make run`. That run took {fmt(measured.get('seconds'))} s; stopping the stack after the "
+        f"last send took {fmt(measured.get('stop_seconds_after_last_send'))} s.",
         "",
     ]

@@ -22,6 +22,7 @@ from infra.lambdas import SendledgerFunction, xray_and_publish_reason
 from infra.messaging import Messaging
 from infra.settings import Settings
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,19 @@ class Route:
         return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
 
 
-# Every route the api Lambda serves: the API Gateway resources and both invoke policies are
+# Provider webhooks: no IAM (the provider signs them; the Lambda verifies), each throttled on
+# its own, and deployed only for the configured provider.
+WEBHOOK_PATHS = {EmailProvider.SENDGRID: names.SENDGRID_EVENTS_PATH, EmailProvider.MAILGUN: names.MAILGUN_EVENTS_PATH}
+_WEBHOOK_AUTH = {
+    EmailProvider.SENDGRID: "SendGrid's ECDSA signature over timestamp and body, verified in the api Lambda "
+    "(403 otherwise); the route has its own stage throttle and the Lambda refuses bodies over 1 MiB.",
+    EmailProvider.MAILGUN: "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in the api Lambda, "
+    "stale or replayed tokens refused (403); the route has its own stage throttle and the Lambda refuses "
+    "bodies over 64 KiB (413).",
+}
+# Every IAM route the api Lambda serves: the API Gateway resources and both invoke policies are
 # built from it, and the local gateway routes by the same table.
-ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES)
+ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values())
 
 # Errors API Gateway answers itself, rendered as RFC 9457 problem details like the Lambda's.
 _GATEWAY_PROBLEMS = {
@@ -96,13 +107,18 @@ class Api(Construct):
             removal_policy=removal,
             statements=[
                 data.item_access(with_due_work_index=True),
-                messaging.send_email_statement(),
+                data.evidence_query(),
+                *messaging.send_email_statements(settings),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
                 sms_only_deny(),
             ],
             resource_star_reason=xray_and_publish_reason("api"),
         )
 
+        webhook = WEBHOOK_PATHS.get(settings.email_provider)
+        webhook_throttle = apigw.MethodDeploymentOptions(
+            throttling_rate_limit=settings.webhook_rate_limit, throttling_burst_limit=settings.webhook_burst_limit
+        )
         access_logs = logs.LogGroup(
             self, "AccessLogs", retention=logs.RetentionDays.THREE_MONTHS, removal_policy=removal
         )
@@ -121,6 +137,7 @@ class Api(Construct):
                 access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FORMAT)),
                 tracing_enabled=True,
                 metrics_enabled=True,
+                method_options={f"{webhook}/POST": webhook_throttle} if webhook else None,
             ),
             default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
         )
@@ -141,6 +158,16 @@ class Api(Construct):
                 request_validator=validator,
                 request_parameters=params or None,
             )
+        if webhook:
+            method = self.rest_api.root.resource_for_path(webhook).add_method(
+                "POST", integration, authorization_type=apigw.AuthorizationType.NONE
+            )
+            reason = (
+                f"Called by {settings.email_provider.value}, which cannot sign with SigV4: every POST carries "
+                + _WEBHOOK_AUTH[settings.email_provider]
+            )
+            nag.acknowledge(method, "AwsSolutions-APIG4", reason)
+            nag.acknowledge(method, "AwsSolutions-COG4", reason)
         for response_type, status in _GATEWAY_PROBLEMS.items():
             self.rest_api.add_gateway_response(
                 f"Problem{status}{response_type.response_type}",

@@ -43,6 +43,24 @@ class LedgerData(Construct):
             non_key_attributes=list(names.DUE_WORK_INDEX_PROJECTION),
         )
 
+        # Sparse: message items only, keyed by caller and day (the evidence export; KEYS_ONLY).
+        self.table.add_global_secondary_index(
+            index_name=names.EVIDENCE_INDEX,
+            partition_key=dynamodb.Attribute(
+                name=names.EVIDENCE_INDEX_PARTITION_KEY, type=dynamodb.AttributeType.STRING
+            ),
+            sort_key=dynamodb.Attribute(name=names.EVIDENCE_INDEX_SORT_KEY, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
+
+    @property
+    def evidence_index_arn(self) -> str:
+        return f"{self.table.table_arn}/index/{names.EVIDENCE_INDEX}"
+
+    def evidence_query(self) -> iam.PolicyStatement:
+        """Query on the evidence index only (the api's export)."""
+        return iam.PolicyStatement(actions=["dynamodb:Query"], resources=[self.evidence_index_arn])
+
     @property
     def due_work_index_arn(self) -> str:
         return f"{self.table.table_arn}/index/{names.DUE_WORK_INDEX}"

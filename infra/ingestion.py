@@ -66,7 +66,7 @@ class Ingestion(Construct):
                     resources=[g.log_group_arn for g in messaging.sms_log_groups],
                 ),
                 # Retries after proven absence and escalation fallbacks send like the API does.
-                messaging.send_email_statement(),
+                *messaging.send_email_statements(settings),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
                 sms_only_deny(),
                 iam.PolicyStatement(

@@ -17,6 +17,7 @@ from infra import constants as c
 from infra import nag
 from infra.queues import queue_with_dlq
 from infra.settings import Settings
+from sendledger.domain.provider import EmailProvider
 
 _SES_EVENTS = {
     "SEND": ses.EmailSendingEvent.SEND,
@@ -180,3 +181,7 @@ class Messaging(Construct):
             ],
             conditions={"StringEquals": {"ses:FromAddress": self.sender_email}},
         )
+
+    def send_email_statements(self, settings: Settings) -> list[iam.PolicyStatement]:
+        """What sending email needs: ses:SendEmail only when SES is the email provider."""
+        return [self.send_email_statement()] if settings.email_provider is EmailProvider.SES else []

@@ -31,6 +31,9 @@ class Settings(Tunables):
     alarm_email: str = ""
     api_rate_limit: int = 50
     api_burst_limit: int = 100
+    # Provider webhook routes (no IAM: the provider's signature is checked in the Lambda).
+    webhook_rate_limit: int = 20
+    webhook_burst_limit: int = 40
     log_retention_days: int = 30
     # Powertools Tracer subsegments; off by default: the X-Ray SDK costs ~110 ms of cold start.
     xray_sdk: bool = False
@@ -146,6 +149,8 @@ class Settings(Tunables):
             "transient_bounce_window_days",
             "api_rate_limit",
             "api_burst_limit",
+            "webhook_rate_limit",
+            "webhook_burst_limit",
             "log_retention_days",
         ):
             if getattr(self, name) <= 0:

@@ -19,10 +19,14 @@ from infra.data import LedgerData
 from infra.environment import lambda_environment
 from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
+from infra.mailgun import MailgunSecrets
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
+from infra.sendgrid import SendGridResources
 from infra.settings import Settings
 from infra.status_out import StatusOut
+from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 
 class SendledgerStack(cdk.Stack):
@@ -64,6 +68,14 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        self.mailgun: MailgunSecrets | None = None
+        if settings.email_provider is EmailProvider.MAILGUN:
+            self.mailgun = MailgunSecrets(self, "Mailgun", removal=removal)
+            env.update(self.mailgun.environment())
+        self.sendgrid: SendGridResources | None = None
+        if settings.email_provider is EmailProvider.SENDGRID:
+            self.sendgrid = SendGridResources(self, "SendGrid", removal=removal)
+            env.update(self.sendgrid.environment())
         self.ingestion = Ingestion(
             self,
             c.INGESTION_ID,
@@ -103,6 +115,7 @@ class SendledgerStack(cdk.Stack):
                 "PollerDlq": self.ingestion.poller_dlq,
                 "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
                 **self.status_out.dead_letter_queues,
+                **({"SendGridEventsDlq": self.sendgrid.events_dlq} if self.sendgrid else {}),
             },
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
@@ -115,6 +128,11 @@ class SendledgerStack(cdk.Stack):
                     actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
                 )
             )
+        if self.mailgun is not None:
+            self.mailgun.grant(api=self.api.handler, poller=self.ingestion.poller)
+        if self.sendgrid is not None:
+            self.sendgrid.grant_api(self.api.handler.role)
+            self.sendgrid.grant_poller(self.ingestion.poller.role)
         self._outputs()
         self._acknowledge()
         cdk.Aspects.of(self).add(CheckovSkips())
@@ -133,6 +151,16 @@ class SendledgerStack(cdk.Stack):
         }
         if self.status_out.callback_secret is not None:
             outputs["CallbackSecretArn"] = self.status_out.callback_secret.secret_arn
+        if self.mailgun is not None:  # the operator puts Mailgun's values into these after deploy
+            outputs["MailgunApiKeySecretArn"] = self.mailgun.api_key.secret_arn
+            outputs["MailgunWebhookSigningKeySecretArn"] = self.mailgun.signing_key.secret_arn
+            outputs["MailgunWebhookUrl"] = self.api.rest_api.url_for_path(names.MAILGUN_EVENTS_PATH)
+        if self.sendgrid is not None:
+            outputs.update(
+                SendGridApiKeySecretArn=self.sendgrid.api_key.secret_arn,
+                SendGridWebhookPublicKeySecretArn=self.sendgrid.webhook_key.secret_arn,
+                SendGridWebhookUrl=self.api.rest_api.url_for_path(names.SENDGRID_EVENTS_PATH),
+            )
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 

@@ -1,7 +1,9 @@
 """``python -m local``: the whole sendledger stack on a laptop.
 
 Settings come from the environment: SENDLEDGER_PORT (8080), SENDLEDGER_MOTO_PORT (5000),
-POLL_INTERVAL_SECONDS (5) and every handler setting the README lists.
+POLL_INTERVAL_SECONDS (5), SENDLEDGER_LOCAL_LOG_FORMAT (text; json for the raw stream) and every
+handler setting the README lists. Both ports are checked before anything starts; SIGINT and
+SIGTERM stop every part within seconds (a second one exits at once).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import signal  # noqa: E402
 import threading  # noqa: E402
 from types import FrameType  # noqa: E402
 
+from local import logs  # noqa: E402
+from local.ports import PortTaken  # noqa: E402
 from local.stack import (  # noqa: E402
     DEFAULT_MOTO_PORT,
     DEFAULT_PORT,
@@ -29,36 +33,71 @@ from local.stack import (  # noqa: E402
     LocalStack,
 )
 
+LOG = logging.getLogger("sendledger.local")
+EXIT_MISCONFIGURED = 2
+
+
+class StopRequested(BaseException):
+    """Raised by the signal handler while the stack is still starting, to abandon the start."""
+
+
+def _port(variable: str, default: int) -> int:
+    raw = os.environ.get(variable) or str(default)
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise PortTaken(f"{variable}={raw!r} is not a port number (1-65535)")
+    return int(raw)
+
 
 def main() -> int:
-    logging.basicConfig(
-        level=os.environ.get("SENDLEDGER_LOCAL_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    stack = LocalStack(
-        port=int(os.environ.get(ENV_PORT) or DEFAULT_PORT),
-        moto_port=int(os.environ.get(ENV_MOTO_PORT) or DEFAULT_MOTO_PORT),
-        host=os.environ.get(ENV_HOST) or "127.0.0.1",
-    )
+    logs.configure(os.environ)
+    try:
+        stack = LocalStack(
+            port=_port(ENV_PORT, DEFAULT_PORT),
+            moto_port=_port(ENV_MOTO_PORT, DEFAULT_MOTO_PORT),
+            host=os.environ.get(ENV_HOST) or "127.0.0.1",
+        )
+    except PortTaken as error:
+        print(f"sendledger local stack: {error}", file=sys.stderr, flush=True)
+        return EXIT_MISCONFIGURED
     stopping = threading.Event()
+    starting = threading.Event()
+    starting.set()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
-        logging.getLogger("sendledger.local").info("signal %d: shutting down", signum)
+        if stopping.is_set():  # a second Ctrl-C: the user does not want to wait for anything
+            os._exit(128 + signum)
         stopping.set()
+        LOG.info("%s: stopping", signal.Signals(signum).name)
+        if starting.is_set():
+            raise StopRequested
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
     try:
-        stack.start()
+        try:
+            stack.start()
+        finally:
+            starting.clear()
+    except PortTaken as error:
+        print(f"sendledger local stack: {error}", file=sys.stderr, flush=True)
+        return EXIT_MISCONFIGURED
+    except StopRequested:
+        stack.stop()
+        return 0
     except Exception:
-        logging.getLogger("sendledger.local").exception("the local stack could not start")
+        LOG.exception("the local stack could not start")
         stack.stop()
         return 1
     try:
-        while not stopping.wait(0.5):
-            pass
+        stopping.wait()
     finally:
         stack.stop()
+    if stack.scheduler is not None and stack.scheduler.running:
+        # A poll cycle outlived the stop budget: its threads must not hold the exit up.
+        LOG.warning("a poll cycle is still running: exiting without waiting for it")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 

@@ -12,6 +12,18 @@ REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"  # moto's default account: its backends are keyed by it
 LOCAL_PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:user/local-developer"
 
+# SigV4 on the local gateway: the credentials it accepts (name:access_key:secret, comma-separated;
+# each signs as arn:aws:iam::<account>:user/<name>), and whether unsigned requests still pass.
+ENV_LOCAL_CREDENTIALS = "SENDLEDGER_LOCAL_CREDENTIALS"
+DEFAULT_LOCAL_CREDENTIALS = (
+    "app:AKIALOCALAPP0000001:local-app-secret,"
+    "app2:AKIALOCALAPP0000002:local-app2-secret,"
+    "admin:AKIALOCALADMIN00001:local-admin-secret"
+)
+ADMIN_CREDENTIAL = "admin"  # the only one a signed /v1/admin/* request may use
+ENV_LOCAL_AUTH = "SENDLEDGER_LOCAL_AUTH"  # "open" (default): unsigned requests act as LOCAL_PRINCIPAL; "sigv4"
+SIGV4_SERVICE = "execute-api"
+
 LEDGER_TABLE = "sendledger-ledger"
 SENDER_EMAIL = "no-reply@example.com"
 CONFIGURATION_SET = names.SES_CONFIGURATION_SET_PREFIX

@@ -2,8 +2,14 @@
 
 Each HTTP request becomes the event API Gateway would hand the ``api`` Lambda; the proxy
 response is written back. The handler is a parameter, so the gateway is testable with a fake.
-Two local-only routes are answered by the gateway itself: ``GET /local/outbox`` and
-``POST /local/poll``.
+The local-only routes are answered by the gateway itself: ``GET /local/outbox``,
+``POST /local/poll``, the console (``GET /local/console``, ``GET /`` redirects there) and what
+the console reads beside the API (``GET /local/messages``, ``GET /local/suppressions``).
+
+Requests to the API routes are authenticated as API Gateway's IAM authorization does
+(``local.auth``: SigV4 against the local credentials); the caller's identity goes into the
+event's ``requestContext.identity``. Each request is logged as one access line naming its route
+template (``local.access_log``).
 
 Given a route table (the local stack passes ``sendledger.names.API_ROUTES``), the gateway routes
 like API Gateway does, before the Lambda runs: an unknown path is a 404, a method the path does
@@ -24,9 +30,13 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import Any, Protocol
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from local.access_log import UNROUTED, log_access
+from local.auth import Caller, LocalAuth, Refused
+from local.console_files import HEADERS as CONSOLE_HEADERS
+from local.console_files import INDEX, console_file
 from local.constants import ACCOUNT_ID, API_FUNCTION
 from local.lambda_context import LambdaContext, context_factory
 from sendledger.api.problems import PROBLEM_JSON, TYPE_BASE
@@ -37,13 +47,26 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 STAGE = "local"
 OUTBOX_PATH = "/local/outbox"
 POLL_PATH = "/local/poll"
+CONSOLE_PATH = "/local/console"
+MESSAGES_PATH = "/local/messages"
+SUPPRESSIONS_PATH = "/local/suppressions"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 EVENTS_PATH = "/local/events"  # what reached the local EventBridge bus, oldest first
+_READ = frozenset({"GET", "HEAD"})
 LOCAL_ROUTES = {
-    OUTBOX_PATH: frozenset({"GET", "HEAD"}),
+    OUTBOX_PATH: _READ,
     POLL_PATH: frozenset({"POST"}),
-    EVENTS_PATH: frozenset({"GET", "HEAD"}),
+    "/": _READ,
+    CONSOLE_PATH: _READ,
+    MESSAGES_PATH: _READ,
+    SUPPRESSIONS_PATH: _READ,
+    EVENTS_PATH: _READ,
 }
+# Local routes with a parameter: (prefix, route template); the rest of the path is one segment.
+LOCAL_TEMPLATES = (
+    (CONSOLE_PATH + "/", CONSOLE_PATH + "/{file}"),
+    (MESSAGES_PATH + "/", MESSAGES_PATH + "/{message_id}"),
+)
 # The problem types the api Lambda uses for the same statuses; others are named after the phrase.
 _PROBLEM_SLUGS = {400: "invalid-request", 404: "not-found", 413: "payload-too-large"}
 
@@ -57,14 +80,20 @@ class Routes:
         methods: dict[str, set[str]] = {}
         for method, template in routes:
             methods.setdefault(template, set()).add(method)
-        self._table = [(_template_pattern(template), frozenset(allowed)) for template, allowed in methods.items()]
+        self._table = [
+            (_template_pattern(template), template, frozenset(allowed)) for template, allowed in methods.items()
+        ]
+
+    def match(self, path: str) -> tuple[str, frozenset[str]]:
+        """The route template ``path`` matches and its methods; (UNROUTED, empty) for none."""
+        for pattern, template, methods in self._table:
+            if pattern.fullmatch(path):
+                return template, methods
+        return UNROUTED, frozenset()
 
     def allowed(self, path: str) -> frozenset[str]:
         """The methods ``path`` supports; empty for a path no route has."""
-        for pattern, methods in self._table:
-            if pattern.fullmatch(path):
-                return methods
-        return frozenset()
+        return self.match(path)[1]
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
@@ -92,6 +121,8 @@ def build_event(
     headers: Iterable[tuple[str, str]],
     body: bytes,
     principal: str,
+    access_key: str = "AKIALOCALDEVELOPER00",
+    caller: str | None = None,
     account_id: str = ACCOUNT_ID,
     source_ip: str = "127.0.0.1",
     host: str = "127.0.0.1",
@@ -155,15 +186,15 @@ def build_event(
                 "cognitoIdentityPoolId": None,
                 "accountId": account_id,
                 "cognitoIdentityId": None,
-                "caller": principal,
+                "caller": caller or principal,
                 "sourceIp": source_ip,
                 "principalOrgId": None,
-                "accessKey": "AKIALOCALDEVELOPER00",
+                "accessKey": access_key,
                 "cognitoAuthenticationType": None,
                 "cognitoAuthenticationProvider": None,
                 "userArn": principal,
                 "userAgent": user_agent,
-                "user": principal,
+                "user": caller or principal,
             },
             "domainName": host,
             "apiId": "local",
@@ -194,6 +225,19 @@ def response_parts(response: dict[str, Any]) -> tuple[int, list[tuple[str, str]]
     return status, lines, body
 
 
+class Inspector(Protocol):
+    """What the console reads beside the API (``local.inspection.LedgerInspector``)."""
+
+    def message(self, message_id: str, *, with_history: bool = True) -> dict[str, Any] | None: ...
+
+    def messages(self, message_ids: list[str]) -> list[dict[str, Any]]: ...
+
+    def recipients(self) -> list[str]: ...
+
+
+Exchange = tuple[Response, str, str]  # the response, the route template, the caller's name
+
+
 class Gateway:
     """Translate HTTP to API Gateway events for ``handler``; serve the local-only routes."""
 
@@ -212,6 +256,8 @@ class Gateway:
         port: int = 8080,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         events: Callable[[], list[dict[str, Any]]] = list,
+        auth: LocalAuth | None = None,
+        inspector: Inspector | None = None,
     ) -> None:
         self.events = events
         self.handler = handler
@@ -226,6 +272,8 @@ class Gateway:
         self.routes = Routes(routes) if routes is not None else None
         self.account_id = account_id
         self.clock_ms = clock_ms
+        self.auth = auth or LocalAuth.from_env(principal=principal, account_id=account_id)
+        self.inspector = inspector
         self.server = ThreadingHTTPServer((host, port), self._request_handler_class())
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -247,46 +295,100 @@ class Gateway:
 
     # --- one request ----------------------------------------------------------------------
     def handle(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> Response:
+        started = time.perf_counter()
+        response, route, caller = self._exchange(method, target, headers, body)
+        log_access(method, route, response[0], (time.perf_counter() - started) * 1000, caller)
+        return response
+
+    def _exchange(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> Exchange:
         try:
-            path = urlsplit(target).path or "/"
+            split = urlsplit(target)
         except ValueError:
-            return problem(400, "the request target is not a valid URL")
-        local = LOCAL_ROUTES.get(path)
+            return problem(400, "the request target is not a valid URL"), UNROUTED, UNROUTED
+        path = split.path or "/"
+        local = self._local_route(path)
         if local is not None:
-            return self._local(method, path, local)
-        if self.routes is not None:
-            allowed = self.routes.allowed(path)
-            if not allowed:
-                return problem(404, "no such route")
+            template, allowed = local
             if method not in allowed:
-                return method_not_allowed(method, allowed)
+                return method_not_allowed(method, allowed), template, UNROUTED
+            return self._local(method, path, split.query), template, UNROUTED
+        route = UNROUTED
+        if self.routes is not None:
+            route, allowed = self.routes.match(path)
+            if not allowed:
+                return problem(404, "no such route"), route, UNROUTED
+            if method not in allowed:
+                return method_not_allowed(method, allowed), route, UNROUTED
+        caller = self.auth.authenticate(method, target, headers, body)
+        if isinstance(caller, Refused):
+            return problem(403, caller.detail), route, UNROUTED
         host = next((value for name, value in headers if name.lower() == "host"), "127.0.0.1")
-        event = build_event(
+        event = self._event(method, target, headers, body, caller, host)
+        try:
+            response = self._invoke(event)
+            return response_parts(response), route, caller.name
+        except Exception:
+            # What API Gateway answers when the integration fails.
+            LOG.exception("api handler raised for %s %s", method, route)
+            return _json(502, {"message": "Internal server error"}), route, caller.name
+
+    def _event(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, caller: Caller, host: str
+    ) -> dict[str, Any]:
+        return build_event(
             method=method,
             target=target,
             headers=headers,
             body=body,
-            principal=self.principal,
+            principal=caller.arn,
+            access_key=caller.access_key,
+            caller=caller.user_id,
             account_id=self.account_id,
             host=host,
             now_ms=self.clock_ms(),
         )
-        try:
-            with self.invoke_lock:
-                response = self.handler(event, self.make_context())
-            return response_parts(response)
-        except Exception:
-            # What API Gateway answers when the integration fails.
-            LOG.exception("api handler raised for %s %s", method, target)
-            return _json(502, {"message": "Internal server error"})
 
-    def _local(self, method: str, path: str, allowed: frozenset[str]) -> Response:
-        if method not in allowed:
-            return method_not_allowed(method, allowed)
+    def _invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        with self.invoke_lock:
+            return self.handler(event, self.make_context())
+
+    @staticmethod
+    def _local_route(path: str) -> tuple[str, frozenset[str]] | None:
+        allowed = LOCAL_ROUTES.get(path)
+        if allowed is not None:
+            return path, allowed
+        for prefix, template in LOCAL_TEMPLATES:
+            rest = path.removeprefix(prefix)
+            if rest != path and rest and "/" not in rest:
+                return template, _READ
+        return None
+
+    def _local(self, method: str, path: str, query: str) -> Response:
         if path == OUTBOX_PATH:
             return _json(200, self.outbox())
         if path == EVENTS_PATH:
             return _json(200, self.events())
+        if path == POLL_PATH:
+            return self._poll()
+        if path == "/":
+            return 302, [("Location", CONSOLE_PATH), ("Content-Type", "text/plain")], b""
+        if path == CONSOLE_PATH or path.startswith(CONSOLE_PATH + "/"):
+            return self._console_file(INDEX if path == CONSOLE_PATH else path.rpartition("/")[2])
+        if self.inspector is None:
+            return problem(404, "the ledger inspector is not configured")
+        try:
+            if path == SUPPRESSIONS_PATH:
+                return self._suppressions(self.inspector)
+            if path == MESSAGES_PATH:
+                ids = [i for v in parse_qs(query).get("ids", []) for i in v.split(",") if i]
+                return _json(200, self.inspector.messages(ids))
+            view = self.inspector.message(unquote(path.rpartition("/")[2]))
+        except Exception as error:
+            LOG.exception("reading the ledger for %s failed", path.rpartition("/")[0] or path)
+            return problem(503, f"the ledger could not be read ({type(error).__name__})", [("Retry-After", "1")])
+        return _json(200, view) if view is not None else problem(404, "no such message")
+
+    def _poll(self) -> Response:
         if self.poll is None:
             return problem(404, "polling is not configured")
         try:
@@ -296,6 +398,27 @@ class Gateway:
             LOG.exception("local poll failed")
             detail = f"poll cycle failed ({type(error).__name__}); it is retried"
             return problem(503, detail, [("Retry-After", "1")])
+
+    @staticmethod
+    def _console_file(name: str) -> Response:
+        found = console_file(name)
+        if found is None:
+            return problem(404, "no such console file")
+        content, content_type = found
+        return 200, [("Content-Type", content_type), *CONSOLE_HEADERS], content
+
+    def _suppressions(self, inspector: Inspector) -> Response:
+        """Every known recipient's suppression view, exactly as ``GET /v1/suppressions/{r}`` answers it."""
+        views: list[Any] = []
+        for recipient in inspector.recipients():
+            target = f"/v1/suppressions/{quote(recipient, safe='')}"
+            event = self._event("GET", target, [], b"", self.auth.unsigned, "127.0.0.1")
+            status, _, payload = response_parts(self._invoke(event))
+            if status == 503:
+                return problem(503, "the ledger could not be read", [("Retry-After", "1")])
+            if status == 200:
+                views.append(json.loads(payload))
+        return _json(200, views)
 
     def _request_handler_class(self) -> type[BaseHTTPRequestHandler]:
         gateway = self
@@ -309,6 +432,10 @@ class Gateway:
                 if name.startswith("do_"):
                     return self._serve
                 raise AttributeError(name)
+
+            def handle_one_request(self) -> None:
+                self.started = time.perf_counter()
+                super().handle_one_request()
 
             def _serve(self) -> None:
                 length = self._content_length()
@@ -334,13 +461,18 @@ class Gateway:
 
             def _refuse(self, response: Response) -> None:
                 self.close_connection = True  # the unread body must not be parsed as a request
+                self._log_unrouted(response[0])
                 self._write(*response)
+
+            def _log_unrouted(self, status: int) -> None:
+                latency_ms = (time.perf_counter() - getattr(self, "started", time.perf_counter())) * 1000
+                log_access(self.command or "-", UNROUTED, status, latency_ms, UNROUTED)
 
             def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
                 """http.server's own errors (malformed request lines, headers), as problems."""
                 # 505 (an HTTP/2 request line) is the client's doing: no input earns a 5xx.
                 status = 400 if code >= 500 else code
-                self.log_error("code %d, message %s", code, message)
+                self._log_unrouted(status)  # the message may quote the request line: not logged
                 if self.request_version == "HTTP/0.9":  # still the default: the version was unreadable
                     self.request_version = self.protocol_version  # so the answer has a status line
                 self.close_connection = True
@@ -358,8 +490,11 @@ class Gateway:
                 if self.command != "HEAD":
                     self.wfile.write(payload)
 
+            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                """Replaced by the access line (http.server's quotes the request line as sent)."""
+
             def log_message(self, format: str, *args: Any) -> None:
-                LOG.info("%s %s", self.address_string(), format % args)
+                LOG.debug("http.server: %s", format % args)
 
         return RequestHandler
 

@@ -29,6 +29,7 @@ from local.constants import (
     sms_log_groups,
 )
 from sendledger import names
+from sendledger.adapters.dynamodb.schema import evidence_index
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,8 @@ def _create_ledger_table(dynamodb: Any, table: str, with_stream: bool = True) ->
             {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},
             {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "AttributeType": "S"},
             {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"},
+            {"AttributeName": names.EVIDENCE_INDEX_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": names.EVIDENCE_INDEX_SORT_KEY, "AttributeType": "S"},
         ],
         KeySchema=[
             {"AttributeName": names.TABLE_PARTITION_KEY, "KeyType": "HASH"},
@@ -160,7 +163,8 @@ def _create_ledger_table(dynamodb: Any, table: str, with_stream: bool = True) ->
                     {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
-            }
+            },
+            evidence_index(),
         ],
     )
     dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0, "MaxAttempts": 5})

@@ -70,6 +70,11 @@ class Scheduler:
         self._thread = threading.Thread(target=self.run, name="sendledger-scheduler", daemon=True)
         self._thread.start()
 
+    @property
+    def running(self) -> bool:
+        """Whether the thread is still alive (stop() returns after ``timeout`` even if not)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()
         if self._thread is not None:

@@ -6,11 +6,15 @@ import importlib
 import json
 import logging
 import os
+import shlex
+import sys
 import threading
+import time
 from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
+from local.auth import banner_lines
 from local.constants import (
     ACCOUNT_ID,
     API_FUNCTION,
@@ -21,12 +25,19 @@ from local.constants import (
     SMS_DELIVERY_LOGS_FUNCTION,
 )
 from local.gateway import Gateway
+from local.inspection import LedgerInspector
 from local.lambda_context import context_factory
+from local.outbox import LedgerOutbox
+from local.ports import check_free
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
+from local.sendgrid import LocalSendGrid, start_sendgrid
 from local.simulator import Simulator
+from local.simulator.mailgun import MailgunSimulator
+from local.simulator.mailgun import start_local as start_local_mailgun
 from local.status_out import StatusOut, create_status_out_resources
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
 
 LOG = logging.getLogger("sendledger.local")
 
@@ -39,6 +50,13 @@ STATUS_OUT_INTERVAL_SECONDS = 0.5
 ENV_PORT = "SENDLEDGER_PORT"
 ENV_MOTO_PORT = "SENDLEDGER_MOTO_PORT"
 ENV_HOST = "SENDLEDGER_HOST"
+# How long stop() waits for a poll cycle in flight; the scheduler's thread is a daemon, so a
+# cycle still running after it cannot keep the process alive.
+STOP_WAIT_SECONDS = 5.0
+# Every part is a thread of one process: a request's handler, moto and a poll cycle hand the GIL
+# to each other many times per call. Python's default 5 ms switch interval made each hand-over
+# wait behind a busy poll cycle; 0.5 ms gives the waiting request its turn sooner.
+SWITCH_INTERVAL_SECONDS = 0.0005
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -104,16 +122,22 @@ class LocalStack:
         self.invoke_lock = threading.RLock()  # one handler invocation at a time
         self.moto: Any = None
         self.simulator: Simulator | None = None
+        self.mailgun: MailgunSimulator | None = None  # EMAIL_PROVIDER=mailgun
         self.gateway: Gateway | None = None
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
         self.sms_delivery_logs: Handler | None = None
         self.status_out: StatusOut | None = None
         self.status_scheduler: Scheduler | None = None
+        self.sendgrid: LocalSendGrid | None = None  # EMAIL_PROVIDER=sendgrid
         self.aws_endpoint = ""
+        self._switch_interval = sys.getswitchinterval()
 
     def start(self) -> None:
+        # Before anything starts: moto's server thread dies on a taken port and leaves start() waiting.
+        check_free([(self.host, self.port, ENV_PORT), ("127.0.0.1", self.moto_port, ENV_MOTO_PORT)])
         self.aws_endpoint = configure_aws_environment(self.moto_port, self.environ)
+        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         from local.moto_server import SerializedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
@@ -135,6 +159,12 @@ class LocalStack:
             sms_failure_log_group=self.environ[names.ENV_SMS_FAILURE_LOG_GROUP],
         )
 
+        if self.environ.get(names.ENV_EMAIL_PROVIDER) == "mailgun":
+            self.mailgun = start_local_mailgun(self.environ, region)
+        sendgrid_server = None
+        if self.environ.get(names.ENV_EMAIL_PROVIDER) == EmailProvider.SENDGRID.value:
+            sendgrid_server = start_sendgrid(self.simulator, self.environ, region)
+
         api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
         self.poller = self._optional_handler(names.POLLER_HANDLER)
         self.sms_delivery_logs = self._optional_handler(names.SMS_DELIVERY_LOGS_HANDLER)
@@ -147,10 +177,11 @@ class LocalStack:
         self.status_out = self._status_out(resources.ledger_table, region)
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
         self.scheduler = Scheduler(self.scheduled_tick, interval)
+        outbox = LedgerOutbox(self.outbox, self.environ[names.ENV_LEDGER_TABLE])  # both simulators' entries
         self.gateway = Gateway(
             api,
             principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
-            outbox=self.simulator.outbox,
+            outbox=outbox.entries,
             poll=self.poll_once,
             make_context=context_factory(API_FUNCTION, region=region),
             invoke_lock=self.invoke_lock,
@@ -159,7 +190,10 @@ class LocalStack:
             host=self.host,
             port=self.port,
             events=self.status_out.listed if self.status_out is not None else list,
+            inspector=LedgerInspector(resources.ledger_table),
         )
+        if sendgrid_server is not None:
+            self.sendgrid = LocalSendGrid(sendgrid_server, self.gateway.url)
         self.scheduler.start()
         if self.status_out is not None:
             self.status_scheduler = Scheduler(self.status_out.pump, STATUS_OUT_INTERVAL_SECONDS)
@@ -167,11 +201,23 @@ class LocalStack:
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
 
+    def outbox(self) -> list[dict[str, Any]]:
+        """Every provider's accepted messages, oldest first."""
+        assert self.simulator is not None
+        if self.mailgun is None:
+            return self.simulator.outbox()
+        entries = self.simulator.outbox() + self.mailgun.outbox()
+        return sorted(entries, key=lambda entry: str(entry.get("sent_at", "")))
+
     def poll_once(self) -> dict[str, Any]:
         """One scheduled cycle: emit the simulator's queued events, then run the poller."""
         assert self.simulator is not None
         with self.poll_lock:
+            started = time.perf_counter()
             flushed = self.simulator.flush(deliver_sms=self._deliver_sms)
+            if self.sendgrid is not None:
+                # SendGrid's batches: signed POSTs to the api's webhook route, before the poll drains them.
+                flushed["sendgrid_events_posted"] = self.simulator.sendgrid.flush(self.sendgrid.post)
             result: Any = None
             if self.poller is not None:
                 event = scheduled_event(
@@ -186,7 +232,11 @@ class LocalStack:
                 )
                 with self.invoke_lock:
                     result = self.poller(event, make())
-            return {"flush": flushed, "poller": _jsonable(result)}
+            summary = {"flush": flushed, "poller": _jsonable(result)}
+            line = cycle_line(summary, time.perf_counter() - started)
+            if line:
+                LOG.info("%s", line)
+            return summary
 
     def scheduled_tick(self) -> None:
         """What the scheduler runs every interval: a poll cycle, then moto housekeeping."""
@@ -195,7 +245,8 @@ class LocalStack:
         try:
             self.poll_once()
         finally:
-            # Each TransactWriteItems leaves moto a rollback copy of the table in a dashboard-only registry.
+            # moto keeps every model instance it creates (each item version, stream record, message)
+            # in a registry only its dashboard reads: without this it grows with every request.
             reset_model_data()
 
     def _deliver_sms(self, event: dict[str, Any]) -> None:
@@ -234,12 +285,28 @@ class LocalStack:
             self.status_scheduler.stop()
         if self.gateway is not None:
             self.gateway.stop()
+        if self.sendgrid is not None:
+            self.sendgrid.stop()
         if self.scheduler is not None:
-            self.scheduler.stop()
+            self.scheduler.stop(timeout=STOP_WAIT_SECONDS)
         if self.simulator is not None:
             self.simulator.uninstall()
+        if self.mailgun is not None:
+            self.mailgun.stop()
         if self.moto is not None:
             self.moto.stop()
+        sys.setswitchinterval(self._switch_interval)
+
+    def aws_command(self, *arguments: str) -> str:
+        """An AWS CLI command line for this stack's moto that works pasted into any shell."""
+        region = self.environ["AWS_DEFAULT_REGION"]
+        environment = {
+            "AWS_ACCESS_KEY_ID": self.environ["AWS_ACCESS_KEY_ID"],
+            "AWS_SECRET_ACCESS_KEY": self.environ["AWS_SECRET_ACCESS_KEY"],
+        }
+        words = [f"{name}={value}" for name, value in environment.items()]
+        words += ["aws", "--endpoint-url", self.aws_endpoint, "--region", region, *arguments]
+        return shlex.join(words)
 
     def _optional_handler(self, dotted: str) -> Handler | None:
         try:
@@ -271,16 +338,28 @@ class LocalStack:
             f"  API:           {self.gateway.url}   (try: curl {self.gateway.url}/healthz)",
             f"  AWS endpoint:  {self.aws_endpoint}   (moto; region "
             f"{self.environ['AWS_DEFAULT_REGION']}, fake credentials)",
-            f"    aws --endpoint-url {self.aws_endpoint} dynamodb scan --table-name {table}",
-            f"    aws --endpoint-url {self.aws_endpoint} sqs list-queues",
+            f"    {self.aws_command('dynamodb', 'scan', '--table-name', table)}",
+            f"    {self.aws_command('sqs', 'list-queues')}",
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
             f"  Events:        GET {self.gateway.url}/local/events   (the {self._bus()} bus)",
             *self._callback_lines(),
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
+            + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
+            *banner_lines(self.gateway.auth, self.gateway.url),
             "",
         ]
         print("\n".join(lines), flush=True)
+
+
+def cycle_line(summary: dict[str, Any], seconds: float) -> str:
+    """``poll: 4 ses_events_published, 4 applied (85 ms)``; "" for a cycle that did nothing."""
+    poller = summary.get("poller")
+    counts: dict[str, Any] = {**summary.get("flush", {}), **(poller if isinstance(poller, dict) else {})}
+    counts.pop("sms_records_awaiting_delivery", None)  # a level, not work done
+    done = [f"{value} {name}" for name, value in counts.items() if type(value) is int and value]
+    return f"poll: {', '.join(done)} ({seconds * 1000:.0f} ms)" if done else ""
 
 
 def _jsonable(value: Any) -> Any:

@@ -11,15 +11,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.domain.clock import Clock
-    from sendledger.ports import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
+    from sendledger.ports import (
+        CallbackEndpoint,
+        CallbackRetries,
+        EmailSender,
+        EventQueue,
+        ProviderEventsApi,
+        StatusChangeSource,
+        StatusEventBus,
+    )
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
+    from sendledger.usecases.provider_webhooks import SendGridWebhook
 
 
 @dataclass
@@ -29,12 +38,20 @@ class Runtime:
     services: Services
     build_pipeline: Callable[[], Pipeline]
     _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
+    _sendgrid_webhook: SendGridWebhook | None = field(default=None, init=False, repr=False)
 
     @property
     def pipeline(self) -> Pipeline:
         if self._pipeline is None:
             self._pipeline = self.build_pipeline()
         return self._pipeline
+
+    @property
+    def sendgrid_webhook(self) -> SendGridWebhook:
+        """What the webhook route needs, built on its first request (never on the send path)."""
+        if self._sendgrid_webhook is None:
+            self._sendgrid_webhook = build_sendgrid_webhook(self.services)
+        return self._sendgrid_webhook
 
     @classmethod
     def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
@@ -50,7 +67,6 @@ def runtime() -> Runtime:
 def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.secrets import fingerprint_key
-    from sendledger.adapters.ses import SesEmailSender
     from sendledger.adapters.sns import SnsSmsSender
     from sendledger.domain.clock import SystemClock
     from sendledger.domain.recipients import use_fingerprint_key
@@ -63,7 +79,7 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     ledger = LedgerTable.named(settings.table_name)
     services = Services(
         **ledger.send_path(),
-        email=SesEmailSender(settings.sender_email, settings.ses_configuration_set),
+        email=email_sender(settings),
         sms=SnsSmsSender(),
         clock=SystemClock(),
         settings=settings,
@@ -71,14 +87,111 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     return Runtime.of(services, ledger)
 
 
+def email_sender(settings: Settings) -> EmailSender:
+    """The one adapter of the email port, chosen by `EMAIL_PROVIDER`."""
+    from sendledger.domain.provider import EmailProvider
+    from sendledger.settings import SettingsError
+
+    builders: dict[EmailProvider, Callable[[Settings], EmailSender]] = {
+        EmailProvider.SES: _ses_sender,
+        EmailProvider.MAILGUN: _mailgun_sender,
+        EmailProvider.SENDGRID: _sendgrid_sender,
+    }
+    builder = builders.get(settings.email_provider)
+    if builder is None:
+        raise SettingsError(f"EMAIL_PROVIDER={settings.email_provider.value}: no adapter in this build")
+    return builder(settings)
+
+
+def _ses_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.ses import SesEmailSender
+
+    return SesEmailSender(settings.sender_email, settings.ses_configuration_set)
+
+
+def _mailgun_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.mailgun import MailgunEmailSender
+    from sendledger.adapters.mailgun_http import secret_value
+
+    key = secret_value(settings.mailgun_api_key_secret_arn)
+    return MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, settings.sender_email, key)
+
+
+def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
+    from sendledger.adapters.mailgun_events import MailgunEventsApi
+    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.domain.provider import EmailProvider
+
+    if settings.email_provider is not EmailProvider.MAILGUN:
+        return None
+    key = secret_value(settings.mailgun_api_key_secret_arn)
+    return MailgunEventsApi(settings.mailgun_api_base, settings.mailgun_domain, key)
+
+
+def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, Any]:
+    """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
+    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.domain.provider import EmailProvider
+
+    if settings.email_provider is not EmailProvider.MAILGUN or not settings.mailgun_signing_key_secret_arn:
+        return {}
+    return {
+        "webhook_tokens": ledger.webhook_tokens,
+        "mailgun_signing_key": secret_value(settings.mailgun_signing_key_secret_arn),
+    }
+
+
+def _sendgrid_sender(settings: Settings) -> EmailSender:
+    from sendledger.adapters.sendgrid import SendGridEmailSender
+
+    return SendGridEmailSender(settings.sender_email, settings.sendgrid_api_base, _sendgrid_api_key(settings))
+
+
+def _sendgrid_api_key(settings: Settings) -> Callable[[], str]:
+    from sendledger.adapters.secrets import provider_secret
+    from sendledger.settings import SettingsError
+
+    secret = settings.sendgrid_api_key_secret_arn
+    if not secret:
+        raise SettingsError("EMAIL_PROVIDER=sendgrid needs SENDGRID_API_KEY_SECRET_ARN")
+    return lambda: provider_secret(secret)
+
+
+def build_sendgrid_webhook(services: Services) -> SendGridWebhook:
+    """Verifier and queue of the signed Event Webhook; unconfigured, every POST is refused."""
+    from sendledger.adapters.secrets import provider_secret
+    from sendledger.adapters.sendgrid_webhook import SendGridSignatureVerifier
+    from sendledger.adapters.sqs_sink import SqsEventSink
+    from sendledger.usecases.provider_webhooks import SendGridWebhook
+
+    settings = services.settings
+    key_secret, queue_url = settings.sendgrid_webhook_key_secret_arn, settings.sendgrid_events_queue_url
+    return SendGridWebhook(
+        verifier=SendGridSignatureVerifier(lambda: provider_secret(key_secret)) if key_secret else None,
+        sink=SqsEventSink(queue_url) if queue_url else None,
+        clock=services.clock,
+        max_age_seconds=settings.sendgrid_webhook_max_age_seconds,
+    )
+
+
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     """The ingestion stores share the ledger's DynamoDB client (one connection, one request count)."""
     from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
     from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
+    from sendledger.domain.events import EventSource
+    from sendledger.domain.provider import EmailProvider
     from sendledger.usecases.ingest import Pipeline
 
     settings = services.settings
     logs = settings.sms_success_log_group or settings.sms_failure_log_group
+    webhook_queues: dict[str, EventQueue] = {}
+    if settings.sendgrid_events_queue_url:
+        webhook_queues[EventSource.SENDGRID.value] = SqsEventQueue(settings.sendgrid_events_queue_url)
+    lookup = None
+    if settings.email_provider is EmailProvider.SENDGRID and settings.sendgrid_email_activity:
+        from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
+
+        lookup = SendGridEmailActivity(settings.sendgrid_api_base, _sendgrid_api_key(settings))
     return Pipeline(
         services=services,
         events=ledger.events,
@@ -87,6 +200,10 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         ses_queue=SqsEventQueue(settings.ses_events_queue_url) if settings.ses_events_queue_url else None,
         logs=CloudWatchLogReader() if logs else None,
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
+        mailgun_events=mailgun_events_api(settings),
+        **mailgun_webhook_parts(settings, ledger),
+        webhook_queues=webhook_queues,
+        acceptance_lookup=lookup,
     )
 
 

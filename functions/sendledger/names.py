@@ -15,6 +15,7 @@ ENV_ESCALATION_QUEUE_URL = "ESCALATION_QUEUE_URL"
 ENV_SMS_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
 ENV_SMS_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"
 ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
+ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # "ses" | "sendgrid" | "mailgun"
 
 ENV_POLL_INTERVAL_SECONDS = "POLL_INTERVAL_SECONDS"
 ENV_POLL_APPLY_CONCURRENCY = "POLL_APPLY_CONCURRENCY"
@@ -29,6 +30,13 @@ ENV_TRANSIENT_BOUNCE_LIMIT = "TRANSIENT_BOUNCE_LIMIT"
 ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
+# Mailgun (EMAIL_PROVIDER=mailgun); the secret variables hold ARNs, never the keys.
+ENV_MAILGUN_DOMAIN = "MAILGUN_DOMAIN"
+ENV_MAILGUN_API_BASE = "MAILGUN_API_BASE"
+ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS = "MAILGUN_EVENTS_FINAL_AFTER_SECONDS"
+ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
+ENV_MAILGUN_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_MAILGUN_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
 # Status out: the bus state changes are published to, and the signed callbacks.
 ENV_EVENT_BUS_NAME = "EVENT_BUS_NAME"
@@ -38,6 +46,13 @@ ENV_CALLBACK_MAX_ATTEMPTS = "CALLBACK_MAX_ATTEMPTS"
 ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
 ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
 ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
+# SendGrid (EMAIL_PROVIDER=sendgrid): secret ARNs are names, not secrets.
+ENV_SENDGRID_API_BASE = "SENDGRID_API_BASE"
+ENV_SENDGRID_API_KEY_SECRET_ARN = "SENDGRID_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN = "SENDGRID_WEBHOOK_PUBLIC_KEY_SECRET_ARN"  # noqa: S105
+ENV_SENDGRID_EVENTS_QUEUE_URL = "SENDGRID_EVENTS_QUEUE_URL"
+ENV_SENDGRID_EMAIL_ACTIVITY = "SENDGRID_EMAIL_ACTIVITY"
+ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS = "SENDGRID_WEBHOOK_MAX_AGE_SECONDS"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 # --- Resource names --------------------------------------------------------------------------
@@ -56,9 +71,16 @@ DUE_WORK_INDEX_SORT_KEY = "due_at"
 # Projected besides the keys: what the poller acts on without reading the item. Kept small
 # because every send writes (and its outcome removes) an index entry.
 DUE_WORK_INDEX_PROJECTION = ("message_id", "state", "escalation", "idem_key", "escalates")
+# Sparse GSI over message items, for the caller's evidence export: partition `<owner>#<day>`
+# (a day's sends of one caller), sorted by the item's own `created_at`. KEYS_ONLY: nothing but
+# the intent's write ever changes its entry, so it costs one index write per send, no more.
+EVIDENCE_INDEX = "evidence"
+EVIDENCE_INDEX_PARTITION_KEY = "ev_day"
+EVIDENCE_INDEX_SORT_KEY = "created_at"
 
 # --- Message tags and metrics ----------------------------------------------------------------
 SES_MESSAGE_ID_TAG = "sendledger-message-id"
+MAILGUN_MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back as user-variables
 METRICS_NAMESPACE = "sendledger"
 # POWERTOOLS_SERVICE_NAME of every Lambda, hence the only dimension (`service`) of the EMF
 # metrics below; the CloudWatch alarms in infra/monitoring.py match exactly {service: this}.
@@ -78,15 +100,25 @@ CALLBACKS_HANDLER = "sendledger.handlers.callbacks.lambda_handler"
 EVENT_BUS_PREFIX = "sendledger"  # the bus is f"{prefix}-{stage}"; locally sendledger-local
 EVENT_SOURCE = "sendledger"
 
+SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
+MAILGUN_EVENTS_PATH = "/v1/providers/mailgun/events"
+
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),
+    ("GET", "/v1/messages"),
+    ("GET", "/v1/evidence"),
     ("POST", "/v1/password-resets"),
     ("POST", "/v1/password-resets/consume"),
+    # After .../consume: the local gateway takes the first template that matches, and a fixed
+    # segment must win over {reset_id} as it does in API Gateway.
+    ("GET", "/v1/password-resets/{reset_id}"),
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
+    ("POST", MAILGUN_EVENTS_PATH),  # Mailgun's signed webhook (HMAC): no IAM, see infra/api.py
+    ("POST", SENDGRID_EVENTS_PATH),  # SendGrid's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 from sendledger.domain.eligibility import SuppressionState
+from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
@@ -51,6 +53,7 @@ class ResetRecord:
     expires_at: datetime
     failed_attempts: int
     message_id: str
+    recipient_key: str | None = None  # the address mailed (a request with another replaces it)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,14 @@ class RecipientState:
     transient_revision: int = 0
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """The young active reset a request with another address replaces, and the entry its mail gets."""
+
+    record: ResetRecord
+    entry: HistoryEntry
+
+
 @dataclass
 class SendIntent:
     message: Message
@@ -93,8 +104,15 @@ class SendIntent:
     idempotency_expires_at: datetime | None = None
     reset: ResetRecord | None = None
     reset_window_start: datetime | None = None
+    replaces: Replacement | None = None
     due: tuple[DueKind, datetime] | None = None  # poller work; default: in flight until the lease ends
     generation: int = 0  # of a keyed message id: bumped when an expired key is used again
+
+
+@dataclass(frozen=True)
+class CreatedPage:
+    positions: list[Position]
+    more: bool  # entries may follow the last position
 
 
 @dataclass(frozen=True)
@@ -157,6 +175,10 @@ class MessageStore(Protocol):
 
     def idempotency_key_of(self, message_id: str) -> str | None: ...
 
+    def created_in(self, owner: str, window: Window, after: Position | None, limit: int) -> CreatedPage:
+        """The owner's messages created in `window`, oldest first, from just after `after` (the
+        evidence index; never a scan)."""
+
 
 class RecipientStore(Protocol):
     """Recipients: suppression state (versioned), the last-send marker, transient bounces."""
@@ -181,9 +203,12 @@ class ResetStore(Protocol):
     def get(self, account_id: str) -> ResetRecord | None: ...
 
     def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
-        """Active + hash matches + not expired → consumed, in one conditional write."""
+        """Active + hash matches + not expired → consumed, in one conditional write (then the
+        reset's mail records it in its history)."""
 
-    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None: ...
+    def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
+        """Count a wrong token; the one that reaches the limit locks the reset (and its mail's
+        history records it)."""
 
     def rearm(
         self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
@@ -350,3 +375,58 @@ class CallbackRetries(Protocol):
     def retry_in(self, receipt_handle: str, seconds: int) -> None:
         """Make the queued callback visible again after `seconds` (its next attempt)."""
         ...
+
+
+class ProviderEventsApi(Protocol):
+    """A provider's pull-based event API (Mailgun's Events API): pages, ascending by time."""
+
+    def query(self, params: Mapping[str, str]) -> Any:
+        """The first page of a search (sendledger.domain.mailgun_events.EventsPage)."""
+
+    def follow(self, url: str) -> Any:
+        """The page a previous page's `next` URL names."""
+
+
+class TokenClaim(StrEnum):
+    CLAIMED = "claimed"  # first use of the token: go on
+    SAME_BODY = "same_body"  # the same webhook again (a provider retry): already handled
+    REPLAYED = "replayed"  # the token with another body: refuse
+
+
+class WebhookTokenStore(Protocol):
+    """Signed-webhook tokens already used (hashes only), so a captured signature is good once."""
+
+    def claim(self, source: str, token_hash: str, body_hash: str, expires_at: datetime, now: datetime) -> TokenClaim:
+        """One conditional write."""
+
+    def release(self, source: str, token_hash: str, body_hash: str) -> None: ...
+
+
+# --- third-party email providers (issue #11) -----------------------------------------------------
+
+
+class WebhookVerifier(Protocol):
+    """A provider's webhook signature check over the bytes as received."""
+
+    def verify(self, timestamp: str, body: bytes, signature: str) -> bool: ...
+
+
+class EventSink(Protocol):
+    """Where verified webhook events wait for the poller (a queue)."""
+
+    def put(self, bodies: list[str]) -> None:
+        """Queue every body, or raise DependencyUnavailable (some may be queued: the apply dedupes)."""
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    found: bool  # the provider has a message carrying our message id
+    provider_message_id: str | None = None
+    status: str | None = None
+
+
+class AcceptanceLookup(Protocol):
+    """A provider API that finds a send by sendledger's message id (after a timed-out call)."""
+
+    def lookup(self, message_id: str) -> LookupResult | None:
+        """None: the lookup itself failed (nothing is proven either way)."""

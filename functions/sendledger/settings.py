@@ -15,6 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
+from sendledger.domain.provider import EmailProvider
+
+__all__ = ["EmailProvider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
 StaleChoice = Literal["allow", "defer"]
@@ -42,6 +45,8 @@ class Tunables(BaseModel):
 
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
+    # The email transport; bootstrap builds its adapter, the stack its secrets and event path.
+    email_provider: EmailProvider = Field(EmailProvider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
     poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
     poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
@@ -66,6 +71,22 @@ class Tunables(BaseModel):
     callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
     callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
     callback_timeout_seconds: int = Field(10, ge=1, le=60, validation_alias=names.ENV_CALLBACK_TIMEOUT_SECONDS)
+    # Mailgun: the sending domain, the API's base URL (US; EU is https://api.eu.mailgun.net),
+    # how old Events API results must be to be final, and the webhook timestamps accepted.
+    mailgun_domain: str = Field("", validation_alias=names.ENV_MAILGUN_DOMAIN)
+    mailgun_api_base: str = Field("https://api.mailgun.net", validation_alias=names.ENV_MAILGUN_API_BASE)
+    mailgun_events_final_after_seconds: int = Field(
+        1800, ge=0, validation_alias=names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS
+    )
+    mailgun_webhook_max_age_seconds: int = Field(300, ge=1, validation_alias=names.ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS)
+    # SendGrid: the API's base URL (the local stack points it at the simulator); whether the
+    # account has Email Activity API access (a paid add-on) for unknown resolution; how old a
+    # signed webhook's timestamp may be.
+    sendgrid_api_base: str = Field("https://api.sendgrid.com", validation_alias=names.ENV_SENDGRID_API_BASE)
+    sendgrid_email_activity: bool = Field(False, validation_alias=names.ENV_SENDGRID_EMAIL_ACTIVITY)
+    sendgrid_webhook_max_age_seconds: int = Field(
+        300, ge=1, validation_alias=names.ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS
+    )
 
     @field_validator("stale_eligibility_policy", mode="before")
     @classmethod
@@ -104,6 +125,12 @@ class Settings(Tunables):
     # Deployed the key comes from Secrets Manager (the ARN wins); the local stack uses the variable.
     callback_secret: str = Field("local-callback-secret", validation_alias=names.ENV_CALLBACK_SECRET)
     callback_secret_arn: str = Field("", validation_alias=names.ENV_CALLBACK_SECRET_ARN)
+    # Mailgun's API key and webhook signing key (Secrets Manager); no signing key: no webhooks.
+    mailgun_api_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_API_KEY_SECRET_ARN)
+    mailgun_signing_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN)
+    sendgrid_api_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_API_KEY_SECRET_ARN)
+    sendgrid_webhook_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN)
+    sendgrid_events_queue_url: str = Field("", validation_alias=names.ENV_SENDGRID_EVENTS_QUEUE_URL)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

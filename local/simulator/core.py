@@ -25,6 +25,7 @@ from local.constants import (
 )
 from local.simulator import hooks, ses, sms
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, masked
+from local.simulator.sendgrid import SendGridSide
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
@@ -66,6 +67,8 @@ class Simulator:
         self._outbox: list[dict[str, Any]] = []
         self._ses_queue: list[ses.TimedRecord] = []
         self._sms_queue: list[sms.PendingSms] = []
+        # SendGrid's HTTP API and webhook (EMAIL_PROVIDER=sendgrid), sharing the outbox and labels.
+        self.sendgrid = SendGridSide(clock=self._now, faults=self._faults, record=self._record)
         self._hooks = hooks.Hooks(
             {
                 hooks.BEFORE_SEND_EMAIL: self._before_send_email,
@@ -107,7 +110,15 @@ class Simulator:
                 "sms_deliveries": len(self._sms_queue),
             }
 
+    def _now(self) -> datetime:
+        return self.clock()  # read at every call: tests may swap the clock
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self._outbox.append(entry)
+
     def reset(self) -> None:
+        self.sendgrid.reset()
         with self._lock:
             self._outbox.clear()
             self._faults.reset()

@@ -18,6 +18,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from local.simulator.faults import fault_label
 from local.simulator.hooks import answer_locally, body_bytes, caller_identity
+from sendledger import names
 from sendledger.domain.clock import iso
 
 LOG = logging.getLogger("sendledger.local.simulator")
@@ -46,6 +47,7 @@ class EmailRequest:
     to: list[str]
     subject: str
     text: str
+    html: str | None
     configuration_set: str | None
     tags: dict[str, list[str]]
     label: str | None
@@ -63,12 +65,13 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         *destination.get("BccAddresses", []),
     ]
     content = body.get("Content") or {}
-    subject, text = "", ""
+    subject, text, html = "", "", None
     if "Simple" in content:
         simple = content["Simple"]
         subject = (simple.get("Subject") or {}).get("Data", "")
         parts = simple.get("Body") or {}
         text = (parts.get("Text") or parts.get("Html") or {}).get("Data", "")
+        html = (parts.get("Html") or {}).get("Data")
     elif "Raw" in content:
         text = base64.b64decode(content["Raw"].get("Data", "")).decode("utf-8", "replace")
     tags: dict[str, list[str]] = {}
@@ -79,6 +82,7 @@ def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str
         to=to or [""],
         subject=subject,
         text=text,
+        html=html,
         configuration_set=body.get("ConfigurationSetName") or default_configuration_set,
         tags=tags,
         label=fault_label(to[0]) if to else None,
@@ -98,12 +102,18 @@ def throttled(request: AWSPreparedRequest) -> AWSResponse:
 
 
 def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) -> list[dict[str, Any]]:
+    """One entry per recipient; ``message_id`` is sendledger's, from the tag every send carries."""
+    sendledger_id = next(iter(request.tags.get(names.SES_MESSAGE_ID_TAG, [])), None)
     return [
         {
+            "message_id": sendledger_id,
             "channel": "email",
+            "from": request.source,
             "to": address,
             "subject": request.subject,
             "text": request.text,
+            "html": request.html,
+            "provider": "ses",
             "provider_message_id": message_id,
             "sent_at": iso(sent_at),
         }
@@ -193,14 +203,27 @@ def mail_object(
     }
 
 
+SNS_BATCH_LIMIT = 10  # PublishBatch's entries per request
+
+
 def publish_events(sns: Any, topic_arn: str, batch: list[TimedRecord], now: datetime) -> tuple[int, list[TimedRecord]]:
-    """Publish in order; returns how many went out and the rest, kept from the first failure on."""
-    for index, (at, record) in enumerate(batch):
+    """Publish in order, ten per PublishBatch (each entry reaches SQS as its own notification, as
+    a Publish would); returns how many went out and the rest, kept from the first failure on."""
+    for start in range(0, len(batch), SNS_BATCH_LIMIT):
+        chunk = batch[start : start + SNS_BATCH_LIMIT]
+        entries = [
+            {"Id": str(offset), "Message": json.dumps(clamp_event_time(record, at, now))}
+            for offset, (at, record) in enumerate(chunk)
+        ]
         try:
-            sns.publish(TopicArn=topic_arn, Message=json.dumps(clamp_event_time(record, at, now)))
+            answer = sns.publish_batch(TopicArn=topic_arn, PublishBatchRequestEntries=entries)
         except Exception:
             LOG.exception("simulator: publishing SES events failed; kept for next flush")
-            return index, batch[index:]
+            return start, batch[start:]
+        failed = sorted(int(entry["Id"]) for entry in answer.get("Failed", []))
+        if failed:
+            LOG.error("simulator: SNS refused SES events %s; kept for next flush", answer["Failed"])
+            return start + failed[0], batch[start + failed[0] :]
     return len(batch), []
 
 

@@ -60,6 +60,7 @@ class SmsRequest:
     phone_number: str
     message: str
     sms_type: str
+    origination: str | None = None  # the origination number or sender ID, when the caller set one
 
 
 def parse_publish(request: AWSPreparedRequest) -> SmsRequest | None:
@@ -78,15 +79,21 @@ def parse_publish(request: AWSPreparedRequest) -> SmsRequest | None:
         phone_number=phone,
         message=(form.get("Message") or [""])[0],
         sms_type=attributes.get("AWS.SNS.SMS.SMSType", "Promotional"),
+        origination=attributes.get("AWS.MM.SMS.OriginationNumber") or attributes.get("AWS.SNS.SMS.SenderID"),
     )
 
 
 def outbox_entry(request: SmsRequest, message_id: str, sent_at: datetime) -> dict[str, Any]:
+    """SNS Publish carries no sendledger id: ``message_id`` is filled in from the ledger's receipt."""
     return {
+        "message_id": None,
         "channel": "sms",
+        "from": request.origination,
         "to": request.phone_number,
         "subject": None,
         "text": request.message,
+        "html": None,
+        "provider": "sns",
         "provider_message_id": message_id,
         "sent_at": iso(sent_at),
     }

@@ -37,7 +37,7 @@ def _as_list(value: Any) -> list[Any]:
 
 def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
-    assert len(methods) == 9
+    assert len(methods) == len(names.API_ROUTES) == 12
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
 
@@ -45,7 +45,7 @@ def test_every_api_method_uses_iam(template: Template) -> None:
 def test_routes_match_spec(template: Template) -> None:
     paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
     assert {"messages", "{message_id}", "password-resets", "consume", "suppressions",
-            "{recipient}", "admin", "healthz", "openapi.json"} <= paths  # fmt: skip
+            "{recipient}", "admin", "healthz", "openapi.json", "{reset_id}", "evidence"} <= paths  # fmt: skip
 
 
 def test_stage_is_throttled_and_access_logged(template: Template) -> None:
@@ -148,7 +148,15 @@ def test_ledger_table(template: Template) -> None:
                             {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
                         ],
                     }
-                )
+                ),
+                {
+                    "IndexName": names.EVIDENCE_INDEX,
+                    "KeySchema": [
+                        {"AttributeName": names.EVIDENCE_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+                        {"AttributeName": names.EVIDENCE_INDEX_SORT_KEY, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},  # one small write per send, never updated
+                },
             ],
             "AttributeDefinitions": Match.array_with(
                 [{"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"}]

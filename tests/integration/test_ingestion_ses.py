@@ -167,6 +167,24 @@ def test_new_event_costs_one_request_and_duplicate_one_with_no_change(api, servi
     assert counter.total == 1
 
 
+def test_events_of_two_provider_message_ids_on_one_receipt_keep_their_own_event_ids(api, ingestion, clock, sent):
+    """A resend's events land on the receipt of the same message under another SES message id:
+    each entry still names its own event (an entry stores an event id relative to the receipt's
+    provider id only when it is that id)."""
+    first, second = sent["provider_message_id"], "ses-resend-attempt"
+    ingestion.publish(ses_record("Send", sent["message_id"], ALICE, clock.now(), first))
+    ingestion.poll()
+    clock.advance(1)
+    ingestion.publish(ses_record("Send", sent["message_id"], ALICE, clock.now(), second))
+    ingestion.publish(ses_record("Delivery", sent["message_id"], ALICE, clock.now(), second))
+    report = ingestion.poll()
+    assert report.applied == 2
+    view = message(api, sent["message_id"])
+    assert view["state"] == "delivered"
+    named = sorted(tuple(e["event_id"].split("#")[:2]) for e in event_entries(view))
+    assert named == sorted([(first, "Send"), (second, "Send"), (second, "Delivery")]), named
+
+
 def test_replayed_batch_changes_nothing(api, ingestion, clock, sent):
     mid = sent["message_id"]
     records = [ses_record(kind, mid, ALICE, clock.now()) for kind in ("Send", "Delivery", "Complaint")]

@@ -136,7 +136,7 @@ def view_ids(services):
     from tests.conftest import TABLE
 
     items = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
-    return {item["message_id"]["S"] for item in items if item["sk"]["S"] == "MSG"}
+    return {item["pk"]["S"].removeprefix("MSG#") for item in items if item["sk"]["S"] == "MSG"}
 
 
 def test_pending_send_is_retried_by_the_poller(api, ingestion, clock, faults, healthy_watermarks):

@@ -20,16 +20,18 @@ import pytest
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
-from sendledger.domain.idempotency import scoped_key
+from sendledger.domain.export_window import Window
+from sendledger.domain.idempotency import caller_id, scoped_key
 from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
-from sendledger.domain.provider import Backoff
+from sendledger.domain.provider import Backoff, EmailProvider
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.ports import (
     ApplyResult,
     Expectations,
     LastSendCondition,
     Outcome,
+    Replacement,
     ResetRecord,
     SendIntent,
     StoredResponse,
@@ -101,7 +103,8 @@ def intent(
     recipient = parse_recipient(Channel.EMAIL, to)
     cmd = command(key, to=to, escalation=escalation)
     scoped = scoped_key(PRINCIPAL, key) if key else None
-    message = new_message(cmd, recipient, now, message_id or (keyed_message_id(scoped) if scoped else None))
+    message_id = message_id or (keyed_message_id(scoped) if scoped else None)
+    message = new_message(cmd, recipient, now, message_id, email_provider=EmailProvider.SES)
     return SendIntent(
         message=message,
         first_entry=first_entry(message, recipient, now, None),
@@ -421,7 +424,77 @@ def poller_state_moves_forward(b: Backend) -> list[Any]:
     return [cached, still_cached, fresh, not_read, state.watermark("sms"), state.cursor("sms")]
 
 
+def evidence_index_pages(b: Backend) -> list[Any]:
+    start = b.now()
+    for number in range(5):
+        mine = intent(b.now(), key=f"ev-{number}", to=f"mine{number}@example.com")
+        assert b.ledger.messages.commit_intent(mine) is None
+        theirs = intent(b.now(), key=f"other-{number}", to=f"theirs{number}@example.com")
+        theirs.message.message_id = keyed_message_id(f"other#{number}")
+        theirs.message.owner = "someone-else"
+        assert b.ledger.messages.commit_intent(theirs) is None
+        if number != 1:  # two of mine in one millisecond
+            b.clock.advance(11 * 3600)
+    owner = caller_id(PRINCIPAL)
+    window = Window(start, b.now())
+    pages, after = [], None
+    while True:
+        page = b.ledger.messages.created_in(owner, window, after, 2)
+        pages.append(page)
+        if not page.more:
+            break
+        after = page.positions[-1]
+    found = [position.message_id for page in pages for position in page.positions]
+    mine = {keyed_message_id(scoped_key(PRINCIPAL, f"ev-{number}")) for number in range(5)}
+    assert len(found) == 5 and set(found) == mine and len(pages) == 3, b.name
+    assert [p.created_at for page in pages for p in page.positions] == sorted(
+        p.created_at for page in pages for p in page.positions
+    )
+    return [page.positions for page in pages]
+
+
+def replaced_reset(b: Backend) -> list[Any]:
+    window = timedelta(seconds=600)
+
+    def reset_intent(number: int, to: str, replaces: ResetRecord | None = None) -> SendIntent:
+        now = b.now()
+        record = ResetRecord(
+            "acct-9", f"rst_{number}", "active", "unsent", now, now + window, 0, f"msg_reset_{number}", f"email:{to}"
+        )
+        knowable = Expectations(last_send=LastSendCondition(now))
+        built = intent(
+            now,
+            key=None,
+            to=to,
+            expect=knowable,
+            message_id=f"msg_reset_{number}",
+            reset=record,
+            window_start=now - window,
+        )
+        if replaces is not None:
+            note = HistoryEntry(at=now, type=HistoryType.RESET_REPLACED, evidence={"replaced_by": f"rst_{number}"})
+            built.replaces = Replacement(replaces, note)
+        return built
+
+    first = reset_intent(1, "old@example.com")
+    assert b.ledger.messages.commit_intent(first) is None
+    b.clock.advance(30)
+    standing = b.ledger.messages.commit_intent(reset_intent(2, "new@example.com"))
+    assert (
+        standing is not None and standing.reset is not None and standing.reset.recipient_key == "email:old@example.com"
+    )
+    assert b.ledger.messages.commit_intent(reset_intent(3, "new@example.com", replaces=standing.reset)) is None
+    # A replacement that names a reset no longer there meets the one that is
+    stale = b.ledger.messages.commit_intent(reset_intent(4, "third@example.com", replaces=standing.reset))
+    assert stale is not None and stale.reset is not None and stale.reset.reset_id == "rst_3", b.name
+    old = b.ledger.messages.get("msg_reset_1")
+    assert old is not None and old.history[-1].type is HistoryType.RESET_REPLACED
+    return [standing, stale, b.ledger.resets.get("acct-9"), view(b, "msg_reset_1")]
+
+
 SCENARIOS: list[Callable[[Backend], list[Any]]] = [
+    evidence_index_pages,
+    replaced_reset,
     keyed_intent_collides_with_its_record,
     suppressed_recipient_refuses_the_send,
     last_send_condition,

@@ -329,6 +329,8 @@ KNOWN_PATHS = {  # path: its Allow header
     "/v1/admin/suppressions/a%40example.com": "DELETE, PUT",
     "/healthz": "GET",
     "/local/outbox": "GET, HEAD",
+    "/": "GET, HEAD",  # the redirect to the console
+    "/local/console": "GET, HEAD",
 }
 UNSUPPORTED = [
     (method, path, allow)
@@ -354,7 +356,9 @@ def test_unsupported_method_on_a_known_path_is_405(
 
 
 @pytest.mark.parametrize("method", ["TRACE", "PATCH", "FOO", "GET", "POST", "OPTIONS"])
-@pytest.mark.parametrize("path", ["/v1/nowhere", "/", "/v1/messages/m1/extra", "/healthz/", "*"])
+@pytest.mark.parametrize(
+    "path", ["/v1/nowhere", "/index.html", "/v1/messages/m1/extra", "/healthz/", "*", "/local/console/a/b"]
+)
 def test_unknown_path_is_404(routed: Gateway, fake: FakeHandler, method: str, path: str) -> None:
     status, headers, body = raw_request(routed, method, path)
     assert status == 404

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from local.constants import ACCOUNT_ID, CONFIGURATION_SET
+from local.constants import ACCOUNT_ID, CONFIGURATION_SET, SENDER_EMAIL
 from local.resources import Resources
 from local.simulator import THROTTLED_CALLS, Simulator, decode_subscription_event
 from sendledger import names
@@ -52,10 +52,14 @@ def test_ordinary_address_is_accepted_recorded_and_delivered(simulator: Simulato
 
     (entry,) = simulator.outbox()
     assert entry == {
+        "message_id": "msg_A",  # sendledger's, so the entry matches /v1/messages/{id}
         "channel": "email",
+        "from": SENDER_EMAIL,
         "to": "recipient@example.com",
         "subject": "Reset",
         "text": "plain body",
+        "html": "<p>html body</p>",
+        "provider": "ses",
         "provider_message_id": response["MessageId"],
         "sent_at": START.strftime("%Y-%m-%dT%H:%M:%S.012Z"),
     }
@@ -259,10 +263,14 @@ def test_sms_delivery_status_logs(
     response = send_sms(phone)
     (entry,) = simulator.outbox()
     assert entry == {
+        "message_id": None,  # SNS carries no sendledger id: the local stack fills it from the ledger
         "channel": "sms",
+        "from": None,
         "to": phone,
         "subject": None,
         "text": "alert: disk full",
+        "html": None,
+        "provider": "sns",
         "provider_message_id": response["MessageId"],
         "sent_at": START.strftime("%Y-%m-%dT%H:%M:%S.012Z"),
     }

@@ -129,7 +129,8 @@ def tracked_moto_instances() -> int:
 
 
 def test_scheduler_tick_forgets_moto_model_instances(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
-    """A long `make run` must not keep every rollback copy moto's TransactWriteItems makes."""
+    """A long `make run` must not keep every model instance moto creates (each item version and
+    before-image a TransactWriteItems makes): the registry only feeds moto's dashboard."""
     stack, recorders = running
     assert stack.scheduler is not None
     table = os.environ[names.ENV_LEDGER_TABLE]

@@ -276,6 +276,18 @@ def ddb() -> Any:
     return aws_clients.client("dynamodb")
 
 
+def message_id_of(item: dict[str, Any]) -> str:
+    """The message a message item, its receipt or timer belongs to (their key holds it)."""
+    return str(s(item, "pk")).removeprefix("MSG#")
+
+
+def recipient_key_of(message: dict[str, Any]) -> str:
+    """A message item's recipient key, derived as the ledger derives it."""
+    from sendledger.adapters.dynamodb.message_items import message_from
+
+    return message_from(message).recipient_key
+
+
 def s(item: dict[str, Any], name: str) -> Any:
     value = item.get(name)
     if value is None:
@@ -422,13 +434,13 @@ def ledger_at_call(message_id: str | None, recipient: str) -> ProviderCall:
         m
         for m in items_with(items, "MSG#", "MSG")
         if (
-            s(m, "message_id") == message_id
+            message_id_of(m) == message_id
             if message_id
             else s(m, "recipient") == recipient and s(m, "state") == "sending"
         )
     ]
     decided_at = decided_version = None
-    recipient_key = s(messages[0], "recipient_key") if messages else None
+    recipient_key = recipient_key_of(messages[0]) if messages else None
     if messages:
         entries = history_of(items).get(s(messages[0], "pk"), [])
         decisions = [e for e in entries if s(e, "type") in SEND_DECISIONS]
@@ -438,7 +450,7 @@ def ledger_at_call(message_id: str | None, recipient: str) -> ProviderCall:
             decided_version = int(version) if version is not None else None
     [state] = items_with(items, f"SUP#{recipient_key}", "STATE") or [{}]
     return ProviderCall(
-        message_id=s(messages[0], "message_id") if messages else message_id,
+        message_id=message_id_of(messages[0]) if messages else message_id,
         recipient=recipient_key or recipient,
         decided_at=decided_at,
         decided_version=decided_version,
@@ -496,12 +508,14 @@ class LedgerWatch:
         for key, item in self.history.items():
             assert key in current, f"history entry disappeared: {key}"
             assert current[key] == item, f"history entry changed: {key}"
+        from sendledger.adapters.dynamodb import history
+
         for key in current.keys() - self.history.keys():
             body = json.loads(current[key]["S"])
-            kind = body["type"]
+            kind = body[history.TYPE]
             if kind in HARD_PATHS:
                 FIGURES[HARD_PATHS[kind]] += 1
-            if kind.startswith("event:") and "would_be" in body.get("evidence", {}):
+            if kind.startswith("event:") and "would_be" in body.get(history.EVIDENCE, {}):
                 FIGURES["reached_regressions_refused"] += 1
         self.history = current
 
@@ -555,11 +569,11 @@ class LedgerWatch:
                 assert s(message, "lease_until") or s(message, "response"), (
                     f"key neither leased nor answered: {message}"
                 )
-                assert s(message, "message_id") in {
+                assert message_id_of(message) in {
                     ids.keyed_message_id(s(message, "idem_key"), generation) for generation in range(3)
                 }, f"message id not derived from its key: {message}"
             # No intent lost: a defined state, and unsettled ones are on the due-work index.
-            state = merged_state(items, s(message, "message_id"))
+            state = merged_state(items, message_id_of(message))
             assert state in DEFINED_STATES, message
             if state in DUE_WORK:
                 due = due_kind_of(message)

@@ -75,6 +75,7 @@ from tests.reliability.faults import (
     items_with,
     mailed_tokens,
     merged_state,
+    message_id_of,
     s,
     scan,
     valid_tokens,
@@ -371,7 +372,7 @@ class Fleet:
         items = self.world.check()
         messages = items_with(items, "MSG#", "MSG")
         # No intent lost: every message an answer named is in the ledger, none is left waiting.
-        missing = self.acknowledged - {s(m, "message_id") for m in messages}
+        missing = self.acknowledged - {message_id_of(m) for m in messages}
         assert not missing, f"acknowledged but not in the ledger: {missing}"
         assert awaiting_work(items) == []
         # Never two accepted sends for one intent: each mail an address got is the recorded send of one intent.
@@ -436,7 +437,7 @@ def test_same_key_from_eight_containers_sends_once(fleet):
     fleet.clock.advance(LEASE_SECONDS + 1)
     fleet.settle()
     again = fleet.call(fleet.containers[0], "POST", "/v1/messages", alert(to), headers={"Idempotency-Key": key})
-    assert again.status == 202 and again.body["message_id"] == s(messages[0], "message_id")
+    assert again.status == 202 and again.body["message_id"] == message_id_of(messages[0])
     assert len(emails_to(to)) == 1
 
 

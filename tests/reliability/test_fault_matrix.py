@@ -22,7 +22,6 @@ clock, and every intent must end settled (terminal, `unresolved` included), sent
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from sendledger.adapters.dynamodb.message_items import record_from
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL
 from tests.conftest import HYPOTHESIS_SEED
@@ -51,6 +51,7 @@ from tests.reliability.faults import (
     items_with,
     mailed_tokens,
     merged_state,
+    message_id_of,
     read_timeout,
     s,
     ses_error,
@@ -250,7 +251,7 @@ def settle(world: World) -> dict[str, str]:
 
     def snapshot() -> tuple[dict[str, str], int]:
         items = world.watch.check()
-        states = {s(m, "message_id"): merged_state(items, s(m, "message_id")) for m in items_with(items, "MSG#", "MSG")}
+        states = {message_id_of(m): merged_state(items, message_id_of(m)) for m in items_with(items, "MSG#", "MSG")}
         return states, len(world.shared.simulator.outbox())
 
     last, aged = snapshot(), False
@@ -347,8 +348,10 @@ def run_message_schedule(world: World, schedule: Schedule) -> None:
     [record] = [m for m in items_with(world.watch.check(), "MSG#", "MSG") if s(m, "idem_key")]
     if s(record, "response"):
         # And a completed key replays its stored answer in one DynamoDB request
-        answer = json.loads(s(record, "response"))
-        assert (replay.body["state"], replay.body["updated_at"]) == (answer["state"], answer["updated_at"])
+        answer = record_from(record)
+        assert answer is not None and answer.response is not None
+        stored = answer.response.message
+        assert (replay.body["state"], replay.body["updated_at"]) == (stored.state.value, iso(stored.updated_at))
         assert replay_requests == 1, replay_requests
     if schedule.sends is not None:
         assert len(emails_to(to)) == schedule.sends, schedule.name
@@ -418,8 +421,8 @@ def run_reset_schedule(world: World, schedule: Schedule) -> None:
     items = world.watch.check()
     [reset] = [r for r in items_with(items, "RESET#") if s(r, "pk") == f"RESET#{account}"]
     assert s(reset, "reset_id") == settled.body["reset_id"]
-    [message] = [m for m in items_with(items, "MSG#", "MSG") if s(m, "message_id") == s(reset, "message_id")]
-    state = merged_state(items, s(message, "message_id"))
+    [message] = [m for m in items_with(items, "MSG#", "MSG") if message_id_of(m) == s(reset, "message_id")]
+    state = merged_state(items, message_id_of(message))
     assert state == expected_state, (schedule.name, state)
     # And consuming every token ever mailed, oldest first: only the newest works, once
     mailed = mailed_tokens(email)
@@ -490,7 +493,7 @@ def test_mail_of_a_reset_no_longer_active_is_cancelled(world, how):
     world.shared.poll()
     # Then the old mail is settled for good (`cancelled`, off the due work), never left pending
     items = world.watch.check()
-    [old] = [m for m in items_with(items, "MSG#", "MSG") if s(m, "message_id") == s(first, "message_id")]
+    [old] = [m for m in items_with(items, "MSG#", "MSG") if message_id_of(m) == message_id_of(first)]
     assert s(old, "state") == "cancelled" and s(old, "state") in {st.value for st in TERMINAL}, old
     assert s(old, "due_kind") is None
     # And only the replacing reset (if any) was mailed

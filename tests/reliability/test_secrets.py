@@ -28,6 +28,7 @@ from tests.reliability.faults import (
     connect_timeout,
     dynamodb_error,
     mailed_tokens,
+    message_id_of,
     read_timeout,
     s,
     scan,
@@ -104,7 +105,7 @@ def test_tokens_and_addresses_never_leak(
     c("POST", "/v1/messages", alert("email", EMAILS["suppressed"]), headers={"Idempotency-Key": "a5"})
     c("GET", f"/v1/suppressions/{quote(EMAILS['alert'], safe='')}")
     items = scan()
-    message_ids = [s(i, "message_id") for i in items if s(i, "sk") == "MSG"]
+    message_ids = [message_id_of(i) for i in items if s(i, "sk") == "MSG"]
     histories = [c("GET", f"/v1/messages/{message_id}").body["history"] for message_id in message_ids]
     out = capsys.readouterr().out
     logged = logs.getvalue()

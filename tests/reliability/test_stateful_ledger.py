@@ -62,6 +62,7 @@ from tests.reliability.faults import (
     items_with,
     mailed_tokens,
     merged_state,
+    message_id_of,
     s,
     valid_tokens,
 )
@@ -591,7 +592,7 @@ class LedgerMachine(RuleBasedStateMachine):
         for message_id, accepted in self.provider.accepted.items():
             assert len(accepted) <= 1, f"SES accepted {message_id} {len(accepted)} times"
         # No intent lost: every message an answer named is there
-        present = {s(i, "message_id") for i in items_with(items, "MSG#", "MSG")}
+        present = {message_id_of(i) for i in items_with(items, "MSG#", "MSG")}
         assert self.message_ids <= present, self.message_ids - present
         # Never two valid tokens for one account; only the newest mailed one can be valid
         self._attribute_mailed_tokens()
@@ -616,7 +617,7 @@ class LedgerMachine(RuleBasedStateMachine):
         assert report is not None and not getattr(report, "errors", []), report
         items = self.watch.check()
         for message in items_with(items, "MSG#", "MSG"):
-            state = merged_state(items, s(message, "message_id"))
+            state = merged_state(items, message_id_of(message))
             assert state in SETTLED, f"intent not settled after quiescence: {state} {message}"
         for message_id, accepted in self.provider.accepted.items():
             assert len(accepted) <= 1, message_id

@@ -17,7 +17,7 @@ import boto3
 import pytest
 
 from tests.reliability.conftest import SharedWorld, shared_world
-from tests.reliability.faults import Fault, dynamodb_error, emails_to, items_with, merged_state, s
+from tests.reliability.faults import Fault, dynamodb_error, emails_to, items_with, merged_state, message_id_of
 
 GRACE_SECONDS = 900  # UNKNOWN_GRACE_SECONDS of the shared world's settings
 LEASE_SECONDS = 60
@@ -38,8 +38,8 @@ def event_writes_fail(request: Any) -> Any:
 
 
 def message_state(world: SharedWorld, message_id: str) -> str:
-    [message] = [m for m in items_with(world.watch.check(), "MSG#", "MSG") if s(m, "message_id") == message_id]
-    return merged_state(world.watch.check(), str(s(message, "message_id")))
+    [message] = [m for m in items_with(world.watch.check(), "MSG#", "MSG") if message_id_of(m) == message_id]
+    return merged_state(world.watch.check(), str(message_id_of(message)))
 
 
 def accepted_but_timed_out(world: SharedWorld, prefix: str) -> tuple[str, str]:

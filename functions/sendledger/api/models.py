@@ -72,6 +72,7 @@ class MessageView(BaseModel):
     to: str
     template: TemplateView
     category: str
+    provider: str = Field(description="who carries it: ses, sendgrid or mailgun (email), sns (SMS)")
     provider_message_id: str | None
     reason: str | None
     created_at: str
@@ -98,6 +99,32 @@ class SuppressionView(BaseModel):
     since: str | None
     version: int
     history: list[dict[str, object]]
+
+
+class TokenVersionView(BaseModel):
+    version: int
+    minted_at: str
+    invalidated_at: str | None
+    invalidated_because: str | None
+
+
+class ResetEvidenceView(BaseModel):
+    """A reset's evidence: never a token nor a token hash."""
+
+    reset_id: str
+    account_id: str
+    state: Literal["active", "consumed", "expired", "replaced", "locked"]
+    created_at: str
+    expires_at: str
+    replaces: str | None = Field(description="the reset this one replaced (a request with a different email)")
+    replaced_by: str | None
+    token_versions: list[TokenVersionView]
+    messages: list[MessageView] = Field(description="every message sent under the reset, with its history")
+
+
+class WebhookReceipt(BaseModel):
+    received: int = Field(description="events in the signed batch")
+    queued: int = Field(description="delivery events queued for ingestion (engagement events are skipped)")
 
 
 class FieldProblem(BaseModel):

@@ -8,18 +8,22 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
+from sendledger import names
 from sendledger.api.models import Problem
 from sendledger.api.problems import PROBLEM_JSON
 
 JSON = "application/json"
 # Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
 ANSWERS_422 = {("/v1/messages", "post")}
+UNSIGNED_ROUTES = (names.SENDGRID_EVENTS_PATH, names.MAILGUN_EVENTS_PATH)
 
 
-def documented(status: int, model: type[BaseModel], *errors: int) -> dict[int, OpenAPIResponse]:
-    """OpenAPI responses of a route: its success body and the problem documents it can answer."""
+def documented(status: int, model: type[BaseModel], *errors: int, media_type: str = JSON) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses of a route: its success body and the problem documents it can answer.
+
+    `media_type`: of the success body (NDJSON: each line one `model`)."""
     responses: dict[int, OpenAPIResponse] = {
-        status: {"description": HTTPStatus(status).phrase, "content": {JSON: {"model": model}}}
+        status: {"description": HTTPStatus(status).phrase, "content": {media_type: {"model": model}}}
     }
     for code in errors:
         responses[code] = {"description": HTTPStatus(code).phrase, "content": {PROBLEM_JSON: {"model": Problem}}}
@@ -50,4 +54,8 @@ def problems_everywhere(document: dict[str, Any]) -> dict[str, Any]:
         "sigv4": {"type": "apiKey", "name": "Authorization", "in": "header", "x-amazon-apigateway-authtype": "awsSigv4"}
     }
     document["security"] = [{"sigv4": []}]
+    for path in UNSIGNED_ROUTES:
+        # Provider webhooks carry the provider's own signature instead (verified in the Lambda).
+        for operation in document.get("paths", {}).get(path, {}).values():
+            operation["security"] = []
     return document

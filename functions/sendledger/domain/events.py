@@ -37,6 +37,8 @@ class MalformedEvent(ValueError):
 class EventSource(StrEnum):
     SES = "ses"
     SMS = "sms"
+    MAILGUN = "mailgun"
+    SENDGRID = "sendgrid"  # Signed Event Webhook (domain/sendgrid_events.py)
 
 
 class EventKind(StrEnum):
@@ -48,6 +50,7 @@ class EventKind(StrEnum):
     DELIVERY_DELAY = "DeliveryDelay"
     SMS_SUCCESS = "SmsSuccess"
     SMS_FAILURE = "SmsFailure"
+    UNSUBSCRIBE = "Unsubscribe"  # the recipient opted out (Mailgun `unsubscribed`)
 
 
 _SES_KINDS = {

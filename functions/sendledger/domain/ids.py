@@ -34,3 +34,9 @@ def keyed_message_id(scoped_key: str, generation: int = 0) -> str:
 
 def reset_id(moment: datetime) -> str:
     return f"rst_{ulid(moment)}"
+
+
+def reset_message_id(reset_id: str) -> str:
+    """The id of a reset's mail: derived, so the reset's evidence is found from its id alone."""
+    digest = hashlib.sha256(f"reset\n{reset_id}".encode()).digest()[:17]
+    return f"msg_{crockford(int.from_bytes(digest, 'big'), 26)}"

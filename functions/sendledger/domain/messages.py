@@ -97,14 +97,21 @@ class Transition(StrEnum):
     SUPPRESSED = "suppressed"  # the recipient is suppressed now: nothing written
 
 
+END_STEP = 5  # a reset's end (consumed, locked, replaced) sorts after whatever its millisecond also saw
+
+
 class HistoryType(StrEnum):
     INTENT = "intent"
     DECIDED = "decided"
     PROVIDER_OUTCOME = "provider_outcome"
     RESET_REQUESTED = "reset_requested"
-    RESET_MAIL = "reset_mail"
+    RESET_MAIL = "reset_mail"  # a token minted (its version is the entry's attempt) and mailed
+    RESET_REPLACED = "reset_replaced"  # a request with another address replaced the reset
+    RESET_CONSUMED = "reset_consumed"
+    RESET_LOCKED = "reset_locked"  # too many wrong tokens
     LEASE_EXPIRED = "lease_expired"
     ABSENCE_PROVEN = "absence_proven"
+    PROVIDER_LOOKUP = "provider_lookup"  # the provider's own API found the timed-out send
     UNRESOLVED = "unresolved"
     RESEND = "resend"
     CANCELLED = "cancelled"
@@ -149,6 +156,7 @@ class Message:
     updated_at: datetime
     recipient_key: str
     provider_message_id: str | None = None
+    provider: str = "ses"  # who carries it: an EmailProvider value, or "sns" for SMS
     reason: str | None = None
     reset_account_id: str | None = None
     params: dict[str, str] | None = None

@@ -2,6 +2,9 @@
 
 - email: permanent bounce → suppress; complaint → suppress; transient bounces: `limit` within
   `window` (defaults 3 in 7 days, settings.transient_bounce_limit / _window_days) → suppress.
+- Mailgun: a permanent failure whose reason names the address (bounce, hardfail, an address
+  Mailgun already suppressed) → suppress; other permanent failures count as transient bounces;
+  `unsubscribed` → suppress.
 - SMS: invalid number, opted out, blocked → suppress at once; every other failure (and any
   provider string we do not know, which is logged) is transient: the message ends `failed`,
   the number stays sendable.
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sendledger.domain.events import DeliveryEvent, EventKind
+from sendledger.domain.events import DeliveryEvent, EventKind, EventSource
 
 
 class Action(StrEnum):
@@ -64,6 +67,13 @@ SMS_TRANSIENT = frozenset(
 
 SES_PERMANENT_SUBTYPES = frozenset({"General", "NoEmail", "Suppressed", "OnAccountSuppressionList"})
 
+# Mailgun `failed`/`permanent` reasons that say the address cannot (or must not) receive mail;
+# the other known ones (ESP block, greylisting, retries given up: `old`) count as transient.
+MAILGUN_SUPPRESS_REASONS = frozenset(
+    {"bounce", "hardfail", "suppress-bounce", "suppress-complaint", "suppress-unsubscribe"}
+)
+MAILGUN_TRANSIENT_REASONS = frozenset({"generic", "espblock", "greylisted", "blacklisted", "old"})
+
 
 def classify_sms_failure(provider_response: str | None) -> Verdict:
     text = _norm(provider_response or "")
@@ -85,7 +95,53 @@ def classify_ses_bounce(bounce_type: str | None, bounce_subtype: str | None, smt
     return Verdict(Action.COUNT_TRANSIENT, reason, known=False)
 
 
+def classify_mailgun_failure(reason: str | None, smtp_status: str | None) -> Verdict:
+    """A permanent Mailgun failure (temporary ones are retried by Mailgun and never get here)."""
+    text = f"bounce: mailgun/{reason or 'unknown'}"
+    if smtp_status == "5.2.2":
+        return Verdict(Action.COUNT_TRANSIENT, text)
+    if reason in MAILGUN_SUPPRESS_REASONS:
+        return Verdict(Action.SUPPRESS, text)
+    if reason == "generic" and (smtp_status or "").startswith("5.1."):
+        return Verdict(Action.SUPPRESS, text)  # bad mailbox or domain (RFC 3463 5.1.x)
+    return Verdict(Action.COUNT_TRANSIENT, text, known=reason in MAILGUN_TRANSIENT_REASONS)
+
+
+# SendGrid `dropped` reasons: these say the address cannot or must not receive mail (SendGrid
+# keeps dropping it); the others are about the message (content, headers, plan quota).
+SENDGRID_SUPPRESSING_DROPS = frozenset(
+    _norm(text) for text in ("Bounced Address", "Invalid", "Spam Reporting Address", "Unsubscribed Address")
+)
+SENDGRID_MESSAGE_DROPS = frozenset(
+    _norm(text) for text in ("Invalid SMTPAPI header", "Spam Content", "Recipient List over Package Quota")
+)
+
+
+def classify_sendgrid(event: DeliveryEvent) -> Verdict:
+    """SendGrid bounce (`type` bounce or blocked) and dropped events; complaints as every source's."""
+    if event.kind is EventKind.BOUNCE:
+        classification = event.evidence.get("bounce_classification")
+        reason = f"bounce: sendgrid/{event.bounce_subtype}" + (f" ({classification})" if classification else "")
+        if event.bounce_type == "Permanent" and event.provider_response != "5.2.2":
+            return Verdict(Action.SUPPRESS, reason)
+        # `blocked` refuses the message or the sending IP, not the address; a full mailbox is transient.
+        return Verdict(Action.COUNT_TRANSIENT, reason, known=event.bounce_subtype in ("bounce", "blocked"))
+    if event.kind is EventKind.REJECT:
+        drop = str(event.evidence.get("drop_reason") or "")
+        reason = f"dropped: {drop}" if drop else "dropped"
+        if _norm(drop) in SENDGRID_SUPPRESSING_DROPS:
+            return Verdict(Action.SUPPRESS, reason)
+        return Verdict(Action.NONE, reason, known=_norm(drop) in SENDGRID_MESSAGE_DROPS)
+    return Verdict(Action.NONE)
+
+
 def verdict_for(event: DeliveryEvent) -> Verdict:
+    if event.source is EventSource.SENDGRID and event.kind in (EventKind.BOUNCE, EventKind.REJECT):
+        return classify_sendgrid(event)
+    if event.kind is EventKind.BOUNCE and event.source is EventSource.MAILGUN:
+        return classify_mailgun_failure(event.bounce_subtype, event.provider_response)
+    if event.kind is EventKind.UNSUBSCRIBE:
+        return Verdict(Action.SUPPRESS, "unsubscribed")
     if event.kind is EventKind.BOUNCE:
         return classify_ses_bounce(event.bounce_type, event.bounce_subtype, event.provider_response)
     if event.kind is EventKind.COMPLAINT:

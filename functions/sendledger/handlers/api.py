@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from contextvars import ContextVar
 from typing import Annotated, Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
@@ -15,16 +15,19 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import bootstrap
+from sendledger import bootstrap, names
+from sendledger.api.mailgun_models import WebhookAccepted
 from sendledger.api.models import (
     ConsumeResetRequest,
     MessageView,
     PasswordResetRequest,
     ResetAccepted,
     ResetConsumed,
+    ResetEvidenceView,
     SendMessageRequest,
     SuppressionView,
     SuppressRequest,
+    WebhookReceipt,
 )
 from sendledger.api.openapi import documented, problems_everywhere
 from sendledger.api.problems import problem, validation_errors
@@ -32,10 +35,13 @@ from sendledger.domain import errors, idempotency
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
+from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from sendledger.handlers.mailgun_route import webhook_response
 from sendledger.handlers.observability import traced
-from sendledger.usecases import messages, resets, suppressions
+from sendledger.usecases import evidence, messages, provider_webhooks, resets, suppressions
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import SendCommand
+from sendledger.usecases.mailgun_webhook import receive_mailgun_webhook
 from sendledger.usecases.results import (
     Accepted,
     Replayed,
@@ -45,10 +51,14 @@ from sendledger.usecases.results import (
     TokenConsumed,
 )
 from sendledger.usecases.send import send_message
-from sendledger.usecases.views import message_view
+from sendledger.usecases.views import message_view, reset_evidence_view
 
 MAX_BODY_BYTES = 64 * 1024
+# A SendGrid webhook batch is posted at 768 KB at most; over this limit it is refused (413).
+WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
+BODY_LIMITS = {names.SENDGRID_EVENTS_PATH: WEBHOOK_MAX_BODY_BYTES}
 JSON = "application/json"
+NDJSON = "application/x-ndjson"
 
 # Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
 IDEMPOTENCY_KEY = Header(
@@ -164,6 +174,51 @@ def get_message(message_id: str) -> Response[str]:
     return _message_response(200, message_view(message, services.settings, with_history=True))
 
 
+@app.get("/v1/messages", responses=documented(200, MessageView, 400, 404, 503))
+def find_message(
+    idempotency_key: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
+    event_id: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+    template_version: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = None,
+) -> Response[str]:
+    """The caller's message for an Idempotency-Key, or for an event_id and template version."""
+    services = _services()
+    message = evidence.find_message(services, _principal(), idempotency_key, event_id, template_version)
+    if message is None:
+        return problem(404, "not-found", "no message of yours has that key")
+    return _message_response(200, message_view(message, services.settings, with_history=True))
+
+
+@app.get("/v1/password-resets/<reset_id>", responses=documented(200, ResetEvidenceView, 404, 503))
+def get_password_reset(reset_id: str) -> Response[str]:
+    services = _services()
+    found = evidence.reset_evidence(services, _principal(), reset_id)
+    if found is None:
+        return problem(404, "not-found", f"no reset {reset_id!r}")
+    return _json(200, reset_evidence_view(found, services.settings))
+
+
+@app.get("/v1/evidence", responses=documented(200, MessageView, 400, 503, media_type=NDJSON))
+def get_evidence(
+    since: Annotated[str, Query(min_length=1, max_length=64)],
+    until: Annotated[str, Query(min_length=1, max_length=64)],
+    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
+) -> Response[str]:
+    """NDJSON: one line per message the caller created in [since, until), oldest first, each
+    with its history; `Link: <...>; rel="next"` while more remain."""
+    services = _services()
+    page = evidence.export(services, _principal(), since, until, cursor, limit)
+    lines = [json.dumps(message_view(m, services.settings, with_history=True)) + "\n" for m in page.messages]
+    headers: dict[str, str] = {}
+    if page.cursor is not None:
+        query: dict[str, str | int] = {"since": since, "until": until, "cursor": page.cursor}
+        if limit is not None:
+            query["limit"] = limit
+        # Relative to the request's own URL, so it holds behind any stage or base path.
+        headers["Link"] = f'<evidence?{urlencode(query)}>; rel="next"'
+    return Response(status_code=200, content_type=NDJSON, body="".join(lines), headers=headers)
+
+
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     principal = _principal()
@@ -196,6 +251,41 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
     principal = _principal()
     status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, principal)
     return _suppression_response(status)
+
+
+@app.post(
+    names.MAILGUN_EVENTS_PATH,
+    responses=documented(200, WebhookAccepted, 400, 403, 404, 413, 415, 503),
+    description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
+)
+def post_mailgun_events() -> Response[str]:
+    pipeline = (_RUNTIME.get() or bootstrap.runtime()).pipeline
+    return webhook_response(receive_mailgun_webhook(pipeline, app.current_event.body or ""))
+
+
+@app.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
+def post_sendgrid_events() -> Response[str]:
+    """SendGrid's Signed Event Webhook: verified over the raw body, then queued (no IAM: the signature is the auth)."""
+    event = app.current_event
+    runtime = _RUNTIME.get() or bootstrap.runtime()
+    result = provider_webhooks.accept_sendgrid_events(
+        runtime.sendgrid_webhook,
+        event.headers.get(TIMESTAMP_HEADER),
+        event.headers.get(SIGNATURE_HEADER),
+        (event.body or "").encode("utf-8", errors="surrogatepass"),
+    )
+    outcome = provider_webhooks.WebhookOutcome
+    if result.outcome is outcome.QUEUED:
+        return _json(200, {"received": result.received, "queued": result.queued})
+    if result.outcome is outcome.MALFORMED:
+        return problem(400, "invalid-request", "the signed body is not a JSON array of events")
+    details = {
+        outcome.NOT_CONFIGURED: "no verification key is configured for SendGrid events",
+        outcome.UNSIGNED: f"{SIGNATURE_HEADER} and {TIMESTAMP_HEADER} are required",
+        outcome.STALE: "the signature timestamp is too old or in the future",
+        outcome.BAD_SIGNATURE: "the signature does not verify",
+    }
+    return problem(403, "invalid-signature", details[result.outcome])
 
 
 @app.get("/healthz")
@@ -258,8 +348,9 @@ def on_not_found(_: Exception) -> Response[str]:
 
 def _allowed_methods(path: str) -> list[str]:
     # Powertools has no public route table; a test checks every route against its OpenAPI path.
-    routes = app._static_routes + app._dynamic_routes
-    return sorted({route.method for route in routes if route.rule.match(path)})
+    # A fixed path wins over a pattern that would also match it (/v1/password-resets/consume).
+    static = {route.method for route in app._static_routes if route.rule.match(path)}
+    return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
 
 
 def _route_problem(event: dict[str, Any]) -> Response[str] | None:
@@ -284,10 +375,9 @@ def _precheck(event: dict[str, Any]) -> Response[str] | None:
     if routed is not None:
         return routed
     body = event.get("body") or ""
-    if len(body.encode("utf-8", errors="surrogatepass")) > MAX_BODY_BYTES * (
-        4 / 3 if event.get("isBase64Encoded") else 1
-    ):
-        return problem(413, "payload-too-large", f"bodies are limited to {MAX_BODY_BYTES} bytes")
+    limit = BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
+    if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
+        return problem(413, "payload-too-large", f"bodies are limited to {limit} bytes")
     if event.get("httpMethod") not in ("POST", "PUT") or not body:
         return None
     if event.get("isBase64Encoded"):

@@ -9,6 +9,7 @@ cancelled transaction, one BatchGetItem (the destination's last send) and the tr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -26,6 +27,7 @@ from sendledger.domain.events import (
 from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.ports import (
+    AcceptanceLookup,
     ApplyPlan,
     ApplyResult,
     DeliveryEventStore,
@@ -34,6 +36,8 @@ from sendledger.ports import (
     EscalationTimers,
     EventQueue,
     LogReader,
+    ProviderEventsApi,
+    WebhookTokenStore,
 )
 from sendledger.usecases.context import Services
 
@@ -55,6 +59,14 @@ class Pipeline:
     ses_queue: EventQueue | None = None
     logs: LogReader | None = None
     escalations: EscalationQueue | None = None
+    mailgun_events: ProviderEventsApi | None = None  # EMAIL_PROVIDER=mailgun: polled from a cursor
+    # Signed Mailgun webhooks (usecases/mailgun_webhook.py): both set only when enabled.
+    webhook_tokens: WebhookTokenStore | None = None
+    mailgun_signing_key: Callable[[], str] | None = None
+    # Verified provider webhook events by source (usecases/webhook_drain.py), and the email
+    # provider's lookup of a timed-out send (usecases/resolve_unknown.py).
+    webhook_queues: dict[str, EventQueue] = field(default_factory=dict)
+    acceptance_lookup: AcceptanceLookup | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from sendledger.domain import idempotency, ids
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
+from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
 from sendledger.ports import (
     Expectations,
@@ -49,8 +50,9 @@ class SendCommand:
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
 
 
-def source_for(channel: Channel) -> str:
-    return "ses" if channel is Channel.EMAIL else "sms"
+def source_for(message: Message) -> str:
+    """The event source whose watermark covers the message's outcome (its provider's)."""
+    return "sms" if message.channel is Channel.SMS else message.provider
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
     """
     settings, now = services.settings, intent.first_entry.at
     grace = timedelta(seconds=settings.unknown_grace_seconds)
-    source = source_for(intent.message.channel)
+    source = source_for(intent.message)
     watermark = services.poller_state.recent_watermark(source, now, read=False)
     intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
     intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
@@ -195,7 +197,14 @@ def _commit_decided(
     raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 
-def new_message(command: SendCommand, recipient: Recipient, now: datetime, message_id: str | None = None) -> Message:
+def new_message(
+    command: SendCommand,
+    recipient: Recipient,
+    now: datetime,
+    message_id: str | None = None,
+    *,
+    email_provider: EmailProvider,
+) -> Message:
     return Message(
         message_id=message_id or ids.message_id(now),
         channel=recipient.channel,
@@ -206,6 +215,7 @@ def new_message(command: SendCommand, recipient: Recipient, now: datetime, messa
         created_at=now,
         updated_at=now,
         recipient_key=recipient.key,
+        provider=provider_of(recipient.channel, email_provider),
         params=command.params,
         escalation=command.escalation,
         parent_key=command.parent_key,

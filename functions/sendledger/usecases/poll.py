@@ -2,8 +2,12 @@
 
 1. drain the SES events queue, pipelined (usecases/queue_drain.py: delete only what was applied;
    poison stays for the DLQ); SES watermark = cycle start when drained to empty with nothing left behind;
+   then each provider webhook queue the same way (usecases/webhook_drain.py), each its own watermark;
 2. reconcile SMS delivery-status logs with FilterLogEvents from the cursor in DynamoDB (moved
    only after each page is applied); SMS watermark = cycle start when read to the end;
+2b. pull Mailgun's Events API from its cursor (usecases/mailgun_poll.py); Mailgun watermark =
+   the finality bound once every event before it is applied; unknown Mailgun sends searched
+   for in it (usecases/mailgun_lookup.py);
 3. resolve due work (leases, `unknown`, `pending`);
 4. escalations;
 5. metrics: watermark ages and the unknown backlog (the suppression lag is measured per event).
@@ -23,7 +27,15 @@ from sendledger import names
 from sendledger.domain.events import LogRecord, MalformedEvent, parse_sms_record, parse_sqs_body
 from sendledger.domain.messages import DueKind
 from sendledger.ports import QueueMessage
-from sendledger.usecases import escalate, fan_out, queue_drain, resolve_unknown
+from sendledger.usecases import (
+    escalate,
+    fan_out,
+    mailgun_lookup,
+    mailgun_poll,
+    queue_drain,
+    resolve_unknown,
+    webhook_drain,
+)
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
 
 logger = Logger(child=True)
@@ -100,8 +112,24 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
         if report.sms_read_to_end:
             pipeline.services.poller_state.set_watermark("sms", started)
 
+    def mailgun() -> None:
+        if pipeline.mailgun_events is None:
+            return
+        watermark = mailgun_poll.poll_mailgun(pipeline, started, seconds_left, report)
+        if watermark is not None:
+            pipeline.services.poller_state.set_watermark(mailgun_poll.SOURCE, watermark)
+        for _ in range(mailgun_lookup.look_up_unknown_sends(pipeline, seconds_left, report)):
+            report.bump("unknown_found_by_search")
+
+    def webhooks() -> None:
+        for source, queue in pipeline.webhook_queues.items():
+            if webhook_drain.drain_webhook_queue(pipeline, source, queue, seconds_left, report):
+                pipeline.services.poller_state.set_watermark(source, started)
+
     step("ses", ses)
+    step("webhooks", webhooks)
     step("sms", sms)
+    step("mailgun", mailgun)
     step("due_work", lambda: resolve_unknown.resolve_due_work(pipeline, seconds_left, report))
     step("escalation", lambda: escalate.run_escalations(pipeline, seconds_left, report))
     step("metrics", lambda: _cycle_metrics(pipeline, report))
@@ -237,8 +265,11 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     now = services.clock.now()
     ages: list[float] = []
     sources = ["ses"] if pipeline.ses_queue is not None else []
+    sources.extend(pipeline.webhook_queues)
     if pipeline.logs is not None:
         sources.append("sms")
+    if pipeline.mailgun_events is not None:
+        sources.append(mailgun_poll.SOURCE)
     for source in sources:
         watermark = services.poller_state.watermark(source)
         if watermark is None:

@@ -14,9 +14,11 @@ from datetime import timedelta
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids, templates, tokens
-from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Template
-from sendledger.domain.recipients import Channel, parse_recipient
-from sendledger.ports import Expectations, Outcome, ResetRecord, SendIntent
+from sendledger.domain.clock import iso
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
+from sendledger.domain.recipients import Channel, Recipient, parse_recipient
+from sendledger.ports import Expectations, Outcome, Replacement, ResetRecord, SendIntent
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.intents import (
@@ -35,50 +37,86 @@ RESET_TEMPLATE = Template("password-reset", "1")
 UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 # Sends that certainly did not reach the provider: the reset may be re-armed and resent.
 PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
+EMAIL_CHANGED = "email changed"
+MAX_REPLACEMENTS = 3  # a request that keeps meeting a newer reset for another address gives up (503)
 
 
 def request_reset(services: Services, account_id: str, email: str, principal: str) -> ResetRequested:
     """Record the reset and its mail as due work; the poller mints the token and sends it.
 
     Answering before any provider call gives every address — deliverable, unknown or
-    suppressed — the same answer in the same timing class (DynamoDB only).
+    suppressed — the same answer in the same timing class (DynamoDB only). A young active
+    reset for the same address is the answer; one for another address (a corrected email) is
+    replaced: its token stops being valid in the same write, the new address gets a new reset.
     """
-    settings, now = services.settings, services.clock.now()
     recipient = parse_recipient(Channel.EMAIL, email, field="email")
+    replacing: ResetRecord | None = None
+    for _ in range(MAX_REPLACEMENTS):
+        intent = _reset_intent(services, account_id, recipient, principal, replacing)
+        committed = commit_with_eligibility(services, intent)
+        if not isinstance(committed, ActiveReset):
+            assert intent.reset is not None
+            return _reset_reply(intent.reset)
+        active = committed.record
+        if active.recipient_key is None or active.recipient_key == recipient.key:
+            return _reset_reply(active)  # no new token, no new mail
+        replacing = active
+    raise DependencyUnavailable("the account's reset kept changing; retry", retry_after_seconds=1)
+
+
+def _reset_intent(
+    services: Services, account_id: str, recipient: Recipient, principal: str, replacing: ResetRecord | None
+) -> SendIntent:
+    settings, now = services.settings, services.clock.now()
     command = SendCommand(
         Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal=principal, idempotency_header=None
     )
-    message = new_message(command, recipient, now)
+    window = timedelta(seconds=settings.reset_window_seconds)
+    reset_id = ids.reset_id(now)
+    message = new_message(
+        command, recipient, now, ids.reset_message_id(reset_id), email_provider=settings.email_provider
+    )
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id
     message.state = MessageState.PENDING
-    window = timedelta(seconds=settings.reset_window_seconds)
     reset = ResetRecord(
         account_id=account_id,
-        reset_id=ids.reset_id(now),
+        reset_id=reset_id,
         state="active",
         token_hash=UNSENT,
         created_at=now,
         expires_at=now + window,
         failed_attempts=0,
         message_id=message.message_id,
+        recipient_key=recipient.key,
     )
-    intent = SendIntent(
+    evidence: dict[str, object] = {"reset_id": reset_id, "expires_at": iso(reset.expires_at)}
+    replaces = None
+    if replacing is not None:
+        evidence.update(replaces=replacing.reset_id, because=EMAIL_CHANGED)
+        note = HistoryEntry(
+            at=now,
+            type=HistoryType.RESET_REPLACED,
+            evidence={"replaced_by": reset_id, "because": EMAIL_CHANGED},
+            step=END_STEP,
+        )
+        replaces = Replacement(replacing, note)
+    entry = first_entry(message, recipient, now, settings)
+    return SendIntent(
         message=message,
         first_entry=replace(
-            first_entry(message, recipient, now, settings), type=HistoryType.RESET_REQUESTED, state=MessageState.PENDING
+            entry,
+            type=HistoryType.RESET_REQUESTED,
+            state=MessageState.PENDING,
+            evidence={**entry.evidence, **evidence},
         ),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
         expectations=Expectations(),
         reset=reset,
         reset_window_start=now - window,
         due=(DueKind.PENDING, now),
+        replaces=replaces,
     )
-    committed = commit_with_eligibility(services, intent)
-    if isinstance(committed, ActiveReset):
-        # A young active reset exists: that one is the answer (no new token, no new mail).
-        return _reset_reply(committed.record)
-    return _reset_reply(reset)
 
 
 def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> None:

@@ -27,8 +27,8 @@ from sendledger.domain.messages import (
     Transition,
     predecessors,
 )
-from sendledger.domain.recipients import fingerprint_of
-from sendledger.ports import Expectations, SendIntent
+from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.ports import Expectations, LookupResult, SendIntent
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import LEASE_SECONDS, source_for
@@ -82,7 +82,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         due_work.clear(message_id, DueKind.UNKNOWN)
         report.bump("unknown_already_resolved")
         return
-    source = source_for(message.channel)
+    source = source_for(message)
     watermark = services.poller_state.watermark(source)
     sent_at = max(message.created_at, message.updated_at)
     grace = timedelta(seconds=settings.unknown_grace_seconds)
@@ -95,7 +95,13 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         "attempt": message.attempt,
     }
     log = {"message_id": message_id, "recipient": fingerprint_of(message.recipient_key), **evidence}
-    if watermark is not None and watermark > sent_at + grace:
+    lookup = _lookup(pipeline, message, evidence)
+    if lookup is not None and lookup.found:
+        _accepted_by_lookup(pipeline, message, lookup, evidence, report)
+        return
+    # The provider's index may lag the send: its "not found" counts only after the same grace.
+    absent_by_lookup = lookup is not None and now > sent_at + grace
+    if absent_by_lookup or (watermark is not None and watermark > sent_at + grace):
         # Every event the source emitted for this send is applied, and none proved acceptance.
         entry = HistoryEntry(
             at=now, type=HistoryType.ABSENCE_PROVEN, state=S.RETRY, evidence={**evidence, "decision": "retry"}
@@ -123,6 +129,39 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         return
     logger.info("unknown send: watermark behind, staying unknown", extra=log)
     report.bump("unknown_waiting")
+
+
+def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -> LookupResult | None:
+    """Ask the email provider's lookup API, when it has one (None: none, or it failed).
+
+    Only for messages that provider carried: another provider's "not found" proves nothing.
+    """
+    carried = message.channel is Channel.EMAIL and message.provider == pipeline.services.settings.email_provider
+    if pipeline.acceptance_lookup is None or not carried:
+        return None
+    result = pipeline.acceptance_lookup.lookup(message.message_id)
+    evidence["lookup"] = "failed" if result is None else ("found" if result.found else "not_found")
+    return result
+
+
+def _accepted_by_lookup(
+    pipeline: Pipeline, message: Message, lookup: LookupResult, evidence: dict[str, object], report: Counter
+) -> None:
+    services = pipeline.services
+    now = services.clock.now()
+    found = {"provider_message_id": lookup.provider_message_id, "provider_status": lookup.status}
+    entry = HistoryEntry(
+        at=now,
+        type=HistoryType.PROVIDER_LOOKUP,
+        state=S.ACCEPTED,
+        evidence={**evidence, **found, "decision": "accepted"},
+    )
+    result = services.messages.transition(message.message_id, frozenset({S.UNKNOWN}), S.ACCEPTED, [entry], None)
+    logger.info(
+        "unknown send: the provider's lookup found it, nothing is resent",
+        extra={"message_id": message.message_id, "provider_message_id": lookup.provider_message_id},
+    )
+    report.bump("unknown_found_by_lookup" if result is Transition.APPLIED else "unknown_moved_on")
 
 
 def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:

@@ -81,7 +81,9 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
 
 def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:
     settings, now = services.settings, services.clock.now()
-    message = new_message(command, recipient, now, ids.keyed_message_id(scoped_key))
+    message = new_message(
+        command, recipient, now, ids.keyed_message_id(scoped_key), email_provider=settings.email_provider
+    )
     return SendIntent(
         message=message,
         first_entry=first_entry(message, recipient, now, settings),

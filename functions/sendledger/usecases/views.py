@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Message, MessageState
+from sendledger.domain.reset_evidence import ResetEvidence
 
 if TYPE_CHECKING:
     # pydantic loads with the composition root, not with every handler module.
@@ -28,6 +29,7 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
         "to": message.to,
         "template": {"id": message.template.id, "version": message.template.version},
         "category": message.category,
+        "provider": message.provider,
         "provider_message_id": message.provider_message_id,
         "reason": message.reason,
         "created_at": iso(message.created_at),
@@ -47,3 +49,25 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
             for entry in message.history
         ]
     return view
+
+
+def reset_evidence_view(found: ResetEvidence, settings: Settings) -> dict[str, Any]:
+    return {
+        "reset_id": found.reset_id,
+        "account_id": found.account_id,
+        "state": found.state.value,
+        "created_at": iso(found.created_at),
+        "expires_at": iso(found.expires_at),
+        "replaces": found.replaces,
+        "replaced_by": found.replaced_by,
+        "token_versions": [
+            {
+                "version": version.version,
+                "minted_at": iso(version.minted_at),
+                "invalidated_at": iso(version.invalidated_at) if version.invalidated_at else None,
+                "invalidated_because": version.invalidated_because.value if version.invalidated_because else None,
+            }
+            for version in found.token_versions
+        ],
+        "messages": [message_view(found.message, settings, with_history=True)],
+    }

@@ -6,8 +6,9 @@ import copy
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
-from sendledger.ports import IdempotencyRecord, IntentConflict, Outcome, SendIntent, StoredResponse
+from sendledger.ports import CreatedPage, IdempotencyRecord, IntentConflict, Outcome, SendIntent, StoredResponse
 from tests.unit.fakes import escalations, receipts, recipients, resets
 from tests.unit.fakes.history import History, in_order, ms
 from tests.unit.fakes.state import LedgerState
@@ -95,6 +96,9 @@ class FakeMessages:
             taken = self.db.messages.get(message.message_id)
             refused = recipients.refuses_send(self.db, message.recipient_key, intent.expectations) if send else None
             young = resets.young_active_reset(self.db, intent)
+            replaced = self.db.messages.get(intent.replaces.record.message_id) if intent.replaces else None
+            if intent.replaces is not None and replaced is None:
+                return IntentConflict(retryable=True)
             if taken is not None or refused is not None or young is not None:
                 conflict = IntentConflict(existing=taken.record() if taken else None, recipient=refused, reset=young)
                 # An unkeyed id taken (never, in practice): nothing to answer with, nothing written.
@@ -104,6 +108,8 @@ class FakeMessages:
                 recipients.mark_sent(self.db, message.recipient_key, message.created_at, message.message_id)
             if intent.reset is not None:
                 resets.put(self.db, intent.reset)
+            if intent.replaces is not None and replaced is not None:
+                replaced.history.append(intent.replaces.entry)
             if message.escalation:
                 escalations.schedule(self.db, message)
         return None
@@ -148,6 +154,18 @@ class FakeMessages:
     def idempotency_key_of(self, message_id: str) -> str | None:
         item = self.db.messages.get(message_id)
         return item.key.key if item is not None and item.key is not None else None
+
+    def created_in(self, owner: str, window: Window, after: Position | None, limit: int) -> CreatedPage:
+        """The evidence index: the owner's message items by creation time (ties by id)."""
+        with self.db.lock:
+            found = sorted(
+                (ms(item.message.created_at), message_id)
+                for message_id, item in self.db.messages.items()
+                if item.message.owner == owner and window.contains(ms(item.message.created_at))
+            )
+        if after is not None:
+            found = [entry for entry in found if entry > (after.created_at, after.message_id)]
+        return CreatedPage([Position(at, message_id) for at, message_id in found[:limit]], len(found) > limit)
 
     # --- poller transitions ----------------------------------------------------------------------
     def transition(

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, predecessors
+from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, Message, MessageState, predecessors
 from sendledger.ports import ResetRecord, SendIntent
 from tests.unit.fakes import receipts, recipients
 from tests.unit.fakes.history import ms
@@ -24,6 +24,8 @@ def young_active_reset(db: LedgerState, intent: SendIntent) -> ResetRecord | Non
     window_start = ms(intent.reset_window_start or intent.reset.created_at)
     if current is None or current.state != ACTIVE or current.created_at < window_start:
         return None
+    if intent.replaces is not None and current.reset_id == intent.replaces.record.reset_id:
+        return None  # the one this request replaces
     return None if current.reset_id == intent.reset.reset_id else current
 
 
@@ -46,6 +48,7 @@ class FakeResets:
             if current.expires_at <= ms(now):
                 return None
             self.db.resets[account_id] = replace(current, state="consumed")
+            self._record_end(current, HistoryEntry(at=now, type=HistoryType.RESET_CONSUMED, step=END_STEP))
             return self.db.resets[account_id]
 
     def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
@@ -56,6 +59,10 @@ class FakeResets:
             counted = replace(current, failed_attempts=current.failed_attempts + 1)
             if counted.failed_attempts >= max_attempts:
                 counted = replace(counted, state="invalidated")
+                entry = HistoryEntry(
+                    at=now, type=HistoryType.RESET_LOCKED, evidence={"failed_attempts": max_attempts}, step=END_STEP
+                )
+                self._record_end(current, entry)
             self.db.resets[record.account_id] = counted
 
     def rearm(
@@ -81,6 +88,11 @@ class FakeResets:
             self.db.resets[record.account_id] = replace(current, token_hash=new_token_hash)
             item.move(MessageState.SENDING, [entry], (DueKind.INFLIGHT, lease_until), attempt=message.attempt)
             return True
+
+    def _record_end(self, record: ResetRecord, entry: HistoryEntry) -> None:
+        item = self.db.messages.get(record.message_id)
+        if item is not None:
+            item.history.append(entry)
 
     def _live(self, record: ResetRecord) -> ResetRecord | None:
         current = self.db.resets.get(record.account_id)

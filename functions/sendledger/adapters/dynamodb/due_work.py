@@ -15,6 +15,7 @@ from sendledger import names
 from sendledger.adapters.dynamodb.expressions import Item, Update
 from sendledger.adapters.dynamodb.keys import (
     DUE_SHARDS,
+    MESSAGE_PK_PREFIX,
     MESSAGE_RECEIPT_SK,
     MESSAGE_SK,
     RECEIPT_SK,
@@ -101,7 +102,7 @@ def _due_from(raw: Item) -> DueItem:
     pk, sk = str(raw["pk"]["S"]), str(raw["sk"]["S"])
     return DueItem(
         kind=DueKind(str(raw[DUE_KIND]["S"]).split("#", 1)[0]),
-        message_id=text("message_id") or pk.removeprefix("MSG#"),
+        message_id=text("message_id") or pk.removeprefix(MESSAGE_PK_PREFIX),
         due_at=int(raw[names.DUE_WORK_INDEX_SORT_KEY]["N"]),
         state=text("state") or "",
         escalation=json.loads(escalation) if escalation else None,

@@ -56,6 +56,7 @@ class Attempt:
     suppress_reason: str | None = None
     recipient: RecipientState | None = None  # read back from a failed condition
     already_suppressed: bool = False
+    relative_event_id: bool = True  # False once the receipt showed another provider message id
 
 
 class DeliveryEvents:
@@ -78,7 +79,7 @@ class DeliveryEvents:
                     # A receipt that does not exist (a send whose Publish answer we never got):
                     # nothing was written; the caller looks the send up.
                     return ApplyResult(duplicate=False, no_receipt=True, requests=requests)
-                attempt = _narrowed(attempt, failed)
+                attempt = _narrowed(attempt, failed, event, plan)
                 continue
             return ApplyResult(
                 duplicate=False,
@@ -141,10 +142,15 @@ class DeliveryEvents:
         if not attempt.target_exists:
             return None
         update, receipt = Update(), _target_key(plan)
-        if plan.message_id:
-            update.set_if_absent("message_id", plan.message_id)
-        if event.provider_message_id:
+        within = plan.receipt_id if receipt.written_by_outcome else None  # an SMS receipt's key holds it
+        if event.provider_message_id and not receipt.written_by_outcome:
             update.set_if_absent("provider_message_id", event.provider_message_id)
+            if attempt.relative_event_id:
+                # The entry stores its event id without the provider id only while the receipt
+                # holds that same id (a resend's events may land on a receipt holding another).
+                within = event.provider_message_id
+                pmid = update.name("provider_message_id")
+                update.when(f"attribute_not_exists({pmid}) OR {pmid} = {update.value(within)}")
         if attempt.change_state and plan.target is not None:
             update.set("state", plan.target.value).set("updated_at", iso(now))
             if plan.target in evidence.FAILED_FOR_GOOD:
@@ -162,7 +168,7 @@ class DeliveryEvents:
             else:
                 update.when(f"attribute_not_exists({update.name('state')}) OR {allowed}")
         entry = evidence.event_entry(event, plan.target, attempt.change_state, attempt.prior_state, now, suppressing)
-        history.append(update, entry, derived_from=event.dedupe_key)
+        history.append(update, entry, derived_from=event.dedupe_key, within=within)
         if receipt.written_by_outcome:
             update.when(f"attribute_exists({update.name('pk')})")
         return update
@@ -230,11 +236,16 @@ class DeliveryEvents:
             self.table.put(part, f"attribute_not_exists({e.name('pk')})", e)
 
 
-def _narrowed(attempt: Attempt, failed: dict[str, Item | None]) -> Attempt:
+def _narrowed(attempt: Attempt, failed: dict[str, Item | None], event: DeliveryEvent, plan: ApplyPlan) -> Attempt:
     if "target" in failed:
-        # The receipt is past what the event proves: record the event, keep the state.
         old = failed["target"] or {}
-        attempt = replace(attempt, change_state=False, prior_state=old.get("state", {}).get("S"))
+        held = old.get("provider_message_id", {}).get("S")
+        if held is not None and held != event.provider_message_id:
+            attempt = replace(attempt, relative_event_id=False)
+        state = old.get("state", {}).get("S")
+        if not old or (state is not None and state not in {allowed.value for allowed in plan.allowed_from}):
+            # The receipt is past what the event proves: record the event, keep the state.
+            attempt = replace(attempt, change_state=False, prior_state=state)
     if "recipient" in failed:
         state = recipients.state_of(failed["recipient"])
         attempt = replace(attempt, recipient=state, already_suppressed=state.suppression.suppressed)

@@ -2,7 +2,7 @@
 
 | family | pk | sk | written by | size |
 |---|---|---|---|---|
-| message, also its key's idempotency record | `MSG#<message id>` | `MSG` | send, outcome, events, poller | 0.7-2 KB |
+| message, also its key's idempotency record | `MSG#<message id>` | `MSG` | send, outcome, poller | 0.6-1 KB |
 | recipient: suppression, last send, transients | `SUP#<recipient key>` | `STATE` | send, events, admin | 0.2-1 KB |
 | escalation timer | `MSG#<message id>` | `ESC` | send with escalation, poller | 0.5 KB |
 | password reset, one per account | `RESET#<account id>` | `ACTIVE` | reset request, poller, consume | 0.3 KB |
@@ -10,12 +10,21 @@
 | SMS receipt: SNS message id to message | `PMID#<SNS message id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
+| webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | Mailgun webhook | 0.2 KB |
+
+Indexes: `due-work` (`due_kind`/`due_at`: work the poller must revisit) and `evidence`
+(`ev_day`/`created_at`: a message item, by its owner and UTC day, KEYS_ONLY; written once, with
+the intent, and never changed: 1 write unit per send).
 
 History entries are attributes `h:<entry key>` (JSON) of the item whose state they explain,
 each written with `attribute_not_exists`, so the write that adds one can never overwrite
-another; nothing ever removes one. An act's entry key is `<epoch ms>.<step>.<random>`; a
-delivery event's is `e.<hash of its dedupe key>`, so a redelivered event finds its own entry
-and changes nothing (the entry's own `at` orders the history).
+another; nothing ever removes one. Entries are compact JSON (one-letter fields; an event id
+that starts with its receipt's provider message id is stored without it), and items leave out
+what their key implies (the message id, the recipient key): a write is billed per started KB of
+the item, so a send's replay and an event's write stay in one unit. An act's entry key is
+`<epoch ms>.<step>.<random>`; a delivery event's is `e.<hash of its dedupe key>`, so a
+redelivered event finds its own entry and changes nothing (the entry's own `at` orders the
+history).
 
 A keyed send's message id is derived from the caller-scoped idempotency key (and a generation,
 bumped only when an expired key is used again), so the message item is also the key's record:
@@ -27,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import zlib
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sendledger.domain.ids import crockford
 
@@ -43,8 +52,11 @@ HISTORY_PREFIX = "h:"
 DUE_SHARDS = 8  # the due-work index's partition key is `<kind>#<shard>`: no single hot value
 
 
+MESSAGE_PK_PREFIX = "MSG#"
+
+
 def message_pk(message_id: str) -> str:
-    return f"MSG#{message_id}"
+    return f"{MESSAGE_PK_PREFIX}{message_id}"
 
 
 def recipient_pk(recipient_key: str) -> str:
@@ -55,8 +67,11 @@ def reset_pk(account_id: str) -> str:
     return f"RESET#{account_id}"
 
 
+RECEIPT_PK_PREFIX = "PMID#"
+
+
 def receipt_pk(provider_message_id: str) -> str:
-    return f"PMID#{provider_message_id}"
+    return f"{RECEIPT_PK_PREFIX}{provider_message_id}"
 
 
 def watermark_pk(source: str) -> str:
@@ -72,6 +87,11 @@ def entry_key(at: datetime, step: int, derived_from: str | None = None) -> str:
 
 def history_attribute(entry_key: str) -> str:
     return f"{HISTORY_PREFIX}{entry_key}"
+
+
+def evidence_day(owner: str, at: datetime) -> str:
+    """The evidence index's partition: one caller's messages of one UTC day (no key grows forever)."""
+    return f"{owner}#{at.astimezone(UTC):%Y-%m-%d}"
 
 
 def due_shard(kind: str, message_id: str) -> str:

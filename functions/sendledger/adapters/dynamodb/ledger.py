@@ -13,6 +13,7 @@ from sendledger.adapters.dynamodb.poller_state import PollerState
 from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
 from sendledger.adapters.dynamodb.table import Table
+from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class LedgerTable:
     events: DeliveryEvents
     due_work: DueWork
     escalation_timers: Escalations
+    webhook_tokens: WebhookTokens
 
     @classmethod
     def named(cls, table_name: str, client: Any = None) -> LedgerTable:
@@ -41,6 +43,7 @@ class LedgerTable:
             events=DeliveryEvents(table),
             due_work=DueWork(table),
             escalation_timers=Escalations(table),
+            webhook_tokens=WebhookTokens(table),
         )
 
     def send_path(self) -> dict[str, Any]:

@@ -10,21 +10,28 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sendledger import names
 from sendledger.adapters.dynamodb import history
 from sendledger.adapters.dynamodb.expressions import Item, decode, encode_item
 from sendledger.adapters.dynamodb.keys import (
     ESCALATION_SK,
+    MESSAGE_PK_PREFIX,
     MESSAGE_SK,
     due_shard,
+    evidence_day,
     message_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
-from sendledger.domain.recipients import Channel
+from sendledger.domain.provider import EmailProvider, provider_of
+from sendledger.domain.recipients import Channel, Recipient
 from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
+# The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
+ANSWER_STATE, ANSWER_UPDATED_AT, ANSWER_REASON, ANSWER_PROVIDER_ID = "s", "u", "r", "p"
+EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
 
 
 def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
@@ -46,6 +53,8 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         "parent_key": message.parent_key,
         "owner": message.owner,
     }
+    if message.owner:
+        values[EVIDENCE_DAY] = evidence_day(message.owner, message.created_at)
     if due is not None:
         values[DUE_KIND] = due_shard(due[0].value, message.message_id)
         values[DUE_AT] = int(due[1].timestamp())
@@ -66,17 +75,22 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
 
 
 def message_fields(message: Message) -> dict[str, Any]:
-    """What the message item and its escalation timer both carry."""
+    """What the message item and its escalation timer both carry.
+
+    Not the message id (the key holds it) nor the recipient key (derived from channel and
+    address): a replay is billed by the item's size, in 1 KB units.
+    """
     return {
-        "message_id": message.message_id,
         "channel": message.channel.value,
         "recipient": message.to,
-        "recipient_key": message.recipient_key,
         "template_id": message.template.id,
         "template_version": message.template.version,
         "category": message.category,
         "created_at": iso(message.created_at),
         "escalation": json.dumps(message.escalation, separators=(",", ":")) if message.escalation else None,
+        # Written only when it is not the channel's first provider (SES, SNS): the default path
+        # keeps its item size, and items from before provider selection read back right.
+        "provider": None if message.provider == provider_of(message.channel, EmailProvider.SES) else message.provider,
     }
 
 
@@ -98,17 +112,19 @@ def escalation_item(message: Message) -> Item:
 
 def message_from(item: Item) -> Message:
     values = {name: decode(value) for name, value in item.items() if not name.startswith("h:")}
+    channel = Channel(values["channel"])
     return Message(
-        message_id=values["message_id"],
-        channel=Channel(values["channel"]),
+        message_id=message_id_of(item),
+        channel=channel,
         to=values["recipient"],
         template=Template(values["template_id"], values["template_version"]),
         state=MessageState(values[STATE]),
         category=values["category"],
         created_at=parse_iso(values["created_at"]),
         updated_at=parse_iso(values["updated_at"]),
-        recipient_key=values["recipient_key"],
+        recipient_key=Recipient(channel, values["recipient"]).key,
         provider_message_id=values.get("provider_message_id"),
+        provider=values.get("provider") or provider_of(values["channel"], EmailProvider.SES),
         reason=values.get("reason"),
         reset_account_id=values.get("reset_account_id"),
         params=json.loads(values["params"]) if values.get("params") else None,
@@ -119,27 +135,32 @@ def message_from(item: Item) -> Message:
     )
 
 
+def message_id_of(item: Item) -> str:
+    """The id of the message a `MSG#<message id>` item belongs to."""
+    return str(item["pk"]["S"]).removeprefix(MESSAGE_PK_PREFIX)
+
+
 def answer(stored: StoredResponse, item_provider_message_id: str | None) -> str:
     """What changes after an answer, as it was (the rest of the answer never changes)."""
     message = stored.message
-    answer: dict[str, Any] = {"state": message.state.value, "updated_at": iso(message.updated_at)}
+    answer: dict[str, Any] = {ANSWER_STATE: message.state.value, ANSWER_UPDATED_AT: iso(message.updated_at)}
     if message.reason:
-        answer["reason"] = message.reason
+        answer[ANSWER_REASON] = message.reason
     if message.provider_message_id:
         # Only an outcome sets the item's provider id, and it rewrites the answer: when the item
         # holds the same id, a flag suffices.
         same = message.provider_message_id == item_provider_message_id
-        answer["provider_message_id"] = True if same else message.provider_message_id
+        answer[ANSWER_PROVIDER_ID] = True if same else message.provider_message_id
     return json.dumps(answer, separators=(",", ":"))
 
 
 def answered_from(item: Item, answer: str) -> StoredResponse:
     values = json.loads(answer)
     message = message_from(item)
-    message.state = MessageState(values["state"])
-    message.updated_at = parse_iso(values["updated_at"])
-    message.reason = values.get("reason")
-    answered_id = values.get("provider_message_id")
+    message.state = MessageState(values[ANSWER_STATE])
+    message.updated_at = parse_iso(values[ANSWER_UPDATED_AT])
+    message.reason = values.get(ANSWER_REASON)
+    answered_id = values.get(ANSWER_PROVIDER_ID)
     message.provider_message_id = (
         answered_id if isinstance(answered_id, str) else (message.provider_message_id if answered_id else None)
     )
@@ -155,7 +176,7 @@ def record_from(item: Item | None) -> IdempotencyRecord | None:
     return IdempotencyRecord(
         key=values["idem_key"],
         fingerprint=values["idem_fingerprint"],
-        message_id=values["message_id"],
+        message_id=message_id_of(item),
         completed=response is not None,
         lease_until=parse_iso(lease) if lease else parse_iso(values["created_at"]),
         expires_at=datetime.fromtimestamp(int(values["idem_expires_at"]), tz=UTC),

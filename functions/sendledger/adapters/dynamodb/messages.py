@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
-from sendledger.adapters.dynamodb import history, receipts, recipients
+from sendledger.adapters.dynamodb import evidence_index, history, receipts, recipients
 from sendledger.adapters.dynamodb.expressions import Expression, Item, Update
 from sendledger.adapters.dynamodb.keys import (
     MESSAGE_RECEIPT_SK,
@@ -33,9 +33,10 @@ from sendledger.adapters.dynamodb.states import STATE, set_due, state_in
 from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table, Transaction
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
 from sendledger.domain.recipients import Channel
-from sendledger.ports import IntentConflict, Outcome, SendIntent, StoredResponse
+from sendledger.ports import CreatedPage, IntentConflict, Outcome, SendIntent, StoredResponse
 
 
 class Messages:
@@ -154,6 +155,9 @@ class Messages:
         item = self.table.get(message_pk(message_id), MESSAGE_SK)
         return str(item["idem_key"]["S"]) if item and "idem_key" in item else None
 
+    def created_in(self, owner: str, window: Window, after: Position | None, limit: int) -> CreatedPage:
+        return evidence_index.created_in(self.table, owner, window, after, limit)
+
     # --- poller transitions ------------------------------------------------------------------
     def transition(
         self,
@@ -212,6 +216,13 @@ def _add_reset(tx: Transaction, intent: SendIntent) -> None:
         f" OR {e.name('created_at')} < {e.value(iso(window_start))}"
         f" OR {e.name('reset_id')} = {e.value(intent.reset.reset_id)}"
     )
+    replaces = intent.replaces
+    if replaces is not None:
+        # A request with another address replaces exactly the reset it saw; its mail says why.
+        condition += f" OR {e.name('reset_id')} = {e.value(replaces.record.reset_id)}"
+        note = history.append(Update(), replaces.entry)
+        note.when(f"attribute_exists({note.name('pk')})")
+        tx.update("replaced", message_pk(replaces.record.message_id), MESSAGE_SK, note)
     tx.put("reset", reset_item(intent.reset), condition, e)
 
 

@@ -75,9 +75,7 @@ def fold(message: Message, receipt: Item) -> None:
 
 def history_of(message: Message, receipt: Item) -> list[tuple[str, HistoryEntry]]:
     """The receipt's entries as readers see them (evidence.as_read)."""
-    provider_message_id = receipt.get("provider_message_id", {}).get("S") or (
-        str(receipt["pk"]["S"]).removeprefix("PMID#") if receipt.get("sk", {}).get("S") == RECEIPT_SK else None
-    )
+    provider_message_id = history.provider_message_id_of(receipt)
     source = "sms" if message.channel is Channel.SMS else "ses"
     recipient = fingerprint_of(message.recipient_key)
     return [

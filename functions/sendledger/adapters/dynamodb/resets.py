@@ -3,6 +3,7 @@ so two tokens are never valid at once; consume is one conditional update."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime, timedelta
 
 from sendledger.adapters.dynamodb import history, recipients
@@ -12,7 +13,7 @@ from sendledger.adapters.dynamodb.states import set_due, state_in
 from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, predecessors
+from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, Message, MessageState, predecessors
 from sendledger.ports import ResetRecord
 
 RETENTION = timedelta(days=30)  # the item outlives its token for the evidence, then TTL removes it
@@ -30,6 +31,7 @@ def reset_item(record: ResetRecord) -> Item:
             "valid_until": iso(record.expires_at),
             "failed_attempts": record.failed_attempts,
             "message_id": record.message_id,
+            "recipient_key": record.recipient_key,
             "expires_at": int((record.expires_at + RETENTION).timestamp()),
         }
     )
@@ -46,6 +48,7 @@ def reset_from(item: Item) -> ResetRecord:
         expires_at=parse_iso(values["valid_until"]),
         failed_attempts=int(values.get("failed_attempts", 0)),
         message_id=values["message_id"],
+        recipient_key=values.get("recipient_key"),
     )
 
 
@@ -64,10 +67,12 @@ class Resets:
         update.when(f"{update.name('token_hash')} = {update.value(token_hash)}")
         update.when(f"{update.name('valid_until')} > {update.value(iso(now))}")
         try:
-            self.table.update(reset_pk(account_id), RESET_SK, update)
+            item = self.table.update(reset_pk(account_id), RESET_SK, update, returning="ALL_NEW")
         except ConditionFailed:
             return None
-        return self.get(account_id)
+        consumed = reset_from(item)
+        self._record_end(consumed, HistoryEntry(at=now, type=HistoryType.RESET_CONSUMED, step=END_STEP))
+        return consumed
 
     def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
         """Count a wrong token; the attempt that reaches the limit invalidates the reset."""
@@ -79,8 +84,20 @@ class Resets:
                 invalidate = Update().set("state", "invalidated")
                 self._live(invalidate, record)
                 self.table.update(reset_pk(record.account_id), RESET_SK, invalidate)
+                entry = HistoryEntry(
+                    at=now, type=HistoryType.RESET_LOCKED, evidence={"failed_attempts": max_attempts}, step=END_STEP
+                )
+                self._record_end(record, entry)
         except ConditionFailed:
             pass  # replaced or consumed meanwhile: nothing left to lock
+
+    def _record_end(self, record: ResetRecord, entry: HistoryEntry) -> None:
+        """The reset's end, in its mail's history: the record itself is overwritten by the next
+        reset. A second write: if it is lost, the record still says how the reset ended until then."""
+        append = history.append(Update(), entry)
+        append.when(f"attribute_exists({append.name('pk')})")
+        with contextlib.suppress(ConditionFailed):
+            self.table.update(message_pk(record.message_id), MESSAGE_SK, append)
 
     def _live(self, update: Update, record: ResetRecord) -> None:
         update.when(f"{update.name('reset_id')} = {update.value(record.reset_id)}")

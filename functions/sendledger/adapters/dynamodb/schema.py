@@ -18,6 +18,8 @@ def create_table_arguments(table_name: str) -> dict[str, Any]:
             {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},
             {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "AttributeType": "S"},
             {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"},
+            {"AttributeName": names.EVIDENCE_INDEX_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": names.EVIDENCE_INDEX_SORT_KEY, "AttributeType": "S"},
         ],
         "KeySchema": [
             {"AttributeName": names.TABLE_PARTITION_KEY, "KeyType": "HASH"},
@@ -31,8 +33,20 @@ def create_table_arguments(table_name: str) -> dict[str, Any]:
                     {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(names.DUE_WORK_INDEX_PROJECTION)},
-            }
+            },
+            evidence_index(),
         ],
+    }
+
+
+def evidence_index() -> dict[str, Any]:
+    return {
+        "IndexName": names.EVIDENCE_INDEX,
+        "KeySchema": [
+            {"AttributeName": names.EVIDENCE_INDEX_PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": names.EVIDENCE_INDEX_SORT_KEY, "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "KEYS_ONLY"},
     }
 
 

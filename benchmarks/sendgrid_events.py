@@ -1,0 +1,133 @@
+"""SendGrid events (EMAIL_PROVIDER=sendgrid): DynamoDB requests and capacity per new and duplicate event.
+
+The api handler sends through the real SendGrid adapter, over HTTP, to the local simulator's
+SendGrid API (keys in Secrets Manager, as deployed); the simulator posts its signed webhook
+batch to the api handler's webhook route, which verifies it and queues one SQS message per
+event. Each queued event is then applied by the one ingestion routine the poller's drain calls
+per message (new), and once more (duplicate), with the DynamoDB requests of each counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+
+from benchmarks import ours
+from benchmarks.aws import World, lambda_context, status_of
+from benchmarks.counting import counting
+from benchmarks.environment import ACCOUNT_ID, REGION
+
+# Labelled: the SES measurement before this one already suppressed the bare simulator addresses.
+OUTCOMES = {
+    "delivered": "bench-sendgrid@example.com",
+    "bounce": "bounce+sendgrid@simulator.amazonses.com",
+    "dropped": "suppressionlist+sendgrid@simulator.amazonses.com",
+    "complaint": "complaint+sendgrid@simulator.amazonses.com",
+}
+EVENTS_DUE_AFTER = timedelta(seconds=5)  # past the simulator's last event of a send (+3 s)
+
+
+@contextmanager
+def sendgrid_selected(simulator: Any) -> Iterator[str]:
+    """The runtime switched to SendGrid for the block (adapter, webhook, events queue); yields the queue URL."""
+    from local.simulator.sendgrid_http import SendGridServer
+    from sendledger import bootstrap
+    from sendledger.domain.provider import EmailProvider
+
+    runtime = bootstrap.runtime()
+    services = runtime.services
+    server = SendGridServer(simulator.sendgrid)
+    server.start()
+    secrets, sqs = boto3.client("secretsmanager", region_name=REGION), boto3.client("sqs", region_name=REGION)
+    api_key = secrets.create_secret(Name="bench/sendgrid-api-key", SecretString=simulator.sendgrid.api_key)["ARN"]
+    public_key = secrets.create_secret(Name="bench/sendgrid-webhook", SecretString=simulator.sendgrid.public_key)
+    queue_url: str = sqs.create_queue(QueueName="bench-sendgrid-events")["QueueUrl"]
+    saved = services.settings, services.email
+    services.settings = services.settings.model_copy(
+        update={
+            "email_provider": EmailProvider.SENDGRID,
+            "sendgrid_api_base": server.url,
+            "sendgrid_api_key_secret_arn": api_key,
+            "sendgrid_webhook_key_secret_arn": public_key["ARN"],
+            "sendgrid_events_queue_url": queue_url,
+        }
+    )
+    services.email = bootstrap.email_sender(services.settings)
+    try:
+        yield queue_url
+    finally:
+        services.settings, services.email = saved
+        server.stop()
+
+
+def measure(world: World, simulator: Any) -> dict[str, Any]:
+    from local.gateway import build_event
+    from sendledger import bootstrap
+    from sendledger.domain.sendgrid_events import parse_queued
+    from sendledger.handlers import api
+    from sendledger.names import SENDGRID_EVENTS_PATH
+    from sendledger.usecases.ingest import IngestReport, ingest_event
+
+    world.refresh_watermarks()
+    with sendgrid_selected(simulator) as queue_url:
+        for outcome, address in OUTCOMES.items():
+            status, _, body = ours.post("/v1/messages", ours.email_body(address), key=f"events-sendgrid-{outcome}")
+            if status != 202 or body.get("provider") != "sendgrid":
+                raise RuntimeError(f"SendGrid send to {address} failed: {status} {body}")
+        real_clock = simulator.clock
+        simulator.clock = lambda: datetime.now(UTC) + EVENTS_DUE_AFTER
+        webhook: dict[str, Any] = {}
+
+        def post(body: bytes, headers: dict[str, str]) -> int:
+            event = build_event(
+                method="POST",
+                target=SENDGRID_EVENTS_PATH,
+                headers=headers.items(),
+                body=body,
+                principal="",  # unauthenticated: SendGrid signs instead
+                account_id=ACCOUNT_ID,
+            )
+            with counting(ours._ledger()) as log:
+                response = api.lambda_handler(event, lambda_context("sendledger-api"))
+            status, payload = status_of(response)
+            webhook.update(status=status, answer=payload, ddb_requests=log.total, body_bytes=len(body))
+            return status
+
+        try:
+            simulator.sendgrid.flush(post)
+        finally:
+            simulator.clock = real_clock
+        if webhook.get("status") != 200:
+            raise RuntimeError(f"the SendGrid webhook was not accepted: {webhook}")
+        from benchmarks.ingestion import _drain_queue, _figure
+
+        services = bootstrap.runtime().services
+        events = bootstrap.runtime().pipeline.events
+        new: list[dict[str, Any]] = []
+        duplicate: list[dict[str, Any]] = []
+        for message in _drain_queue(queue_url):
+            event = parse_queued(message["Body"])
+            if event is None:
+                continue
+            kind = f"sendgrid:{json.loads(message['Body'])['event']}"
+            for figures in (new, duplicate):
+                report = IngestReport()
+                with counting(ours._ledger()) as log:
+                    ingest_event(services, events, event, report)
+                figures.append(_figure(log, kind, {"applied": report.applied, "duplicates": report.duplicates}))
+    if not new:
+        raise RuntimeError("the SendGrid simulator produced no events")
+    return {
+        "method": (
+            "api webhook route (signed batch from the simulator, verified, one SQS message per event), "
+            "then the ingestion routine of the poller's drain, once per queued event"
+        ),
+        "webhook": webhook,
+        "new": new,
+        "duplicate": duplicate,
+    }

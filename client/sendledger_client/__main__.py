@@ -1,0 +1,3 @@
+from sendledger_client.cli import main
+
+main()

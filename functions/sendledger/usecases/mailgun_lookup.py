@@ -1,0 +1,72 @@
+"""Unknown Mailgun sends looked up in the Events API (run by the poll cycle's Mailgun step).
+
+A timed-out send has no Mailgun id, and the API cannot filter on a user variable: the search
+is by recipient and `accepted` events since the message was created, and the items are
+matched on `user-variables["sendledger-message-id"]` here. A match is applied as any event
+is (the one idempotent routine): the message is `accepted`, its due marker cleared, and no
+resend can follow. No match proves nothing here; absence is proven by the Mailgun
+watermark, which moves only over final time ranges (usecases/resolve_unknown.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain.messages import DueKind, MessageState
+from sendledger.domain.provider import EmailProvider
+from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
+
+logger = Logger(child=True)
+
+BATCH = 50  # unknown sends looked up per cycle: one Events API search each
+MAX_PAGES = 3  # a recipient's accepted events since one send: rarely more than one page
+BEFORE_CREATED = timedelta(minutes=1)  # clock skew between us and Mailgun
+SAFETY_SECONDS = 8.0
+
+
+def look_up_unknown_sends(pipeline: Pipeline, seconds_left: Callable[[], float], report: IngestReport) -> int:
+    """Returns how many unknown sends the search proved accepted."""
+    api, services = pipeline.mailgun_events, pipeline.services
+    assert api is not None
+    found = 0
+    for due in pipeline.due_work.items(DueKind.UNKNOWN, None, BATCH):
+        if seconds_left() < SAFETY_SECONDS:
+            break
+        message = services.messages.get(due.message_id)
+        if (
+            message is None
+            or message.state is not MessageState.UNKNOWN
+            or message.channel is not Channel.EMAIL
+            or message.provider != EmailProvider.MAILGUN.value
+        ):
+            continue
+        begin = message.created_at - BEFORE_CREATED
+        params = {
+            "recipient": message.to,
+            "event": "accepted",
+            "begin": str(int(begin.timestamp())),
+            "end": str(int(services.clock.now().timestamp()) + 1),
+            "ascending": "yes",
+        }
+        page = api.query(params)
+        for _ in range(MAX_PAGES):
+            match = next(
+                (item.event for item in page.items if item.event and item.event.message_id == message.message_id),
+                None,
+            )
+            if match is not None:
+                ingest_event(services, pipeline.events, match, report)
+                found += 1
+                logger.info(
+                    "unknown send found in the Events API: accepted, nothing is resent",
+                    extra={"message_id": message.message_id, "recipient": fingerprint_of(message.recipient_key)},
+                )
+                break
+            if not page.items or page.next_url is None:
+                break
+            page = api.follow(page.next_url)
+    return found

@@ -1,0 +1,143 @@
+"""Mailgun's Events API, polled from a cursor in DynamoDB (one step of the poll cycle).
+
+Mailgun's results for the recent past are not final: events become visible out of order, so
+a range read now can gain events later. Its rule: a page whose events are older than a
+threshold (`MAILGUN_EVENTS_FINAL_AFTER_SECONDS`) is final. Two passes per cycle, one cursor:
+
+1. **finality**, from `final` (epoch seconds, inclusive), ascending, following `paging.next`.
+   Items older than the bound (cycle start minus the threshold) are applied; the cursor moves over
+   a page only once the page is applied. Reaching an item at or past the bound, or the end,
+   means every event before the bound is applied: the cursor and the watermark move to the
+   bound, never past it.
+2. **live**, from where the last live page ended (its `next` URL returns what arrived since):
+   everything is applied at once, final or not, so a complaint suppresses within a poll
+   interval. What arrives late behind it is caught by pass 1; an event applied by both costs
+   its duplicate's one request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain.events import EventSource
+from sendledger.domain.mailgun_events import EventsPage, PageItem
+from sendledger.ports import ProviderEventsApi
+from sendledger.usecases import fan_out
+from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
+
+logger = Logger(child=True)
+
+SOURCE = EventSource.MAILGUN.value
+FIRST_LOOKBACK = timedelta(minutes=30)  # where a fresh cursor starts, before the bound (Mailgun's example)
+MAX_PAGES = 50  # per pass and cycle; the rest waits for the next cycle
+SAFETY_SECONDS = 8.0
+
+
+def poll_mailgun(
+    pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: IngestReport
+) -> datetime | None:
+    """Both passes; returns the new watermark when the finality pass reached its bound."""
+    api = pipeline.mailgun_events
+    assert api is not None
+    store, settings = pipeline.services.poller_state, pipeline.services.settings
+    bound = (started - timedelta(seconds=settings.mailgun_events_final_after_seconds)).timestamp()
+    raw = store.cursor(SOURCE)
+    cursor: dict[str, Any] = json.loads(raw) if raw else {"final": bound - FIRST_LOOKBACK.total_seconds()}
+
+    def commit(**changes: Any) -> None:
+        nonlocal raw, cursor
+        updated = json.dumps({**cursor, **changes}, sort_keys=True, separators=(",", ":"))
+        if updated != raw:
+            store.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
+            raw, cursor = updated, json.loads(updated)
+
+    reached = _finality_pass(pipeline, api, cursor, bound, seconds_left, report, commit)
+    _live_pass(pipeline, api, cursor, bound, seconds_left, report, commit)
+    return datetime.fromtimestamp(bound, UTC) if reached else None
+
+
+def _finality_pass(
+    pipeline: Pipeline,
+    api: ProviderEventsApi,
+    cursor: dict[str, Any],
+    bound: float,
+    seconds_left: Callable[[], float],
+    report: IngestReport,
+    commit: Callable[..., None],
+) -> bool:
+    begin = float(cursor["final"])
+    if begin >= bound:
+        return True  # nothing has become final since the last cycle
+    page: EventsPage = api.query({"begin": _epoch(begin), "ascending": "yes"})
+    for _ in range(MAX_PAGES):
+        final = [item for item in page.items if item.timestamp < bound]
+        apply_items(pipeline, final, report)
+        if len(final) < len(page.items) or not page.items or page.next_url is None:
+            commit(final=max(begin, bound))  # every event before the bound is applied
+            return True
+        begin = page.items[-1].timestamp  # inclusive: the next query repeats only this second
+        commit(final=begin)
+        if seconds_left() < SAFETY_SECONDS:
+            return False
+        page = api.follow(page.next_url)
+    return False
+
+
+def _live_pass(
+    pipeline: Pipeline,
+    api: ProviderEventsApi,
+    cursor: dict[str, Any],
+    bound: float,
+    seconds_left: Callable[[], float],
+    report: IngestReport,
+    commit: Callable[..., None],
+) -> None:
+    url, position = cursor.get("live"), cursor.get("live_ts")
+    if not url or position is None or float(position) < bound:
+        # No live position, or the finality pass has overtaken it: start at the bound.
+        page = api.query({"begin": _epoch(max(bound, float(cursor["final"]))), "ascending": "yes"})
+    else:
+        page = api.follow(url)
+    for _ in range(MAX_PAGES):
+        if not page.items:
+            return  # keep the URL: asked again later, it returns what arrived since
+        apply_items(pipeline, page.items, report)
+        if page.next_url is None:
+            return
+        commit(live=page.next_url, live_ts=page.items[-1].timestamp)
+        if seconds_left() < SAFETY_SECONDS:
+            return
+        page = api.follow(page.next_url)
+
+
+def apply_items(pipeline: Pipeline, items: list[PageItem], report: IngestReport) -> None:
+    """Raises the first failure once all are tried: the cursor stays, the page is read again."""
+    events = []
+    for item in items:
+        if item.event is not None:
+            events.append(item.event)
+        elif item.error:
+            report.poison += 1
+            logger.error("unreadable Mailgun event skipped", extra={"error": item.error})
+    parts = {event.dedupe_key: IngestReport() for event in events}
+    services, store = pipeline.services, pipeline.events
+
+    def apply(event: Any) -> None:
+        ingest_event(services, store, event, parts[event.dedupe_key])
+
+    _, failure = fan_out.in_groups(
+        events, lambda event: event.recipient_key, apply, services.settings.poll_apply_concurrency
+    )
+    for part in parts.values():
+        report.absorb(part)
+    if failure is not None:
+        raise failure
+
+
+def _epoch(value: float) -> str:
+    return str(int(value))  # whole seconds, floored: at most a second is read again

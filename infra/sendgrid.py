@@ -1,0 +1,71 @@
+"""EMAIL_PROVIDER=sendgrid: the API key and webhook verification key secrets, the webhook's events queue,
+and the grants of the two Lambdas that use them (nothing else may read the secrets)."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from infra import constants as c
+from infra import nag
+from infra.queues import queue_with_dlq
+from sendledger import names
+
+_PROVIDER_ISSUED = (
+    "Issued by SendGrid, not generated here: it is rotated in SendGrid (a new API key or a re-enabled "
+    "signed webhook) and the new value put into this secret; Secrets Manager cannot rotate it."
+)
+
+
+class SendGridResources(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, removal: cdk.RemovalPolicy) -> None:
+        super().__init__(scope, construct_id)
+        # Created with a random placeholder; the operator puts the real values (see README, Deploy).
+        self.api_key = secretsmanager.Secret(
+            self,
+            "ApiKey",
+            description="sendledger: SendGrid API key (Mail Send; Email Activity read when enabled)",
+            removal_policy=removal,
+        )
+        self.webhook_key = secretsmanager.Secret(
+            self,
+            "WebhookPublicKey",
+            description="sendledger: SendGrid Signed Event Webhook verification key (base64 DER, as SendGrid shows it)",
+            removal_policy=removal,
+        )
+        for secret in (self.api_key, self.webhook_key):
+            nag.acknowledge(secret, "AwsSolutions-SMG4", _PROVIDER_ISSUED)
+        # Verified webhook events wait here for the poller, one event per message.
+        self.events_queue, self.events_dlq = queue_with_dlq(
+            self, "EventsQueue", visibility_timeout=cdk.Duration.seconds(6 * c.POLLER_TIMEOUT_SECONDS)
+        )
+
+    def environment(self) -> dict[str, str]:
+        return {
+            names.ENV_SENDGRID_API_KEY_SECRET_ARN: self.api_key.secret_arn,
+            names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN: self.webhook_key.secret_arn,
+            names.ENV_SENDGRID_EVENTS_QUEUE_URL: self.events_queue.queue_url,
+        }
+
+    def grant_api(self, role: iam.IRole) -> None:
+        """The api sends mail (API key), verifies webhooks (public key) and queues their events."""
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["secretsmanager:GetSecretValue"],
+                resources=[self.api_key.secret_arn, self.webhook_key.secret_arn],
+            )
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
+        )
+
+    def grant_poller(self, role: iam.IRole) -> None:
+        """The poller drains the events queue and sends (resends, fallbacks, resets, lookups) with the API key."""
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.api_key.secret_arn])
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(c.SES_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
+        )

@@ -1,0 +1,270 @@
+"""The SendGrid side: v3 mail send, the Email Activity API, and the Signed Event Webhook.
+
+Serves SendGrid's HTTP API shapes (tests/fixtures/provider-formats): `POST /v3/mail/send`
+answers 202 with `X-Message-Id`, `GET /v3/messages?query=…` finds a send by its custom
+argument. The SES mailbox-simulator addresses and the fault labels behave as under SES, in
+SendGrid's event format: events are queued per send and :meth:`SendGridSide.flush` posts them
+as one signed webhook batch (ECDSA P-256 over timestamp + body, with a key pair made here), as
+SendGrid posts its batches every few seconds. A batch the receiver does not answer 2xx is kept
+and posted again, as SendGrid retries.
+
+:meth:`SendGridSide.handle` is the whole API, transport-free: the HTTP server in
+``sendgrid_http.py`` serves it to the local stack, and tests call it in-process.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from local.simulator.faults import (
+    LABEL_THROTTLE,
+    LABEL_TIMEOUT_ACCEPTED,
+    LABEL_TIMEOUT_LOST,
+    FaultCounter,
+    fault_label,
+    masked,
+)
+from local.simulator.ses import mailbox_simulator_kind
+from sendledger.domain.clock import iso
+from sendledger.domain.sendgrid_events import MESSAGE_ID_ARG, SIGNATURE_HEADER, TIMESTAMP_HEADER
+
+LOG = logging.getLogger("sendledger.local.simulator")
+
+LOCAL_API_KEY = "SG.local-simulator.not-a-real-key"
+MAIL_SEND = "/v3/mail/send"
+MESSAGES = "/v3/messages"
+RATE_LIMIT = 600
+_QUERY = re.compile(r"unique_args\['" + MESSAGE_ID_ARG + r"'\]\s*=\s*\"([^\"]+)\"")
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class Dropped(Exception):
+    """The connection is dropped without an answer (a read timeout, as the caller sees it)."""
+
+    def __init__(self, accepted: bool) -> None:
+        super().__init__("accepted, answer lost" if accepted else "never accepted")
+        self.accepted = accepted
+
+
+@dataclass
+class Accepted:
+    x_message_id: str
+    message_id: str | None  # sendledger's, from custom_args
+    to: str
+    status: str = "processed"
+
+
+@dataclass
+class SendGridSide:
+    """SendGrid as the local stack sees it. Thread-safe; shares the outbox and faults with SES/SNS."""
+
+    clock: Callable[[], datetime]
+    faults: FaultCounter
+    record: Callable[[dict[str, Any]], None]  # append one outbox entry
+    api_key: str = LOCAL_API_KEY
+    _key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _events: list[tuple[datetime, dict[str, Any]]] = field(default_factory=list)
+    _accepted: list[Accepted] = field(default_factory=list)
+    _numbers: int = 0
+
+    @property
+    def public_key(self) -> str:
+        """The verification key as SendGrid shows it: base64 of the DER SubjectPublicKeyInfo."""
+        der = self._key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return base64.b64encode(der).decode()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._events.clear()
+            self._accepted.clear()
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    # --- the HTTP API -------------------------------------------------------------------------
+    def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:
+        """One API request; raises Dropped when the caller must see no answer at all."""
+        path = urlsplit(target).path
+        lowered = {name.lower(): value for name, value in headers.items()}
+        if lowered.get("authorization") != f"Bearer {self.api_key}":
+            return _errors(401, "The provided authorization grant is invalid, expired, or revoked")
+        if path == MAIL_SEND and method == "POST":
+            return self._mail_send(body)
+        if path == MESSAGES and method == "GET":
+            return self._messages(target)
+        return _errors(404, "resource not found")
+
+    def _mail_send(self, body: bytes) -> Answer:
+        try:
+            request = json.loads(body)
+            to = request["personalizations"][0]["to"][0]["email"]
+            content = request["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return _errors(400, "Bad Request", field="personalizations")
+        types = [part.get("type") for part in content if isinstance(part, dict)]
+        if not types or types[0] != "text/plain" or any(not part.get("value") for part in content):
+            return _errors(400, "The content value must be a string at least one character in length.", "content")
+        fault = self.faults.before_acceptance(to)
+        if fault == LABEL_TIMEOUT_LOST:
+            LOG.info("simulator: a SendGrid send to %s times out before it is accepted", masked(to))
+            raise Dropped(accepted=False)
+        if fault == LABEL_THROTTLE:
+            LOG.info("simulator: SendGrid throttles the send to %s", masked(to))
+            reset = int(self.clock().timestamp()) + 1
+            headers = {
+                "X-RateLimit-Limit": str(RATE_LIMIT),
+                "X-RateLimit-Remaining": "0",
+                "X-RateLimit-Reset": str(reset),
+            }
+            return _errors(429, "too many requests", headers=headers)
+        accepted = self._accept(request, to)
+        if fault_label(to) == LABEL_TIMEOUT_ACCEPTED:
+            LOG.info("simulator: SendGrid accepted %s, the caller sees a timeout", accepted.x_message_id)
+            raise Dropped(accepted=True)
+        return Answer(202, {"X-Message-Id": accepted.x_message_id, "Content-Length": "0"}, b"")
+
+    def _accept(self, request: dict[str, Any], to: str) -> Accepted:
+        now = self.clock()
+        text = next((part["value"] for part in request["content"] if part.get("type") == "text/plain"), "")
+        html = next((part["value"] for part in request["content"] if part.get("type") == "text/html"), None)
+        args = {str(k): str(v) for k, v in (request.get("custom_args") or {}).items()}
+        with self._lock:
+            self._numbers += 1
+            number = self._numbers
+            accepted = Accepted(f"SIM{secrets.token_urlsafe(16)}", args.get(MESSAGE_ID_ARG), to)
+            self._accepted.append(accepted)
+            self.record(
+                {
+                    "message_id": accepted.message_id,
+                    "channel": "email",
+                    "from": str((request.get("from") or {}).get("email", "")),
+                    "to": to,
+                    "subject": request.get("subject", ""),
+                    "text": text,
+                    "html": html,
+                    "provider": "sendgrid",
+                    "provider_message_id": accepted.x_message_id,
+                    "sent_at": iso(now),
+                }
+            )
+            self._events.extend(self._outcome(accepted, number, request, now, args))
+        return accepted
+
+    def _outcome(
+        self, accepted: Accepted, number: int, request: dict[str, Any], now: datetime, args: dict[str, str]
+    ) -> list[tuple[datetime, dict[str, Any]]]:
+        """What SendGrid reports for one accepted send: processed, then the recipient's outcome."""
+        sg_message_id = f"{accepted.x_message_id}.recvd-simulator-{number}"
+        base = {
+            "email": accepted.to,
+            "smtp-id": f"<{accepted.x_message_id}@ismtpd0001p1local.sendgrid.net>",
+            "category": request.get("categories") or [],
+            "sg_message_id": sg_message_id,
+            **args,  # custom arguments come back at the top level of every event
+        }
+
+        def event(name: str, after_ms: int, **fields: Any) -> tuple[datetime, dict[str, Any]]:
+            at = now + timedelta(milliseconds=after_ms)
+            event_id = base64.urlsafe_b64encode(f"{name}-{sg_message_id}".encode()).decode().rstrip("=")
+            record = {**base, "event": name, "timestamp": int(at.timestamp()), "sg_event_id": event_id[:100], **fields}
+            return at, record
+
+        kind = mailbox_simulator_kind(accepted.to)
+        events = [event("processed", 0)]
+        if kind == "bounce":
+            accepted.status = "not_delivered"
+            events.append(
+                event(
+                    "bounce", 2657, type="bounce", status="5.1.1", bounce_classification="Invalid Address",
+                    reason="550 5.1.1 The email account that you tried to reach does not exist",
+                )
+            )  # fmt: skip
+        elif kind == "suppressionlist":
+            accepted.status = "not_delivered"
+            events.append(event("dropped", 312, reason="Bounced Address", status="5.0.0"))
+        else:
+            accepted.status = "delivered"
+            events.append(event("delivered", 1534, response="250 2.0.0 OK", tls=1))
+            if kind == "complaint":
+                events.append(event("spamreport", 3012))
+        return events
+
+    def _messages(self, target: str) -> Answer:
+        query = parse_qs(urlsplit(target).query).get("query", [""])[0]
+        match = _QUERY.search(query)
+        with self._lock:
+            found = [a for a in self._accepted if match and a.message_id == match.group(1)]
+        messages = [
+            {
+                "from_email": "",
+                "msg_id": f"{a.x_message_id}.recvd-simulator",
+                "subject": "",
+                "to_email": a.to,
+                "status": a.status,
+                "opens_count": 0,
+                "clicks_count": 0,
+                "last_event_time": iso(self.clock()),
+            }
+            for a in found
+        ]
+        return Answer(200, {"Content-Type": "application/json"}, json.dumps({"messages": messages}).encode())
+
+    # --- the Event Webhook ----------------------------------------------------------------------
+    def signed(self, body: bytes) -> dict[str, str]:
+        """The headers SendGrid signs a webhook POST with."""
+        timestamp = str(int(self.clock().timestamp()))
+        signature = self._key.sign(timestamp.encode() + body, ec.ECDSA(hashes.SHA256()))
+        return {
+            "Content-Type": "application/json",
+            SIGNATURE_HEADER: base64.b64encode(signature).decode(),
+            TIMESTAMP_HEADER: timestamp,
+        }
+
+    def flush(self, post: Callable[[bytes, dict[str, str]], int]) -> int:
+        """Post every event due by now as one signed batch; returns how many were posted."""
+        now = self.clock()
+        with self._lock:
+            due = [item for item in self._events if item[0] <= now]
+            if not due:
+                return 0
+            self._events = [item for item in self._events if item[0] > now]
+        body = (json.dumps([record for _, record in due], separators=(",", ":")) + "\r\n").encode()
+        try:
+            status = post(body, self.signed(body))
+        except Exception:
+            LOG.exception("simulator: posting SendGrid events failed; kept for the next flush")
+            status = 0
+        if not 200 <= status < 300:
+            LOG.warning("simulator: the SendGrid webhook answered %s; the batch is posted again", status)
+            with self._lock:
+                self._events = due + self._events
+            return 0
+        return len(due)
+
+
+def _errors(status: int, message: str, field: str | None = None, headers: dict[str, str] | None = None) -> Answer:
+    body = json.dumps({"errors": [{"message": message, "field": field, "help": None}]}).encode()
+    return Answer(status, {"Content-Type": "application/json", **(headers or {})}, body)

@@ -1,0 +1,112 @@
+"""email_provider=mailgun: the webhook route without IAM but throttled, the secrets, who reads them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from sendledger import names
+from tests.infra.conftest import resources, synth
+
+ROUTE = "/v1/providers/mailgun/events"
+
+
+@pytest.fixture(scope="module")
+def mailgun() -> Template:
+    return synth(email_provider="mailgun")
+
+
+@pytest.fixture(scope="module")
+def ses() -> Template:
+    return synth()
+
+
+def _webhook_methods(template: Template) -> dict[str, Any]:
+    paths = {
+        logical: resource
+        for logical, resource in resources(template, "AWS::ApiGateway::Resource").items()
+        if resource["Properties"]["PathPart"] == "events"
+    }
+    return {
+        logical: method
+        for logical, method in resources(template, "AWS::ApiGateway::Method").items()
+        if method["Properties"].get("ResourceId", {}).get("Ref") in paths
+    }
+
+
+def test_the_webhook_route_has_no_iam_but_its_own_stage_throttle(mailgun: Template) -> None:
+    [method] = _webhook_methods(mailgun).values()
+    assert method["Properties"]["AuthorizationType"] == "NONE"
+    assert method["Properties"]["HttpMethod"] == "POST"
+    others = [
+        m for m in resources(mailgun, "AWS::ApiGateway::Method").values() if m["Properties"]["HttpMethod"] != "OPTIONS"
+    ]
+    assert sum(m["Properties"]["AuthorizationType"] == "NONE" for m in others) == 1  # every other one is IAM
+    mailgun.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "MethodSettings": Match.array_with(
+                [
+                    Match.object_like(
+                        {
+                            "HttpMethod": "POST",
+                            "ResourcePath": "/" + ROUTE.replace("/", "~1"),
+                            "ThrottlingRateLimit": 20,
+                            "ThrottlingBurstLimit": 40,
+                        }
+                    )
+                ]
+            )
+        },
+    )
+
+
+def test_ses_deployments_have_no_unauthenticated_route_and_no_mailgun_secrets(ses: Template) -> None:
+    assert _webhook_methods(ses) == {}
+    assert len(resources(ses, "AWS::SecretsManager::Secret")) == 1  # the fingerprint key only
+
+
+def _policy_of(template: Template, role_prefix: str) -> list[dict[str, Any]]:
+    [policy] = [p for logical, p in resources(template, "AWS::IAM::Policy").items() if logical.startswith(role_prefix)]
+    statements: list[dict[str, Any]] = policy["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def _secrets_read(template: Template, role_prefix: str) -> set[str]:
+    read: set[str] = set()
+    for statement in _policy_of(template, role_prefix):
+        if statement["Action"] == "secretsmanager:GetSecretValue":
+            targets = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            read |= {target["Ref"] for target in targets}
+    return read
+
+
+def test_each_function_reads_only_the_keys_it_needs(mailgun: Template) -> None:
+    secrets = {logical for logical in resources(mailgun, "AWS::SecretsManager::Secret")}
+    api_key = next(s for s in secrets if s.startswith("MailgunApiKey"))
+    signing = next(s for s in secrets if s.startswith("MailgunWebhookSigningKey"))
+    fingerprint = next(s for s in secrets if s.startswith("RecipientFingerprintKey"))
+    assert _secrets_read(mailgun, "ApiApiFunctionRole") == {api_key, signing, fingerprint}
+    assert _secrets_read(mailgun, "IngestionPollerFunctionRole") == {api_key, fingerprint}  # no signing key
+    assert _secrets_read(mailgun, "IngestionSmsDeliveryLogsFunctionRole") == {fingerprint}
+
+
+def test_the_lambdas_get_the_secret_arns_never_the_keys(mailgun: Template) -> None:
+    ours = [
+        f for f in resources(mailgun, "AWS::Lambda::Function").values() if "Environment" in f["Properties"]
+    ]  # CDK's own custom-resource provider has none
+    assert len(ours) == 4  # api, poller, sms_delivery_logs, and the status publisher (same environment)
+    for function in ours:
+        env = function["Properties"]["Environment"]["Variables"]
+        assert env[names.ENV_EMAIL_PROVIDER] == "mailgun"
+        assert env[names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS] == "1800"
+        assert set(env[names.ENV_MAILGUN_API_KEY_SECRET_ARN]) == {"Ref"}
+        assert set(env[names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN]) == {"Ref"}
+
+
+def test_the_secret_arns_are_stack_outputs(mailgun: Template, ses: Template) -> None:
+    outputs = mailgun.find_outputs("*")
+    assert {"MailgunApiKeySecretArn", "MailgunWebhookSigningKeySecretArn"} <= set(outputs)
+    assert not {"MailgunApiKeySecretArn"} & set(ses.find_outputs("*"))

@@ -1,0 +1,137 @@
+"""The contract every email provider keeps: the same requests, states and evidence as SES.
+
+Each test runs once per provider world (worlds.WORLDS): the real api and poller over moto,
+the provider's adapter against the local simulator, its events by its own path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.providers.worlds import ProviderWorld, poll
+
+SUCCESS = "success@simulator.amazonses.com"
+BOUNCE = "bounce@simulator.amazonses.com"
+COMPLAINT = "complaint@simulator.amazonses.com"
+
+
+def send(world: ProviderWorld, to: str, key: str = "k-1", **extra: Any) -> dict[str, Any]:
+    body = {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
+    status, _, view = world.parts.api("POST", "/v1/messages", {**body, **extra}, headers={"Idempotency-Key": key})
+    assert status == 202, view
+    return view
+
+
+def view(world: ProviderWorld, message_id: str) -> dict[str, Any]:
+    status, _, body = world.parts.api("GET", f"/v1/messages/{message_id}")
+    assert status == 200
+    return body
+
+
+def suppressed(world: ProviderWorld, address: str) -> bool:
+    _, _, body = world.parts.api("GET", f"/v1/suppressions/{address.replace('@', '%40')}")
+    return bool(body["suppressed"])
+
+
+def test_success_is_accepted_then_delivered_and_names_the_provider(world: ProviderWorld) -> None:
+    sent = send(world, SUCCESS)
+    assert sent["state"] == "accepted" and sent["provider"] == world.provider.value
+    assert sent["provider_message_id"]
+    world.parts.clock.advance(5)
+    poll(world)
+    message = view(world, sent["message_id"])
+    assert message["state"] == "delivered"
+    [entry] = world.outbox()
+    assert entry["provider"] == world.provider.value and entry["to"] == SUCCESS
+    assert not suppressed(world, SUCCESS)
+
+
+def test_bounce_suppresses_and_the_next_send_makes_no_provider_call(world: ProviderWorld) -> None:
+    sent = send(world, BOUNCE)
+    world.parts.clock.advance(5)
+    poll(world)
+    assert view(world, sent["message_id"])["state"] == "bounced"
+    assert suppressed(world, BOUNCE)
+    again = send(world, BOUNCE, key="k-2")
+    assert again["state"] == "suppressed"
+    assert len(world.outbox()) == 1
+
+
+def test_complaint_suppresses(world: ProviderWorld) -> None:
+    sent = send(world, COMPLAINT)
+    world.parts.clock.advance(5)
+    poll(world)
+    assert view(world, sent["message_id"])["state"] == "complained"
+    assert suppressed(world, COMPLAINT)
+
+
+def test_timeout_after_acceptance_resolves_by_the_event_without_a_resend(world: ProviderWorld) -> None:
+    sent = send(world, "alice+timeout-accepted@example.com")
+    assert sent["state"] == "unknown"
+    world.parts.clock.advance(5)
+    poll(world)  # the provider's own events prove the send was accepted
+    assert view(world, sent["message_id"])["state"] == "delivered"
+    world.parts.clock.advance(1000)  # past the grace: the unknown marker comes due
+    report = poll(world)
+    assert report.resolved == {"unknown_already_resolved": 1}
+    assert len(world.outbox()) == 1
+
+
+def test_timeout_before_acceptance_is_resent_once_after_absence_is_proven(world: ProviderWorld) -> None:
+    sent = send(world, "bob+timeout-lost@example.com")
+    assert sent["state"] == "unknown" and world.outbox() == []
+    world.parts.clock.advance(60)
+    assert poll(world).resolved == {}  # before send time + grace nothing is provable
+    world.parts.clock.advance(900)
+    report = poll(world)
+    assert report.resolved == {"absence_proven": 1, "resent_accepted": 1}
+    message = view(world, sent["message_id"])
+    assert message["state"] == "accepted" and message["provider_message_id"]
+    assert [entry["to"] for entry in world.outbox()] == ["bob+timeout-lost@example.com"]
+    world.parts.clock.advance(5)
+    poll(world)
+    assert view(world, sent["message_id"])["state"] == "delivered"
+    world.parts.clock.advance(2000)
+    poll(world)
+    assert len(world.outbox()) == 1, "resent once, never twice"
+
+
+def test_throttling_is_retried_with_backoff_and_sent_once(world: ProviderWorld) -> None:
+    sent = send(world, "carol+throttle@example.com")
+    assert sent["state"] == "accepted"
+    history = view(world, sent["message_id"])["history"]
+    assert [entry.get("attempts") for entry in history if entry["type"] == "provider_outcome"] == [3]
+    assert len(world.outbox()) == 1
+
+
+def test_a_bounce_before_the_deadline_escalates_to_the_fallback_once(world: ProviderWorld) -> None:
+    escalation = {"deadline_seconds": 300, "fallback": [{"channel": "email", "to": SUCCESS}]}
+    sent = send(world, BOUNCE, category="alert", escalation=escalation)
+    world.parts.clock.advance(5)
+    report = poll(world)
+    assert report.escalated == 1
+    message = view(world, sent["message_id"])
+    assert message["state"] == "escalated"
+    fallback = view(world, message["history"][-1]["fallback_message_id"])
+    assert fallback["to"] == SUCCESS and fallback["provider"] == world.provider.value
+    world.parts.clock.advance(60)
+    assert poll(world).escalated == 0
+    assert [entry["to"] for entry in world.outbox()] == [BOUNCE, SUCCESS]
+
+
+def test_password_reset_mails_one_active_token(world: ProviderWorld) -> None:
+    api = world.parts.api
+    request = {"account_id": "acct-1", "email": "dave@example.com"}
+    status, _, first = api("POST", "/v1/password-resets", request)
+    assert status == 202
+    poll(world)  # the poller mints the token and mails the link
+    status, _, again = api("POST", "/v1/password-resets", request)
+    assert again["reset_id"] == first["reset_id"]
+    poll(world)
+    [mail] = world.outbox()
+    token = re.search(r"token=([A-Za-z0-9_-]+)", mail["text"])
+    assert token is not None
+    consume = {"account_id": "acct-1", "token": token.group(1)}
+    assert api("POST", "/v1/password-resets/consume", consume)[0] == 200
+    assert api("POST", "/v1/password-resets/consume", consume)[0] == 400, "single use"

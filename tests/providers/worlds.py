@@ -1,0 +1,172 @@
+"""Provider worlds: one email provider wired end to end, for the contract suite to run against.
+
+A world is the real api and poller over moto, with the provider's adapter talking to the local
+simulator and the provider's events reaching sendledger by that provider's own path. Register a
+provider by adding a builder to WORLDS; every test in tests/providers that takes the `world`
+fixture then runs against it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import boto3
+
+from local.simulator import Simulator
+from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
+from local.simulator.sendgrid_http import InProcessHttp
+from sendledger import names
+from sendledger.adapters.secrets import provider_secret
+from sendledger.adapters.sendgrid import SendGridEmailSender
+from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
+from sendledger.bootstrap import build_pipeline
+from sendledger.domain.provider import EmailProvider
+from sendledger.usecases.context import Services
+from sendledger.usecases.poll import CycleReport
+from tests.conftest import Api
+from tests.integration.conftest import Ingestion
+from tests.support.fakes import FakeClock, ledger_of
+
+
+@dataclass
+class Parts:
+    """What every world shares: moto's services, the api, SES/SNS ingestion, the simulator, the clock."""
+
+    services: Services
+    api: Api
+    ingestion: Ingestion
+    simulator: Simulator
+    clock: FakeClock
+
+
+class ProviderWorld(Protocol):
+    provider: EmailProvider
+    parts: Parts
+
+    def emit(self) -> None:
+        """The provider's events for everything sent so far reach sendledger by the provider's path."""
+
+    def outbox(self) -> list[dict[str, Any]]:
+        """Every email this provider accepted (the simulator's outbox entries), oldest first."""
+
+
+@dataclass
+class SesWorld:
+    provider: EmailProvider
+    parts: Parts
+
+    def emit(self) -> None:
+        self.parts.simulator.flush()  # SES records → SNS → the SES events queue
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return [entry for entry in self.parts.simulator.outbox() if entry["provider"] == "ses"]
+
+
+def ses_world(parts: Parts) -> ProviderWorld:
+    return SesWorld(EmailProvider.SES, parts)
+
+
+@dataclass
+class MailgunWorld:
+    provider: EmailProvider
+    parts: Parts
+    mailgun: MailgunSimulator
+
+    def emit(self) -> None:
+        """Nothing to push: the poller pulls Mailgun's Events API (served by the simulator)."""
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return self.mailgun.outbox()
+
+    def close(self) -> None:
+        self.mailgun.stop()
+
+
+def mailgun_world(parts: Parts) -> ProviderWorld:
+    """The Mailgun adapters, built by bootstrap from settings, against the simulator over HTTP."""
+    from sendledger import bootstrap
+
+    mailgun = MailgunSimulator(clock=parts.clock.now)
+    url = mailgun.serve()
+    secret = boto3.client("secretsmanager").create_secret(Name="sendledger/mailgun-api-key", SecretString=LOCAL_API_KEY)
+    parts.services.settings = parts.services.settings.model_copy(
+        update={
+            "mailgun_api_base": url,
+            "mailgun_domain": DEFAULT_DOMAIN,
+            "mailgun_api_key_secret_arn": secret["ARN"],
+            "mailgun_events_final_after_seconds": MAILGUN_FINAL_AFTER_SECONDS,
+        }
+    )
+    parts.services.email = bootstrap.email_sender(parts.services.settings)
+    parts.ingestion.pipeline.mailgun_events = bootstrap.mailgun_events_api(parts.services.settings)
+    return MailgunWorld(EmailProvider.MAILGUN, parts, mailgun)
+
+
+MAILGUN_FINAL_AFTER_SECONDS = 10
+
+
+@dataclass
+class SendGridWorld:
+    provider: EmailProvider
+    parts: Parts
+    http: InProcessHttp  # the adapter's transport: SendGrid's API played by the simulator
+    queue_url: str  # the webhook's events queue
+
+    def emit(self) -> None:
+        self.parts.simulator.sendgrid.flush(self.post)  # signed webhook batch → api → events queue
+
+    def post(self, body: bytes, headers: dict[str, str]) -> int:
+        status, _, _ = self.parts.api("POST", names.SENDGRID_EVENTS_PATH, raw_body=body.decode(), headers=headers)
+        return status
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return [entry for entry in self.parts.simulator.outbox() if entry["provider"] == "sendgrid"]
+
+
+def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWorld:
+    """SendGrid's key and the webhook's verification key in Secrets Manager, its events queue, its adapter."""
+    sqs, secrets = boto3.client("sqs"), boto3.client("secretsmanager")
+    side = parts.simulator.sendgrid
+    api_key = secrets.create_secret(Name="sendledger/sendgrid-api-key", SecretString=side.api_key)["ARN"]
+    public_key = secrets.create_secret(Name="sendledger/sendgrid-webhook-key", SecretString=side.public_key)["ARN"]
+    queue_url = sqs.create_queue(QueueName="sendledger-sendgrid-events", Attributes={"VisibilityTimeout": "0"})[
+        "QueueUrl"
+    ]
+    services = parts.services
+    services.settings = services.settings.model_copy(
+        update={
+            "email_provider": EmailProvider.SENDGRID,
+            "sendgrid_api_key_secret_arn": api_key,
+            "sendgrid_webhook_key_secret_arn": public_key,
+            "sendgrid_events_queue_url": queue_url,
+            "sendgrid_email_activity": email_activity,
+        }
+    )
+    http = InProcessHttp(side)
+    services.email = SendGridEmailSender(
+        services.settings.sender_email,
+        services.settings.sendgrid_api_base,
+        lambda: provider_secret(api_key),
+        http=http,
+        now=lambda: parts.clock.now().timestamp(),
+    )
+    parts.ingestion.pipeline = build_pipeline(services, ledger_of(services))
+    if email_activity:
+        lookup = SendGridEmailActivity(services.settings.sendgrid_api_base, lambda: provider_secret(api_key), http)
+        parts.ingestion.pipeline.acceptance_lookup = lookup
+    return SendGridWorld(EmailProvider.SENDGRID, parts, http, queue_url)
+
+
+WORLDS: dict[EmailProvider, Callable[[Parts], ProviderWorld]] = {
+    EmailProvider.SES: ses_world,
+    EmailProvider.SENDGRID: sendgrid_world,
+    EmailProvider.MAILGUN: mailgun_world,
+}
+
+
+def poll(world: ProviderWorld) -> CycleReport:
+    """Emit the provider's events, then run one poll cycle."""
+    world.emit()
+    return world.parts.ingestion.poll()
