@@ -493,7 +493,7 @@ class LedgerWatch:
         self._intents_kept(items, messages)
         self._one_reset_per_account(items, messages)
         self.status_events.check(
-            items, {s(m, "message_id"): merged_state(items, s(m, "message_id")) for m in messages.values()}
+            items, {message_id_of(m): merged_state(items, message_id_of(m)) for m in messages.values()}
         )
         self.suppressed_versions = {
             s(i, "pk").removeprefix("SUP#"): int(s(i, "version"))
