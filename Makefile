@@ -9,7 +9,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 CONTEXT ?=
 
-.PHONY: run test lint typecheck unit synth cfn-lint bench soak reliability-report mutation deploy clean openapi
+.PHONY: run test lint typecheck unit synth cfn-lint checkov bench soak reliability-report mutation deploy clean openapi
 
 $(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,7 @@ $(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 run: $(STAMP)  ## the local stack: moto server, HTTP API, scheduler, simulator
 	$(BIN)/python -m local
 
-test: lint typecheck synth cfn-lint unit  ## everything CI runs
+test: lint typecheck synth cfn-lint checkov unit  ## everything CI runs
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -44,6 +44,17 @@ synth: $(STAMP)  ## python app.py writes cdk.out/ (cdk-nag runs as part of synth
 
 cfn-lint: synth
 	$(BIN)/cfn-lint cdk.out/*.template.json
+
+# checkov has its own venv: it pins boto3/botocore 1.35, which would downgrade the project's SDK.
+CHECKOV_STAMP := .venv-checkov/.installed
+$(CHECKOV_STAMP): requirements-checkov.txt
+	test -x .venv-checkov/bin/python || $(PYTHON) -m venv .venv-checkov
+	.venv-checkov/bin/pip install --quiet -r requirements-checkov.txt
+	touch $(CHECKOV_STAMP)
+
+checkov: synth $(CHECKOV_STAMP)  ## checkov's CloudFormation checks; skips are in each resource's metadata
+	BC_SKIP_MAPPING=TRUE .venv-checkov/bin/checkov -f cdk.out/*.template.json --framework cloudformation \
+		--quiet --compact --skip-download
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -107,7 +107,7 @@ def moto_server_world() -> Iterator[World]:
 def _world() -> Iterator[World]:
     from local.resources import create_resources
 
-    resources = create_resources(region=REGION, account_id=ACCOUNT_ID)
+    resources = create_resources(region=REGION, account_id=ACCOUNT_ID, with_stream=False)
     os.environ.update(resources.handler_environment())
     boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress=resources.sender_email)
     _create_baseline_tables()

@@ -16,6 +16,7 @@ from constructs import Construct
 
 from infra import constants as c
 from infra import nag
+from infra.checkov import sms_only_deny
 from infra.data import LedgerData
 from infra.lambdas import SendledgerFunction, xray_and_publish_reason
 from infra.messaging import Messaging
@@ -109,6 +110,7 @@ class Api(Construct):
                 data.evidence_query(),
                 *messaging.send_email_statements(settings),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
+                sms_only_deny(),
             ],
             resource_star_reason=xray_and_publish_reason("api"),
         )

@@ -16,6 +16,7 @@ MESSAGING_ID: Final = "Messaging"
 INGESTION_ID: Final = "Ingestion"
 API_ID: Final = "Api"
 MONITORING_ID: Final = "Monitoring"
+STATUS_OUT_ID: Final = "StatusOut"
 LAMBDA_CODE_ID: Final = "LambdaCode"
 
 # --- Lambda functions -----------------------------------------------------------------------
@@ -71,4 +72,8 @@ SES_QUEUE_CONSUME_ACTIONS: Final = (
 XRAY_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 SMS_PUBLISH_ACTION: Final = "sns:Publish"  # publishing to a phone number has no resource ARN
 SET_SMS_ATTRIBUTES_ACTION: Final = "sns:SetSMSAttributes"  # account-level setting
-RESOURCE_STAR_ACTIONS: Final = frozenset((*XRAY_ACTIONS, SMS_PUBLISH_ACTION, SET_SMS_ATTRIBUTES_ACTION))
+# Granted by the DynamoDB Streams event source (the publisher): ListStreams takes no stream ARN.
+LIST_STREAMS_ACTION: Final = "dynamodb:ListStreams"
+RESOURCE_STAR_ACTIONS: Final = frozenset(
+    (*XRAY_ACTIONS, SMS_PUBLISH_ACTION, SET_SMS_ATTRIBUTES_ACTION, LIST_STREAMS_ACTION)
+)

@@ -25,6 +25,8 @@ class LedgerData(Construct):
                 point_in_time_recovery_enabled=True
             ),
             time_to_live_attribute=names.TABLE_TTL_ATTRIBUTE,
+            # The status publisher reads every committed change, with the item before and after it.
+            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             # dev stacks come and go; anywhere else the ledger is the audit trail.
             deletion_protection=not is_dev,
             removal_policy=cdk.RemovalPolicy.DESTROY if is_dev else cdk.RemovalPolicy.RETAIN,

@@ -16,6 +16,7 @@ from aws_cdk import aws_logs_destinations as log_destinations
 from constructs import Construct
 
 from infra import constants as c
+from infra.checkov import sms_only_deny
 from infra.data import LedgerData
 from infra.lambdas import SendledgerFunction, xray_and_publish_reason
 from infra.messaging import Messaging
@@ -67,6 +68,7 @@ class Ingestion(Construct):
                 # Retries after proven absence and escalation fallbacks send like the API does.
                 *messaging.send_email_statements(settings),
                 iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
+                sms_only_deny(),
                 iam.PolicyStatement(
                     actions=["sqs:SendMessage"],
                     resources=[messaging.escalation_queue.queue_arn],

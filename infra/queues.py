@@ -28,7 +28,11 @@ def dead_letter_queue(scope: Construct, construct_id: str) -> sqs.Queue:
 
 
 def queue_with_dlq(
-    scope: Construct, construct_id: str, *, visibility_timeout: cdk.Duration
+    scope: Construct,
+    construct_id: str,
+    *,
+    visibility_timeout: cdk.Duration,
+    max_receive_count: int = c.DLQ_MAX_RECEIVE_COUNT,
 ) -> tuple[sqs.Queue, sqs.Queue]:
     dlq = dead_letter_queue(scope, f"{construct_id}Dlq")
     queue = sqs.Queue(
@@ -38,6 +42,6 @@ def queue_with_dlq(
         enforce_ssl=True,
         retention_period=cdk.Duration.days(c.QUEUE_RETENTION_DAYS),
         visibility_timeout=visibility_timeout,
-        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=c.DLQ_MAX_RECEIVE_COUNT),
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
     )
     return queue, dlq

@@ -14,6 +14,7 @@ from infra import constants as c
 from infra import nag
 from infra.api import Api
 from infra.bundling import lambda_code
+from infra.checkov import CheckovSkips
 from infra.data import LedgerData
 from infra.environment import lambda_environment
 from infra.ingestion import Ingestion
@@ -23,6 +24,7 @@ from infra.messaging import Messaging
 from infra.monitoring import Monitoring
 from infra.sendgrid import SendGridResources
 from infra.settings import Settings
+from infra.status_out import StatusOut
 from sendledger import names
 from sendledger.domain.provider import EmailProvider
 
@@ -92,6 +94,9 @@ class SendledgerStack(cdk.Stack):
             code=code,
             environment=env,
         )
+        self.status_out = StatusOut(
+            self, c.STATUS_OUT_ID, settings=settings, data=self.data, code=code, environment=env
+        )
         self.monitoring = Monitoring(
             self,
             c.MONITORING_ID,
@@ -102,17 +107,20 @@ class SendledgerStack(cdk.Stack):
                 self.api.handler.function,
                 self.ingestion.poller.function,
                 self.ingestion.sms_delivery_logs.function,
+                *self.status_out.functions,
             ],
             dead_letter_queues={
                 "SesEventsDlq": self.messaging.events_dlq,
                 "EscalationDlq": self.messaging.escalation_dlq,
                 "PollerDlq": self.ingestion.poller_dlq,
                 "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
+                **self.status_out.dead_letter_queues,
                 **({"SendGridEventsDlq": self.sendgrid.events_dlq} if self.sendgrid else {}),
             },
             events_queue=self.messaging.events_queue,
             escalation_queue=self.messaging.escalation_queue,
         )
+        self.status_out.alarm_iterator_age(self.monitoring.alarm_topic)
         # Every function gets the secret's ARN in its environment and fingerprints recipients.
         for function in (self.api.handler, self.ingestion.poller, self.ingestion.sms_delivery_logs):
             function.role.add_to_policy(
@@ -127,6 +135,7 @@ class SendledgerStack(cdk.Stack):
             self.sendgrid.grant_poller(self.ingestion.poller.role)
         self._outputs()
         self._acknowledge()
+        cdk.Aspects.of(self).add(CheckovSkips())
 
     def _outputs(self) -> None:
         outputs = {
@@ -138,7 +147,10 @@ class SendledgerStack(cdk.Stack):
             "SesEventsQueueUrl": self.messaging.events_queue.queue_url,
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
+            "EventBusName": self.status_out.bus.event_bus_name,
         }
+        if self.status_out.callback_secret is not None:
+            outputs["CallbackSecretArn"] = self.status_out.callback_secret.secret_arn
         if self.mailgun is not None:  # the operator puts Mailgun's values into these after deploy
             outputs["MailgunApiKeySecretArn"] = self.mailgun.api_key.secret_arn
             outputs["MailgunWebhookSigningKeySecretArn"] = self.mailgun.signing_key.secret_arn

@@ -40,6 +40,7 @@ POLLER_SCHEDULE_RULE = "sendledger-poller-schedule"
 API_FUNCTION = "sendledger-api"
 POLLER_FUNCTION = "sendledger-poller"
 SMS_DELIVERY_LOGS_FUNCTION = "sendledger-sms-delivery-logs"
+PUBLISHER_FUNCTION = "sendledger-publisher"
 
 
 def sms_log_groups(region: str = REGION, account_id: str = ACCOUNT_ID) -> tuple[str, str]:

@@ -51,6 +51,7 @@ CONSOLE_PATH = "/local/console"
 MESSAGES_PATH = "/local/messages"
 SUPPRESSIONS_PATH = "/local/suppressions"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+EVENTS_PATH = "/local/events"  # what reached the local EventBridge bus, oldest first
 _READ = frozenset({"GET", "HEAD"})
 LOCAL_ROUTES = {
     OUTBOX_PATH: _READ,
@@ -59,6 +60,7 @@ LOCAL_ROUTES = {
     CONSOLE_PATH: _READ,
     MESSAGES_PATH: _READ,
     SUPPRESSIONS_PATH: _READ,
+    EVENTS_PATH: _READ,
 }
 # Local routes with a parameter: (prefix, route template); the rest of the path is one segment.
 LOCAL_TEMPLATES = (
@@ -253,9 +255,11 @@ class Gateway:
         host: str = "127.0.0.1",
         port: int = 8080,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        events: Callable[[], list[dict[str, Any]]] = list,
         auth: LocalAuth | None = None,
         inspector: Inspector | None = None,
     ) -> None:
+        self.events = events
         self.handler = handler
         self.principal = principal
         self.outbox = outbox
@@ -362,6 +366,8 @@ class Gateway:
     def _local(self, method: str, path: str, query: str) -> Response:
         if path == OUTBOX_PATH:
             return _json(200, self.outbox())
+        if path == EVENTS_PATH:
+            return _json(200, self.events())
         if path == POLL_PATH:
             return self._poll()
         if path == "/":

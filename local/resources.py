@@ -71,14 +71,19 @@ def create_resources(
     region: str = REGION,
     account_id: str = ACCOUNT_ID,
     session: boto3.session.Session | None = None,
+    with_stream: bool = True,
 ) -> Resources:
-    """Create table, SES identity + configuration set, topic → queue (+DLQs), log groups."""
+    """Create table, SES identity + configuration set, topic → queue (+DLQs), log groups.
+
+    `with_stream=False` (benchmarks, with no publisher reading it): moto deep-copies a table with
+    its whole stream on every transaction, a cost DynamoDB's own write path does not have.
+    """
     session = session or boto3.session.Session()
 
     def client(service: str) -> Any:
         return session.client(service, region_name=region)
 
-    _create_ledger_table(client("dynamodb"), ledger_table)
+    _create_ledger_table(client("dynamodb"), ledger_table, with_stream)
 
     sesv2 = client("sesv2")
     sesv2.create_configuration_set(ConfigurationSetName=configuration_set)
@@ -132,10 +137,12 @@ def create_resources(
     )
 
 
-def _create_ledger_table(dynamodb: Any, table: str) -> None:
+def _create_ledger_table(dynamodb: Any, table: str, with_stream: bool = True) -> None:
+    stream = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}  # the publisher reads it
     dynamodb.create_table(
         TableName=table,
         BillingMode="PAY_PER_REQUEST",
+        StreamSpecification=stream if with_stream else {"StreamEnabled": False},
         AttributeDefinitions=[
             {"AttributeName": names.TABLE_PARTITION_KEY, "AttributeType": "S"},
             {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},

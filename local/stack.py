@@ -20,6 +20,7 @@ from local.constants import (
     API_FUNCTION,
     LOCAL_PRINCIPAL,
     POLLER_FUNCTION,
+    PUBLISHER_FUNCTION,
     REGION,
     SMS_DELIVERY_LOGS_FUNCTION,
 )
@@ -34,6 +35,7 @@ from local.sendgrid import LocalSendGrid, start_sendgrid
 from local.simulator import Simulator
 from local.simulator.mailgun import MailgunSimulator
 from local.simulator.mailgun import start_local as start_local_mailgun
+from local.status_out import StatusOut, create_status_out_resources
 from sendledger import names
 from sendledger.domain.provider import EmailProvider
 
@@ -42,6 +44,9 @@ LOG = logging.getLogger("sendledger.local")
 DEFAULT_PORT = 8080
 DEFAULT_MOTO_PORT = 5000
 DEFAULT_POLL_INTERVAL_SECONDS = 5.0
+# Locally a failed callback is retried after 1, 2, 4, ... s; the stream is read this often.
+DEFAULT_CALLBACK_RETRY_BASE_SECONDS = 1
+STATUS_OUT_INTERVAL_SECONDS = 0.5
 ENV_PORT = "SENDLEDGER_PORT"
 ENV_MOTO_PORT = "SENDLEDGER_MOTO_PORT"
 ENV_HOST = "SENDLEDGER_HOST"
@@ -84,6 +89,7 @@ def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
         **resources_env,
         names.ENV_LOCAL_PRINCIPAL: LOCAL_PRINCIPAL,
         names.ENV_POLL_INTERVAL_SECONDS: str(int(DEFAULT_POLL_INTERVAL_SECONDS)),
+        names.ENV_CALLBACK_RETRY_BASE_SECONDS: str(DEFAULT_CALLBACK_RETRY_BASE_SECONDS),
         "POWERTOOLS_SERVICE_NAME": names.METRICS_SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -121,6 +127,8 @@ class LocalStack:
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
         self.sms_delivery_logs: Handler | None = None
+        self.status_out: StatusOut | None = None
+        self.status_scheduler: Scheduler | None = None
         self.sendgrid: LocalSendGrid | None = None  # EMAIL_PROVIDER=sendgrid
         self.aws_endpoint = ""
         self._switch_interval = sys.getswitchinterval()
@@ -167,6 +175,7 @@ class LocalStack:
                 names.SMS_DELIVERY_LOGS_HANDLER,
             )
 
+        self.status_out = self._status_out(resources.ledger_table, region)
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
         self.scheduler = Scheduler(self.scheduled_tick, interval)
         outbox = LedgerOutbox(self.outbox, self.environ[names.ENV_LEDGER_TABLE])  # both simulators' entries
@@ -181,11 +190,15 @@ class LocalStack:
             account_id=resources.account_id,
             host=self.host,
             port=self.port,
+            events=self.status_out.listed if self.status_out is not None else list,
             inspector=LedgerInspector(resources.ledger_table),
         )
         if sendgrid_server is not None:
             self.sendgrid = LocalSendGrid(sendgrid_server, self.gateway.url)
         self.scheduler.start()
+        if self.status_out is not None:
+            self.status_scheduler = Scheduler(self.status_out.pump, STATUS_OUT_INTERVAL_SECONDS)
+            self.status_scheduler.start()
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
         self._gateway_serving = True
@@ -245,7 +258,33 @@ class LocalStack:
         with self.invoke_lock:
             self.sms_delivery_logs(event, make())
 
+    def _status_out(self, table: str, region: str) -> StatusOut | None:
+        """The publisher on the ledger's stream and, with CALLBACK_URL set, the callbacks."""
+        from sendledger.settings import Settings
+
+        publisher = self._optional_handler(names.PUBLISHER_HANDLER)
+        if publisher is None:
+            return None
+        settings = Settings.from_env(self.environ)
+        resources = create_status_out_resources(
+            table_name=table,
+            bus_name=settings.event_bus_name,
+            max_attempts=settings.callback_max_attempts,
+            region=region,
+        )
+        callbacks = self._optional_handler(names.CALLBACKS_HANDLER) if settings.callback_url else None
+        return StatusOut(
+            resources=resources,
+            region=region,
+            publisher=publisher,
+            callbacks=callbacks,
+            make_context=context_factory(PUBLISHER_FUNCTION, region=region),
+            invoke_lock=self.invoke_lock,
+        )
+
     def stop(self) -> None:
+        if self.status_scheduler is not None:
+            self.status_scheduler.stop()
         if self.gateway is not None:
             if self._gateway_serving:
                 self.gateway.stop()
@@ -281,6 +320,21 @@ class LocalStack:
             LOG.warning("cannot import %s (%r): running without it", dotted, error)
             return None
 
+    def _bus(self) -> str:
+        return self.status_out.resources.bus_name if self.status_out is not None else "(no publisher)"
+
+    def _callback_lines(self) -> list[str]:
+        from sendledger.settings import Settings
+
+        settings = Settings.from_env(self.environ)
+        if not settings.callback_url:
+            return ["  Callbacks:     off (set CALLBACK_URL to receive signed POSTs)"]
+        return [
+            f"  Callbacks:     POST {settings.callback_url}   (retried after "
+            f"{settings.callback_retry_base_seconds} s, doubling, {settings.callback_max_attempts} attempts)",
+            f"  Callback key:  CALLBACK_SECRET={settings.callback_secret}",
+        ]
+
     def _banner(self, table: str, interval: float) -> None:
         assert self.gateway is not None
         lines = [
@@ -293,6 +347,8 @@ class LocalStack:
             f"    {self.aws_command('sqs', 'list-queues')}",
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
+            f"  Events:        GET {self.gateway.url}/local/events   (the {self._bus()} bus)",
+            *self._callback_lines(),
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
             f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
             + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.ports import EmailSender, EventQueue, ProviderEventsApi
+    from sendledger.domain.clock import Clock
+    from sendledger.ports import (
+        CallbackEndpoint,
+        CallbackRetries,
+        EmailSender,
+        EventQueue,
+        ProviderEventsApi,
+        StatusChangeSource,
+        StatusEventBus,
+    )
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
@@ -195,4 +204,43 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         **mailgun_webhook_parts(settings, ledger),
         webhook_queues=webhook_queues,
         acceptance_lookup=lookup,
+    )
+
+
+@dataclass
+class StatusOut:
+    """The publisher's and the callbacks' adapters (the send path's are never built for them)."""
+
+    settings: Settings
+    changes: StatusChangeSource
+    bus: StatusEventBus
+    endpoint: CallbackEndpoint
+    retries: Callable[[str], CallbackRetries]  # by queue URL or ARN
+    secret: Callable[[], str]  # cached; re-read when the cache expires (rotation)
+    clock: Clock
+
+
+@cache
+def status_out() -> StatusOut:
+    return build_status_out()
+
+
+def build_status_out(settings: Settings | None = None, client: object = None) -> StatusOut:
+    from sendledger.adapters.callbacks_http import UrllibEndpoint, callback_secret
+    from sendledger.adapters.dynamodb.stream import LedgerStream
+    from sendledger.adapters.dynamodb.table import Table
+    from sendledger.adapters.eventbridge import EventBridgeBus
+    from sendledger.adapters.sqs_visibility import SqsVisibility
+    from sendledger.domain.clock import SystemClock
+    from sendledger.settings import Settings
+
+    settings = settings or Settings.from_env()
+    return StatusOut(
+        settings=settings,
+        changes=LedgerStream(Table(settings.table_name, client)),
+        bus=EventBridgeBus(settings.event_bus_name),
+        endpoint=UrllibEndpoint(),
+        retries=SqsVisibility.of_queue,
+        secret=lambda: callback_secret(settings),
+        clock=SystemClock(),
     )

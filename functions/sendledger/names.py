@@ -38,6 +38,14 @@ ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
 ENV_MAILGUN_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
 ENV_MAILGUN_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
+# Status out: the bus state changes are published to, and the signed callbacks.
+ENV_EVENT_BUS_NAME = "EVENT_BUS_NAME"
+ENV_CALLBACK_URL = "CALLBACK_URL"
+ENV_CALLBACK_RETRY_BASE_SECONDS = "CALLBACK_RETRY_BASE_SECONDS"
+ENV_CALLBACK_MAX_ATTEMPTS = "CALLBACK_MAX_ATTEMPTS"
+ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
+ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
+ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
 # SendGrid (EMAIL_PROVIDER=sendgrid): secret ARNs are names, not secrets.
 ENV_SENDGRID_API_BASE = "SENDGRID_API_BASE"
 ENV_SENDGRID_API_KEY_SECRET_ARN = "SENDGRID_API_KEY_SECRET_ARN"  # noqa: S105
@@ -85,6 +93,12 @@ METRIC_UNKNOWN_BACKLOG = "UnknownBacklog"
 API_HANDLER = "sendledger.handlers.api.lambda_handler"
 POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
+PUBLISHER_HANDLER = "sendledger.handlers.publisher.lambda_handler"
+CALLBACKS_HANDLER = "sendledger.handlers.callbacks.lambda_handler"
+
+# --- Status out ------------------------------------------------------------------------------
+EVENT_BUS_PREFIX = "sendledger"  # the bus is f"{prefix}-{stage}"; locally sendledger-local
+EVENT_SOURCE = "sendledger"
 
 SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
 MAILGUN_EVENTS_PATH = "/v1/providers/mailgun/events"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -349,6 +349,32 @@ class LogPage:
 
 class LogReader(Protocol):
     def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...
+
+
+# --- Status out -------------------------------------------------------------------------------
+class StatusChangeSource(Protocol):
+    """The ledger's committed writes (stream records) read as status events."""
+
+    def events_of(self, record: dict[str, Any]) -> list[Any]:  # sendledger.domain.state_changes.StatusEvent
+        ...
+
+
+class StatusEventBus(Protocol):
+    def put(self, events: Sequence[Any]) -> None:
+        """All of them or DependencyUnavailable; putting one again is harmless (same event_id)."""
+        ...
+
+
+class CallbackEndpoint(Protocol):
+    def post(self, url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
+        """The HTTP status, or None when there was no answer (timeout, refused, reset)."""
+        ...
+
+
+class CallbackRetries(Protocol):
+    def retry_in(self, receipt_handle: str, seconds: int) -> None:
+        """Make the queued callback visible again after `seconds` (its next attempt)."""
+        ...
 
 
 class ProviderEventsApi(Protocol):

@@ -65,6 +65,12 @@ class Tunables(BaseModel):
     idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
     transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
     transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
+    # Signed callbacks: every status event is POSTed here when set (empty: no callbacks).
+    callback_url: str = Field("", validation_alias=names.ENV_CALLBACK_URL)
+    # Attempt n waits base * 2**(n-1) s; 6 attempts at 60 s span 31 minutes before the DLQ.
+    callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
+    callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
+    callback_timeout_seconds: int = Field(10, ge=1, le=60, validation_alias=names.ENV_CALLBACK_TIMEOUT_SECONDS)
     # Mailgun: the sending domain, the API's base URL (US; EU is https://api.eu.mailgun.net),
     # how old Events API results must be to be final, and the webhook timestamps accepted.
     mailgun_domain: str = Field("", validation_alias=names.ENV_MAILGUN_DOMAIN)
@@ -115,6 +121,10 @@ class Settings(Tunables):
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
+    event_bus_name: str = Field(f"{names.EVENT_BUS_PREFIX}-local", validation_alias=names.ENV_EVENT_BUS_NAME)
+    # Deployed the key comes from Secrets Manager (the ARN wins); the local stack uses the variable.
+    callback_secret: str = Field("local-callback-secret", validation_alias=names.ENV_CALLBACK_SECRET)
+    callback_secret_arn: str = Field("", validation_alias=names.ENV_CALLBACK_SECRET_ARN)
     # Mailgun's API key and webhook signing key (Secrets Manager); no signing key: no webhooks.
     mailgun_api_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_API_KEY_SECRET_ARN)
     mailgun_signing_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN)

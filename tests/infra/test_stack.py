@@ -102,7 +102,9 @@ def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
         if v["Properties"].get("Handler", "").startswith("sendledger.")
     }  # fmt: skip
     handlers = {f["Properties"]["Handler"] for f in functions.values()}
-    assert handlers == {names.API_HANDLER, names.POLLER_HANDLER, names.SMS_DELIVERY_LOGS_HANDLER}
+    assert handlers == {
+        names.API_HANDLER, names.POLLER_HANDLER, names.SMS_DELIVERY_LOGS_HANDLER, names.PUBLISHER_HANDLER
+    }  # fmt: skip
     for fn in functions.values():
         props = fn["Properties"]
         assert props["Architectures"] == ["arm64"]
@@ -233,7 +235,9 @@ def test_alarms_watch_the_slo_metrics(template: Template) -> None:
 
 
 def test_poll_mode_has_no_event_source(template: Template) -> None:
-    template.resource_count_is("AWS::Lambda::EventSourceMapping", 0)
+    mappings = resources(template, "AWS::Lambda::EventSourceMapping").values()
+    # The status publisher's stream mapping (StartingPosition) is there in both modes.
+    assert [m for m in mappings if "StartingPosition" not in m["Properties"]] == []
 
 
 def test_fingerprint_key_is_a_generated_secret_only_the_functions_read(template: Template) -> None:

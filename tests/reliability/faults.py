@@ -34,6 +34,7 @@ from sendledger.domain.clock import iso
 from sendledger.domain.messages import HistoryEntry, MessageState
 from tests.conftest import TABLE
 from tests.reliability import lifecycle_oracle
+from tests.reliability.status_events import StatusEventWatch
 from tests.support.outbox import sent_emails
 
 PROBLEM_JSON = "application/problem+json"
@@ -477,6 +478,7 @@ class LedgerWatch:
         self.provider_calls: list[ProviderCall] = []
         self.judged_calls = 0
         self.observations = 0
+        self.status_events = StatusEventWatch()
 
     def check(self) -> list[dict[str, Any]]:
         items = scan()
@@ -490,6 +492,9 @@ class LedgerWatch:
         self._forward_only(messages)
         self._intents_kept(items, messages)
         self._one_reset_per_account(items, messages)
+        self.status_events.check(
+            items, {message_id_of(m): merged_state(items, message_id_of(m)) for m in messages.values()}
+        )
         self.suppressed_versions = {
             s(i, "pk").removeprefix("SUP#"): int(s(i, "version"))
             for i in items_with(items, "SUP#", "STATE")

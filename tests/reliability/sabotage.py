@@ -82,6 +82,8 @@ KEYS = f"{DYNAMODB}/keys.py"
 AWS = f"{FUNCTIONS}/adapters/aws.py"
 MESSAGES = f"{FUNCTIONS}/domain/messages.py"
 RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
+STATE_CHANGES = f"{FUNCTIONS}/domain/state_changes.py"
+STREAM = f"{DYNAMODB}/stream.py"
 
 GATE_SEED = os.environ.get("SENDLEDGER_HYPOTHESIS_SEED") or str(secrets.randbelow(2**32))
 
@@ -317,6 +319,31 @@ SMS_TRANSIENT = frozenset(
         AWS,
         old='    retries={"total_max_attempts": 1, "mode": "standard"},',
         new='    retries={"total_max_attempts": 3, "mode": "standard"},',
+    ),
+    Sabotage(
+        "status-event-id-per-item",
+        "one change is one event: a state seen on the message item and on its receipt is one id",
+        STATE_CHANGES,
+        old="""\
+    if state in _ENTERED_ONCE:
+        return _digest("message", message_id, state.value)
+""",
+        new="",
+    ),
+    Sabotage(
+        "status-event-intent-unpublished",
+        "no lost state-change event: the intent's first state is published too",
+        STREAM,
+        old="""\
+def _message_item(old: Item, new: Item) -> list[StatusEvent]:
+    before, after = _state(old), _state(new)
+    if after is None or after is before:
+""",
+        new="""\
+def _message_item(old: Item, new: Item) -> list[StatusEvent]:
+    before, after = _state(old), _state(new)
+    if after is None or after is before or before is None:
+""",
     ),
 )
 

@@ -11,6 +11,8 @@ def create_table_arguments(table_name: str) -> dict[str, Any]:
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
+        # The status publisher reads every committed change from the stream, as deployed.
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         "AttributeDefinitions": [
             {"AttributeName": names.TABLE_PARTITION_KEY, "AttributeType": "S"},
             {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},

@@ -1,0 +1,66 @@
+"""The `callbacks` Lambda: SQS (fed by an EventBridge rule on the bus) → signed POSTs.
+
+Each record is one status event. A delivered one is deleted by the event source; any other
+is reported as a partial batch failure after its visibility was set to the backoff delay.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from sendledger import bootstrap
+from sendledger.usecases.callbacks import CallbackTarget, Delivery, deliver_callback
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+logger = Logger()
+
+
+class CallbackNotDelivered(Exception):
+    """The record stays queued (its next attempt is scheduled) or goes on to the DLQ."""
+
+
+@logger.inject_lambda_context
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, runtime: bootstrap.StatusOut | None = None
+) -> dict[str, Any]:
+    status = runtime or bootstrap.status_out()
+    settings = status.settings
+    target = CallbackTarget(
+        url=settings.callback_url,
+        secret=status.secret(),
+        retry_base_seconds=settings.callback_retry_base_seconds,
+        max_attempts=settings.callback_max_attempts,
+        timeout_seconds=settings.callback_timeout_seconds,
+    )
+
+    def handle(record: SQSRecord) -> None:
+        attempt = deliver_callback(
+            record.body,
+            int(record.attributes.approximate_receive_count or 1),
+            record.receipt_handle,
+            target=target,
+            endpoint=status.endpoint,
+            retries=status.retries(record.event_source_arn),
+            clock=status.clock,
+        )
+        # The event id and the receiver's status only: never the body (it carries addresses).
+        logger.info(
+            "callback attempt",
+            extra={"event_id": attempt.event_id, "outcome": attempt.outcome.value, "status": attempt.status},
+        )
+        if attempt.outcome is not Delivery.DELIVERED:
+            raise CallbackNotDelivered(f"{attempt.outcome.value} (status {attempt.status})")
+
+    response = process_partial_response(
+        event=event,
+        record_handler=handle,
+        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
+        context=context,
+    )
+    return dict(response)

@@ -1,0 +1,193 @@
+"""Status out: the ledger's stream → publisher → the sendledger bus → signed callbacks.
+
+The publisher is a Lambda on the stream (not EventBridge Pipes): deciding whether a record is a
+state change needs the message item for a receipt's change, which a Pipes filter or input
+transformer cannot read; an enrichment Lambda would be the same code with one hop more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra import constants as c
+from infra import nag
+from infra.data import LedgerData
+from infra.lambdas import SendledgerFunction
+from infra.queues import dead_letter_queue, queue_with_dlq
+from infra.settings import Settings
+from sendledger import names
+
+PUBLISHER_TIMEOUT_SECONDS = 30
+CALLBACKS_TIMEOUT_SECONDS = 60
+STREAM_BATCH_SIZE = 100
+STREAM_RETRY_ATTEMPTS = 10  # then bisected down to the failing record, then the DLQ
+# Stream records live 24 h; an iterator this old means the publisher is falling behind.
+ITERATOR_AGE_ALARM_MS = 5 * 60 * 1000
+
+
+class StatusOut(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        data: LedgerData,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        self.bus = events.EventBus(self, "Bus", event_bus_name=f"{names.EVENT_BUS_PREFIX}-{settings.stage}")
+        env = {**environment, names.ENV_EVENT_BUS_NAME: self.bus.event_bus_name}
+        assert data.table.table_stream_arn is not None
+
+        # Stream batches that still fail after retries and bisection: their stream coordinates.
+        self.publisher_dlq = dead_letter_queue(self, "PublisherDlq")
+        self.publisher = SendledgerFunction(
+            self,
+            "PublisherFunction",
+            description="Publishes committed ledger state changes to the sendledger bus",
+            handler=names.PUBLISHER_HANDLER,
+            code=code,
+            environment=env,
+            timeout=cdk.Duration.seconds(PUBLISHER_TIMEOUT_SECONDS),
+            memory_size=256,
+            log_retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=removal,
+            statements=[
+                # A receipt's change is completed from its message item (never written here).
+                iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[data.table.table_arn]),
+                iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]),
+            ],
+            resource_star_reason="publisher: Resource '*' only for X-Ray PutTraceSegments/PutTelemetryRecords and "
+            f"{c.LIST_STREAMS_ACTION} (granted by the stream event source); neither takes a resource ARN. "
+            "Reading the stream itself is granted on the stream's ARN.",
+        )
+        self.publisher.function.add_event_source(
+            sources.DynamoEventSource(
+                data.table,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=STREAM_BATCH_SIZE,
+                bisect_batch_on_error=True,
+                retry_attempts=STREAM_RETRY_ATTEMPTS,
+                report_batch_item_failures=True,
+                on_failure=sources.SqsDlq(self.publisher_dlq),
+            )
+        )
+
+        self.callback_queue: sqs.Queue | None = None
+        self.callback_dlq: sqs.Queue | None = None
+        self.callback_secret: secretsmanager.Secret | None = None
+        self.callbacks: SendledgerFunction | None = None
+        if settings.callback_url:
+            self._callbacks(settings, code, env, removal)
+
+    def _callbacks(
+        self, settings: Settings, code: lambda_.Code, env: Mapping[str, str], removal: cdk.RemovalPolicy
+    ) -> None:
+        self.callback_secret = secretsmanager.Secret(
+            self,
+            "CallbackSecret",
+            description="sendledger: HMAC-SHA256 key of the Sendledger-Signature callback header",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True, include_space=False
+            ),
+            removal_policy=removal,
+        )
+        nag.acknowledge(
+            self.callback_secret,
+            "AwsSolutions-SMG4",
+            "Shared with the callback receiver, which must switch keys in step: rotated by the operator "
+            "(the function re-reads it within five minutes), not by a rotation Lambda.",
+        )
+        # Backoff is the visibility timeout the function sets; this one covers an attempt in flight.
+        self.callback_queue, self.callback_dlq = queue_with_dlq(
+            self,
+            "CallbackQueue",
+            visibility_timeout=cdk.Duration.seconds(CALLBACKS_TIMEOUT_SECONDS * 2),
+            max_receive_count=settings.callback_max_attempts,
+        )
+        rule = events.Rule(
+            self,
+            "CallbackRule",
+            event_bus=self.bus,
+            description="Every sendledger status event to the callback queue",
+            event_pattern=events.EventPattern(source=[names.EVENT_SOURCE]),
+        )
+        rule.add_target(targets.SqsQueue(self.callback_queue, dead_letter_queue=self.callback_dlq, retry_attempts=185))
+        self.callbacks = SendledgerFunction(
+            self,
+            "CallbacksFunction",
+            description="POSTs signed status events to CALLBACK_URL with backoff",
+            handler=names.CALLBACKS_HANDLER,
+            code=code,
+            environment={**env, names.ENV_CALLBACK_SECRET_ARN: self.callback_secret.secret_arn},
+            timeout=cdk.Duration.seconds(CALLBACKS_TIMEOUT_SECONDS),
+            memory_size=256,
+            log_retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=removal,
+            statements=[
+                iam.PolicyStatement(
+                    actions=["secretsmanager:GetSecretValue"], resources=[self.callback_secret.secret_arn]
+                ),
+                # The next attempt's delay; the queue URL is looked up from the record's ARN.
+                iam.PolicyStatement(
+                    actions=["sqs:ChangeMessageVisibility", "sqs:GetQueueUrl"],
+                    resources=[self.callback_queue.queue_arn],
+                ),
+            ],
+        )
+        self.callbacks.function.add_event_source(
+            sources.SqsEventSource(
+                self.callback_queue,
+                batch_size=c.PUSH_BATCH_SIZE,
+                report_batch_item_failures=True,
+                max_concurrency=2,  # a slow receiver is not hammered
+            )
+        )
+
+    @property
+    def functions(self) -> list[lambda_.Function]:
+        found = [self.publisher.function]
+        if self.callbacks is not None:
+            found.append(self.callbacks.function)
+        return found
+
+    @property
+    def dead_letter_queues(self) -> dict[str, sqs.IQueue]:
+        queues: dict[str, sqs.IQueue] = {"PublisherDlq": self.publisher_dlq}
+        if self.callback_dlq is not None:
+            queues["CallbackDlq"] = self.callback_dlq
+        return queues
+
+    def alarm_iterator_age(self, topic: sns.ITopic) -> cw.Alarm:
+        age = self.publisher.function.metric("IteratorAge", period=cdk.Duration.minutes(5), statistic="Maximum")
+        alarm = cw.Alarm(
+            self,
+            "PublisherIteratorAge",
+            metric=age,
+            threshold=ITERATOR_AGE_ALARM_MS,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            alarm_description="sendledger: the status publisher is more than 5 minutes behind the ledger",
+        )
+        action = cw_actions.SnsAction(topic)
+        alarm.add_alarm_action(action)
+        alarm.add_ok_action(action)
+        return alarm
