@@ -35,13 +35,10 @@ from sendledger.domain import errors, idempotency
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
-from sendledger.handlers.mailgun_route import webhook_response
 from sendledger.handlers.observability import traced
-from sendledger.usecases import evidence, messages, provider_webhooks, resets, suppressions
+from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import SendCommand
-from sendledger.usecases.mailgun_webhook import receive_mailgun_webhook
 from sendledger.usecases.results import (
     Accepted,
     Replayed,
@@ -181,6 +178,8 @@ def find_message(
     template_version: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = None,
 ) -> Response[str]:
     """The caller's message for an Idempotency-Key, or for an event_id and template version."""
+    from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
+
     services = _services()
     message = evidence.find_message(services, _principal(), idempotency_key, event_id, template_version)
     if message is None:
@@ -190,6 +189,8 @@ def find_message(
 
 @app.get("/v1/password-resets/<reset_id>", responses=documented(200, ResetEvidenceView, 404, 503))
 def get_password_reset(reset_id: str) -> Response[str]:
+    from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
+
     services = _services()
     found = evidence.reset_evidence(services, _principal(), reset_id)
     if found is None:
@@ -206,6 +207,8 @@ def get_evidence(
 ) -> Response[str]:
     """NDJSON: one line per message the caller created in [since, until), oldest first, each
     with its history; `Link: <...>; rel="next"` while more remain."""
+    from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
+
     services = _services()
     page = evidence.export(services, _principal(), since, until, cursor, limit)
     lines = [json.dumps(message_view(m, services.settings, with_history=True)) + "\n" for m in page.messages]
@@ -259,6 +262,10 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
     description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
 )
 def post_mailgun_events() -> Response[str]:
+    # Imported here: a provider's webhook code (and the ingestion it feeds) stays out of the cold start.
+    from sendledger.handlers.mailgun_route import webhook_response
+    from sendledger.usecases.mailgun_webhook import receive_mailgun_webhook
+
     pipeline = (_RUNTIME.get() or bootstrap.runtime()).pipeline
     return webhook_response(receive_mailgun_webhook(pipeline, app.current_event.body or ""))
 
@@ -266,6 +273,9 @@ def post_mailgun_events() -> Response[str]:
 @app.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
 def post_sendgrid_events() -> Response[str]:
     """SendGrid's Signed Event Webhook: verified over the raw body, then queued (no IAM: the signature is the auth)."""
+    from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
+    from sendledger.usecases import provider_webhooks
+
     event = app.current_event
     runtime = _RUNTIME.get() or bootstrap.runtime()
     result = provider_webhooks.accept_sendgrid_events(
