@@ -29,12 +29,13 @@ import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from local.access_log import UNROUTED, log_access
 from local.auth import Caller, LocalAuth, Refused
+from local.background_http import BackgroundHTTPServer
 from local.console_files import HEADERS as CONSOLE_HEADERS
 from local.console_files import INDEX, console_file
 from local.constants import ACCOUNT_ID, API_FUNCTION
@@ -238,7 +239,7 @@ class Inspector(Protocol):
 Exchange = tuple[Response, str, str]  # the response, the route template, the caller's name
 
 
-class Gateway:
+class Gateway(BackgroundHTTPServer):
     """Translate HTTP to API Gateway events for ``handler``; serve the local-only routes."""
 
     def __init__(
@@ -274,24 +275,7 @@ class Gateway:
         self.clock_ms = clock_ms
         self.auth = auth or LocalAuth.from_env(principal=principal, account_id=account_id)
         self.inspector = inspector
-        self.server = ThreadingHTTPServer((host, port), self._request_handler_class())
-        self.server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self.server.serve_forever, name="sendledger-gateway", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        super().__init__(self._request_handler_class(), name="sendledger-gateway", host=host, port=port)
 
     # --- one request ----------------------------------------------------------------------
     def handle(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> Response:

@@ -77,7 +77,7 @@ def forget_read_records(table_name: str, count: int, region: str) -> None:
     makes every transaction slower and the process bigger as the ledger fills. Sequence numbers
     stay what they were: iterators already handed out go on working.
     """
-    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends
 
     shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][region].get_table(table_name).stream_shard

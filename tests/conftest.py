@@ -4,6 +4,7 @@ import json
 import os
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -65,8 +66,9 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture
-def aws() -> Iterator[None]:
+@contextmanager
+def moto_ledger() -> Iterator[None]:
+    """In-process moto with the ledger table, the sender identity and the configuration set."""
     with mock_aws():
         aws_clients.client.cache_clear()
         create_ledger_table(boto3.client("dynamodb"), TABLE)
@@ -74,6 +76,12 @@ def aws() -> Iterator[None]:
         boto3.client("sesv2").create_configuration_set(ConfigurationSetName="sendledger-events")
         yield
         aws_clients.client.cache_clear()
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with moto_ledger():
+        yield
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ ReadTimeoutError, what the adapter sees when SendGrid is slower than the read ti
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from urllib3.exceptions import ReadTimeoutError
 
+from local.background_http import BackgroundHTTPServer
 from local.simulator.sendgrid import Dropped, SendGridSide
 from sendledger.adapters.sendgrid_http import HttpAnswer
 
@@ -37,29 +37,12 @@ class InProcessHttp:
         return HttpAnswer(answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.body)
 
 
-class SendGridServer:
+class SendGridServer(BackgroundHTTPServer):
     """SendGrid's API on 127.0.0.1 (an ephemeral port unless one is given)."""
 
     def __init__(self, side: SendGridSide, host: str = "127.0.0.1", port: int = 0) -> None:
         self.side = side
-        self.server = ThreadingHTTPServer((host, port), self._handler_class())
-        self.server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self.server.serve_forever, name="sendgrid-simulator", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        super().__init__(self._handler_class(), name="sendgrid-simulator", host=host, port=port)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         side = self.side

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,22 +64,21 @@ def _stop(process: subprocess.Popen[bytes], log_path: Path) -> None:
             process.wait()
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackProcess]:
+@contextmanager
+def running_stack(
+    tmp_path_factory: pytest.TempPathFactory, name: str, settings: dict[str, str]
+) -> Iterator[StackProcess]:
+    """`python -m local` on free ports with `settings` on top of a clean environment, until the
+    block ends (then SIGTERM): what every test of the stack as a subprocess starts."""
     port, moto_port = free_port(), free_port()
     env = {
         key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))
     }
     env.pop("PYTHONPATH", None)  # python -m local must find functions/ by itself
     env.update(
-        {
-            "SENDLEDGER_PORT": str(port),
-            "SENDLEDGER_MOTO_PORT": str(moto_port),
-            **STACK_SETTINGS,
-            "PYTHONUNBUFFERED": "1",
-        }
+        {"SENDLEDGER_PORT": str(port), "SENDLEDGER_MOTO_PORT": str(moto_port), **settings, "PYTHONUNBUFFERED": "1"}
     )
-    log_path = tmp_path_factory.mktemp("local-stack") / "stack.log"
+    log_path = tmp_path_factory.mktemp(name) / "stack.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "local"], cwd=REPO, env=env, stdout=log, stderr=log)
         url = f"http://127.0.0.1:{port}"
@@ -102,6 +102,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackProcess]:
             yield StackProcess(url, Settings.from_env(env), log_path)
         finally:
             _stop(process, log_path)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackProcess]:
+    with running_stack(tmp_path_factory, "local-stack", STACK_SETTINGS) as running:
+        yield running
 
 
 @pytest.fixture

@@ -6,9 +6,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -17,10 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from sendledger import names
-from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
-from tests.local.test_local_stack_http import STARTUP_BUDGET_SECONDS, _stop, free_port
+from tests.local.local_support import REQUEST_TIMEOUT_SECONDS, wait_until
+from tests.local.test_local_stack_http import running_stack
 
 SECRET = "local-callback-secret"
 # Retries after 1, 2 s: a second attempt arrives within this, on a loaded machine too.
@@ -62,34 +58,13 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture(scope="module")
 def base_url(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port, moto_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))}
-    env.pop("PYTHONPATH", None)
-    env.update(
-        {
-            "SENDLEDGER_PORT": str(port),
-            "SENDLEDGER_MOTO_PORT": str(moto_port),
-            names.ENV_POLL_INTERVAL_SECONDS: "3600",
-            names.ENV_CALLBACK_URL: f"http://127.0.0.1:{receiver.server_address[1]}/hooks",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    log_path = tmp_path_factory.mktemp("local-status") / "stack.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "local"], cwd=REPO, env=env, stdout=log, stderr=log)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until(
-                lambda: requests.get(f"{url}/healthz", timeout=DEFAULT_TIMEOUT_SECONDS).status_code,
-                STARTUP_BUDGET_SECONDS,
-                lambda: f"{url}/healthz:\n{log_path.read_text()}",
-                done=lambda status: status == 200,
-                retry_on=(requests.ConnectionError,),
-            )
-            assert f"CALLBACK_SECRET={SECRET}" in log_path.read_text()
-            yield url
-        finally:
-            _stop(process, log_path)
+    settings = {
+        names.ENV_POLL_INTERVAL_SECONDS: "3600",
+        names.ENV_CALLBACK_URL: f"http://127.0.0.1:{receiver.server_address[1]}/hooks",
+    }
+    with running_stack(tmp_path_factory, "local-status", settings) as running:
+        assert f"CALLBACK_SECRET={SECRET}" in running.log_path.read_text()
+        yield running.url
 
 
 def test_a_bounce_reaches_the_bus_and_the_receiver_signed_and_retried(base_url: str, receiver: Receiver) -> None:

@@ -6,18 +6,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 import requests
-from moto import mock_aws
 
 from local.constants import LOCAL_PRINCIPAL
 from local.gateway import Gateway
 from sendledger import names
-from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.handlers import api as api_handler
-from tests.conftest import SENDER, TABLE
+from tests.conftest import moto_ledger
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
 from tests.local.sigv4_support import APP, APP2, signed_request
 
@@ -25,13 +21,8 @@ from tests.local.sigv4_support import APP, APP2, signed_request
 @pytest.fixture
 def aws() -> Iterator[None]:
     """The suite's moto ledger (tests/local's own `aws` fixture has none)."""
-    with mock_aws():
-        aws_clients.client.cache_clear()
-        create_ledger_table(boto3.client("dynamodb"), TABLE)
-        boto3.client("ses").verify_email_identity(EmailAddress=SENDER)
-        boto3.client("sesv2").create_configuration_set(ConfigurationSetName="sendledger-events")
+    with moto_ledger():
         yield
-        aws_clients.client.cache_clear()
 
 
 @pytest.fixture

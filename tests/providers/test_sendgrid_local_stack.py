@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -12,10 +9,9 @@ from typing import Any
 import pytest
 import requests
 
-from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from sendledger import names
-from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
-from tests.local.test_local_stack_http import STARTUP_BUDGET_SECONDS, _stop, free_port
+from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
+from tests.local.test_local_stack_http import running_stack
 from tests.providers.formats import provider_format
 
 VECTOR = provider_format("sendgrid-webhook-signature-vector.json")
@@ -23,37 +19,16 @@ VECTOR = provider_format("sendgrid-webhook-signature-vector.json")
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port, moto_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))}
-    env.pop("PYTHONPATH", None)
-    env.update(
-        {
-            "SENDLEDGER_PORT": str(port),
-            "SENDLEDGER_MOTO_PORT": str(moto_port),
-            names.ENV_EMAIL_PROVIDER: "sendgrid",
-            names.ENV_POLL_INTERVAL_SECONDS: "3600",  # the test polls explicitly
-            names.ENV_UNKNOWN_GRACE_SECONDS: "1",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    log_path = tmp_path_factory.mktemp("sendgrid-stack") / "stack.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "local"], cwd=REPO, env=env, stdout=log, stderr=log)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until(
-                lambda: requests.get(f"{url}/healthz", timeout=DEFAULT_TIMEOUT_SECONDS).status_code,
-                STARTUP_BUDGET_SECONDS,
-                lambda: f"{url}/healthz to answer 200:\n{log_path.read_text()}",
-                done=lambda status: status == 200,
-                retry_on=(requests.ConnectionError,),
-            )
-            assert "simulated SendGrid API" in log_path.read_text()
-            yield url
-            logged = log_path.read_text()
-            assert "SG.local-simulator" not in logged and "MFkw" not in logged, "keys never reach the log"
-        finally:
-            _stop(process, log_path)
+    settings = {
+        names.ENV_EMAIL_PROVIDER: "sendgrid",
+        names.ENV_POLL_INTERVAL_SECONDS: "3600",  # the test polls explicitly
+        names.ENV_UNKNOWN_GRACE_SECONDS: "1",
+    }
+    with running_stack(tmp_path_factory, "sendgrid-stack", settings) as running:
+        assert "simulated SendGrid API" in running.log_path.read_text()
+        yield running.url
+        logged = running.log_path.read_text()
+        assert "SG.local-simulator" not in logged and "MFkw" not in logged, "keys never reach the log"
 
 
 def call(method: str, url: str, **kwargs: Any) -> requests.Response:
