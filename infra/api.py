@@ -93,7 +93,7 @@ class Api(Construct):
         environment: Mapping[str, str],
     ) -> None:
         super().__init__(scope, construct_id)
-        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        removal = settings.removal_policy
 
         self.handler = SendledgerFunction(
             self,

@@ -38,7 +38,7 @@ class Ingestion(Construct):
         environment: Mapping[str, str],
     ) -> None:
         super().__init__(scope, construct_id)
-        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        removal = settings.removal_policy
 
         # Async invocations (schedule, log subscription) that fail after retries land here.
         self.poller_dlq = dead_letter_queue(self, "PollerDlq")

@@ -32,7 +32,7 @@ _SES_EVENTS = {
 class Messaging(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, topic_key: kms.IKey) -> None:
         super().__init__(scope, construct_id)
-        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        removal = settings.removal_policy
         self.sender_email = settings.sender_email
 
         # --- SES: configuration set publishing events to SNS -> SQS -------------------------

@@ -9,12 +9,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
 
 from infra import constants as c
 from sendledger.settings import SettingsError, Tunables, settings_error
+
+if TYPE_CHECKING:
+    import aws_cdk as cdk
 
 __all__ = ["Settings", "SettingsError"]
 
@@ -55,6 +58,13 @@ class Settings(Tunables):
     @property
     def is_dev(self) -> bool:
         return self.stage == c.DEV_STAGE
+
+    @property
+    def removal_policy(self) -> cdk.RemovalPolicy:
+        """Dev stacks clean up after themselves; any other stage keeps its data and logs."""
+        import aws_cdk as cdk  # here: settings are read without loading CDK (tests, the SLO check)
+
+        return cdk.RemovalPolicy.DESTROY if self.is_dev else cdk.RemovalPolicy.RETAIN
 
     @property
     def push_mode(self) -> bool:

@@ -38,7 +38,7 @@ class SendledgerStack(cdk.Stack):
         # CDK makes each Lambda DependsOn its role although Role: GetAtt already orders them;
         # cfn-lint's W3005 flags that redundancy in generated code we do not control.
         self.template_options.metadata = {"cfn-lint": {"config": {"ignore_checks": ["W3005"]}}}
-        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        removal = settings.removal_policy
 
         # Customer managed: SES and CloudWatch cannot publish to topics under aws/sns.
         topic_key = kms.Key(

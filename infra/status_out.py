@@ -51,7 +51,7 @@ class StatusOut(Construct):
         environment: Mapping[str, str],
     ) -> None:
         super().__init__(scope, construct_id)
-        removal = cdk.RemovalPolicy.DESTROY if settings.is_dev else cdk.RemovalPolicy.RETAIN
+        removal = settings.removal_policy
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{names.EVENT_BUS_PREFIX}-{settings.stage}")
         env = {**environment, names.ENV_EVENT_BUS_NAME: self.bus.event_bus_name}
         assert data.table.table_stream_arn is not None
