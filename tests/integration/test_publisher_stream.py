@@ -52,6 +52,27 @@ def test_a_bounce_publishes_the_message_states_and_the_suppression(api, ingestio
     assert not duplicated_ids(events)
 
 
+def test_a_send_named_by_its_business_event_carries_that_id_in_its_events(api, pump):
+    body = {
+        "channel": "email",
+        "to": "erin@example.com",
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "s"},
+        "event_id": "order-42-shipped",
+    }
+    status, _, view = api("POST", "/v1/messages", body)
+    assert status == 202
+    pump.pump()
+    mine = [e["detail"] for e in pump.events if e["detail"].get("message_id") == view["message_id"]]
+    assert [d["state"] for d in mine] == ["sending", "accepted"]
+    assert {d["business_event_id"] for d in mine} == {"order-42-shipped"}
+    other = send(api, "frank@example.com", "k-frank")
+    pump.pump()
+    assert {
+        e["detail"]["business_event_id"] for e in pump.events if e["detail"].get("message_id") == other["message_id"]
+    } == {None}
+
+
 def test_an_admin_act_is_a_suppression_event_and_an_unchanged_one_is_not(api, pump):
     path = "/v1/admin/suppressions/carol%40example.com"
     for _ in range(2):

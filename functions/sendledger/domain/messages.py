@@ -164,4 +164,5 @@ class Message:
     attempt: int = 1
     parent_key: str | None = None
     owner: str | None = None  # caller_id of the principal whose request created it
+    business_event_id: str | None = None  # the request's `event_id`, when it gave one
     history: list[HistoryEntry] = field(default_factory=list)

@@ -220,6 +220,7 @@ def new_message(
         escalation=command.escalation,
         parent_key=command.parent_key,
         owner=command.owner or idempotency.caller_id(command.principal),
+        business_event_id=command.event_id,
     )
 
 

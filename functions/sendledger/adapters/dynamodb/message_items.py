@@ -29,6 +29,7 @@ from sendledger.domain.recipients import Channel, Recipient
 from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
+BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
 ANSWER_STATE, ANSWER_UPDATED_AT, ANSWER_REASON, ANSWER_PROVIDER_ID = "s", "u", "r", "p"
 EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
@@ -52,6 +53,7 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         "attempt": message.attempt,
         "parent_key": message.parent_key,
         "owner": message.owner,
+        BUSINESS_EVENT_ID: message.business_event_id,
     }
     if message.owner:
         values[EVIDENCE_DAY] = evidence_day(message.owner, message.created_at)
@@ -132,6 +134,7 @@ def message_from(item: Item) -> Message:
         attempt=int(values.get("attempt", 1)),
         parent_key=values.get("parent_key"),
         owner=values.get("owner"),
+        business_event_id=values.get(BUSINESS_EVENT_ID),
     )
 
 

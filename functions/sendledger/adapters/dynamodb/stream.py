@@ -25,7 +25,7 @@ from sendledger.adapters.dynamodb.keys import (
     RECIPIENT_SK,
     message_pk,
 )
-from sendledger.adapters.dynamodb.message_items import message_from
+from sendledger.adapters.dynamodb.message_items import BUSINESS_EVENT_ID, message_from
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.domain.clock import parse_iso
 from sendledger.domain.messages import MessageState
@@ -36,8 +36,6 @@ from sendledger.domain.state_changes import (
     receipt_previous,
     suppression_changed,
 )
-
-BUSINESS_EVENT_ID = "business_event_id"
 
 
 class LedgerStream:
