@@ -241,7 +241,7 @@ class SmsSender(Protocol):
     def send_sms(self, message_id: str, to: str, content: Rendered, category: str) -> ProviderResponse: ...
 
 
-# --- delivery-event ingestion (issue #3) ---------------------------------------------------------
+# --- delivery-event ingestion -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -343,7 +343,7 @@ class EscalationQueue(Protocol):
 
 @dataclass(frozen=True)
 class LogPage:
-    events: list[Any]  # sendledger.domain.events.LogRecord
+    events: list[Any]  # sendledger.domain.sms_events.LogRecord
     next_token: str | None
 
 
@@ -402,7 +402,7 @@ class WebhookTokenStore(Protocol):
     def release(self, source: str, token_hash: str, body_hash: str) -> None: ...
 
 
-# --- third-party email providers (issue #11) -----------------------------------------------------
+# --- third-party email providers ----------------------------------------------------------------
 
 
 class WebhookVerifier(Protocol):

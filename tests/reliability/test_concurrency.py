@@ -50,9 +50,9 @@ from sendledger.adapters.ses import SesEmailSender
 from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.events import parse_sqs_body
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import Backoff
+from sendledger.domain.ses_events import parse_sqs_body
 from sendledger.handlers import api as api_module
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services

@@ -26,9 +26,10 @@ from collections import Counter
 import pytest
 
 from sendledger import bootstrap
-from sendledger.domain.events import encode_subscription_event, parse_ses_record, parse_sms_record
 from sendledger.domain.messages import MessageState, can_transition, predecessors
 from sendledger.domain.outcomes import target_state
+from sendledger.domain.ses_events import parse_ses_record
+from sendledger.domain.sms_events import encode_subscription_event, parse_sms_record
 from sendledger.domain.suppression_rules import Action, classify_ses_bounce, classify_sms_failure, verdict_for
 from sendledger.handlers import sms_delivery_logs
 from sendledger.usecases.resolve_unknown import resend

@@ -5,19 +5,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sendledger.domain.events import (
-    EventKind,
-    EventSource,
-    LogRecord,
-    MalformedEvent,
-    decode_subscription_event,
-    encode_subscription_event,
-    parse_ses_record,
-    parse_sms_record,
-    parse_sqs_body,
-)
+from sendledger.domain.events import EventKind, EventSource, MalformedEvent
 from sendledger.domain.messages import MessageState
 from sendledger.domain.outcomes import allowed_from, target_state
+from sendledger.domain.ses_events import parse_ses_record, parse_sqs_body
+from sendledger.domain.sms_events import (
+    LogRecord,
+    decode_subscription_event,
+    encode_subscription_event,
+    parse_sms_record,
+)
 from sendledger.domain.suppression_rules import (
     Action,
     TransientPolicy,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from sendledger.domain import recipients
-from sendledger.domain.events import parse_sqs_body
 from sendledger.domain.recipients import LOCAL_FINGERPRINT_KEY, Channel, fingerprint_of, parse_recipient
+from sendledger.domain.ses_events import parse_sqs_body
 
 KEY = "email:alice@example.com"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws-formats"

@@ -8,7 +8,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from sendledger.domain.events import LogRecord
+from sendledger.domain.sms_events import LogRecord
 from sendledger.ports import LogPage
 
 LOGS_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=10)

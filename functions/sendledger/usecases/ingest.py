@@ -16,15 +16,10 @@ from datetime import datetime
 from aws_lambda_powertools import Logger
 
 from sendledger import names
-from sendledger.domain.events import (
-    DeliveryEvent,
-    EventSource,
-    LogRecord,
-    MalformedEvent,
-    parse_sms_record,
-    parse_sqs_body,
-)
+from sendledger.domain.events import DeliveryEvent, EventSource, MalformedEvent
 from sendledger.domain.outcomes import allowed_from, target_state
+from sendledger.domain.ses_events import parse_sqs_body
+from sendledger.domain.sms_events import LogRecord, parse_sms_record
 from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.ports import (
     AcceptanceLookup,

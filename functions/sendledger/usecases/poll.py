@@ -24,8 +24,10 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from sendledger import names
-from sendledger.domain.events import LogRecord, MalformedEvent, parse_sms_record, parse_sqs_body
+from sendledger.domain.events import MalformedEvent
 from sendledger.domain.messages import DueKind
+from sendledger.domain.ses_events import parse_sqs_body
+from sendledger.domain.sms_events import LogRecord, parse_sms_record
 from sendledger.ports import QueueMessage
 from sendledger.usecases import (
     escalate,

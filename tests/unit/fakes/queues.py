@@ -8,7 +8,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from sendledger.domain.events import LogRecord
+from sendledger.domain.sms_events import LogRecord
 from sendledger.ports import LogPage, QueueMessage
 
 

@@ -1,0 +1,107 @@
+"""SNS SMS delivery-status log records → delivery events, and the CloudWatch Logs
+subscription envelope (base64 + gzip) they arrive in; FilterLogEvents reads them back bare.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sendledger.domain.events import (
+    DeliveryEvent,
+    EventKind,
+    EventSource,
+    MalformedEvent,
+    json_object,
+    mapping,
+    optional_text,
+    required_text,
+)
+
+
+def parse_sms_record(message: str) -> DeliveryEvent:
+    """One SNS SMS delivery-status log record (the CloudWatch Logs event `message`)."""
+    record = json_object(message, "SMS delivery-status record")
+    notification = mapping(record.get("notification"), "notification")
+    delivery = mapping(record.get("delivery"), "delivery")
+    provider_message_id = required_text(notification.get("messageId"), "notification.messageId")
+    status = required_text(record.get("status"), "status").upper()
+    if status not in ("SUCCESS", "FAILURE"):
+        raise MalformedEvent(f"unknown SMS status {status!r}")
+    destination = required_text(delivery.get("destination"), "delivery.destination")
+    response = optional_text(delivery.get("providerResponse"))
+    key = f"sms:{destination.lower()}"
+    evidence: dict[str, Any] = {"sms_status": status, "provider_response": response}
+    for name in ("smsType", "dwellTimeMs", "priceInUSD"):
+        if name in delivery:
+            evidence[name] = delivery[name]
+    return DeliveryEvent(
+        source=EventSource.SMS,
+        # One status record per SNS message id: the same id whether read from the subscription
+        # or from FilterLogEvents, so both paths deduplicate against each other.
+        event_id=f"{provider_message_id}#{status}",
+        kind=EventKind.SMS_SUCCESS if status == "SUCCESS" else EventKind.SMS_FAILURE,
+        occurred_at=_sms_time(notification.get("timestamp")),
+        recipient_key=key,
+        provider_message_id=provider_message_id,
+        provider_response=response,
+        evidence=evidence,
+    )
+
+
+def _sms_time(raw: Any) -> datetime:
+    if not isinstance(raw, str):
+        raise MalformedEvent("SMS record has no notification.timestamp")
+    try:
+        # "2026-11-29 10:00:05.120": no zone, UTC by definition.
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise MalformedEvent(f"bad SMS timestamp {raw!r}") from exc
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    log_event_id: str  # numeric string in AWS, an int in moto's subscription events
+    timestamp_ms: int
+    message: str
+
+
+@dataclass(frozen=True)
+class LogBatch:
+    control: bool
+    log_group: str
+    records: list[LogRecord]
+
+
+def decode_subscription_event(event: Mapping[str, Any]) -> LogBatch:
+    """The Lambda event of a CloudWatch Logs subscription filter (awslogs.data: base64 gzip JSON)."""
+    awslogs = mapping(event.get("awslogs"), "awslogs")
+    data = required_text(awslogs.get("data"), "awslogs.data")
+    try:
+        decoded = gzip.decompress(base64.b64decode(data, validate=True))
+    except (binascii.Error, OSError, EOFError) as exc:
+        raise MalformedEvent("awslogs.data is not base64 gzip") from exc
+    document = json_object(decoded.decode("utf-8", errors="replace"), "awslogs payload")
+    control = document.get("messageType") == "CONTROL_MESSAGE"
+    records = []
+    if not control:
+        for item in document.get("logEvents") or []:
+            if not isinstance(item, Mapping):
+                continue
+            records.append(
+                LogRecord(str(item.get("id", "")), int(item.get("timestamp") or 0), str(item.get("message", "")))
+            )
+    return LogBatch(control=control, log_group=str(document.get("logGroup", "")), records=records)
+
+
+def encode_subscription_event(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of decode_subscription_event (the local stack and tests deliver with it)."""
+    data = base64.b64encode(gzip.compress(json.dumps(document).encode())).decode()
+    return {"awslogs": {"data": data}}
