@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from contextvars import ContextVar
 from typing import Annotated, Any
 from urllib.parse import unquote, urlencode
 
@@ -15,8 +14,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import bootstrap, names
-from sendledger.api.mailgun_models import WebhookAccepted
+from sendledger import bootstrap
 from sendledger.api.models import (
     ConsumeResetRequest,
     MessageView,
@@ -27,7 +25,6 @@ from sendledger.api.models import (
     SendMessageRequest,
     SuppressionView,
     SuppressRequest,
-    WebhookReceipt,
 )
 from sendledger.api.openapi import documented, problems_everywhere
 from sendledger.api.problems import problem, validation_errors
@@ -35,6 +32,8 @@ from sendledger.domain import errors, idempotency
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
+from sendledger.handlers import provider_routes
+from sendledger.handlers.invocation import RUNTIME, current_runtime
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
@@ -51,9 +50,6 @@ from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view, reset_evidence_view
 
 MAX_BODY_BYTES = 64 * 1024
-# A SendGrid webhook batch is posted at 768 KB at most; over this limit it is refused (413).
-WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
-BODY_LIMITS = {names.SENDGRID_EVENTS_PATH: WEBHOOK_MAX_BODY_BYTES}
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
 
@@ -103,14 +99,9 @@ def _suppression_response(status: SuppressionStatus) -> Response[str]:
     )
 
 
-# This invocation's runtime. A context variable, not the router's shared context dict: a
-# nested or concurrent invocation (threads in tests, the local stack) must not clear it.
-_RUNTIME: ContextVar[bootstrap.Runtime | None] = ContextVar("runtime", default=None)
-
-
 def _services() -> Services:
     """Built on first use, so a request refused before any route runs needs no AWS call."""
-    return (_RUNTIME.get() or bootstrap.runtime()).services
+    return current_runtime().services
 
 
 def _principal() -> str:
@@ -256,46 +247,7 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
     return _suppression_response(status)
 
 
-@app.post(
-    names.MAILGUN_EVENTS_PATH,
-    responses=documented(200, WebhookAccepted, 400, 403, 404, 413, 415, 503),
-    description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
-)
-def post_mailgun_events() -> Response[str]:
-    # Imported here: a provider's webhook code (and the ingestion it feeds) stays out of the cold start.
-    from sendledger.handlers.mailgun_route import webhook_response
-    from sendledger.usecases.mailgun_webhook import receive_mailgun_webhook
-
-    pipeline = (_RUNTIME.get() or bootstrap.runtime()).pipeline
-    return webhook_response(receive_mailgun_webhook(pipeline, app.current_event.body or ""))
-
-
-@app.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
-def post_sendgrid_events() -> Response[str]:
-    """SendGrid's Signed Event Webhook: verified over the raw body, then queued (no IAM: the signature is the auth)."""
-    from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
-    from sendledger.usecases import provider_webhooks
-
-    event = app.current_event
-    runtime = _RUNTIME.get() or bootstrap.runtime()
-    result = provider_webhooks.accept_sendgrid_events(
-        runtime.sendgrid_webhook,
-        event.headers.get(TIMESTAMP_HEADER),
-        event.headers.get(SIGNATURE_HEADER),
-        (event.body or "").encode("utf-8", errors="surrogatepass"),
-    )
-    outcome = provider_webhooks.WebhookOutcome
-    if result.outcome is outcome.QUEUED:
-        return _json(200, {"received": result.received, "queued": result.queued})
-    if result.outcome is outcome.MALFORMED:
-        return problem(400, "invalid-request", "the signed body is not a JSON array of events")
-    details = {
-        outcome.NOT_CONFIGURED: "no verification key is configured for SendGrid events",
-        outcome.UNSIGNED: f"{SIGNATURE_HEADER} and {TIMESTAMP_HEADER} are required",
-        outcome.STALE: "the signature timestamp is too old or in the future",
-        outcome.BAD_SIGNATURE: "the signature does not verify",
-    }
-    return problem(403, "invalid-signature", details[result.outcome])
+app.include_router(provider_routes.router)
 
 
 @app.get("/healthz")
@@ -385,7 +337,7 @@ def _precheck(event: dict[str, Any]) -> Response[str] | None:
     if routed is not None:
         return routed
     body = event.get("body") or ""
-    limit = BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
+    limit = provider_routes.BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
     if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
         return problem(413, "payload-too-large", f"bodies are limited to {limit} bytes")
     if event.get("httpMethod") not in ("POST", "PUT") or not body:
@@ -421,7 +373,7 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:
     metrics.add_metric(name="ApiRequests", unit=MetricUnit.Count, value=1)
-    token = _RUNTIME.set(runtime)
+    token = RUNTIME.set(runtime)
     try:
         early = _precheck(event)
         if early is not None:
@@ -433,4 +385,4 @@ def lambda_handler(
             }
         return app.resolve(event, context)
     finally:
-        _RUNTIME.reset(token)
+        RUNTIME.reset(token)
