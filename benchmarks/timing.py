@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class EmulatorMeter:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.cpu_seconds = 0.0
+        self.lock = threading.Lock()
         self.by_operation: dict[str, list[float]] = {}
         self.recording: str | None = None  # "ours" | "baseline" while a timed send runs
 
@@ -62,13 +64,16 @@ class EmulatorMeter:
         meter = self
 
         def process_request(stubber: Any, request: Any) -> Any:
-            start, start_cpu = time.perf_counter(), time.process_time()
+            # The calling thread's CPU, not the process's: a poller applies events on worker
+            # threads, and another thread's work during this request is not moto's.
+            start, start_cpu = time.perf_counter(), time.thread_time()
             try:
                 return original(stubber, request)
             finally:
                 elapsed = time.perf_counter() - start
-                meter.seconds += elapsed
-                meter.cpu_seconds += time.process_time() - start_cpu
+                with meter.lock:
+                    meter.seconds += elapsed
+                    meter.cpu_seconds += time.thread_time() - start_cpu
                 if meter.recording:
                     key = f"{meter.recording} {_operation(request)}"
                     meter.by_operation.setdefault(key, []).append(elapsed)

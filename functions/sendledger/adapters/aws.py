@@ -11,8 +11,6 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -22,14 +20,10 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from sendledger.adapters import sdk
 from sendledger.domain.provider import CallResult, ProviderResponse
 
-PROVIDER_CONFIG = Config(
-    retries={"total_max_attempts": 1, "mode": "standard"},  # max_attempts would still allow a retry
-    connect_timeout=2,
-    read_timeout=5,
-    parameter_validation=False,  # the service validates; client-side it is CPU on every send
-)
+PROVIDER_CONFIG = sdk.config(retries=sdk.NO_RETRIES)
 
 THROTTLING_CODES = frozenset(
     {"Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException", "LimitExceededException"}
@@ -41,7 +35,7 @@ UNAVAILABLE_CODES = frozenset(
 
 @cache
 def client(service: str) -> Any:
-    return boto3.client(service, config=PROVIDER_CONFIG)
+    return sdk.client(service, PROVIDER_CONFIG)
 
 
 def provider_call(call: Callable[[], dict[str, Any]]) -> ProviderResponse:

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from sendledger.adapters import sdk
 from sendledger.domain.sms_events import LogRecord
 from sendledger.ports import LogPage
 
-LOGS_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=10)
+LOGS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=10)
 
 
 class CloudWatchLogReader:
     def __init__(self, client: Any = None) -> None:
-        self.client = client or boto3.client("logs", config=LOGS_CONFIG)
+        self.client = client or sdk.client("logs", LOGS_CONFIG)
 
     def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage:
         kwargs: dict[str, Any] = {"logGroupName": log_group, "startTime": start_time_ms, "limit": limit}

@@ -6,14 +6,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
+from sendledger.adapters import sdk
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.state_changes import SOURCE, StatusEvent
 
 # Publishing again is harmless (receivers dedupe by event_id): SDK standard retries.
-BUS_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5)
+BUS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES)
 _MAX_ENTRIES = 10
 
 
@@ -30,7 +28,7 @@ def entry(event: StatusEvent, bus_name: str) -> dict[str, Any]:
 class EventBridgeBus:
     def __init__(self, bus_name: str, client: Any = None) -> None:
         self.bus_name = bus_name
-        self.client = client or boto3.client("events", config=BUS_CONFIG)
+        self.client = client or sdk.client("events", BUS_CONFIG)
 
     def put(self, events: Sequence[StatusEvent]) -> None:
         """All of them, or DependencyUnavailable (the stream record is then retried whole)."""

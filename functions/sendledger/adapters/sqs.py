@@ -5,19 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
+from sendledger.adapters import sdk
 from sendledger.ports import QueueMessage
 
 # Unlike provider sends, queue calls are safe to retry: SDK standard retries.
-QUEUE_CONFIG = Config(
-    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5, parameter_validation=False
-)
+QUEUE_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES)
 
 
 def sqs_client() -> Any:
-    return boto3.client("sqs", config=QUEUE_CONFIG)
+    return sdk.client("sqs", QUEUE_CONFIG)
 
 
 class SqsEventQueue:

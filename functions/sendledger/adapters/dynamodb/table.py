@@ -14,10 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sendledger.adapters import sdk
 from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, key
 from sendledger.domain.errors import DependencyUnavailable
 
@@ -26,15 +25,11 @@ RETRYABLE_CODES = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
 # Ledger writes are conditional, so an SDK retry of one cannot apply twice: standard retries.
-# The requests are built here, typed, and DynamoDB validates them anyway: botocore's own
-# client-side validation is CPU on every request of the send path, spent for nothing.
-LEDGER_CONFIG = Config(
-    retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5, parameter_validation=False
-)
+LEDGER_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES)
 
 
 def ledger_client() -> Any:
-    return boto3.client("dynamodb", config=LEDGER_CONFIG)
+    return sdk.client("dynamodb", LEDGER_CONFIG)
 
 
 # --- requests --------------------------------------------------------------------------------

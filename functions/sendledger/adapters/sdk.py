@@ -1,0 +1,55 @@
+"""How every boto3 client here is configured, so each adapter states only its retries and timeouts.
+
+Two choices hold for all of them:
+- no client-side parameter validation: the requests are built in code, and the service
+  validates them anyway;
+- a User-Agent fixed once per container. Otherwise botocore builds the header twice per
+  request from some forty components, each sanitised character by character: measured at
+  about a fifth of the poller's own CPU per AWS call. The fixed header still names
+  sendledger, botocore, Python, the OS and the Lambda runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+import boto3
+import botocore
+from botocore.config import Config
+
+# Safe to repeat (conditional writes, idempotent reads, receivers that dedupe): standard retries.
+STANDARD_RETRIES: dict[str, Any] = {"max_attempts": 3, "mode": "standard"}
+# One attempt only: max_attempts would still allow a retry.
+NO_RETRIES: dict[str, Any] = {"total_max_attempts": 1, "mode": "standard"}
+
+
+def user_agent() -> str:
+    parts = [
+        "sendledger",
+        f"Botocore/{botocore.__version__}",
+        f"lang/python#{platform.python_version()}",
+        f"os/{platform.system().lower()}",
+    ]
+    runtime = os.environ.get("AWS_EXECUTION_ENV")
+    if runtime:
+        parts.append(f"exec-env/{runtime}")
+    return " ".join(parts)
+
+
+USER_AGENT = user_agent()
+
+
+def config(*, retries: dict[str, Any], read_timeout: float = 5, connect_timeout: float = 2) -> Config:
+    return Config(
+        retries=retries,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        parameter_validation=False,
+        user_agent=USER_AGENT,
+    )
+
+
+def client(service: str, client_config: Config) -> Any:
+    return boto3.client(service, config=client_config)
