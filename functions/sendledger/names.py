@@ -81,6 +81,9 @@ EVIDENCE_INDEX_SORT_KEY = "created_at"
 # --- Message tags and metrics ----------------------------------------------------------------
 SES_MESSAGE_ID_TAG = "sendledger-message-id"
 MAILGUN_MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back as user-variables
+# "1" when the message has an escalation, "0" when not; back on every SES event, so a failure of
+# a message that does not escalate leaves no marker for the poller to look at.
+SES_ESCALATES_TAG = "sendledger-escalates"
 METRICS_NAMESPACE = "sendledger"
 # POWERTOOLS_SERVICE_NAME of every Lambda, hence the only dimension (`service`) of the EMF
 # metrics below; the CloudWatch alarms in infra/monitoring.py match exactly {service: this}.

@@ -234,7 +234,7 @@ class PollerStateStore(Protocol):
 
 
 class EmailSender(Protocol):
-    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse: ...
+    def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse: ...
 
 
 class SmsSender(Protocol):

@@ -1,7 +1,12 @@
 """Escalation: deadline (or earlier failure) → escalation queue + the next fallback, exactly once."""
 
+import json
+
 import pytest
 
+from sendledger.adapters import aws as aws_clients
+from sendledger.domain.messages import DueKind
+from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
 from sendledger.usecases.poll import CycleFailed
 from tests.integration.conftest import ses_record, sms_record
 from tests.support.outbox import sent_emails, sent_sms
@@ -97,6 +102,38 @@ def test_bounce_escalates_before_the_deadline(api, ingestion, clock, healthy_wat
     assert len(sent_sms()) == 1
     clock.advance(3600)
     assert ingestion.poll().escalated == 0 and len(sent_sms()) == 1
+
+
+def sent_tags():
+    """The EmailTags of every SendEmail the product makes from now on, as SES events carry them."""
+    captured = []
+
+    def record(params, **_):
+        tags = {}
+        for tag in params.get("EmailTags", []):
+            tags.setdefault(tag["Name"], []).append(tag["Value"])
+        captured.append(tags)
+
+    aws_clients.client("sesv2").meta.events.register("before-parameter-build.sesv2.SendEmail", record)
+    return captured
+
+
+@pytest.mark.parametrize("escalates", [False, True])
+def test_a_failure_leaves_a_marker_for_the_poller_only_when_the_message_escalates(
+    api, ingestion, clock, healthy_watermarks, escalates
+):
+    tags = sent_tags()
+    body = escalating_alert(deadline=3600)
+    if not escalates:
+        body.pop("escalation")
+    sent = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "alert-1"})[2]
+    record = ses_record("Bounce", sent["message_id"], ALICE, clock.now())
+    record["mail"]["tags"] = tags[-1]  # what the send told SES comes back on its events
+    ingest_sqs_body(ingestion.services, ingestion.pipeline.events, json.dumps(record), IngestReport())
+    assert view(api, sent["message_id"])["state"] == "bounced"
+    assert ingestion.pipeline.due_work.count(DueKind.OUTCOME) == (1 if escalates else 0)
+    clock.advance(5)
+    assert ingestion.poll().escalated == (1 if escalates else 0)
 
 
 def test_fallback_chain_continues_through_the_same_mechanism(api, ingestion, clock, healthy_watermarks):

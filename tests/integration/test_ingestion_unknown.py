@@ -30,15 +30,15 @@ def faults(services, monkeypatch):
     real = services.email.send_email
     plan = []
 
-    def send_email(message_id, to, content):
+    def send_email(message_id, to, content, *, escalates):
         fault = plan.pop(0) if plan else None
         if fault == "accepted":
-            real(message_id, to, content)
+            real(message_id, to, content, escalates=escalates)
         if fault in ("accepted", "lost"):
             return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
         if fault == "throttled":
             return ProviderResponse(CallResult.THROTTLED, error_code="Throttling")
-        return real(message_id, to, content)
+        return real(message_id, to, content, escalates=escalates)
 
     monkeypatch.setattr(services.email, "send_email", send_email)
     return plan

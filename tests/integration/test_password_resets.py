@@ -124,7 +124,7 @@ def test_suppressed_address_gets_the_same_reset_id_inside_the_window(api, clock,
 
 def test_mail_of_a_replaced_reset_is_cancelled_not_left_waiting(api, services, clock, mailed, healthy_watermarks):
     # Given a reset whose mail could not be sent yet (the provider throttles), then replaced
-    services.email.send_email = lambda *args: ProviderResponse(CallResult.THROTTLED, error_code="Throttling")
+    services.email.send_email = lambda *args, **kwargs: ProviderResponse(CallResult.THROTTLED, error_code="Throttling")
     _, _, first = request(api)
     mailed()
     clock.advance(601)

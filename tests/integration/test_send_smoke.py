@@ -94,9 +94,9 @@ def test_in_flight_key_is_409_with_retry_after(api, services, healthy_watermarks
     answers = []
     real = services.email.send_email
 
-    def slow_send(message_id, to, content):
+    def slow_send(message_id, to, content, **kwargs):
         answers.append(send(api))
-        return real(message_id, to, content)
+        return real(message_id, to, content, **kwargs)
 
     services.email.send_email = slow_send
     status, _, _ = send(api)

@@ -371,6 +371,9 @@ def due_work_index(b: Backend) -> list[Any]:
     unknown = b.send(key="u")
     bounced = b.send(key="b", to="bob@example.com")
     b.ingest(ses_event(EventKind.BOUNCE, bounced, b.now(), recipient="bob@example.com"))
+    # The same failure, from an event that says the message does not escalate: no marker.
+    said_no = b.send(key="n", to="nora@example.com")
+    b.ingest(replace(ses_event(EventKind.BOUNCE, said_no, b.now(), recipient="nora@example.com"), escalates=False))
     escalating = b.send(key="e", to="erin@example.com", escalation={"deadline_seconds": 300, "fallback": []})
     in_flight = intent(b.now(), key="i", to="ivy@example.com")
     b.ledger.messages.commit_intent(in_flight)

@@ -69,8 +69,12 @@ def test_the_send_request_is_the_reference_request():
     )
     expected = parse_qs(reference_body.strip())
     response = adapter.send_email(
-        OUR_ID, "recipient@example.com", Rendered(expected["subject"][0], expected["text"][0], expected["html"][0])
+        OUR_ID,
+        "recipient@example.com",
+        Rendered(expected["subject"][0], expected["text"][0], expected["html"][0]),
+        escalates=True,
     )
+    # Only the message id rides as a user variable (Mailgun copies them into the mail's headers).
     [(method, url, headers, body)] = recorder.requests
     assert (method, url) == ("POST", "https://api.mailgun.net/v3/mg.example.com/messages")
     assert headers["Authorization"] == reference_headers["Authorization"]
@@ -115,7 +119,7 @@ def test_each_reference_error_answer_is_classified(status, result):
 
 def test_a_plain_send_is_accepted_and_in_the_outbox(mailgun):
     simulator, url = mailgun
-    response = sender(url).send_email(OUR_ID, "success@simulator.amazonses.com", CONTENT)
+    response = sender(url).send_email(OUR_ID, "success@simulator.amazonses.com", CONTENT, escalates=False)
     assert response.result is CallResult.ACCEPTED
     [entry] = simulator.outbox()
     assert entry["provider"] == "mailgun" and entry["message_id"] == OUR_ID
@@ -126,12 +130,12 @@ def test_a_plain_send_is_accepted_and_in_the_outbox(mailgun):
 def test_fault_labels(mailgun):
     simulator, url = mailgun
     adapter = sender(url)
-    throttled = [adapter.send_email(OUR_ID, "alice+throttle@example.com", CONTENT) for _ in range(3)]
+    throttled = [adapter.send_email(OUR_ID, "alice+throttle@example.com", CONTENT, escalates=False) for _ in range(3)]
     assert [r.result for r in throttled] == [CallResult.THROTTLED, CallResult.THROTTLED, CallResult.ACCEPTED]
     assert throttled[0].retry_after_seconds is not None
-    lost = [adapter.send_email(OUR_ID, "bob+timeout-lost@example.com", CONTENT) for _ in range(2)]
+    lost = [adapter.send_email(OUR_ID, "bob+timeout-lost@example.com", CONTENT, escalates=False) for _ in range(2)]
     assert [r.result for r in lost] == [CallResult.AMBIGUOUS, CallResult.ACCEPTED]
-    accepted = adapter.send_email(OUR_ID, "carol+timeout-accepted@example.com", CONTENT)
+    accepted = adapter.send_email(OUR_ID, "carol+timeout-accepted@example.com", CONTENT, escalates=False)
     assert accepted.result is CallResult.AMBIGUOUS
     assert [entry["to"] for entry in simulator.outbox()] == [
         "alice+throttle@example.com",
@@ -142,8 +146,11 @@ def test_fault_labels(mailgun):
 
 def test_a_wrong_key_is_refused_and_an_unreachable_api_proves_nothing_was_sent(mailgun):
     _, url = mailgun
-    assert sender(url, key="wrong").send_email(OUR_ID, "a@example.com", CONTENT).result is CallResult.REJECTED
-    closed = sender("http://127.0.0.1:9").send_email(OUR_ID, "a@example.com", CONTENT)
+    assert (
+        sender(url, key="wrong").send_email(OUR_ID, "a@example.com", CONTENT, escalates=False).result
+        is CallResult.REJECTED
+    )
+    closed = sender("http://127.0.0.1:9").send_email(OUR_ID, "a@example.com", CONTENT, escalates=False)
     assert closed.result is CallResult.UNAVAILABLE
 
 
@@ -151,7 +158,7 @@ def test_events_appear_late_and_a_followed_next_url_misses_them(mailgun, clock):
     simulator, url = mailgun
     api = events_api(url)
     begin = str(int(clock.now().timestamp()) - 1)
-    sender(url).send_email(OUR_ID, "complaint@simulator.amazonses.com", CONTENT)
+    sender(url).send_email(OUR_ID, "complaint@simulator.amazonses.com", CONTENT, escalates=False)
     clock.advance(2)
     page = api.query({"begin": begin, "ascending": "yes"})
     assert [item.event.kind for item in page.items if item.event] == [EventKind.DELIVERY]  # accepted: not yet
@@ -170,8 +177,8 @@ def test_events_appear_late_and_a_followed_next_url_misses_them(mailgun, clock):
 def test_filters_and_errors(mailgun, clock):
     simulator, url = mailgun
     api = events_api(url)
-    sender(url).send_email(OUR_ID, "bounce@simulator.amazonses.com", CONTENT)
-    sender(url).send_email("msg_other", "success@simulator.amazonses.com", CONTENT)
+    sender(url).send_email(OUR_ID, "bounce@simulator.amazonses.com", CONTENT, escalates=False)
+    sender(url).send_email("msg_other", "success@simulator.amazonses.com", CONTENT, escalates=False)
     clock.advance(10)
     page = api.query({"begin": "0", "ascending": "yes", "recipient": "bounce@simulator.amazonses.com"})
     assert {item.event.message_id for item in page.items if item.event} == {OUR_ID}
@@ -191,7 +198,7 @@ def test_an_unreadable_api_key_means_nothing_was_sent(mailgun):
         raise DependencyUnavailable("secret unavailable: GetParameterError")
 
     adapter = MailgunEmailSender(url, DEFAULT_DOMAIN, "n@mg.example.com", no_key)
-    response = adapter.send_email(OUR_ID, "a@example.com", CONTENT)
+    response = adapter.send_email(OUR_ID, "a@example.com", CONTENT, escalates=False)
     assert response.result is CallResult.UNAVAILABLE  # retried with backoff, then pending
     assert simulator.calls == 0
 
@@ -215,6 +222,6 @@ def test_the_local_stack_wiring_puts_the_keys_in_secrets_manager_and_points_the_
             assert read == LOCAL_SIGNING_KEY
             key = secrets.get_secret_value(SecretId=settings.mailgun_api_key_secret_arn)["SecretString"]
             adapter = MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, "n@x.example", lambda: key)
-            assert adapter.send_email(OUR_ID, "a@example.com", CONTENT).result is CallResult.ACCEPTED
+            assert adapter.send_email(OUR_ID, "a@example.com", CONTENT, escalates=False).result is CallResult.ACCEPTED
         finally:
             simulator.stop()

@@ -10,6 +10,7 @@ from urllib3.exceptions import NewConnectionError, ProtocolError, ReadTimeoutErr
 from sendledger.adapters.sendgrid import SendGridEmailSender, mail_send_body
 from sendledger.adapters.sendgrid_http import HttpAnswer
 from sendledger.domain.provider import CallResult
+from sendledger.domain.sendgrid_events import ESCALATES_ARG
 from sendledger.domain.templates import Rendered
 from tests.providers.formats import provider_format, raw_answers
 
@@ -42,8 +43,12 @@ def answer(case_prefix: str) -> HttpAnswer:
 def test_the_request_has_the_documented_shape_with_our_message_id_as_custom_arg() -> None:
     reference = provider_format("sendgrid-mail-send-request.json")
     content = Rendered(reference["subject"], reference["content"][0]["value"], reference["content"][1]["value"])
-    body = mail_send_body("no-reply@example.com", "msg_01JEXAMPLE0000000000000000", "recipient@example.com", content)
-    # Our request is the sample less its display names and our single category.
+    body = mail_send_body(
+        "no-reply@example.com", "msg_01JEXAMPLE0000000000000000", "recipient@example.com", content, escalates=True
+    )
+    # Our request is the sample less its display names, with our single category and, beside our
+    # message id, whether the message escalates.
+    reference["custom_args"][ESCALATES_ARG] = "1"
     reference["personalizations"][0]["to"][0].pop("name")
     reference["from"].pop("name")
     reference["categories"] = ["sendledger"]
@@ -53,7 +58,7 @@ def test_the_request_has_the_documented_shape_with_our_message_id_as_custom_arg(
 def test_accepted_answer_gives_the_x_message_id_and_the_call_carries_the_key() -> None:
     [ok] = raw_answers("sendgrid-mail-send-response.txt")
     http = ScriptedHttp(HttpAnswer(ok.status, ok.headers, ok.body))
-    response = sender(http).send_email("msg_1", "recipient@example.com", CONTENT)
+    response = sender(http).send_email("msg_1", "recipient@example.com", CONTENT, escalates=False)
     assert response.result is CallResult.ACCEPTED and response.provider_message_id == "EXAMPLE-xMsgId-000000A"
     [(method, url, _, headers)] = http.calls
     assert (method, url) == ("POST", "https://api.sendgrid.com/v3/mail/send")
@@ -70,16 +75,21 @@ def test_accepted_answer_gives_the_x_message_id_and_the_call_carries_the_key() -
     ],
 )
 def test_error_answers_map_to_what_they_prove(case: str, result: CallResult, code: str) -> None:
-    response = sender(ScriptedHttp(answer(case))).send_email("msg_1", "recipient@example.com", CONTENT)
+    response = sender(ScriptedHttp(answer(case))).send_email("msg_1", "recipient@example.com", CONTENT, escalates=False)
     assert (response.result, response.error_code) == (result, code)
     assert response.provider_message_id is None
 
 
 def test_throttling_waits_until_the_rate_limit_reset() -> None:
-    response = sender(ScriptedHttp(answer("429"))).send_email("msg_1", "recipient@example.com", CONTENT)
+    response = sender(ScriptedHttp(answer("429"))).send_email(
+        "msg_1", "recipient@example.com", CONTENT, escalates=False
+    )
     assert response.retry_after_seconds == 60.0  # X-RateLimit-Reset 1795946460, now 1795946400
     retry_after = HttpAnswer(429, {"retry-after": "7", "x-ratelimit-reset": "1795946460"}, b"{}")
-    assert sender(ScriptedHttp(retry_after)).send_email("m", "r@example.com", CONTENT).retry_after_seconds == 7.0
+    assert (
+        sender(ScriptedHttp(retry_after)).send_email("m", "r@example.com", CONTENT, escalates=False).retry_after_seconds
+        == 7.0
+    )
 
 
 @pytest.mark.parametrize(
@@ -91,4 +101,4 @@ def test_throttling_waits_until_the_rate_limit_reset() -> None:
     ],
 )
 def test_transport_failures_say_whether_the_request_may_have_arrived(error: Exception, result: CallResult) -> None:
-    assert sender(ScriptedHttp(error)).send_email("msg_1", "r@example.com", CONTENT).result is result
+    assert sender(ScriptedHttp(error)).send_email("msg_1", "r@example.com", CONTENT, escalates=False).result is result

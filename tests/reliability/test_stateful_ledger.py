@@ -147,7 +147,7 @@ class Provider:
     land_events: Any = None  # another poller applying SES's events before the outcome write
     poll_in_flight: Any = None  # a scheduled poll cycle running while this send is in flight
 
-    def send_email(self, message_id: str, to: str, content: Any) -> ProviderResponse:
+    def send_email(self, message_id: str, to: str, content: Any, *, escalates: bool) -> ProviderResponse:
         fault = self.plan[0] if self.plan else None
         if fault == "poll_in_flight":
             # The send is in flight whatever the provider answers: a down provider still lets the
@@ -167,7 +167,7 @@ class Provider:
             return ProviderResponse(CallResult.AMBIGUOUS, error_code="ReadTimeoutError")
         if fault == "throttled":
             return ProviderResponse(CallResult.THROTTLED, error_code="Throttling", retry_after_seconds=1)
-        response: ProviderResponse = self.real(message_id, to, content)
+        response: ProviderResponse = self.real(message_id, to, content, escalates=escalates)
         if response.result is CallResult.ACCEPTED and response.provider_message_id:
             self.accepted[message_id].append(response.provider_message_id)
             self.pending_events.append((message_id, to, self.clock.now()))

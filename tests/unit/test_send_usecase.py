@@ -83,12 +83,12 @@ class ReentrantEmail(FakeEmailSender):
         self.world = world
         self.inner: list[Exception] = []
 
-    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
+    def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
         try:
             send(self.world.services)
         except IdempotencyKeyInFlight as exc:
             self.inner.append(exc)
-        return super().send_email(message_id, to, content)
+        return super().send_email(message_id, to, content, escalates=escalates)
 
 
 def test_same_key_while_the_first_is_in_flight_is_told_to_retry_later(world: FakeWorld):

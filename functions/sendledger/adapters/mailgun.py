@@ -45,7 +45,9 @@ class MailgunEmailSender:
         self.http = http or pool()
         self.now = now
 
-    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
+    def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
+        # `escalates` is not sent: user variables are copied into the delivered mail's headers,
+        # so a failure's marker stays and the poller reads the message to decide.
         fields: list[tuple[str, str]] = [
             ("from", self.sender),
             ("to", to),

@@ -25,7 +25,7 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from sendledger.adapters.sendgrid_http import Http, HttpAnswer, default_http
 from sendledger.domain.provider import CallResult, ProviderResponse
-from sendledger.domain.sendgrid_events import MESSAGE_ID_ARG
+from sendledger.domain.sendgrid_events import ESCALATES_ARG, MESSAGE_ID_ARG
 from sendledger.domain.templates import Rendered
 
 MAIL_SEND_PATH = "/v3/mail/send"
@@ -49,8 +49,10 @@ class SendGridEmailSender:
         self.http = http or default_http()
         self.now = now
 
-    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
-        body = json.dumps(mail_send_body(self.sender, message_id, to, content), separators=(",", ":")).encode()
+    def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
+        body = json.dumps(
+            mail_send_body(self.sender, message_id, to, content, escalates=escalates), separators=(",", ":")
+        ).encode()
         headers = {
             "Authorization": f"Bearer {self.api_key()}",
             "Content-Type": "application/json",
@@ -67,7 +69,7 @@ class SendGridEmailSender:
         return classify_answer(answer, self.now())
 
 
-def mail_send_body(sender: str, message_id: str, to: str, content: Rendered) -> dict[str, Any]:
+def mail_send_body(sender: str, message_id: str, to: str, content: Rendered, *, escalates: bool) -> dict[str, Any]:
     """The v3 mail send body: one personalization, text before html (SendGrid refuses the other order)."""
     parts = [{"type": "text/plain", "value": content.text}]
     if content.html:
@@ -78,7 +80,7 @@ def mail_send_body(sender: str, message_id: str, to: str, content: Rendered) -> 
         "subject": content.subject or "",
         "content": parts,
         # Copied onto every event of the message: proves acceptance of a timed-out call.
-        "custom_args": {MESSAGE_ID_ARG: message_id},
+        "custom_args": {MESSAGE_ID_ARG: message_id, ESCALATES_ARG: "1" if escalates else "0"},
         "categories": [CATEGORY],
         "mail_settings": {"sandbox_mode": {"enable": False}},
     }

@@ -15,7 +15,7 @@ class SesEmailSender:
         self.sender = sender
         self.configuration_set = configuration_set
 
-    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
+    def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
         body: dict[str, Any] = {"Text": {"Data": content.text, "Charset": "UTF-8"}}
         if content.html:
             body["Html"] = {"Data": content.html, "Charset": "UTF-8"}
@@ -25,7 +25,10 @@ class SesEmailSender:
                 Destination={"ToAddresses": [to]},
                 Content={"Simple": {"Subject": {"Data": content.subject or "", "Charset": "UTF-8"}, "Body": body}},
                 ConfigurationSetName=self.configuration_set,
-                # The tag comes back on every SES event: it proves acceptance of a timed-out call.
-                EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id}],
+                # The tags come back on every SES event: the id proves acceptance of a timed-out call.
+                EmailTags=[
+                    {"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id},
+                    {"Name": names.SES_ESCALATES_TAG, "Value": "1" if escalates else "0"},
+                ],
             )
         )

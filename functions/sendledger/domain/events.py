@@ -54,6 +54,7 @@ class DeliveryEvent:
     bounce_subtype: str | None = None
     provider_response: str | None = None  # SMS providerResponse, SES smtp status (no diagnostics)
     evidence: dict[str, Any] = field(default_factory=dict)
+    escalates: bool | None = None  # what the send told the provider; None: the event does not say
 
     @property
     def recipient_fingerprint(self) -> str | None:
@@ -81,6 +82,11 @@ def mapping(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MalformedEvent(f"{what} missing or not an object")
     return value
+
+
+def escalates_flag(value: Any) -> bool | None:
+    """The escalates flag a send gave the provider ("1"/"0"), as its events carry it back."""
+    return {"1": True, "0": False}.get(value) if isinstance(value, str) else None
 
 
 def required_text(value: Any, what: str) -> str:

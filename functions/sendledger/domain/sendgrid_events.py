@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sendledger.domain.events import DeliveryEvent, EventKind, EventSource, MalformedEvent
+from sendledger.domain.events import DeliveryEvent, EventKind, EventSource, MalformedEvent, escalates_flag
 
 MESSAGE_ID_ARG = "sendledger_message_id"  # custom_args key set by the SendGrid adapter
+ESCALATES_ARG = "sendledger_escalates"  # custom_args: "1" when the message has an escalation, else "0"
 SIGNATURE_HEADER = "X-Twilio-Email-Event-Webhook-Signature"
 TIMESTAMP_HEADER = "X-Twilio-Email-Event-Webhook-Timestamp"
 
@@ -90,6 +91,7 @@ def parse_event(record: Mapping[str, Any]) -> DeliveryEvent | None:
         bounce_subtype=bounce_subtype,
         provider_response=status,
         evidence=evidence,
+        escalates=escalates_flag(record.get(ESCALATES_ARG)),
     )
 
 

@@ -19,6 +19,7 @@ from sendledger.domain.events import (
     EventKind,
     EventSource,
     MalformedEvent,
+    escalates_flag,
     json_object,
     mapping,
     optional_text,
@@ -57,6 +58,8 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
     tags = mail.get("tags") or {}
     tag_values = tags.get(names.SES_MESSAGE_ID_TAG) if isinstance(tags, Mapping) else None
     message_id = str(tag_values[0]) if isinstance(tag_values, list) and tag_values else None
+    flag_values = tags.get(names.SES_ESCALATES_TAG) if isinstance(tags, Mapping) else None
+    escalates = escalates_flag(flag_values[0]) if isinstance(flag_values, list) and flag_values else None
     detail_key = event_type[0].lower() + event_type[1:]
     detail = record.get(detail_key) or {}
     if not isinstance(detail, Mapping):
@@ -98,6 +101,7 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
                 bounce_type=bounce_type,
                 bounce_subtype=bounce_subtype,
                 provider_response=status,
+                escalates=escalates,
                 evidence=per_recipient,
             )
         )

@@ -31,7 +31,8 @@ def deliver(
 
     def call() -> ProviderResponse:
         if message.channel is Channel.EMAIL:
-            return services.email.send_email(message.message_id, message.to, rendered)
+            escalates = bool(message.escalation)
+            return services.email.send_email(message.message_id, message.to, rendered, escalates=escalates)
         return services.sms.send_sms(message.message_id, message.to, rendered, message.category)
 
     return call_with_backoff(call, services.backoff, services.sleep, seconds_left)

@@ -125,7 +125,8 @@ class FakeDeliveryEvents:
             receipt.state, receipt.updated_at = plan.target, ms(now)
             if plan.target in evidence.FAILED_FOR_GOOD:
                 # Escalation may act before the deadline once a message failed for good.
-                receipt.reason, receipt.due = evidence.reason_of(event), (DueKind.OUTCOME, now)
+                receipt.reason = evidence.reason_of(event)
+                receipt.due = None if event.escalates is False else (DueKind.OUTCOME, now)
             else:
                 receipt.reason, receipt.due = None, None
         entry = evidence.event_entry(

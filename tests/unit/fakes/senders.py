@@ -37,6 +37,7 @@ class Call:
     to: str
     content: Rendered
     category: str | None = None
+    escalates: bool = False
 
 
 class ScriptedProvider:
@@ -74,8 +75,8 @@ class FakeEmailSender(ScriptedProvider):
     def __init__(self, *script: Reply) -> None:
         super().__init__("ses", *script)
 
-    def send_email(self, message_id: str, to: str, content: Rendered) -> ProviderResponse:
-        return self._answer(Call(message_id, to, content))
+    def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
+        return self._answer(Call(message_id, to, content, escalates=escalates))
 
 
 class FakeSmsSender(ScriptedProvider):

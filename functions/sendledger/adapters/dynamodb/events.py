@@ -155,9 +155,10 @@ class DeliveryEvents:
             update.set("state", plan.target.value).set("updated_at", iso(now))
             if plan.target in evidence.FAILED_FOR_GOOD:
                 # Escalation may act before the deadline once a message failed for good: the
-                # poller checks this message (and drops the marker when it has no escalation).
+                # poller checks this message (and drops the marker when it has no escalation),
+                # unless the event says the message has none.
                 update.set("reason", evidence.reason_of(event))
-                set_due(update, _message_id_for_due(plan), (DueKind.OUTCOME, now))
+                set_due(update, _message_id_for_due(plan), None if event.escalates is False else (DueKind.OUTCOME, now))
             else:
                 # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
                 # longer explains the state (it stays in the history as evidence).
