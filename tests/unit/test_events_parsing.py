@@ -2,13 +2,16 @@
 
 import json
 from datetime import UTC, datetime, timedelta
+from email.utils import parseaddr
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sendledger.domain.events import EventKind, EventSource, MalformedEvent
 from sendledger.domain.messages import MessageState
 from sendledger.domain.outcomes import allowed_from, target_state
-from sendledger.domain.ses_events import parse_ses_record, parse_sqs_body
+from sendledger.domain.ses_events import address_of, parse_ses_record, parse_sqs_body
 from sendledger.domain.sms_events import (
     LogRecord,
     decode_subscription_event,
@@ -200,3 +203,17 @@ def test_cursor_keeps_ids_inside_the_overlap_only():
     advanced = advance_cursor(state, records)
     assert advanced["start"] == 1_002_000
     assert set(advanced["seen"]) == {"a", "b"}
+
+
+_ATOM = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+
+
+@given(st.lists(_ATOM, min_size=1, max_size=3), st.lists(_ATOM, min_size=1, max_size=3))
+def test_an_address_that_skips_the_full_parser_reads_as_the_parser_reads_it(local, domain):
+    raw = ".".join(local) + "@" + ".".join(domain)
+    assert address_of(raw) == (parseaddr(raw)[1] or raw.strip())
+
+
+def test_display_name_forms_still_go_through_the_parser():
+    assert address_of('"Alice Example" <alice@example.com>') == "alice@example.com"
+    assert address_of(" bob@example.com ") == "bob@example.com"

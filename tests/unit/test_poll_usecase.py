@@ -93,3 +93,33 @@ def test_an_undelivered_message_escalates_to_its_fallback_at_the_deadline(world:
     world.clock.advance(60)
     assert poll_cycle(world.pipeline, seconds_left).escalated == 0, "once"
     assert len(world.sms.calls) == 1
+
+
+def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWorld, monkeypatch):
+    """Its lane (who it is about) and its apply share one parse: parsing is most of a cycle's own CPU."""
+    from sendledger.usecases import ingest, poll
+
+    reads = {"ses": 0, "sms": 0}
+    parse_body, parse_record = poll.parse_sqs_body, ingest.parse_sms_record
+
+    def counted_body(body):
+        reads["ses"] += 1
+        return parse_body(body)
+
+    def counted_record(message):
+        reads["sms"] += 1
+        return parse_record(message)
+
+    for module in (poll, ingest):  # wherever the cycle may parse, it is counted
+        monkeypatch.setattr(module, "parse_sqs_body", counted_body, raising=False)
+        monkeypatch.setattr(module, "parse_sms_record", counted_record, raising=False)
+    emails = [send(world.services, key=f"k-{i}", to=f"r{i}@example.com").view["message_id"] for i in range(3)]
+    for i, message_id in enumerate(emails):
+        world.ses_queue.put(ses_body("Delivery", message_id, world.clock.now(), recipient=f"r{i}@example.com"))
+    send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    world.logs.write(SUCCESS_GROUP, sms_log("sns-0001", world.clock.now()), int(world.clock.now().timestamp() * 1000))
+    world.ses_queue.put("not json")
+    world.clock.advance(30)
+    report = poll_cycle(world.pipeline, seconds_left)
+    assert (report.applied, report.poison) == (4, 1)
+    assert reads == {"ses": 4, "sms": 1}

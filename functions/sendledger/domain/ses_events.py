@@ -7,6 +7,7 @@ no tags) are accepted too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from email.utils import parseaddr
@@ -116,23 +117,30 @@ def _ses_recipients(kind: EventKind, mail: Mapping[str, Any], detail: Mapping[st
     if kind is EventKind.BOUNCE:
         for item in detail.get("bouncedRecipients") or []:
             if isinstance(item, Mapping) and item.get("emailAddress"):
-                listed.append((_address(item["emailAddress"]), optional_text(item.get("status"))))
+                listed.append((address_of(item["emailAddress"]), optional_text(item.get("status"))))
     elif kind is EventKind.COMPLAINT:
         for item in detail.get("complainedRecipients") or []:
             if isinstance(item, Mapping) and item.get("emailAddress"):
-                listed.append((_address(item["emailAddress"]), None))
+                listed.append((address_of(item["emailAddress"]), None))
     elif kind is EventKind.DELIVERY:
-        listed = [(_address(item), None) for item in detail.get("recipients") or [] if isinstance(item, str)]
+        listed = [(address_of(item), None) for item in detail.get("recipients") or [] if isinstance(item, str)]
     elif kind is EventKind.DELIVERY_DELAY:
         for item in detail.get("delayedRecipients") or []:
             if isinstance(item, Mapping) and item.get("emailAddress"):
-                listed.append((_address(item["emailAddress"]), optional_text(item.get("status"))))
+                listed.append((address_of(item["emailAddress"]), optional_text(item.get("status"))))
     if not listed:
-        listed = [(_address(item), None) for item in mail.get("destination") or [] if isinstance(item, str)]
+        listed = [(address_of(item), None) for item in mail.get("destination") or [] if isinstance(item, str)]
     return listed or [("", None)]
 
 
-def _address(raw: str) -> str:
+# No whitespace and none of RFC 5322's specials but the one "@": the address parses to itself.
+_BARE_ADDRESS = re.compile(r"[^\s()<>\[\]:;@\\,.\"]+(?:\.[^\s()<>\[\]:;@\\,.\"]+)*@[^\s()<>\[\]:;@\\,\"]+")
+
+
+def address_of(raw: str) -> str:
+    """The address in an SES recipient field: SES lists bare addresses, which skip the full parser."""
+    if _BARE_ADDRESS.fullmatch(raw):
+        return raw
     return parseaddr(raw)[1] or raw.strip()
 
 

@@ -194,10 +194,23 @@ def ingest_sqs_body(services: Services, events: DeliveryEventStore, body: str, r
 
 def ingest_log_record(services: Services, events: DeliveryEventStore, record: LogRecord, report: IngestReport) -> None:
     """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
+    ingest_read_record(services, events, read_log_record(record), report)
+
+
+def read_log_record(record: LogRecord) -> DeliveryEvent | None:
+    """The record's event, or None when it is unreadable (logged here, once)."""
     try:
-        event = parse_sms_record(record.message)
+        return parse_sms_record(record.message)
     except MalformedEvent as exc:
-        report.poison += 1
         logger.error("unreadable SMS status record", extra={"log_event_id": record.log_event_id, "error": str(exc)})
+        return None
+
+
+def ingest_read_record(
+    services: Services, events: DeliveryEventStore, event: DeliveryEvent | None, report: IngestReport
+) -> None:
+    """A read record's event; an unreadable record (None) counts as poison and is skipped."""
+    if event is None:
+        report.poison += 1
         return
     ingest_event(services, events, event, report)

@@ -24,10 +24,10 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from sendledger import names
-from sendledger.domain.events import MalformedEvent
+from sendledger.domain.events import DeliveryEvent, MalformedEvent
 from sendledger.domain.messages import DueKind
 from sendledger.domain.ses_events import parse_sqs_body
-from sendledger.domain.sms_events import LogRecord, parse_sms_record
+from sendledger.domain.sms_events import LogRecord
 from sendledger.ports import QueueMessage
 from sendledger.usecases import (
     escalate,
@@ -38,7 +38,14 @@ from sendledger.usecases import (
     resolve_unknown,
     webhook_drain,
 )
-from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, ingest_log_record, ingest_sqs_body
+from sendledger.usecases.ingest import (
+    IngestReport,
+    MetricPoint,
+    Pipeline,
+    ingest_event,
+    ingest_read_record,
+    read_log_record,
+)
 
 logger = Logger(child=True)
 
@@ -155,40 +162,48 @@ def drain_ses_queue(pipeline: Pipeline, seconds_left: Callable[[], float], repor
     queue, settings = pipeline.ses_queue, pipeline.services.settings
     assert queue is not None
     parts: list[IngestReport] = []  # one per apply, written on its thread, merged on this one
+    # Each body is parsed once, when its lane is chosen; its apply takes the same events.
+    parsed: dict[str, list[DeliveryEvent] | str] = {}  # by SQS message id: its events, or why unreadable
+
+    def read(message: QueueMessage) -> list[DeliveryEvent] | str:
+        if message.message_id not in parsed:
+            try:
+                parsed[message.message_id] = parse_sqs_body(message.body)
+            except MalformedEvent as exc:
+                parsed[message.message_id] = str(exc)
+        return parsed[message.message_id]
+
+    def lane(message: QueueMessage) -> str | None:
+        """Who the message's event is about (an unreadable one is independent of everything)."""
+        events = read(message)
+        return events[0].recipient_key if isinstance(events, list) and events else None
 
     def apply(message: QueueMessage) -> bool:
         part = IngestReport()
         parts.append(part)
-        try:
-            ingest_sqs_body(pipeline.services, pipeline.events, message.body, part)
-        except MalformedEvent as exc:
+        events = read(message)
+        parsed.pop(message.message_id, None)  # applied once per receipt: no need to keep it
+        if isinstance(events, str):
             part.poison += 1
             # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
             logger.error(
                 "unreadable SES event message left for the DLQ",
-                extra={"sqs_message_id": message.message_id, "receive_count": message.receive_count, "error": str(exc)},
+                extra={"sqs_message_id": message.message_id, "receive_count": message.receive_count, "error": events},
             )
             return False
+        for event in events:
+            ingest_event(pipeline.services, pipeline.events, event, part)
         return True
 
     try:
         drained = queue_drain.drain(
-            queue, apply, _ses_recipient, settings.poll_apply_concurrency, lambda: seconds_left() < SAFETY_SECONDS
+            queue, apply, lane, settings.poll_apply_concurrency, lambda: seconds_left() < SAFETY_SECONDS
         )
     finally:
         for part in parts:
             report.absorb(part)
     # Push mode: the SQS event source may hold messages it has not applied yet.
     return drained and (settings.ingestion_mode != "push" or queue.in_flight() == 0)
-
-
-def _ses_recipient(message: QueueMessage) -> str | None:
-    """Who the message's event is about (an unreadable one is independent of everything)."""
-    try:
-        events = parse_sqs_body(message.body)
-    except MalformedEvent:
-        return None
-    return events[0].recipient_key if events else None
 
 
 # --- 2. SMS logs -------------------------------------------------------------------------------
@@ -226,22 +241,21 @@ def reconcile_sms_logs(
 def _apply_sms_records(pipeline: Pipeline, records: list[LogRecord], report: IngestReport) -> None:
     """Raises the first failure once all are tried: the cursor stays, and the page is read again."""
     parts = {record.log_event_id: IngestReport() for record in records}
+    read = {record.log_event_id: read_log_record(record) for record in records}  # once, for lane and apply
+
+    def lane(record: LogRecord) -> str | None:
+        event = read[record.log_event_id]
+        return event.recipient_key if event else None  # an unreadable record is independent of all
 
     def apply(record: LogRecord) -> None:
-        ingest_log_record(pipeline.services, pipeline.events, record, parts[record.log_event_id])
+        event = read[record.log_event_id]
+        ingest_read_record(pipeline.services, pipeline.events, event, parts[record.log_event_id])
 
-    _, failure = fan_out.in_groups(records, _sms_recipient, apply, pipeline.services.settings.poll_apply_concurrency)
+    _, failure = fan_out.in_groups(records, lane, apply, pipeline.services.settings.poll_apply_concurrency)
     for part in parts.values():
         report.absorb(part)
     if failure is not None:
         raise failure
-
-
-def _sms_recipient(record: LogRecord) -> str | None:
-    try:
-        return parse_sms_record(record.message).recipient_key
-    except MalformedEvent:
-        return None  # ingest_log_record counts it as poison on its own
 
 
 def advance_cursor(state: dict[str, Any], records: list[LogRecord]) -> dict[str, Any]:

@@ -53,19 +53,34 @@ def key(pk: str, sk: str) -> Item:
 # --- expressions -----------------------------------------------------------------------------
 @dataclass
 class Expression:
-    """Placeholders for one request's expressions (names and values never collide)."""
+    """Placeholders for one request's expressions (names and values never collide).
+
+    An attribute named twice, or a scalar used twice, shares one placeholder: the request the
+    SDK serializes (and signs) is that much smaller.
+    """
 
     names: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
+    _name_of: dict[str, str] = field(default_factory=dict, repr=False)
+    _value_of: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     def name(self, attribute: str) -> str:
-        placeholder = f"#n{len(self.names)}"
-        self.names[placeholder] = attribute
+        placeholder = self._name_of.get(attribute)
+        if placeholder is None:
+            placeholder = self._name_of[attribute] = f"#n{len(self.names)}"
+            self.names[placeholder] = attribute
         return placeholder
 
     def value(self, value: Any) -> str:
-        placeholder = f":v{len(self.values)}"
-        self.values[placeholder] = encode(value)
+        encoded = encode(value)
+        ((kind, inner),) = encoded.items()
+        scalar = (kind, inner) if kind in {"S", "N"} else (kind, str(inner)) if kind == "BOOL" else None
+        placeholder = self._value_of.get(scalar) if scalar else None
+        if placeholder is None:
+            placeholder = f":v{len(self.values)}"
+            self.values[placeholder] = encoded
+            if scalar:
+                self._value_of[scalar] = placeholder
         return placeholder
 
     def one_of(self, attribute: str, options: list[str]) -> str:
