@@ -80,6 +80,7 @@ RESET_ITEM = f"{DYNAMODB}/resets.py"
 EVENT_WRITES = f"{DYNAMODB}/events.py"
 KEYS = f"{DYNAMODB}/keys.py"
 AWS = f"{FUNCTIONS}/adapters/aws.py"
+SDK = f"{FUNCTIONS}/adapters/sdk.py"
 MESSAGES = f"{FUNCTIONS}/domain/messages.py"
 RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
 STATE_CHANGES = f"{FUNCTIONS}/domain/state_changes.py"
@@ -190,8 +191,8 @@ SMS_TRANSIENT = frozenset(
         "event-dedupe-unconditional",
         "events are deduplicated by source event id: a redelivered event is applied twice",
         EVENT_WRITES,
-        old="derived_from=event.dedupe_key)",
-        new="derived_from=None)",
+        old="derived_from=event.dedupe_key, within=within)",
+        new="derived_from=None, within=within)",
     ),
     Sabotage(
         "history-key-reused",
@@ -232,8 +233,8 @@ SMS_TRANSIENT = frozenset(
         "absence is proven only once the watermark passes send time + UNKNOWN_GRACE_SECONDS: "
         "a send accepted but not yet reported is sent twice",
         RESOLVE,
-        old="    if watermark is not None and watermark > sent_at + grace:\n",
-        new="    if watermark is not None and watermark > sent_at:\n",
+        old="    if absent_by_lookup or (watermark is not None and watermark > sent_at + grace):\n",
+        new="    if absent_by_lookup or (watermark is not None and watermark > sent_at):\n",
     ),
     Sabotage(
         "outcome-rank-flipped",
@@ -316,9 +317,9 @@ SMS_TRANSIENT = frozenset(
     Sabotage(
         "sdk-retries-provider-send",
         "the SDK never retries a send on its own: a read-timeout retry is a duplicate",
-        AWS,
-        old='    retries={"total_max_attempts": 1, "mode": "standard"},',
-        new='    retries={"total_max_attempts": 3, "mode": "standard"},',
+        SDK,
+        old='NO_RETRIES: dict[str, Any] = {"total_max_attempts": 1, "mode": "standard"}',
+        new='NO_RETRIES: dict[str, Any] = {"total_max_attempts": 3, "mode": "standard"}',
     ),
     Sabotage(
         "status-event-id-per-item",
