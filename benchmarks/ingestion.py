@@ -10,8 +10,8 @@ written in SNS's log format. They are then handed to the handlers in the AWS eve
 - SMS: the `sms_delivery_logs` handler with a CloudWatch Logs subscription event of one record.
 
 Each is applied once (new) and then once more unchanged (duplicate); the DynamoDB requests of
-each invocation are counted. Throughput is the scheduled poll cycle (SES queue drain + SMS log
-reconciliation) over a fresh batch.
+each invocation are counted. Throughput, and the CPU per applied event, is
+benchmarks/throughput.py.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ import hashlib
 import importlib
 import json
 import time
-import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -31,7 +29,6 @@ from benchmarks import ours
 from benchmarks.aws import World, lambda_context, reset_caches
 from benchmarks.counting import RequestLog, counting
 from benchmarks.environment import ACCOUNT_ID, REGION
-from benchmarks.timing import EmulatorMeter
 
 POLLER = "sendledger.handlers.poller"
 SMS_DELIVERY_LOGS = "sendledger.handlers.sms_delivery_logs"
@@ -282,76 +279,3 @@ def _sms_status(event: dict[str, Any]) -> str:
         return f"{record['status']}:{record['delivery']['providerResponse']}"
     except Exception:
         return "unknown"
-
-
-def throughput(world: World, emails: int, sms: int) -> dict[str, Any]:
-    """Events applied per second by scheduled poll cycles (SES drain + SMS log reconciliation)."""
-    poller, missing = load(POLLER)
-    if poller is None:
-        return {"reason": missing}
-    from local.scheduler import scheduled_event
-
-    handler = poller.lambda_handler
-
-    def cycle() -> dict[str, Any]:
-        event = scheduled_event(now=datetime.now(UTC), region=REGION, account_id=ACCOUNT_ID)
-        answer = handler(event, lambda_context("sendledger-poller", 60.0))
-        return answer if isinstance(answer, dict) else {}
-
-    world.refresh_watermarks()
-    provider = Provider(world)
-    try:
-        cycle()  # settle: cursor established, queue empty, earlier records seen
-        run = uuid.uuid4().hex[:8]
-        addresses = list(EMAIL_OUTCOMES.values())
-        for i in range(emails):
-            base = addresses[i % len(addresses)]
-            local, _, domain = base.partition("@")
-            to = f"{local}+{run}{i}@{domain}"
-            status, _, body = ours.post("/v1/messages", ours.email_body(to), key=f"tp-{run}-{i}")
-            if status != 202:
-                raise RuntimeError(f"send failed: {status} {body}")
-        for i in range(sms):
-            number = f"+1312555{100 + i % 70:04d}"  # +1 312 555-01XX: 00-49 delivered, 50-59 unreachable, 60-69 invalid
-            status, _, body = ours.post("/v1/messages", ours.sms_body(number), key=f"tp-sms-{run}-{i}")
-            if status != 202:
-                raise RuntimeError(f"SMS failed: {status} {body}")
-        flushed = provider.simulator.flush()
-        expected = int(flushed.get("ses_events_published", 0)) + int(flushed.get("sms_records_written", 0))
-        applied = duplicates = cycles = 0
-        with EmulatorMeter().installed() as meter:
-            start, start_cpu = time.perf_counter(), time.process_time()
-            while cycles < 20:
-                answer = cycle()
-                cycles += 1
-                applied += int(answer.get("applied", 0) or 0)
-                duplicates += int(answer.get("duplicates", 0) or 0)
-                if applied + duplicates >= expected or not (answer.get("applied") or answer.get("duplicates")):
-                    break
-            elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-        emulated, emulated_cpu = meter.seconds, meter.cpu_seconds
-    finally:
-        provider.close()
-    client = max(elapsed - emulated, 1e-9)
-    lambda_cpu = max(cpu - emulated_cpu, 0.0)
-    return {
-        "method": (
-            "scheduled poller cycles over a fresh batch (SES events via SNS->SQS, SMS records via FilterLogEvents)"
-        ),
-        "events_expected": expected,
-        "events_applied": applied,
-        "duplicates_seen": duplicates,
-        "cycles": cycles,
-        "seconds": round(elapsed, 4),
-        "events_per_second": round(applied / elapsed, 2) if elapsed > 0 and applied else 0.0,
-        "moto_emulation_seconds": round(emulated, 4),
-        "client_seconds": round(client, 4),
-        "client_ms_per_event": round(client * 1000 / applied, 3) if applied else None,
-        "events_per_second_excluding_moto": round(applied / client, 2) if applied else 0.0,
-        "lambda_cpu_seconds": round(lambda_cpu, 4),
-        "cpu_ms_per_event": round(lambda_cpu * 1000 / applied, 3) if applied else None,
-        "note": (
-            "wall time is dominated by moto: its TransactWriteItems deep-copies the whole table once per "
-            "transaction item, so it slows as the table fills; DynamoDB does not"
-        ),
-    }

@@ -226,7 +226,28 @@ def render(results: dict[str, Any]) -> str:
             [
                 "Lambda CPU ms per applied event (the bar)",
                 throughput.get("cpu_ms_per_event"),
-                "process CPU time over the cycles minus the CPU time inside moto's emulation, per applied event",
+                "what the cycles that applied the batch spent beyond as many idle cycles, per applied event; "
+                f"median of {throughput.get('rounds')} rounds at the run's full machine speed "
+                f"(raw median {throughput.get('cpu_ms_per_event_raw_median')})",
+            ],
+            [
+                "Lambda CPU ms per applied event, whole cycles",
+                throughput.get("whole_cycle_cpu_ms_per_event"),
+                "the same cycles' whole CPU, fixed work included, per applied event; at full speed "
+                f"(raw median {throughput.get('whole_cycle_cpu_ms_per_event_raw_median')})",
+            ],
+            [
+                "Lambda CPU ms of an idle cycle",
+                throughput.get("idle_cycle_cpu_ms"),
+                "a scheduled cycle with nothing to apply (due-work sweeps, cursors, metrics): every poll "
+                f"interval pays it; at full speed (raw median {throughput.get('idle_cycle_cpu_ms_raw_median')})",
+            ],
+            [
+                "machine speed spread during the rounds",
+                throughput.get("machine_speed_spread"),
+                "slowest over fastest sample of the reference workload (benchmarks/machine_speed.py) taken "
+                "between rounds; each round is divided by its own slowdown "
+                f"({throughput.get('rounds_slowdown')})",
             ],
             ["Lambda asset, unzipped bytes", results.get("asset_bytes"), asset.get("method") or asset.get("reason")],
             [

@@ -1,0 +1,149 @@
+"""Events applied per second, and Lambda CPU per applied event, by scheduled poll cycles.
+
+Each round sends a fresh batch through the `api` handler (the simulator plays SES and SNS),
+then times the scheduled `poller` invocations that drain it (SES queue + SMS log
+reconciliation, with the cycle's fixed work: due work, escalations, metrics). The Lambda's CPU
+is the process's CPU time over those cycles minus the CPU time its threads spent inside moto's
+emulation (benchmarks/timing.EmulatorMeter), divided by the events applied.
+
+Several rounds, bracketed by samples of a reference workload (benchmarks/machine_speed.py): the
+bar is the median round at the run's full machine speed, and the raw median is reported beside
+it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from benchmarks import ours
+from benchmarks.aws import World, lambda_context
+from benchmarks.environment import ACCOUNT_ID, REGION
+from benchmarks.ingestion import EMAIL_OUTCOMES, POLLER, Provider, load
+from benchmarks.machine_speed import SpeedLog
+from benchmarks.timing import EmulatorMeter
+
+MAX_CYCLES = 20
+
+
+def measure(world: World, emails: int, sms: int, rounds: int) -> dict[str, Any]:
+    poller, missing = load(POLLER)
+    if poller is None:
+        return {"reason": missing}
+    handler = poller.lambda_handler
+    speed = SpeedLog()
+    speed.bracket()
+    found: list[dict[str, Any]] = []
+    for _ in range(rounds):
+        found.append(_one_round(world, handler, emails, sms))
+        speed.bracket()
+    slowdown = [speed.slowdown(i) for i in range(rounds)]
+    whole = [round_["cpu_ms_per_event"] for round_ in found]
+    marginal = [round_["marginal_cpu_ms_per_event"] for round_ in found]
+    idle = [round_["idle_cycle_cpu_ms"] for round_ in found]
+    median_round = found[sorted(range(rounds), key=lambda i: marginal[i])[rounds // 2]]
+    per_round_cpu = ("cpu_ms_per_event", "marginal_cpu_ms_per_event", "idle_cycle_cpu_ms")
+    typical = {key: value for key, value in median_round.items() if key not in per_round_cpu}
+
+    def at_full_speed(values: list[float]) -> list[float]:
+        return [round(value / factor, 3) for value, factor in zip(values, slowdown, strict=True)]
+
+    return {
+        **typical,
+        "method": (
+            f"{rounds} rounds, each: {emails} emails and {sms} SMS sent through the api handler, then the "
+            "scheduled poller cycles that drain them (SES events via SNS->SQS, SMS records via FilterLogEvents)"
+        ),
+        "rounds": rounds,
+        "events_per_second": round(statistics.median(r["events_per_second"] for r in found), 2),
+        # The bar: what applying an event adds to a cycle, at the run's full machine speed.
+        "cpu_ms_per_event": round(statistics.median(at_full_speed(marginal)), 3),
+        "cpu_ms_per_event_raw_median": round(statistics.median(marginal), 3),
+        "whole_cycle_cpu_ms_per_event": round(statistics.median(at_full_speed(whole)), 3),
+        "whole_cycle_cpu_ms_per_event_raw_median": round(statistics.median(whole), 3),
+        "idle_cycle_cpu_ms": round(statistics.median(at_full_speed(idle)), 3),
+        "idle_cycle_cpu_ms_raw_median": round(statistics.median(idle), 3),
+        "rounds_raw": {"marginal": marginal, "whole_cycle": whole, "idle_cycle_ms": idle},
+        "rounds_slowdown": [round(factor, 3) for factor in slowdown],
+        "machine_speed_spread": round(speed.spread(), 2),
+        "reference_workload_fastest_ms": round(speed.fastest * 1000, 3),
+        "note": (
+            "wall time is dominated by moto: its emulation of a request is far slower than DynamoDB's, and "
+            "it slows as the table fills; DynamoDB does not"
+        ),
+    }
+
+
+def _one_round(world: World, handler: Any, emails: int, sms: int) -> dict[str, Any]:
+    from local.scheduler import scheduled_event
+
+    def cycle() -> dict[str, Any]:
+        event = scheduled_event(now=datetime.now(UTC), region=REGION, account_id=ACCOUNT_ID)
+        answer = handler(event, lambda_context("sendledger-poller", 60.0))
+        return answer if isinstance(answer, dict) else {}
+
+    world.refresh_watermarks()
+    provider = Provider(world)
+    try:
+        cycle()  # settle: cursor established, queue empty, earlier records seen
+        with EmulatorMeter().installed() as meter:
+            start_cpu = time.process_time()
+            cycle()  # nothing to apply: the fixed work every cycle does (due work, cursors, metrics)
+            idle_cpu = max(time.process_time() - start_cpu - meter.cpu_seconds, 0.0)
+        expected = _send_batch(provider, emails, sms)
+        applied = duplicates = cycles = 0
+        with EmulatorMeter().installed() as meter:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            while cycles < MAX_CYCLES:
+                answer = cycle()
+                cycles += 1
+                applied += int(answer.get("applied", 0) or 0)
+                duplicates += int(answer.get("duplicates", 0) or 0)
+                if applied + duplicates >= expected or not (answer.get("applied") or answer.get("duplicates")):
+                    break
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        emulated, emulated_cpu = meter.seconds, meter.cpu_seconds
+    finally:
+        provider.close()
+    if not applied:
+        raise RuntimeError(f"no event applied of {expected} expected")
+    client = max(elapsed - emulated, 1e-9)
+    lambda_cpu = max(cpu - emulated_cpu, 0.0)
+    marginal = max(lambda_cpu - idle_cpu * cycles, 0.0)
+    return {
+        "events_expected": expected,
+        "events_applied": applied,
+        "duplicates_seen": duplicates,
+        "cycles": cycles,
+        "seconds": round(elapsed, 4),
+        "events_per_second": round(applied / elapsed, 2),
+        "moto_emulation_seconds": round(emulated, 4),
+        "client_seconds": round(client, 4),
+        "client_ms_per_event": round(client * 1000 / applied, 3),
+        "events_per_second_excluding_moto": round(applied / client, 2),
+        "lambda_cpu_seconds": round(lambda_cpu, 4),
+        "cpu_ms_per_event": round(lambda_cpu * 1000 / applied, 3),
+        "idle_cycle_cpu_ms": round(idle_cpu * 1000, 3),
+        "marginal_cpu_ms_per_event": round(marginal * 1000 / applied, 3),
+    }
+
+
+def _send_batch(provider: Provider, emails: int, sms: int) -> int:
+    """Send the batch; how many events the simulator published for it."""
+    run = uuid.uuid4().hex[:8]
+    addresses = list(EMAIL_OUTCOMES.values())
+    for i in range(emails):
+        local, _, domain = addresses[i % len(addresses)].partition("@")
+        status, _, body = ours.post("/v1/messages", ours.email_body(f"{local}+{run}{i}@{domain}"), key=f"tp-{run}-{i}")
+        if status != 202:
+            raise RuntimeError(f"send failed: {status} {body}")
+    for i in range(sms):
+        number = f"+1312555{100 + i % 70:04d}"  # +1 312 555-01XX: 00-49 delivered, 50-59 unreachable, 60-69 invalid
+        status, _, body = ours.post("/v1/messages", ours.sms_body(number), key=f"tp-sms-{run}-{i}")
+        if status != 202:
+            raise RuntimeError(f"SMS failed: {status} {body}")
+    flushed = provider.simulator.flush()
+    return int(flushed.get("ses_events_published", 0)) + int(flushed.get("sms_records_written", 0))
