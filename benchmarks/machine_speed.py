@@ -19,7 +19,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-SAMPLES_PER_BRACKET = 3
+SAMPLES_PER_BRACKET = 5
 # The kind of work the Lambda does between AWS calls: JSON both ways, dict building, hashing.
 _DOCUMENT = {
     "pk": {"S": "MSG#msg_01JEXAMPLE0000000000000000"},
