@@ -22,7 +22,7 @@ TIMED_SAMPLES = 40  # per side (the bar needs N >= 30)
 COLD_START_RUNS = 11  # per module (the bar needs >= 7)
 THROUGHPUT_EMAILS = 20
 THROUGHPUT_SMS = 10
-THROUGHPUT_ROUNDS = 7
+THROUGHPUT_ROUNDS = 9
 
 DRAIN_EVENTS = 30
 DRAIN_ROUNDS = 3  # per side
