@@ -288,7 +288,8 @@ class Fleet:
         """One invocation: the handler minus its per-process Logger/Metrics decorators."""
         event = api_event(method, path, body, **kwargs)
         try:
-            response = container._precheck(event) or container.app.resolve(event, FakeLambdaContext())
+            early = container.request_gate.precheck(event, container._allowed_methods)
+            response = early or container.app.resolve(event, FakeLambdaContext())
         except Exception as exc:
             return Answer(502, {}, None, crashed=f"{type(exc).__name__}: {exc}")
         if not isinstance(response, dict):

@@ -32,7 +32,7 @@ from sendledger.domain import errors, idempotency
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import provider_routes
+from sendledger.handlers import provider_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME, current_runtime
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
@@ -49,8 +49,7 @@ from sendledger.usecases.results import (
 from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view, reset_evidence_view
 
-MAX_BODY_BYTES = 64 * 1024
-JSON = "application/json"
+JSON = request_gate.JSON
 NDJSON = "application/x-ndjson"
 
 # Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
@@ -315,57 +314,6 @@ def _allowed_methods(path: str) -> list[str]:
     return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
 
 
-def _route_problem(event: dict[str, Any]) -> Response[str] | None:
-    """404 for an unknown path, 405 with Allow for a method the path does not take.
-
-    Methods are case-sensitive (RFC 9110); Powertools would upper-case them, so `post` would
-    skip the body checks below, and an event without a method or path would crash it.
-    """
-    method, path = event.get("httpMethod"), event.get("path")
-    allowed = _allowed_methods(path) if isinstance(path, str) else []
-    if not allowed:
-        return problem(404, "not-found", "no such route")
-    if method not in allowed:
-        allow = ", ".join(allowed)
-        return problem(405, "method-not-allowed", f"this route answers {allow}", headers={"Allow": allow})
-    return None
-
-
-def _precheck(event: dict[str, Any]) -> Response[str] | None:
-    """Reject what must never reach the router: bad routes or methods; oversize, binary or non-JSON bodies."""
-    routed = _route_problem(event)
-    if routed is not None:
-        return routed
-    body = event.get("body") or ""
-    limit = provider_routes.BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
-    if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
-        return problem(413, "payload-too-large", f"bodies are limited to {limit} bytes")
-    if event.get("httpMethod") not in ("POST", "PUT") or not body:
-        return None
-    if event.get("isBase64Encoded"):
-        return problem(400, "invalid-request", "binary bodies are not accepted")
-    if _media_type(event) != JSON:
-        return problem(415, "unsupported-media-type", "send application/json")
-    try:
-        json.loads(body)  # the parser's own limits (depth, huge integers) must be a 400, not a crash
-    except (ValueError, RecursionError):
-        return problem(400, "invalid-request", "the body is not valid JSON")
-    return None
-
-
-def _media_type(event: dict[str, Any]) -> str:
-    """The request's media type, lower-cased; the header is normalised for the router too."""
-    media_type = ""
-    for key in ("headers", "multiValueHeaders"):
-        headers = event.get(key) or {}
-        for name in list(headers):
-            if name.lower() == "content-type":
-                value = (headers[name] or [None])[0] if key == "multiValueHeaders" else headers[name]
-                media_type = (value or "").split(";")[0].strip().lower()
-                headers[name] = [media_type] if key == "multiValueHeaders" else media_type
-    return media_type
-
-
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @traced
@@ -375,7 +323,7 @@ def lambda_handler(
     metrics.add_metric(name="ApiRequests", unit=MetricUnit.Count, value=1)
     token = RUNTIME.set(runtime)
     try:
-        early = _precheck(event)
+        early = request_gate.precheck(event, _allowed_methods)
         if early is not None:
             return {
                 "statusCode": early.status_code,

@@ -1,0 +1,71 @@
+"""What must never reach the api's router: unknown routes and methods; oversize, binary or non-JSON bodies.
+
+Each answer is the same problem+json the router's own handlers give.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+
+from sendledger.api.problems import problem
+from sendledger.handlers import provider_routes
+
+MAX_BODY_BYTES = 64 * 1024
+JSON = "application/json"
+
+AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
+
+
+def _route_problem(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response[str] | None:
+    """404 for an unknown path, 405 with Allow for a method the path does not take.
+
+    Methods are case-sensitive (RFC 9110); Powertools would upper-case them, so `post` would
+    skip the body checks below, and an event without a method or path would crash it.
+    """
+    method, path = event.get("httpMethod"), event.get("path")
+    allowed = allowed_methods(path) if isinstance(path, str) else []
+    if not allowed:
+        return problem(404, "not-found", "no such route")
+    if method not in allowed:
+        allow = ", ".join(allowed)
+        return problem(405, "method-not-allowed", f"this route answers {allow}", headers={"Allow": allow})
+    return None
+
+
+def precheck(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response[str] | None:
+    """Reject what must never reach the router: bad routes or methods; oversize, binary or non-JSON bodies."""
+    routed = _route_problem(event, allowed_methods)
+    if routed is not None:
+        return routed
+    body = event.get("body") or ""
+    limit = provider_routes.BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
+    if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
+        return problem(413, "payload-too-large", f"bodies are limited to {limit} bytes")
+    if event.get("httpMethod") not in ("POST", "PUT") or not body:
+        return None
+    if event.get("isBase64Encoded"):
+        return problem(400, "invalid-request", "binary bodies are not accepted")
+    if _media_type(event) != JSON:
+        return problem(415, "unsupported-media-type", "send application/json")
+    try:
+        json.loads(body)  # the parser's own limits (depth, huge integers) must be a 400, not a crash
+    except (ValueError, RecursionError):
+        return problem(400, "invalid-request", "the body is not valid JSON")
+    return None
+
+
+def _media_type(event: dict[str, Any]) -> str:
+    """The request's media type, lower-cased; the header is normalised for the router too."""
+    media_type = ""
+    for key in ("headers", "multiValueHeaders"):
+        headers = event.get(key) or {}
+        for name in list(headers):
+            if name.lower() == "content-type":
+                value = (headers[name] or [None])[0] if key == "multiValueHeaders" else headers[name]
+                media_type = (value or "").split(";")[0].strip().lower()
+                headers[name] = [media_type] if key == "multiValueHeaders" else media_type
+    return media_type
