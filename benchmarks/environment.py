@@ -39,6 +39,7 @@ def configure_in_process() -> None:
             "POWERTOOLS_SERVICE_NAME": "sendledger",
             "POWERTOOLS_METRICS_NAMESPACE": "sendledger",
             "POWERTOOLS_LOG_LEVEL": "INFO",
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
             "LEDGER_TABLE_NAME": LEDGER_TABLE,
@@ -78,6 +79,7 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "POWERTOOLS_SERVICE_NAME": "sendledger",
         "POWERTOOLS_METRICS_NAMESPACE": "sendledger",
         "POWERTOOLS_LOG_LEVEL": "INFO",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
         # infra/environment.py
         "LEDGER_TABLE_NAME": LEDGER_TABLE,
         "SENDER_EMAIL": SENDER_EMAIL,

@@ -62,6 +62,9 @@ class SendledgerFunction(Construct):
             "POWERTOOLS_SERVICE_NAME": names.METRICS_SERVICE,
             "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": "INFO",
+            # No pydantic plugins are used; without this, the first model class built at cold
+            # start reads the entry points of every distribution on sys.path to look for one.
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
             **environment,
         }
         self.function = lambda_.Function(

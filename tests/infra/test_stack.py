@@ -112,6 +112,7 @@ def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
         assert props["TracingConfig"] == {"Mode": "Active"}
         env = props["Environment"]["Variables"]
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
+        assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__"  # no entry-point scan at cold start
         for var in (
             names.ENV_LEDGER_TABLE, names.ENV_SES_EVENTS_QUEUE_URL, names.ENV_ESCALATION_QUEUE_URL,
             names.ENV_SMS_SUCCESS_LOG_GROUP, names.ENV_SMS_FAILURE_LOG_GROUP,

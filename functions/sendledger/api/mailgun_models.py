@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from sendledger.api.models import Model
 
 
-class WebhookAccepted(BaseModel):
+class WebhookAccepted(Model):
     """200 (Mailgun counts only 200 as delivered): what became of the event."""
 
     status: Literal["applied", "duplicate", "ignored"]

@@ -7,7 +7,14 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 
-class Strict(BaseModel):
+class Model(BaseModel):
+    """Validators are built on first use (a request of the route, or the OpenAPI document), not
+    at import: a cold start builds only the models of the route it serves."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Strict(Model):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
 
@@ -60,12 +67,12 @@ class SuppressRequest(Strict):
 
 
 # --- responses (documented in the OpenAPI document) -----------------------------------------
-class TemplateView(BaseModel):
+class TemplateView(Model):
     id: str
     version: str
 
 
-class MessageView(BaseModel):
+class MessageView(Model):
     message_id: str
     state: str = Field(description="received, sending, accepted, delivered, bounced, complained, failed, unknown, ...")
     channel: Literal["email", "sms"]
@@ -81,18 +88,18 @@ class MessageView(BaseModel):
     history: list[dict[str, object]] | None = Field(default=None, description="append-only evidence, oldest first")
 
 
-class ResetAccepted(BaseModel):
+class ResetAccepted(Model):
     reset_id: str
     state: Literal["requested"]
     expires_at: str
 
 
-class ResetConsumed(BaseModel):
+class ResetConsumed(Model):
     reset_id: str
     account_id: str
 
 
-class SuppressionView(BaseModel):
+class SuppressionView(Model):
     recipient: str
     suppressed: bool
     reason: str | None
@@ -101,14 +108,14 @@ class SuppressionView(BaseModel):
     history: list[dict[str, object]]
 
 
-class TokenVersionView(BaseModel):
+class TokenVersionView(Model):
     version: int
     minted_at: str
     invalidated_at: str | None
     invalidated_because: str | None
 
 
-class ResetEvidenceView(BaseModel):
+class ResetEvidenceView(Model):
     """A reset's evidence: never a token nor a token hash."""
 
     reset_id: str
@@ -122,17 +129,17 @@ class ResetEvidenceView(BaseModel):
     messages: list[MessageView] = Field(description="every message sent under the reset, with its history")
 
 
-class WebhookReceipt(BaseModel):
+class WebhookReceipt(Model):
     received: int = Field(description="events in the signed batch")
     queued: int = Field(description="delivery events queued for ingestion (engagement events are skipped)")
 
 
-class FieldProblem(BaseModel):
+class FieldProblem(Model):
     field: str
     message: str
 
 
-class Problem(BaseModel):
+class Problem(Model):
     """RFC 9457 problem details."""
 
     type: str
