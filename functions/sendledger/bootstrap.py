@@ -16,15 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.domain.clock import Clock
-    from sendledger.ports import (
-        CallbackEndpoint,
-        CallbackRetries,
-        EmailSender,
-        EventQueue,
-        ProviderEventsApi,
-        StatusChangeSource,
-        StatusEventBus,
-    )
+    from sendledger.ports.ingestion import EventQueue
+    from sendledger.ports.providers import EmailSender, ProviderEventsApi
+    from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline

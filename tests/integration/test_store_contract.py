@@ -26,16 +26,9 @@ from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
 from sendledger.domain.provider import Backoff, EmailProvider
 from sendledger.domain.recipients import Channel, parse_recipient
-from sendledger.ports import (
-    ApplyResult,
-    Expectations,
-    LastSendCondition,
-    Outcome,
-    Replacement,
-    ResetRecord,
-    SendIntent,
-    StoredResponse,
-)
+from sendledger.ports.ingestion import ApplyResult
+from sendledger.ports.messages import Expectations, LastSendCondition, Outcome, SendIntent, StoredResponse
+from sendledger.ports.resets import Replacement, ResetRecord
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, ingest_event, plan_for

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
 from sendledger.domain.provider import CallResult, ProviderResponse
-from sendledger.ports import Outcome
+from sendledger.ports.messages import Outcome
 
 ALERT = {
     "channel": "email",

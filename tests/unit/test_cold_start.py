@@ -7,7 +7,6 @@ from pathlib import Path
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
 
 _BUILT_MODELS = (
-    "import sys\n"
     "import sendledger.handlers.api\n"
     "from pydantic import BaseModel\n"
     "from sendledger.api import mailgun_models, models\n"

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from sendledger.ports import QueueMessage
+from sendledger.ports.ingestion import QueueMessage
 from sendledger.usecases.queue_drain import drain
 
 

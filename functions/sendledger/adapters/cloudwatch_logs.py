@@ -8,7 +8,7 @@ from botocore.exceptions import ClientError
 
 from sendledger.adapters import sdk
 from sendledger.domain.sms_events import LogRecord
-from sendledger.ports import LogPage
+from sendledger.ports.ingestion import LogPage
 
 LOGS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=10)
 

@@ -16,7 +16,7 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from sendledger.adapters.sendgrid_http import Http, default_http
 from sendledger.domain.sendgrid_events import MESSAGE_ID_ARG, x_message_id
-from sendledger.ports import LookupResult
+from sendledger.ports.providers import LookupResult
 
 MESSAGES_PATH = "/v3/messages"
 LIMIT = 10

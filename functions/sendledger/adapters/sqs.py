@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from sendledger.adapters import sdk
-from sendledger.ports import QueueMessage
+from sendledger.ports.ingestion import QueueMessage
 
 # Unlike provider sends, queue calls are safe to retry: SDK standard retries.
 QUEUE_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES)

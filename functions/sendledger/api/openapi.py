@@ -10,9 +10,8 @@ from pydantic import BaseModel
 
 from sendledger import names
 from sendledger.api.models import Problem
-from sendledger.api.problems import PROBLEM_JSON
+from sendledger.api.problems import JSON, PROBLEM_JSON
 
-JSON = "application/json"
 # Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
 ANSWERS_422 = {("/v1/messages", "post")}
 UNSIGNED_ROUTES = (names.SENDGRID_EVENTS_PATH, names.MAILGUN_EVENTS_PATH)

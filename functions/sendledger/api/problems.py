@@ -8,7 +8,8 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-PROBLEM_JSON = "application/problem+json"
+JSON = "application/json"  # what the API takes and answers
+PROBLEM_JSON = "application/problem+json"  # what it answers on an error
 TYPE_BASE = "https://sendledger.dev/problems/"
 
 

@@ -27,7 +27,7 @@ from sendledger.api.models import (
     SuppressRequest,
 )
 from sendledger.api.openapi import documented, problems_everywhere
-from sendledger.api.problems import problem, validation_errors
+from sendledger.api.problems import JSON, problem, validation_errors
 from sendledger.domain import errors, idempotency
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
@@ -49,7 +49,6 @@ from sendledger.usecases.results import (
 from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view, reset_evidence_view
 
-JSON = request_gate.JSON
 NDJSON = "application/x-ndjson"
 
 # Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).

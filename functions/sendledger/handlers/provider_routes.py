@@ -15,10 +15,9 @@ from sendledger import names
 from sendledger.api.mailgun_models import WebhookAccepted
 from sendledger.api.models import WebhookReceipt
 from sendledger.api.openapi import documented
-from sendledger.api.problems import problem
+from sendledger.api.problems import JSON, problem
 from sendledger.handlers.invocation import current_runtime
 
-JSON = "application/json"
 # A SendGrid webhook batch is posted at 768 KB at most; over this limit it is refused (413).
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
 BODY_LIMITS = {names.SENDGRID_EVENTS_PATH: WEBHOOK_MAX_BODY_BYTES}

@@ -11,11 +11,10 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from sendledger.api.problems import problem
+from sendledger.api.problems import JSON, problem
 from sendledger.handlers import provider_routes
 
 MAX_BODY_BYTES = 64 * 1024
-JSON = "application/json"
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
 

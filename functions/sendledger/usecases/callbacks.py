@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from sendledger.domain.callbacks import Callback, MalformedBusEvent, from_bus_event, retry_delay_seconds
 from sendledger.domain.clock import Clock
-from sendledger.ports import CallbackEndpoint, CallbackRetries
+from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries
 
 
 class Delivery(StrEnum):

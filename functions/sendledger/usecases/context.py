@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING
 
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
-from sendledger.ports import EmailSender, MessageStore, PollerStateStore, RecipientStore, ResetStore, SmsSender
+from sendledger.ports.messages import MessageStore
+from sendledger.ports.poller_state import PollerStateStore
+from sendledger.ports.providers import EmailSender, SmsSender
+from sendledger.ports.recipients import RecipientStore
+from sendledger.ports.resets import ResetStore
 
 if TYPE_CHECKING:
     # pydantic loads with the composition root, not with every handler module.

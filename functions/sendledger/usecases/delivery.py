@@ -12,11 +12,7 @@ from sendledger.domain import templates
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.provider import ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel
-from sendledger.ports import (
-    Outcome,
-    SendIntent,
-    StoredResponse,
-)
+from sendledger.ports.messages import Outcome, SendIntent, StoredResponse
 from sendledger.usecases.context import Services
 
 logger = Logger(child=True)

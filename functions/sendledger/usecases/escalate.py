@@ -19,7 +19,7 @@ from sendledger.domain.clock import iso
 from sendledger.domain.errors import DomainError
 from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.recipients import Channel, fingerprint_of
-from sendledger.ports import DueItem
+from sendledger.ports.ingestion import DueItem
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.results import Replayed

@@ -21,8 +21,7 @@ from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.ses_events import parse_sqs_body
 from sendledger.domain.sms_events import LogRecord, parse_sms_record
 from sendledger.domain.suppression_rules import Action, verdict_for
-from sendledger.ports import (
-    AcceptanceLookup,
+from sendledger.ports.ingestion import (
     ApplyPlan,
     ApplyResult,
     DeliveryEventStore,
@@ -31,9 +30,9 @@ from sendledger.ports import (
     EscalationTimers,
     EventQueue,
     LogReader,
-    ProviderEventsApi,
-    WebhookTokenStore,
 )
+from sendledger.ports.providers import AcceptanceLookup, ProviderEventsApi
+from sendledger.ports.webhooks import WebhookTokenStore
 from sendledger.usecases.context import Services
 
 logger = Logger(child=True)

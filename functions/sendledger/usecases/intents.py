@@ -18,14 +18,8 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
-from sendledger.ports import (
-    Expectations,
-    IdempotencyRecord,
-    LastSendCondition,
-    ResetRecord,
-    SendIntent,
-    StoredResponse,
-)
+from sendledger.ports.messages import Expectations, IdempotencyRecord, LastSendCondition, SendIntent, StoredResponse
+from sendledger.ports.resets import ResetRecord
 from sendledger.usecases.context import Services
 
 logger = Logger(child=True)

@@ -21,7 +21,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventSource, MalformedEvent
 from sendledger.domain.mailgun_events import parse_event
 from sendledger.domain.mailgun_signature import SignatureCheck, check_signature, signature_block
-from sendledger.ports import TokenClaim
+from sendledger.ports.webhooks import TokenClaim
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
 logger = Logger(child=True)

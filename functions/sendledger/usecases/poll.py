@@ -28,7 +28,7 @@ from sendledger.domain.events import DeliveryEvent, MalformedEvent
 from sendledger.domain.messages import DueKind
 from sendledger.domain.ses_events import parse_sqs_body
 from sendledger.domain.sms_events import LogRecord
-from sendledger.ports import QueueMessage
+from sendledger.ports.ingestion import QueueMessage
 from sendledger.usecases import (
     escalate,
     fan_out,

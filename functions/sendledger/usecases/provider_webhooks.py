@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger
 from sendledger.domain.clock import Clock
 from sendledger.domain.events import MalformedEvent
 from sendledger.domain.sendgrid_events import ENGAGEMENT, parse_batch
-from sendledger.ports import EventSink, WebhookVerifier
+from sendledger.ports.webhooks import EventSink, WebhookVerifier
 
 logger = Logger(child=True)
 

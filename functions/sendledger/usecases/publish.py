@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sendledger.domain.state_changes import StatusEvent
-from sendledger.ports import StatusChangeSource, StatusEventBus
+from sendledger.ports.status_out import StatusChangeSource, StatusEventBus
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
 
-from sendledger.ports import EventQueue, QueueMessage
+from sendledger.ports.ingestion import EventQueue, QueueMessage
 
 logger = Logger(child=True)
 

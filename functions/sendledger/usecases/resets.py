@@ -18,7 +18,8 @@ from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
-from sendledger.ports import Expectations, Outcome, Replacement, ResetRecord, SendIntent
+from sendledger.ports.messages import Expectations, Outcome, SendIntent
+from sendledger.ports.resets import Replacement, ResetRecord
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.intents import (

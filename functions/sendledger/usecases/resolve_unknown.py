@@ -28,7 +28,8 @@ from sendledger.domain.messages import (
     predecessors,
 )
 from sendledger.domain.recipients import Channel, fingerprint_of
-from sendledger.ports import Expectations, LookupResult, SendIntent
+from sendledger.ports.messages import Expectations, SendIntent
+from sendledger.ports.providers import LookupResult
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import LEASE_SECONDS, source_for

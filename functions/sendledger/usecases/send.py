@@ -16,11 +16,7 @@ from sendledger.domain import idempotency, ids, templates
 from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
 from sendledger.domain.messages import Message
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
-from sendledger.ports import (
-    Expectations,
-    IdempotencyRecord,
-    SendIntent,
-)
+from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.intents import (

@@ -13,7 +13,7 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain import sendgrid_events
 from sendledger.domain.events import DeliveryEvent, EventSource, MalformedEvent
-from sendledger.ports import EventQueue, QueueMessage
+from sendledger.ports.ingestion import EventQueue, QueueMessage
 from sendledger.usecases import queue_drain
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from sendledger.domain.messages import DueKind
-from sendledger.ports import DueItem
+from sendledger.ports.ingestion import DueItem
 from tests.unit.fakes import receipts
 from tests.unit.fakes.messages import MessageItem
 from tests.unit.fakes.receipts import Receipt

@@ -14,7 +14,7 @@ from sendledger.domain import evidence
 from sendledger.domain.events import DeliveryEvent
 from sendledger.domain.messages import DueKind
 from sendledger.domain.suppression_rules import TransientPolicy
-from sendledger.ports import ApplyPlan, ApplyResult
+from sendledger.ports.ingestion import ApplyPlan, ApplyResult
 from tests.unit.fakes import receipts, recipients
 from tests.unit.fakes.history import ms
 from tests.unit.fakes.receipts import Receipt, ReceiptKey

@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 
 from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
-from sendledger.ports import CreatedPage, IdempotencyRecord, IntentConflict, Outcome, SendIntent, StoredResponse
+from sendledger.ports.messages import (
+    CreatedPage,
+    IdempotencyRecord,
+    IntentConflict,
+    Outcome,
+    SendIntent,
+    StoredResponse,
+)
 from tests.unit.fakes import escalations, receipts, recipients, resets
 from tests.unit.fakes.history import History, in_order, ms
 from tests.unit.fakes.state import LedgerState

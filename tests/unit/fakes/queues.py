@@ -9,7 +9,7 @@ from collections import deque
 from typing import Any
 
 from sendledger.domain.sms_events import LogRecord
-from sendledger.ports import LogPage, QueueMessage
+from sendledger.ports.ingestion import LogPage, QueueMessage
 
 
 class FakeEventQueue:

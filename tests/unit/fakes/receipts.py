@@ -13,7 +13,7 @@ from sendledger.domain import evidence
 from sendledger.domain.messages import DueKind, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.recipients import Channel, fingerprint_of
-from sendledger.ports import Outcome
+from sendledger.ports.messages import Outcome
 from tests.unit.fakes.history import History, ms
 from tests.unit.fakes.state import LedgerState
 

@@ -10,7 +10,8 @@ from sendledger.domain.clock import iso
 from sendledger.domain.eligibility import SuppressionState
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import HistoryEntry, HistoryType
-from sendledger.ports import Expectations, RecipientState, SuppressionView
+from sendledger.ports.messages import Expectations
+from sendledger.ports.recipients import RecipientState, SuppressionView
 from tests.unit.fakes.history import History, ms
 from tests.unit.fakes.state import LedgerState
 

@@ -8,7 +8,8 @@ from datetime import datetime
 
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, Message, MessageState, predecessors
-from sendledger.ports import ResetRecord, SendIntent
+from sendledger.ports.messages import SendIntent
+from sendledger.ports.resets import ResetRecord
 from tests.unit.fakes import receipts, recipients
 from tests.unit.fakes.history import ms
 from tests.unit.fakes.state import LedgerState

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sendledger.ports import ResetRecord
+from sendledger.ports.resets import ResetRecord
 
 if TYPE_CHECKING:
     from tests.unit.fakes.escalations import Timer

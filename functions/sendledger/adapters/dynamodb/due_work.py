@@ -26,7 +26,7 @@ from sendledger.adapters.dynamodb.keys import (
 from sendledger.adapters.dynamodb.states import DUE_KIND
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table, dependency_guard
 from sendledger.domain.messages import DueKind
-from sendledger.ports import DueItem
+from sendledger.ports.ingestion import DueItem
 
 
 class DueWork:

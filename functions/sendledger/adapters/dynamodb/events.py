@@ -40,7 +40,8 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import DeliveryEvent
 from sendledger.domain.messages import DueKind
 from sendledger.domain.suppression_rules import TransientPolicy
-from sendledger.ports import ApplyPlan, ApplyResult, RecipientState
+from sendledger.ports.ingestion import ApplyPlan, ApplyResult
+from sendledger.ports.recipients import RecipientState
 
 EVENT_RETENTION = timedelta(days=30)  # > SQS retention (14 d) and SMS status delay (72 h)
 MAX_ATTEMPTS = 4

@@ -15,7 +15,7 @@ from sendledger.adapters.dynamodb.keys import MESSAGE_SK, evidence_day, message_
 from sendledger.adapters.dynamodb.table import Table, dependency_guard
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.export_window import Position, Window
-from sendledger.ports import CreatedPage
+from sendledger.ports.messages import CreatedPage
 
 DAY = names.EVIDENCE_INDEX_PARTITION_KEY
 CREATED = names.EVIDENCE_INDEX_SORT_KEY

@@ -26,7 +26,7 @@ from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient
-from sendledger.ports import IdempotencyRecord, SendIntent, StoredResponse
+from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
 BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event

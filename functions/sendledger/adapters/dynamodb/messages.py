@@ -36,7 +36,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
 from sendledger.domain.recipients import Channel
-from sendledger.ports import CreatedPage, IntentConflict, Outcome, SendIntent, StoredResponse
+from sendledger.ports.messages import CreatedPage, IntentConflict, Outcome, SendIntent, StoredResponse
 
 
 class Messages:

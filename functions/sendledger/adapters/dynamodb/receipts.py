@@ -23,7 +23,7 @@ from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import HistoryEntry, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.recipients import Channel, fingerprint_of
-from sendledger.ports import Outcome
+from sendledger.ports.messages import Outcome
 
 
 @dataclass(frozen=True)

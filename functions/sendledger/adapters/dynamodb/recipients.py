@@ -18,7 +18,8 @@ from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, SuppressionState
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import HistoryEntry, HistoryType
-from sendledger.ports import LastSendCondition, RecipientState, SuppressionView
+from sendledger.ports.messages import LastSendCondition
+from sendledger.ports.recipients import RecipientState, SuppressionView
 
 SUPPRESSED, VERSION, LAST_SEND_AT, LAST_MESSAGE_ID = "suppressed", "version", "last_send_at", "last_message_id"
 TRANSIENT_TIMES, TRANSIENT_REVISION = "transient_times", "transient_revision"

@@ -14,7 +14,7 @@ from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, Message, MessageState, predecessors
-from sendledger.ports import ResetRecord
+from sendledger.ports.resets import ResetRecord
 
 RETENTION = timedelta(days=30)  # the item outlives its token for the evidence, then TTL removes it
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from sendledger import names
 from sendledger.adapters.dynamodb.expressions import Expression, Update, encode_item
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table
-from sendledger.ports import TokenClaim
+from sendledger.ports.webhooks import TokenClaim
 
 TOKEN_SK = "TOKEN"  # noqa: S105 - a sort key, not a secret
 

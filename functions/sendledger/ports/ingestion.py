@@ -1,0 +1,118 @@
+"""Delivery-event ingestion: applying events once each, the due work the poller revisits, its queues and logs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from sendledger.domain.events import DeliveryEvent
+from sendledger.domain.messages import DueKind, HistoryEntry, MessageState
+from sendledger.domain.sms_events import LogRecord
+
+
+@dataclass(frozen=True)
+class ApplyPlan:
+    """What one delivery event does, decided by the domain before the store writes it."""
+
+    message_id: str | None  # None: no message matched (suppression and dedupe still land)
+    target: MessageState | None  # the state the event proves, None for history only
+    receipt_id: str | None = None  # SMS: SNS's message id; the outcome lands on the send's receipt
+    allowed_from: frozenset[MessageState] = frozenset()
+    suppress_reason: str | None = None  # suppress the recipient now
+    count_transient_reason: str | None = None  # count a transient bounce; suppress at the limit
+    transient_limit: int = 3
+    transient_window_seconds: int = 7 * 86_400
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    duplicate: bool
+    message_updated: bool = False
+    prior_state: str | None = None  # the state that refused the update (out of order)
+    suppressed_now: bool = False  # this event created the suppression
+    already_suppressed: bool = False
+    transient_count: int | None = None
+    requests: int = 1
+    no_receipt: bool = False  # the plan named a receipt that does not exist: nothing was written
+
+
+class DeliveryEventStore(Protocol):
+    """Applying delivery events once each (their dedupe), and finding an SMS record's send."""
+
+    def apply(self, event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> ApplyResult:
+        """One write per new event (a transaction only when it touches the recipient too)."""
+
+    def message_for_provider_id(
+        self,
+        provider_message_id: str,
+        recipient_key: str | None,
+        occurred_at: datetime,
+        window_seconds: int,
+        dedupe_key: str | None = None,
+    ) -> tuple[str | None, bool]:
+        """(message id, already applied): the dedupe item is read in the same BatchGetItem."""
+
+
+@dataclass(frozen=True)
+class DueItem:
+    kind: DueKind
+    message_id: str
+    due_at: int
+    state: str
+    escalation: dict[str, Any] | None = None
+    escalation_step: int = 0
+    idempotency_key: str | None = None
+    receipt_id: str | None = None  # set when the due marker sits on an SMS receipt, not the message
+    on_receipt: bool = False  # the marker sits on the message's own receipt (its events set it)
+    escalates: bool = False  # the message has an escalation (on a receipt only this flag is copied)
+
+
+class DueWorkStore(Protocol):
+    """What the poller must revisit, by kind and due time."""
+
+    def items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]: ...
+
+    def count(self, kind: DueKind) -> int: ...
+
+    def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
+        """Drop the marker (on the message, its receipt, or the SMS receipt under `receipt_id`)."""
+
+
+class EscalationTimers(Protocol):
+    def finish(
+        self, message_id: str, entry: HistoryEntry, escalate_message: bool, outcome: str, receipt_id: str | None = None
+    ) -> None:
+        """Timer done, message escalated (unless it, or its SMS receipt, says delivered), history."""
+
+
+@dataclass(frozen=True)
+class QueueMessage:
+    message_id: str
+    receipt_handle: str
+    body: str
+    receive_count: int = 1
+
+
+class EventQueue(Protocol):
+    def receive(self, max_messages: int) -> list[QueueMessage]: ...
+
+    def delete(self, messages: list[QueueMessage]) -> list[str]:
+        """Delete after apply; returns the ids that could not be deleted."""
+
+    def in_flight(self) -> int:
+        """Messages received by another consumer and not yet deleted (push mode)."""
+
+
+class EscalationQueue(Protocol):
+    def send(self, body: dict[str, Any], deduplication_id: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class LogPage:
+    events: list[LogRecord]
+    next_token: str | None
+
+
+class LogReader(Protocol):
+    def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...
