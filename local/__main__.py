@@ -35,6 +35,9 @@ from local.stack import (  # noqa: E402
 
 LOG = logging.getLogger("sendledger.local")
 EXIT_MISCONFIGURED = 2
+# The kernel may hand SIGTERM to any thread, and CPython runs the Python handler only in the main
+# thread when it next executes bytecode: an untimed wait there could sleep through the signal.
+SIGNAL_CHECK_SECONDS = 0.25
 
 
 class StopRequested(BaseException):
@@ -89,12 +92,13 @@ def main() -> int:
         stack.stop()
         return 1
     try:
-        stopping.wait()
+        while not stopping.wait(SIGNAL_CHECK_SECONDS):
+            pass
     finally:
         stack.stop()
-    if stack.scheduler is not None and stack.scheduler.running:
-        # A poll cycle outlived the stop budget: its threads must not hold the exit up.
-        LOG.warning("a poll cycle is still running: exiting without waiting for it")
+    if stack.cycle_in_flight:
+        # A cycle outlived the stop budget: its threads must not hold the exit up.
+        LOG.warning("a poll or status-out cycle is still running: exiting without waiting for it")
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

@@ -75,7 +75,11 @@ class Scheduler:
         """Whether the thread is still alive (stop() returns after ``timeout`` even if not)."""
         return self._thread is not None and self._thread.is_alive()
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def request_stop(self) -> None:
+        """No further tick starts; one in flight runs on (``stop`` waits for it)."""
         self._stop.set()
+
+    def stop(self, *, timeout: float) -> None:
+        self.request_stop()
         if self._thread is not None:
             self._thread.join(timeout=timeout)

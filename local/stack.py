@@ -282,9 +282,19 @@ class LocalStack:
             invoke_lock=self.invoke_lock,
         )
 
+    @property
+    def schedulers(self) -> list[Scheduler]:
+        return [scheduler for scheduler in (self.status_scheduler, self.scheduler) if scheduler is not None]
+
+    @property
+    def cycle_in_flight(self) -> bool:
+        """A poll or status-out cycle that outlived ``stop()``'s wait for it."""
+        return any(scheduler.running for scheduler in self.schedulers)
+
     def stop(self) -> None:
-        if self.status_scheduler is not None:
-            self.status_scheduler.stop()
+        for scheduler in self.schedulers:  # no new cycle starts while the servers wind down
+            scheduler.request_stop()
+        deadline = time.monotonic() + STOP_WAIT_SECONDS  # one wait for every cycle in flight
         if self.gateway is not None:
             if self._gateway_serving:
                 self.gateway.stop()
@@ -292,8 +302,8 @@ class LocalStack:
                 self.gateway.server.server_close()
         if self.sendgrid is not None:
             self.sendgrid.stop()
-        if self.scheduler is not None:
-            self.scheduler.stop(timeout=STOP_WAIT_SECONDS)
+        for scheduler in self.schedulers:
+            scheduler.stop(timeout=max(0.0, deadline - time.monotonic()))
         if self.simulator is not None:
             self.simulator.uninstall()
         if self.mailgun is not None:

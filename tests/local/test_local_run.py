@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import shutil
@@ -164,6 +165,21 @@ def test_sigterm_stops_every_part_within_seconds_and_the_log_is_one_line_per_req
     assert '{"_aws":' not in everything  # no EMF metric blobs
     assert "Found credentials" not in everything  # nor botocore's INFO lines
     assert not any(line.lstrip().startswith("{") for line in lines), log  # nothing at INFO from the handlers
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tgkill and /proc/<pid>/task are Linux's")
+def test_a_sigterm_the_kernel_hands_to_a_worker_thread_still_stops_it(start: object) -> None:
+    """A process-directed signal may be taken by any thread; CPython runs the Python handler only
+    in the main thread, and only once it executes bytecode again."""
+    running = start()  # type: ignore[operator]
+    pid = running.process.pid
+    workers = sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if int(task.name) != pid)
+    assert workers, "the stack runs its servers and schedulers on threads"
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(pid, workers[0], signal.SIGTERM) == 0, os.strerror(ctypes.get_errno())
+    code, _ = exit_within(running.process, STOP_BUDGET_SECONDS, running.text)
+    assert code == 0
+    assert "SIGTERM: stopping" in running.err.read_text()
 
 
 def test_sigint_stops_it_too_and_the_json_format_keeps_the_raw_stream(start: object) -> None:

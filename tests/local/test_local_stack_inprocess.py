@@ -178,3 +178,43 @@ def test_a_start_that_fails_after_the_gateway_exists_still_stops_at_once(monkeyp
         os.environ.clear()
         os.environ.update(saved)
         boto3.setup_default_session()
+
+
+def test_stop_gives_cycles_in_flight_one_shared_wait_then_reports_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A poll and a status-out cycle both mid-tick: stop() waits STOP_WAIT_SECONDS for the two
+    together, not that long for each, and then says a cycle is still running."""
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+    waited: list[float] = []
+
+    def blocked_tick() -> None:
+        entered.release()
+        release.wait(REQUEST_TIMEOUT_SECONDS)
+
+    def tick_at_once_then_stop() -> stack_module.Scheduler:
+        waits = iter([False])
+        scheduler = stack_module.Scheduler(blocked_tick, 3600, wait=lambda _seconds: next(waits, True))
+        join = scheduler.stop
+
+        def recorded_stop(*, timeout: float) -> None:
+            waited.append(timeout)
+            join(timeout=timeout)
+
+        monkeypatch.setattr(scheduler, "stop", recorded_stop)
+        return scheduler
+
+    monkeypatch.setattr(stack_module, "STOP_WAIT_SECONDS", 0.2)
+    stack = LocalStack(port=free_port(), moto_port=free_port())
+    stack.scheduler, stack.status_scheduler = tick_at_once_then_stop(), tick_at_once_then_stop()
+    for scheduler in stack.schedulers:
+        scheduler.start()
+    assert entered.acquire(timeout=REQUEST_TIMEOUT_SECONDS) and entered.acquire(timeout=REQUEST_TIMEOUT_SECONDS)
+    try:
+        stack.stop()
+        assert len(waited) == 2 and sum(waited) <= 0.2
+        assert stack.cycle_in_flight
+    finally:
+        release.set()
+    for scheduler in stack.schedulers:
+        scheduler.stop(timeout=REQUEST_TIMEOUT_SECONDS)
+    assert not stack.cycle_in_flight
