@@ -37,3 +37,23 @@ def test_a_deferred_model_is_built_and_validates_on_first_use():
         "print(models.SendMessageRequest.__pydantic_complete__, request.to)\n"
     )
     assert _probe(then) == ["", "True a@example.com"]
+
+
+# What only the poller and the status-out functions read: events, their parsers, their ports.
+_POLLER_ONLY = (
+    "sendledger.domain.events",
+    "sendledger.domain.mailgun_events",
+    "sendledger.domain.ses_events",
+    "sendledger.domain.sms_events",
+    "sendledger.ports.ingestion",
+    "sendledger.ports.webhooks",
+    "sendledger.ports.status_out",
+)
+
+
+def test_importing_the_api_loads_none_of_the_pollers_modules():
+    code = "import sys, sendledger.handlers.api\nprint('\\n'.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS)
+    loaded = set(result.stdout.splitlines())
+    assert "sendledger.handlers.api" in loaded
+    assert loaded.isdisjoint(_POLLER_ONLY), sorted(loaded.intersection(_POLLER_ONLY))

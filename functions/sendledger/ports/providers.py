@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from sendledger.domain.mailgun_events import EventsPage
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
+
+if TYPE_CHECKING:  # only the poller reads pages; the api, which imports the senders, never loads them
+    from sendledger.domain.mailgun_events import EventsPage
 
 
 class EmailSender(Protocol):
