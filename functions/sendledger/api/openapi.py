@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from http import HTTPStatus
 from typing import Any
 
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
@@ -58,3 +60,16 @@ def problems_everywhere(document: dict[str, Any]) -> dict[str, Any]:
         for operation in document.get("paths", {}).get(path, {}).values():
             operation["security"] = []
     return document
+
+
+def document_json(app: APIGatewayRestResolver) -> str:
+    """The api's OpenAPI document (served at /openapi.json, committed as docs/openapi.json)."""
+    document = json.loads(
+        app.get_openapi_json_schema(
+            title="sendledger",
+            version="1.0.0",
+            openapi_version="3.1.0",
+            summary="At-most-once transactional email and SMS with an evidence trail",
+        )
+    )
+    return json.dumps(problems_everywhere(document), indent=2)

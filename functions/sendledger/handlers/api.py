@@ -15,6 +15,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
+from sendledger.api import openapi, problems
 from sendledger.api.models import (
     ConsumeResetRequest,
     MessageView,
@@ -26,8 +27,9 @@ from sendledger.api.models import (
     SuppressionView,
     SuppressRequest,
 )
-from sendledger.api.openapi import documented, problems_everywhere
+from sendledger.api.openapi import documented
 from sendledger.api.problems import JSON, problem, validation_errors
+from sendledger.api.responses import json_response, message_response, send_response, suppression_response
 from sendledger.domain import errors, idempotency
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
@@ -38,14 +40,7 @@ from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import SendCommand
-from sendledger.usecases.results import (
-    Accepted,
-    Replayed,
-    ResetRequested,
-    SendResult,
-    SuppressionStatus,
-    TokenConsumed,
-)
+from sendledger.usecases.results import Accepted, ResetRequested, TokenConsumed
 from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view, reset_evidence_view
 
@@ -61,40 +56,6 @@ IDEMPOTENCY_KEY = Header(
 logger = Logger()
 metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
-
-
-def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[str]:
-    return Response(status_code=status, content_type=JSON, body=json.dumps(body), headers=headers or {})
-
-
-def _message_response(status: int, view: dict[str, Any], replayed: bool = False) -> Response[str]:
-    """Pending and unknown messages tell the caller when to look again (also in a replay)."""
-    headers: dict[str, str] = {}
-    wait = view.get("retry_after_seconds")
-    if isinstance(wait, int):
-        headers["Retry-After"] = str(wait)
-    if replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return _json(status, view, headers)
-
-
-def _send_response(result: SendResult) -> Response[str]:
-    return _message_response(202, result.view, replayed=isinstance(result, Replayed))
-
-
-def _suppression_response(status: SuppressionStatus) -> Response[str]:
-    state = status.state
-    return _json(
-        200,
-        {
-            "recipient": status.recipient,
-            "suppressed": state.suppressed,
-            "reason": state.reason,
-            "since": iso(state.since) if state.since else None,
-            "version": state.version,
-            "history": status.history,
-        },
-    )
 
 
 def _services() -> Services:
@@ -148,7 +109,7 @@ def post_message(
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
     outcome = result.message.state.value.capitalize() if isinstance(result, Accepted) else "Replays"
     metrics.add_metric(name=f"Messages{outcome}", unit=MetricUnit.Count, value=1)
-    return _send_response(result)
+    return send_response(result)
 
 
 @app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
@@ -157,7 +118,7 @@ def get_message(message_id: str) -> Response[str]:
     message = messages.get_message(services, message_id, _principal())
     if message is None:
         return problem(404, "not-found", f"no message {message_id!r}")
-    return _message_response(200, message_view(message, services.settings, with_history=True))
+    return message_response(200, message_view(message, services.settings, with_history=True))
 
 
 @app.get("/v1/messages", responses=documented(200, MessageView, 400, 404, 503))
@@ -173,7 +134,7 @@ def find_message(
     message = evidence.find_message(services, _principal(), idempotency_key, event_id, template_version)
     if message is None:
         return problem(404, "not-found", "no message of yours has that key")
-    return _message_response(200, message_view(message, services.settings, with_history=True))
+    return message_response(200, message_view(message, services.settings, with_history=True))
 
 
 @app.get("/v1/password-resets/<reset_id>", responses=documented(200, ResetEvidenceView, 404, 503))
@@ -184,7 +145,7 @@ def get_password_reset(reset_id: str) -> Response[str]:
     found = evidence.reset_evidence(services, _principal(), reset_id)
     if found is None:
         return problem(404, "not-found", f"no reset {reset_id!r}")
-    return _json(200, reset_evidence_view(found, services.settings))
+    return json_response(200, reset_evidence_view(found, services.settings))
 
 
 @app.get("/v1/evidence", responses=documented(200, MessageView, 400, 503, media_type=NDJSON))
@@ -215,34 +176,35 @@ def get_evidence(
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     principal = _principal()
     requested: ResetRequested = resets.request_reset(_services(), body.account_id, body.email, principal)
-    return _json(202, {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)})
+    accepted = {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)}
+    return json_response(202, accepted)
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
 def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
     result = resets.consume_reset(_services(), body.account_id, body.token)
     if isinstance(result, TokenConsumed):
-        return _json(200, {"reset_id": result.reset_id, "account_id": result.account_id})
+        return json_response(200, {"reset_id": result.reset_id, "account_id": result.account_id})
     return problem(400, "invalid-token", "the token is invalid, expired or already used")
 
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
-    return _suppression_response(suppressions.view_suppression(_services(), unquote(recipient)))
+    return suppression_response(suppressions.view_suppression(_services(), unquote(recipient)))
 
 
 @app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
     principal = _principal()
     status = suppressions.change_suppression(_services(), unquote(recipient), True, body.reason, principal)
-    return _suppression_response(status)
+    return suppression_response(status)
 
 
 @app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
     principal = _principal()
     status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, principal)
-    return _suppression_response(status)
+    return suppression_response(status)
 
 
 app.include_router(provider_routes.router)
@@ -259,15 +221,7 @@ def openapi_document() -> Response[str]:
 
 
 def openapi_json() -> str:
-    document = json.loads(
-        app.get_openapi_json_schema(
-            title="sendledger",
-            version="1.0.0",
-            openapi_version="3.1.0",
-            summary="At-most-once transactional email and SMS with an evidence trail",
-        )
-    )
-    return json.dumps(problems_everywhere(document), indent=2)
+    return openapi.document_json(app)
 
 
 # --- errors: every one is application/problem+json ----------------------------------------
@@ -278,27 +232,9 @@ def on_validation_error(exc: RequestValidationError) -> Response[str]:
 
 @app.exception_handler(errors.DomainError)
 def on_domain_error(exc: errors.DomainError) -> Response[str]:
-    status, slug, retry_after = _problem_for(exc)
-    field_errors = exc.errors
-    if isinstance(exc, errors.IdempotencyKeyMissing) and not field_errors:
-        field_errors = [{"field": "Idempotency-Key", "message": "required unless the body has event_id"}]
-    return problem(status, slug, exc.detail, field_errors or None, retry_after)
-
-
-def _problem_for(exc: errors.DomainError) -> tuple[int, str, int | None]:
-    if isinstance(exc, errors.IdempotencyKeyInFlight):
-        return 409, "idempotency-key-in-flight", exc.retry_after_seconds
     if isinstance(exc, errors.DependencyUnavailable):
         logger.warning("dependency unavailable", extra={"detail": exc.detail})
-        return 503, "dependency-unavailable", exc.retry_after_seconds
-    table: dict[type[errors.DomainError], tuple[int, str]] = {
-        errors.IdempotencyKeyMissing: (400, "idempotency-key-missing"),
-        errors.IdempotencyKeyReused: (422, "idempotency-key-reused"),
-        errors.UnknownTemplate: (422, "unknown-template"),
-        errors.InvalidRequest: (400, "invalid-request"),
-    }
-    status, slug = table.get(type(exc), (400, "invalid-request"))
-    return status, slug, None
+    return problems.for_domain_error(exc)
 
 
 @app.not_found

@@ -1,0 +1,46 @@
+"""The api's success bodies as HTTP responses: JSON, and the headers a message view carries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+
+from sendledger.api.problems import JSON
+from sendledger.domain.clock import iso
+from sendledger.usecases.results import Replayed, SendResult, SuppressionStatus
+
+
+def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[str]:
+    return Response(status_code=status, content_type=JSON, body=json.dumps(body), headers=headers or {})
+
+
+def message_response(status: int, view: dict[str, Any], replayed: bool = False) -> Response[str]:
+    """Pending and unknown messages tell the caller when to look again (also in a replay)."""
+    headers: dict[str, str] = {}
+    wait = view.get("retry_after_seconds")
+    if isinstance(wait, int):
+        headers["Retry-After"] = str(wait)
+    if replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return json_response(status, view, headers)
+
+
+def send_response(result: SendResult) -> Response[str]:
+    return message_response(202, result.view, replayed=isinstance(result, Replayed))
+
+
+def suppression_response(status: SuppressionStatus) -> Response[str]:
+    state = status.state
+    return json_response(
+        200,
+        {
+            "recipient": status.recipient,
+            "suppressed": state.suppressed,
+            "reason": state.reason,
+            "since": iso(state.since) if state.since else None,
+            "version": state.version,
+            "history": status.history,
+        },
+    )
