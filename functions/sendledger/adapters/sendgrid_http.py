@@ -9,17 +9,18 @@ answers that prove the message was not accepted.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
 import urllib3
 
+from sendledger.domain.values import value
+
 CONNECT_TIMEOUT_SECONDS = 2.0
 READ_TIMEOUT_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
+@value
 class HttpAnswer:
     status: int
     headers: Mapping[str, str]  # lower-case names

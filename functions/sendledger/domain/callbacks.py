@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass
 from typing import Any
+
+from sendledger.domain.values import value
 
 EVENT_ID_HEADER = "Sendledger-Event-Id"
 SIGNATURE_HEADER = "Sendledger-Signature"
@@ -22,7 +23,7 @@ class MalformedBusEvent(ValueError):
     """A queued message that is not an EventBridge event of ours (never becomes valid)."""
 
 
-@dataclass(frozen=True)
+@value
 class Callback:
     event_id: str
     body: bytes  # sent exactly as signed

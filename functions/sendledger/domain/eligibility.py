@@ -7,9 +7,10 @@ complaint may still be on the way); `suppressed` when the table says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+from sendledger.domain.values import value
 
 
 class Eligibility(StrEnum):
@@ -18,7 +19,7 @@ class Eligibility(StrEnum):
     SUPPRESSED = "suppressed"
 
 
-@dataclass(frozen=True)
+@value
 class SuppressionState:
     suppressed: bool
     version: int
@@ -29,7 +30,7 @@ class SuppressionState:
 NEVER_SUPPRESSED = SuppressionState(suppressed=False, version=0)
 
 
-@dataclass(frozen=True)
+@value
 class Decision:
     result: Eligibility
     suppression_version: int

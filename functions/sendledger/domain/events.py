@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sendledger.domain.recipients import fingerprint_of
+from sendledger.domain.values import value
 
 
 class MalformedEvent(ValueError):
@@ -41,7 +42,7 @@ class EventKind(StrEnum):
     UNSUBSCRIBE = "Unsubscribe"  # the recipient opted out (Mailgun `unsubscribed`)
 
 
-@dataclass(frozen=True)
+@value
 class DeliveryEvent:
     source: EventSource
     event_id: str  # deduplication key, unique per source; no raw address inside

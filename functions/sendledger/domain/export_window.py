@@ -13,11 +13,11 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import InvalidRequest
+from sendledger.domain.values import value
 
 MAX_WINDOW = timedelta(days=31)
 MAX_LIMIT = 1000
@@ -25,7 +25,7 @@ DEFAULT_LIMIT = 500
 _MESSAGE_ID = re.compile(r"^msg_[0-9A-HJKMNP-TV-Z]{26}$")
 
 
-@dataclass(frozen=True)
+@value
 class Position:
     """A message's place in its caller's creation order (the evidence index's entry)."""
 
@@ -33,7 +33,7 @@ class Position:
     message_id: str
 
 
-@dataclass(frozen=True)
+@value
 class Window:
     since: datetime
     until: datetime  # exclusive

@@ -8,12 +8,12 @@ Parsers ignore keys they do not know (Mailgun adds fields over time) and accept 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sendledger import names
 from sendledger.domain.events import DeliveryEvent, EventKind, EventSource, MalformedEvent
+from sendledger.domain.values import value
 
 PERMANENT = "permanent"
 
@@ -23,7 +23,7 @@ IGNORED = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@value
 class PageItem:
     """One Events API item: its time (what finality is judged by) and what it proves."""
 
@@ -32,7 +32,7 @@ class PageItem:
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@value
 class EventsPage:
     items: list[PageItem]
     next_url: str | None

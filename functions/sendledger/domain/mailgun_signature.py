@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from sendledger.domain.values import value
 
 
 class SignatureCheck(StrEnum):
@@ -23,7 +24,7 @@ class SignatureCheck(StrEnum):
     MISMATCH = "mismatch"
 
 
-@dataclass(frozen=True)
+@value
 class SignatureBlock:
     timestamp: str
     token: str

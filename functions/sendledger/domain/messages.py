@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from sendledger.domain.recipients import Channel
+from sendledger.domain.values import value
 
 
 class MessageState(StrEnum):
@@ -73,7 +74,7 @@ def predecessors(target: MessageState) -> frozenset[MessageState]:
     return frozenset(state for state in MessageState if can_transition(state, target))
 
 
-@dataclass(frozen=True)
+@value
 class Template:
     id: str
     version: str
@@ -135,7 +136,7 @@ class HistoryType(StrEnum):
         return cls(f"event:{kind}")
 
 
-@dataclass(frozen=True)
+@value
 class HistoryEntry:
     at: datetime
     type: HistoryType

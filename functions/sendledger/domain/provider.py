@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sendledger.domain.messages import MessageState
+from sendledger.domain.values import value
 
 
 class EmailProvider(StrEnum):
@@ -34,7 +35,7 @@ class CallResult(StrEnum):
     AMBIGUOUS = "ambiguous"  # timed out or 5xx after the request left: may have been accepted
 
 
-@dataclass(frozen=True)
+@value
 class ProviderResponse:
     result: CallResult
     provider_message_id: str | None = None

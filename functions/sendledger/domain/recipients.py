@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from dataclasses import dataclass
 from enum import StrEnum
 
 from sendledger.domain.errors import InvalidRequest
+from sendledger.domain.values import value
 
 
 class Channel(StrEnum):
@@ -19,7 +19,7 @@ class Channel(StrEnum):
     SMS = "sms"
 
 
-@dataclass(frozen=True)
+@value
 class Recipient:
     channel: Channel
     address: str  # what the provider is given: ASCII email or E.164 number

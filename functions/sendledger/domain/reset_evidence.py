@@ -7,12 +7,12 @@ never overwritten. Never a token nor a token hash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from sendledger.domain.clock import parse_iso
 from sendledger.domain.messages import HistoryType, Message
+from sendledger.domain.values import value
 
 
 class ResetState(StrEnum):
@@ -31,7 +31,7 @@ class Invalidation(StrEnum):
     LOCKED = "locked after too many wrong tokens"
 
 
-@dataclass(frozen=True)
+@value
 class TokenVersion:
     version: int
     minted_at: datetime
@@ -39,7 +39,7 @@ class TokenVersion:
     invalidated_because: Invalidation | None
 
 
-@dataclass(frozen=True)
+@value
 class ResetEvidence:
     reset_id: str
     account_id: str
@@ -52,7 +52,7 @@ class ResetEvidence:
     message: Message
 
 
-@dataclass(frozen=True)
+@value
 class CurrentRecord:
     """What the account's record says, when it is still this reset's."""
 

@@ -9,7 +9,6 @@ import binascii
 import gzip
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +22,7 @@ from sendledger.domain.events import (
     optional_text,
     required_text,
 )
+from sendledger.domain.values import value
 
 
 def parse_sms_record(message: str) -> DeliveryEvent:
@@ -66,14 +66,14 @@ def _sms_time(raw: Any) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-@dataclass(frozen=True)
+@value
 class LogRecord:
     log_event_id: str  # numeric string in AWS, an int in moto's subscription events
     timestamp_ms: int
     message: str
 
 
-@dataclass(frozen=True)
+@value
 class LogBatch:
     control: bool
     log_group: str

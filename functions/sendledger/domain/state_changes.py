@@ -11,7 +11,6 @@ message and the state alone; the states a retry re-enters (`sending`, `unknown`,
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -20,6 +19,7 @@ from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL, Message, MessageState
 from sendledger.domain.outcomes import allowed_from
 from sendledger.domain.recipients import Channel
+from sendledger.domain.values import value
 
 SOURCE = "sendledger"
 EVENTS_ACTOR = "sendledger-events"  # who suppresses on a delivery event's evidence
@@ -32,7 +32,7 @@ class DetailType(StrEnum):
     SUPPRESSION_CHANGED = "sendledger.suppression.changed"
 
 
-@dataclass(frozen=True)
+@value
 class StatusEvent:
     event_id: str
     detail_type: DetailType

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from sendledger.domain.events import DeliveryEvent, EventKind, EventSource
+from sendledger.domain.values import value
 
 
 class Action(StrEnum):
@@ -27,7 +27,7 @@ class Action(StrEnum):
     COUNT_TRANSIENT = "count_transient"  # suppress once the transient limit is reached
 
 
-@dataclass(frozen=True)
+@value
 class Verdict:
     action: Action
     reason: str | None = None
@@ -152,7 +152,7 @@ def verdict_for(event: DeliveryEvent) -> Verdict:
     return Verdict(Action.NONE)
 
 
-@dataclass(frozen=True)
+@value
 class TransientPolicy:
     limit: int = 3
     window: timedelta = timedelta(days=7)

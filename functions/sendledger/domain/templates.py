@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from string import Template as StringTemplate
@@ -18,13 +17,14 @@ from typing import Any
 
 from sendledger.domain.errors import UnknownTemplate
 from sendledger.domain.recipients import Channel
+from sendledger.domain.values import value
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent.parent / "templates"
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_PARAM_LENGTH = 2000
 
 
-@dataclass(frozen=True)
+@value
 class Rendered:
     subject: str | None
     text: str

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from sendledger.domain.events import DeliveryEvent
 from sendledger.domain.messages import DueKind, HistoryEntry, MessageState
 from sendledger.domain.sms_events import LogRecord
+from sendledger.domain.values import value
 
 
-@dataclass(frozen=True)
+@value
 class ApplyPlan:
     """What one delivery event does, decided by the domain before the store writes it."""
 
@@ -25,7 +25,7 @@ class ApplyPlan:
     transient_window_seconds: int = 7 * 86_400
 
 
-@dataclass(frozen=True)
+@value
 class ApplyResult:
     duplicate: bool
     message_updated: bool = False
@@ -54,7 +54,7 @@ class DeliveryEventStore(Protocol):
         """(message id, already applied): the dedupe item is read in the same BatchGetItem."""
 
 
-@dataclass(frozen=True)
+@value
 class DueItem:
     kind: DueKind
     message_id: str
@@ -86,7 +86,7 @@ class EscalationTimers(Protocol):
         """Timer done, message escalated (unless it, or its SMS receipt, says delivered), history."""
 
 
-@dataclass(frozen=True)
+@value
 class QueueMessage:
     message_id: str
     receipt_handle: str
@@ -108,7 +108,7 @@ class EscalationQueue(Protocol):
     def send(self, body: dict[str, Any], deduplication_id: str) -> str: ...
 
 
-@dataclass(frozen=True)
+@value
 class LogPage:
     events: list[LogRecord]
     next_token: str | None

@@ -9,11 +9,12 @@ from typing import Protocol
 from sendledger.domain.export_window import Position, Window
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition
 from sendledger.domain.provider import ProviderResponse
+from sendledger.domain.values import value
 from sendledger.ports.recipients import RecipientState
 from sendledger.ports.resets import Replacement, ResetRecord
 
 
-@dataclass(frozen=True)
+@value
 class StoredResponse:
     """The message as the first request answered it (a replay renders the same view again)."""
 
@@ -25,7 +26,7 @@ class StoredResponse:
         return cls(replace(message, history=[]))
 
 
-@dataclass(frozen=True)
+@value
 class IdempotencyRecord:
     """A keyed send's message item, seen as the record of its key."""
 
@@ -41,7 +42,7 @@ class IdempotencyRecord:
         return self.expires_at <= now  # TTL-like expiry is checked in code, never trusted to have run
 
 
-@dataclass(frozen=True)
+@value
 class LastSendCondition:
     """What the intent asserts about the recipient's last-send marker.
 
@@ -53,7 +54,7 @@ class LastSendCondition:
     exact: bool = False
 
 
-@dataclass(frozen=True)
+@value
 class Expectations:
     """Conditions the intent asserts about recipient state it does not read first."""
 
@@ -77,13 +78,13 @@ class SendIntent:
     generation: int = 0  # of a keyed message id: bumped when an expired key is used again
 
 
-@dataclass(frozen=True)
+@value
 class CreatedPage:
     positions: list[Position]
     more: bool  # entries may follow the last position
 
 
-@dataclass(frozen=True)
+@value
 class IntentConflict:
     """The intent was not written; each field reports one failed condition with what is there."""
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
+from sendledger.domain.values import value
 
 if TYPE_CHECKING:  # only the poller reads pages; the api, which imports the senders, never loads them
     from sendledger.domain.mailgun_events import EventsPage
@@ -21,7 +21,7 @@ class SmsSender(Protocol):
     def send_sms(self, message_id: str, to: str, content: Rendered, category: str) -> ProviderResponse: ...
 
 
-@dataclass(frozen=True)
+@value
 class LookupResult:
     found: bool  # the provider has a message carrying our message id
     provider_message_id: str | None = None

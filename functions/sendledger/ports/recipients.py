@@ -7,9 +7,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from sendledger.domain.eligibility import SuppressionState
+from sendledger.domain.values import value
 
 
-@dataclass(frozen=True)
+@value
 class RecipientState:
     suppression: SuppressionState
     last_send_at: datetime | None

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from sendledger.domain.messages import HistoryEntry, Message
+from sendledger.domain.values import value
 
 
-@dataclass(frozen=True)
+@value
 class ResetRecord:
     account_id: str
     reset_id: str
@@ -22,7 +22,7 @@ class ResetRecord:
     recipient_key: str | None = None  # the address mailed (a request with another replaces it)
 
 
-@dataclass(frozen=True)
+@value
 class Replacement:
     """The young active reset a request with another address replaces, and the entry its mail gets."""
 

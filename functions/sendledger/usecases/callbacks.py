@@ -8,11 +8,11 @@ ingestion path waits for a receiver.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from sendledger.domain.callbacks import Callback, MalformedBusEvent, from_bus_event, retry_delay_seconds
 from sendledger.domain.clock import Clock
+from sendledger.domain.values import value
 from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries
 
 
@@ -23,7 +23,7 @@ class Delivery(StrEnum):
     MALFORMED = "malformed"  # never deliverable: straight on to the DLQ
 
 
-@dataclass(frozen=True)
+@value
 class CallbackTarget:
     url: str
     secret: str
@@ -32,7 +32,7 @@ class CallbackTarget:
     timeout_seconds: float
 
 
-@dataclass(frozen=True)
+@value
 class Attempt:
     outcome: Delivery
     event_id: str | None

@@ -6,19 +6,19 @@ Every answer is scoped to the caller: another caller's message is indistinguisha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from sendledger.domain import export_window, idempotency, ids
 from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.messages import HistoryType, Message
 from sendledger.domain.reset_evidence import CurrentRecord, ResetEvidence, evidence_of
+from sendledger.domain.values import value
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import MAX_KEY_GENERATIONS
 
 _RESET_ID = re.compile(r"^rst_[0-9A-HJKMNP-TV-Z]{26}$")
 
 
-@dataclass(frozen=True)
+@value
 class EvidencePage:
     messages: list[Message]  # oldest first, each with its history
     cursor: str | None  # where the next page starts; None: this was the last

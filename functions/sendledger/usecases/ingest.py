@@ -21,6 +21,7 @@ from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.ses_events import parse_sqs_body
 from sendledger.domain.sms_events import LogRecord, parse_sms_record
 from sendledger.domain.suppression_rules import Action, verdict_for
+from sendledger.domain.values import value
 from sendledger.ports.ingestion import (
     ApplyPlan,
     ApplyResult,
@@ -63,7 +64,7 @@ class Pipeline:
     acceptance_lookup: AcceptanceLookup | None = None
 
 
-@dataclass(frozen=True)
+@value
 class MetricPoint:
     name: str
     value: float

@@ -6,7 +6,7 @@ failed condition hands back the recipient item to decide from exactly (and write
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,6 +18,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
+from sendledger.domain.values import value
 from sendledger.ports.messages import Expectations, IdempotencyRecord, LastSendCondition, SendIntent, StoredResponse
 from sendledger.ports.resets import ResetRecord
 from sendledger.usecases.context import Services
@@ -29,7 +30,7 @@ MAX_INTENT_ATTEMPTS = 3
 MAX_KEY_GENERATIONS = 12  # an expired key used again gets a new message id; years of monthly reuse
 
 
-@dataclass(frozen=True)
+@value
 class SendCommand:
     channel: Channel
     to: str
@@ -49,28 +50,28 @@ def source_for(message: Message) -> str:
     return "sms" if message.channel is Channel.SMS else message.provider
 
 
-@dataclass(frozen=True)
+@value
 class Committed:
     """The intent is written: call the provider."""
 
     decision: Decision
 
 
-@dataclass(frozen=True)
+@value
 class Decided:
     """Written as decided without a provider call (suppressed, or deferred as stale)."""
 
     state: MessageState
 
 
-@dataclass(frozen=True)
+@value
 class KeyTaken:
     """The key's message item exists (a replay, a conflict, or a request in flight)."""
 
     record: IdempotencyRecord
 
 
-@dataclass(frozen=True)
+@value
 class ActiveReset:
     """The account's young active reset stands: nothing was written."""
 

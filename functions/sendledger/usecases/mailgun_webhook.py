@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
@@ -21,6 +20,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventSource, MalformedEvent
 from sendledger.domain.mailgun_events import parse_event
 from sendledger.domain.mailgun_signature import SignatureCheck, check_signature, signature_block
+from sendledger.domain.values import value
 from sendledger.ports.webhooks import TokenClaim
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
@@ -40,7 +40,7 @@ class WebhookOutcome(StrEnum):
     MALFORMED = "malformed"  # signed, but not an event we can read
 
 
-@dataclass(frozen=True)
+@value
 class WebhookResult:
     outcome: WebhookOutcome
     detail: str = ""

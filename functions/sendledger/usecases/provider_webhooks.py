@@ -15,6 +15,7 @@ from aws_lambda_powertools import Logger
 from sendledger.domain.clock import Clock
 from sendledger.domain.events import MalformedEvent
 from sendledger.domain.sendgrid_events import ENGAGEMENT, parse_batch
+from sendledger.domain.values import value
 from sendledger.ports.webhooks import EventSink, WebhookVerifier
 
 logger = Logger(child=True)
@@ -29,7 +30,7 @@ class WebhookOutcome(StrEnum):
     MALFORMED = "malformed"  # signed, but not a JSON array of events
 
 
-@dataclass(frozen=True)
+@value
 class WebhookResult:
     outcome: WebhookOutcome
     received: int = 0

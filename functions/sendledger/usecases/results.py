@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sendledger.domain.eligibility import SuppressionState
 from sendledger.domain.messages import Message
+from sendledger.domain.values import value
 
 
-@dataclass(frozen=True)
+@value
 class Accepted:
     """A new intent, committed: sent, decided without a send (suppressed) or deferred.
 
@@ -21,7 +21,7 @@ class Accepted:
     view: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@value
 class Replayed:
     """The same key again: the view the first request answered (or its message, if it crashed)."""
 
@@ -31,24 +31,24 @@ class Replayed:
 SendResult = Accepted | Replayed
 
 
-@dataclass(frozen=True)
+@value
 class ResetRequested:
     reset_id: str
     expires_at: datetime
 
 
-@dataclass(frozen=True)
+@value
 class TokenConsumed:
     reset_id: str
     account_id: str
 
 
-@dataclass(frozen=True)
+@value
 class TokenRefused:
     """Wrong, expired or already used: one answer for all three, so none can be told apart."""
 
 
-@dataclass(frozen=True)
+@value
 class SuppressionStatus:
     recipient: str
     state: SuppressionState

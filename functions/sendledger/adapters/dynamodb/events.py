@@ -19,7 +19,7 @@ converge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sendledger.adapters.dynamodb import history, receipts, recipients
@@ -40,6 +40,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import DeliveryEvent
 from sendledger.domain.messages import DueKind
 from sendledger.domain.suppression_rules import TransientPolicy
+from sendledger.domain.values import value
 from sendledger.ports.ingestion import ApplyPlan, ApplyResult
 from sendledger.ports.recipients import RecipientState
 
@@ -47,7 +48,7 @@ EVENT_RETENTION = timedelta(days=30)  # > SQS retention (14 d) and SMS status de
 MAX_ATTEMPTS = 4
 
 
-@dataclass(frozen=True)
+@value
 class Attempt:
     """What the next write of one event includes (narrowed by what failed conditions showed)."""
 

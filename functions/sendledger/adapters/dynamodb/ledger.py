@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from sendledger.adapters.dynamodb.due_work import DueWork
@@ -14,9 +13,10 @@ from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
+from sendledger.domain.values import value
 
 
-@dataclass(frozen=True)
+@value
 class LedgerTable:
     table: Table
     messages: Messages

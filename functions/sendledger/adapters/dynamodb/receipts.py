@@ -13,8 +13,6 @@ the due-work marker an outcome sets. Reading a message folds its receipt in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sendledger.adapters.dynamodb import history
 from sendledger.adapters.dynamodb.expressions import Item, encode_item
 from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, RECEIPT_SK, message_pk, receipt_pk
@@ -23,10 +21,11 @@ from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import HistoryEntry, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.domain.values import value
 from sendledger.ports.messages import Outcome
 
 
-@dataclass(frozen=True)
+@value
 class ReceiptKey:
     pk: str
     sk: str
