@@ -84,9 +84,9 @@ def lambda_cpu(timing: dict[str, Any]) -> list[str]:
     )
     return [
         *lines,
-        "Per sample: process CPU time (`time.process_time`) around the send, minus the CPU time spent "
-        "inside moto's request handling (`BotocoreStubber.process_request`, timed the same way as the "
-        "wall time inside moto's emulation above); the same interleaved samples as the wall-time "
+        "Per sample: process CPU time (`time.process_time`) around the send, minus the calling thread's "
+        "CPU time inside moto's stubbed send (`BotocoreStubber.__call__`: the emulation, and the wait for "
+        "the lock that lets in-process moto take one request at a time); the same interleaved samples as the wall-time "
         "comparison. The bar is the ratio of the medians. The in-process wall-time ratio is reported but "
         "not a bar: it mostly measures moto's emulation, not the product.",
         "",

@@ -4,7 +4,8 @@ Each round starts from fresh tables, sends a batch through the `api` handler (th
 plays SES and SNS), then times the scheduled `poller` invocations that drain it (SES queue +
 SMS log reconciliation, with the cycle's fixed work: due work, escalations, metrics). The
 Lambda's CPU is the process's CPU time over those cycles minus the CPU time its threads spent
-inside moto's emulation (benchmarks/timing.EmulatorMeter).
+inside moto's stubbed sends: the emulation, and the wait for the lock that serializes in-process
+moto, which DynamoDB does not impose (benchmarks/timing.EmulatorMeter).
 
 Per applied event, the bar counts what applying the batch added: the cycles' CPU less that of
 as many idle cycles (timed just before the batch), over the events applied. The whole cycles'

@@ -4,7 +4,8 @@ Measured twice. In-process (``mock_aws``): each sample is split into the time sp
 moto's request emulation (``BotocoreStubber.process_request``: what AWS would do server-side),
 itemised per operation, and the rest (the Lambda's own work: handler, validation, SDK
 serialisation). The Lambda's CPU (the bar) is process CPU time (``time.process_time``) minus the
-CPU time spent inside moto's emulation, so other load on the machine does not inflate it. Over
+CPU time spent inside moto's stubbed send (emulation and its serializing lock), so other load on
+the machine does not inflate it. Over
 HTTP (moto's server in a thread, the wall-time bar): every request also pays a socket round trip
 and the wire format both ways, as every deployed request does.
 
@@ -47,7 +48,16 @@ Samples = list[Sample]
 
 
 class EmulatorMeter:
-    """Accumulates the wall time spent inside moto's in-process request handling, per operation."""
+    """Accumulates the time spent in moto's in-process request handling: wall time per operation,
+    and the calling threads' CPU.
+
+    Wall time is taken around the emulation itself (``BotocoreStubber.process_request``). CPU is
+    taken around the whole stubbed send (``BotocoreStubber.__call__``), which also holds the
+    wait for the lock that makes in-process moto take one request at a time
+    (local/moto_serial.py): on a machine where blocking and waking a thread costs tens of
+    microseconds, a poller's threads queueing for that lock spend CPU that DynamoDB, which does
+    not serialize independent requests, would never cause.
+    """
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -60,29 +70,39 @@ class EmulatorMeter:
     def installed(self) -> Iterator[EmulatorMeter]:
         from moto.core.botocore_stubber import BotocoreStubber
 
-        original = BotocoreStubber.process_request
+        original_process, original_call = BotocoreStubber.process_request, BotocoreStubber.__call__
         meter = self
 
         def process_request(stubber: Any, request: Any) -> Any:
-            # The calling thread's CPU, not the process's: a poller applies events on worker
-            # threads, and another thread's work during this request is not moto's.
-            start, start_cpu = time.perf_counter(), time.thread_time()
+            start = time.perf_counter()
             try:
-                return original(stubber, request)
+                return original_process(stubber, request)
             finally:
                 elapsed = time.perf_counter() - start
                 with meter.lock:
                     meter.seconds += elapsed
-                    meter.cpu_seconds += time.thread_time() - start_cpu
                 if meter.recording:
                     key = f"{meter.recording} {_operation(request)}"
                     meter.by_operation.setdefault(key, []).append(elapsed)
 
+        def call(stubber: Any, *args: Any, **kwargs: Any) -> Any:
+            # The calling thread's CPU, not the process's: a poller applies events on worker
+            # threads, and another thread's work during this request is not moto's.
+            start_cpu = time.thread_time()
+            try:
+                return original_call(stubber, *args, **kwargs)
+            finally:
+                spent = time.thread_time() - start_cpu
+                with meter.lock:
+                    meter.cpu_seconds += spent
+
         BotocoreStubber.process_request = process_request  # type: ignore[method-assign,assignment]
+        BotocoreStubber.__call__ = call  # type: ignore[method-assign]
         try:
             yield self
         finally:
-            BotocoreStubber.process_request = original  # type: ignore[method-assign]
+            BotocoreStubber.process_request = original_process  # type: ignore[method-assign]
+            BotocoreStubber.__call__ = original_call  # type: ignore[method-assign]
 
 
 def _operation(request: Any) -> str:

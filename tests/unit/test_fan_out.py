@@ -45,3 +45,42 @@ def test_items_without_a_recipient_are_independent_and_the_earliest_failure_wins
 
     applied, failure = in_groups([0, 1, 2, 3], lambda item: None, apply, workers=1)
     assert applied == [0, 2] and isinstance(failure, ValueError) and failure.args == (1,)
+
+
+def test_cycles_reuse_the_containers_threads_instead_of_starting_their_own():
+    # Given three cycles' batches, each of four independent recipients, applied with four workers
+    threads: set[int] = set()
+    started = threading.active_count()
+
+    def apply(item: int) -> None:
+        threads.add(threading.get_ident())
+
+    for cycle in range(3):
+        applied, failure = in_groups(list(range(cycle * 4, cycle * 4 + 4)), lambda item: item, apply, workers=4)
+        assert failure is None and len(applied) == 4
+    # Then all twelve ran on at most four threads, which stay for the next invocation
+    assert len(threads) <= 4
+    assert threading.active_count() <= started + 4
+
+
+def test_a_kill_in_one_group_is_raised_once_nothing_of_the_batch_runs_on():
+    # Given a recipient whose apply is killed (a Lambda timeout is a BaseException), submitted
+    # first, and another still running when the kill comes back
+    killed, never = threading.Event(), threading.Event()
+    finished: list[str] = []
+
+    def apply(item: str) -> None:
+        if item == "killed":
+            killed.set()
+            raise KeyboardInterrupt
+        killed.wait(timeout=5)
+        never.wait(timeout=0.2)  # still running well after the kill was raised
+        finished.append(item)
+
+    try:
+        in_groups(["killed", "slow"], lambda item: item, apply, workers=2)
+    except KeyboardInterrupt:
+        # Then the kill comes out only after the other recipient's apply has returned
+        assert finished == ["slow"]
+    else:
+        raise AssertionError("the kill was swallowed")

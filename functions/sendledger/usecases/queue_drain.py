@@ -2,7 +2,8 @@
 
 Sequentially (receive 10, apply them, delete them, receive again) the round trips of receive and
 delete and the wait for a batch's slowest apply bound the drain; here only the applies do. The
-calling thread coordinates and owns all state; at most `workers` calls run at once, on a pool.
+calling thread coordinates and owns all state; at most `workers` calls run at once, on the
+container's pool (kept between invocations).
 
 - Receives (up to 10 messages each) keep about one round of applies waiting.
 - Each lane (a recipient) applies its messages one at a time, in the order they were received,
@@ -16,12 +17,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
 
 from sendledger.ports.ingestion import EventQueue, QueueMessage
+from sendledger.usecases.fan_out import shared_pool
 
 logger = Logger(child=True)
 
@@ -41,8 +43,7 @@ def drain(queue: EventQueue, apply: Apply, lane: Lane, workers: int, out_of_time
     """
     if workers <= 1:
         return _Pipeline(queue, apply, lane, _Inline(), 1, out_of_time).run()
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="drain") as pool:
-        return _Pipeline(queue, apply, lane, pool, workers, out_of_time).run()
+    return _Pipeline(queue, apply, lane, shared_pool(workers), workers, out_of_time).run()
 
 
 class _Inline(Executor):
@@ -77,13 +78,16 @@ class _Pipeline:
         self.failure: Exception | None = None
 
     def run(self) -> bool:
-        while True:
-            self._start()
-            if not self.running:
-                break
-            done, _ = wait(self.running, return_when=FIRST_COMPLETED)
-            for future in [future for future in self.running if future in done]:  # in start order
-                self.running.pop(future)(future)
+        try:
+            while True:
+                self._start()
+                if not self.running:
+                    break
+                done, _ = wait(self.running, return_when=FIRST_COMPLETED)
+                for future in [future for future in self.running if future in done]:  # in start order
+                    self.running.pop(future)(future)
+        finally:
+            wait(self.running)  # after a kill too, nothing of this drain runs on once it returns
         if self.failure is not None:
             raise self.failure
         return self.read_to_end and not self.held
