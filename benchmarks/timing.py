@@ -5,9 +5,9 @@ moto's request emulation (``BotocoreStubber.process_request``: what AWS would do
 itemised per operation, and the rest (the Lambda's own work: handler, validation, SDK
 serialisation). The Lambda's CPU (the bar) is process CPU time (``time.process_time``) minus the
 CPU time spent inside moto's stubbed send (emulation and its serializing lock), so other load on
-the machine does not inflate it. Over
-HTTP (moto's server in a thread, the wall-time bar): every request also pays a socket round trip
-and the wire format both ways, as every deployed request does.
+the machine does not inflate it. Over HTTP (moto's server in a thread, the wall-time bar): every
+request also pays a socket round trip and the wire format both ways, as every deployed request
+does.
 
 moto's emulation is not DynamoDB's latency: a TransactWriteItems item costs moto about what a
 whole PutItem does (condition parsing, update-expression validation, plus a rollback copy of
