@@ -160,6 +160,7 @@ def assemble(
             "cold_start": cold,
             "ingest_throughput": throughput,
             "ingest_drain": drained,
+            "ingest_batching_alternative": found.get("batching") or {},
             "local_send_growth": growth,
             "asset": asset,
             "cost": {**costs, "assumed_latency_ms": cost.ASSUMED_LATENCY_MS, "memory_gb": cost.MEMORY_GB},

@@ -259,6 +259,7 @@ def render(results: dict[str, Any]) -> str:
     )
 
     lines += sections.drain(detail)
+    lines += sections.batching(detail)
     lines += sections.growth(detail)
 
     lines += ["## Cost per million (USD)", ""]

@@ -42,6 +42,8 @@ def run(root: Path) -> int:
         in_process["timing_http"] = _guard("send_time_over_http", errors, lambda: _over_http(out))
     finally:
         sys.stdout = out
+    _say(out, "events: what batching them into transactions would trade ...")
+    in_process["batching"] = _guard("batching", errors, _batching)
     _say(out, "cold start: timing fresh interpreters ...")
     cold = _guard("cold_start", errors, lambda: _cold_start(root))
     _say(out, "asset: bundling into a temporary directory ...")
@@ -146,6 +148,12 @@ def _over_http(out: TextIO) -> dict[str, Any]:
         handler = baseline.make_handler()
         _say(out, f"time: {TIMED_SAMPLES} interleaved sends each, over HTTP to moto's server ...")
         return timing.send_time_ratio_over_http(world, handler, TIMED_SAMPLES)
+
+
+def _batching() -> dict[str, Any]:
+    from benchmarks import batching
+
+    return batching.measure()
 
 
 def _cold_start(root: Path) -> dict[str, Any]:

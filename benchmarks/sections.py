@@ -117,6 +117,29 @@ def drain(detail: dict[str, Any]) -> list[str]:
     ]
 
 
+def batching(detail: dict[str, Any]) -> list[str]:
+    found = detail.get("ingest_batching_alternative") or {}
+    lines = ["## Ingestion: batching events into transactions (the road not taken)", ""]
+    if not found.get("client_cpu_ms_per_event"):
+        return [*lines, f"Not measured: {found.get('reason', 'see run.errors')}", ""]
+    cpu, units = found["client_cpu_ms_per_event"], found["write_units_per_event"]
+    dollars = found["dynamodb_usd_per_million_events"]
+    lines += table(
+        ["each event written by", "client CPU ms per event", "write units per event", "DynamoDB USD per million"],
+        [[name, cpu[name], units[name], dollars[name]] for name in cpu],
+    )
+    return [
+        *lines,
+        f"Method: {found['method']}. Batched, the client's CPU per event is "
+        f"{fmt(found['cpu_ratio_batched_over_single'])}x a single write's; but every transaction item bills twice the "
+        "write units, and one failed condition (a redelivered event) cancels the whole batch. The Lambda time "
+        f"it would save is worth {fmt(found['lambda_usd_per_million_events_saved'])} USD per million events at "
+        "the poller's memory size, against the extra write units above: the poller keeps one standard write "
+        "per event.",
+        "",
+    ]
+
+
 def growth(detail: dict[str, Any]) -> list[str]:
     measured = detail.get("local_send_growth") or {}
     lines = ["## Local stack: send latency growth", ""]
