@@ -21,33 +21,29 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from benchmarks import cost
-from benchmarks.environment import LEDGER_TABLE, REGION
+from benchmarks.environment import LEDGER_TABLE
+from local.simulator.hooks import answer_locally
 from tests.support.fixtures import aws_format
 
 BATCH = 10  # events per transaction on the batched side
 SAMPLES = 15  # interleaved, per side
 REPEATS = 20  # batches per sample
-WRU_PER_ITEM = {"UpdateItem": 1, "TransactWriteItems": 2}  # per started KB; these items are under 1 KB
-
-
-class _Body:
-    def stream(self, **_: Any) -> Any:
-        yield b"{}"
+# Per started KB; a Delivery's receipt is under 1 KB (ses:Delivery: 1 WRU in the capacity table).
+WRU_PER_ITEM = {"UpdateItem": 1, "TransactWriteItems": 2}
 
 
 def measure() -> dict[str, Any]:
     from sendledger.adapters.dynamodb import receipts
     from sendledger.adapters.dynamodb.events import Attempt, DeliveryEvents
-    from sendledger.adapters.dynamodb.table import Table
+    from sendledger.adapters.dynamodb.table import Table, ledger_client
     from sendledger.domain.outcomes import allowed_from, target_state
     from sendledger.domain.ses_events import parse_ses_record
     from sendledger.ports.ingestion import ApplyPlan
 
-    client = boto3.client("dynamodb", region_name=REGION, config=_ledger_config())
+    client = ledger_client()  # the poller's own client configuration
     client.meta.events.register("before-send", _canned)
     table = Table(LEDGER_TABLE, client)
     store = DeliveryEvents(table)
@@ -90,7 +86,6 @@ def measure() -> dict[str, Any]:
     per_event = {name: round(statistics.median(values), 4) for name, values in samples.items()}
     price = cost.PRICES["dynamodb_write_request_unit_per_million"]
     saved_ms = per_event["UpdateItem"] - per_event["TransactWriteItems"]
-    gb_seconds_per_million = saved_ms / 1000 * cost.MEMORY_GB["poller"] * 1_000_000
     return {
         "method": (
             f"{BATCH} SES Delivery updates as built by the event store, sent as {BATCH} conditional UpdateItems "
@@ -102,17 +97,9 @@ def measure() -> dict[str, Any]:
         "write_units_per_event": dict(WRU_PER_ITEM),
         "dynamodb_usd_per_million_events": {name: wru * price for name, wru in WRU_PER_ITEM.items()},
         # Lambda time the batched side would save, at the poller's memory size (CPU time as duration).
-        "lambda_usd_per_million_events_saved": round(
-            gb_seconds_per_million * cost.PRICES["lambda_arm64_per_gb_second"], 4
-        ),
+        "lambda_usd_per_million_events_saved": round(cost.lambda_compute_usd_per_million("poller", saved_ms), 4),
     }
 
 
-def _ledger_config() -> Any:
-    from sendledger.adapters.dynamodb.table import LEDGER_CONFIG
-
-    return LEDGER_CONFIG
-
-
-def _canned(request: Any, **_: Any) -> AWSResponse:
-    return AWSResponse(request.url, 200, {"x-amzn-requestid": "benchmark"}, _Body())  # type: ignore[arg-type]
+def _canned(request: AWSPreparedRequest, **_: Any) -> AWSResponse:
+    return answer_locally(request, 200, {"x-amzn-requestid": "benchmark"}, {})

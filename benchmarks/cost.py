@@ -53,9 +53,14 @@ def _operations(figure: dict[str, Any]) -> list[str]:
     return [entry.split("(", 1)[0] for entry in figure.get("operations", [])]
 
 
+def lambda_compute_usd_per_million(function: str, duration_ms: float) -> float:
+    """What a million invocations' `duration_ms` each cost at the function's memory size."""
+    return MEMORY_GB[function] * duration_ms / 1000 * PRICES["lambda_arm64_per_gb_second"] * 1_000_000
+
+
 def _lambda(function: str, cpu_ms: float, calls: list[str], invocations: float = 1.0) -> tuple[float, float]:
     duration = math.ceil(cpu_ms + sum(ASSUMED_LATENCY_MS.get(call, 10.0) for call in calls))
-    compute = MEMORY_GB[function] * duration / 1000 * PRICES["lambda_arm64_per_gb_second"] * 1_000_000
+    compute = lambda_compute_usd_per_million(function, duration)
     return compute + invocations * PRICES["lambda_per_million_requests"], duration
 
 
