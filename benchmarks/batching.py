@@ -40,8 +40,8 @@ def measure() -> dict[str, Any]:
     from sendledger.adapters.dynamodb.events import Attempt, DeliveryEvents
     from sendledger.adapters.dynamodb.table import Table, ledger_client
     from sendledger.domain.outcomes import allowed_from, target_state
-    from sendledger.domain.ses_events import parse_ses_record
     from sendledger.ports.ingestion import ApplyPlan
+    from sendledger.providers.ses.events import parse_ses_record
 
     client = ledger_client()  # the poller's own client configuration
     client.meta.events.register("before-send", _canned)

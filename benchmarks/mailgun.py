@@ -34,11 +34,11 @@ class _Clock:
 def measure(world: World) -> dict[str, Any]:
     from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
     from sendledger import bootstrap
-    from sendledger.adapters.mailgun import MailgunEmailSender
-    from sendledger.adapters.mailgun_events import MailgunEventsApi
     from sendledger.domain.provider import EmailProvider
+    from sendledger.providers.mailgun.events_api import MailgunEventsApi
+    from sendledger.providers.mailgun.lane import poll_mailgun
+    from sendledger.providers.mailgun.sender import MailgunEmailSender
     from sendledger.usecases.ingest import IngestReport, ingest_event
-    from sendledger.usecases.mailgun_poll import poll_mailgun
 
     clock = _Clock()
     simulator = MailgunSimulator(clock=clock.now, late_seconds=0)

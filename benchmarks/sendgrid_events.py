@@ -68,9 +68,9 @@ def sendgrid_selected(simulator: Any) -> Iterator[str]:
 def measure(world: World, simulator: Any) -> dict[str, Any]:
     from local.gateway import build_event
     from sendledger import bootstrap
-    from sendledger.domain.sendgrid_events import parse_queued
     from sendledger.handlers import api
     from sendledger.names import SENDGRID_EVENTS_PATH
+    from sendledger.providers.sendgrid.events import parse_queued
     from sendledger.usecases.ingest import IngestReport, ingest_event
 
     world.refresh_watermarks()

@@ -27,9 +27,9 @@ os.environ.pop("AWS_ENDPOINT_URL", None)
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
-from sendledger.adapters.ses import SesEmailSender
-from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.provider import Backoff
+from sendledger.providers.ses.sender import SesEmailSender
+from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from sendledger.ports.ingestion import EventQueue
     from sendledger.ports.providers import EmailSender, ProviderEventsApi
     from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
+    from sendledger.providers.sendgrid.webhook import SendGridWebhook
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
-    from sendledger.usecases.provider_webhooks import SendGridWebhook
 
 
 @dataclass
@@ -61,9 +61,9 @@ def runtime() -> Runtime:
 def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.secrets import fingerprint_key
-    from sendledger.adapters.sns import SnsSmsSender
     from sendledger.domain.clock import SystemClock
     from sendledger.domain.recipients import use_fingerprint_key
+    from sendledger.providers.sns.sender import SnsSmsSender
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
 
@@ -98,23 +98,23 @@ def email_sender(settings: Settings) -> EmailSender:
 
 
 def _ses_sender(settings: Settings) -> EmailSender:
-    from sendledger.adapters.ses import SesEmailSender
+    from sendledger.providers.ses.sender import SesEmailSender
 
     return SesEmailSender(settings.sender_email, settings.ses_configuration_set)
 
 
 def _mailgun_sender(settings: Settings) -> EmailSender:
-    from sendledger.adapters.mailgun import MailgunEmailSender
-    from sendledger.adapters.mailgun_http import secret_value
+    from sendledger.providers.mailgun.http import secret_value
+    from sendledger.providers.mailgun.sender import MailgunEmailSender
 
     key = secret_value(settings.mailgun_api_key_secret_arn)
     return MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, settings.sender_email, key)
 
 
 def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
-    from sendledger.adapters.mailgun_events import MailgunEventsApi
-    from sendledger.adapters.mailgun_http import secret_value
     from sendledger.domain.provider import EmailProvider
+    from sendledger.providers.mailgun.events_api import MailgunEventsApi
+    from sendledger.providers.mailgun.http import secret_value
 
     if settings.email_provider is not EmailProvider.MAILGUN:
         return None
@@ -124,8 +124,8 @@ def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
 
 def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, Any]:
     """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
-    from sendledger.adapters.mailgun_http import secret_value
     from sendledger.domain.provider import EmailProvider
+    from sendledger.providers.mailgun.http import secret_value
 
     if settings.email_provider is not EmailProvider.MAILGUN or not settings.mailgun_signing_key_secret_arn:
         return {}
@@ -136,7 +136,7 @@ def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, 
 
 
 def _sendgrid_sender(settings: Settings) -> EmailSender:
-    from sendledger.adapters.sendgrid import SendGridEmailSender
+    from sendledger.providers.sendgrid.sender import SendGridEmailSender
 
     return SendGridEmailSender(settings.sender_email, settings.sendgrid_api_base, _sendgrid_api_key(settings))
 
@@ -154,9 +154,9 @@ def _sendgrid_api_key(settings: Settings) -> Callable[[], str]:
 def build_sendgrid_webhook(services: Services) -> SendGridWebhook:
     """Verifier and queue of the signed Event Webhook; unconfigured, every POST is refused."""
     from sendledger.adapters.secrets import provider_secret
-    from sendledger.adapters.sendgrid_webhook import SendGridSignatureVerifier
     from sendledger.adapters.sqs_sink import SqsEventSink
-    from sendledger.usecases.provider_webhooks import SendGridWebhook
+    from sendledger.providers.sendgrid.signature import SendGridSignatureVerifier
+    from sendledger.providers.sendgrid.webhook import SendGridWebhook
 
     settings = services.settings
     key_secret, queue_url = settings.sendgrid_webhook_key_secret_arn, settings.sendgrid_events_queue_url
@@ -170,10 +170,10 @@ def build_sendgrid_webhook(services: Services) -> SendGridWebhook:
 
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     """The ingestion stores share the ledger's DynamoDB client (one connection, one request count)."""
-    from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
     from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
     from sendledger.domain.events import EventSource
     from sendledger.domain.provider import EmailProvider
+    from sendledger.providers.sns.logs import CloudWatchLogReader
     from sendledger.usecases.ingest import Pipeline
 
     settings = services.settings
@@ -183,7 +183,7 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         webhook_queues[EventSource.SENDGRID.value] = SqsEventQueue(settings.sendgrid_events_queue_url)
     lookup = None
     if settings.email_provider is EmailProvider.SENDGRID and settings.sendgrid_email_activity:
-        from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
+        from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 
         lookup = SendGridEmailActivity(settings.sendgrid_api_base, _sendgrid_api_key(settings))
     return Pipeline(

@@ -34,7 +34,7 @@ from local.simulator.faults import (
 )
 from local.simulator.ses import mailbox_simulator_kind
 from local.simulator.sms import SMS_SUCCESS_RESPONSE, decode_subscription_event, sms_outcome
-from sendledger.domain.sms_events import encode_subscription_event
+from sendledger.providers.sns.events import encode_subscription_event
 
 __all__ = [
     "LABEL_THROTTLE",

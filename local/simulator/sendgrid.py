@@ -39,7 +39,7 @@ from local.simulator.faults import (
 )
 from local.simulator.ses import mailbox_simulator_kind
 from sendledger.domain.clock import iso
-from sendledger.domain.sendgrid_events import MESSAGE_ID_ARG, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from sendledger.providers.sendgrid.events import MESSAGE_ID_ARG, SIGNATURE_HEADER, TIMESTAMP_HEADER
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

@@ -16,7 +16,7 @@ from urllib3.exceptions import ReadTimeoutError
 
 from local.background_http import BackgroundHTTPServer
 from local.simulator.sendgrid import Dropped, SendGridSide
-from sendledger.adapters.sendgrid_http import HttpAnswer
+from sendledger.providers.http import HttpAnswer
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

@@ -23,7 +23,7 @@ from botocore.awsrequest import AWSPreparedRequest
 
 from local.simulator.hooks import body_bytes
 from sendledger.domain.clock import iso
-from sendledger.domain.sms_events import encode_subscription_event
+from sendledger.providers.sns.events import encode_subscription_event
 
 SMS_SUCCESS_RESPONSE = "Message has been accepted by phone carrier"
 # XX of +1NPA55501XX, by tens (absent: delivered); "" = no status ever, else the failure string.

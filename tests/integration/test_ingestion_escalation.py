@@ -181,7 +181,7 @@ def send_sms_with_escalation(api, deadline=3600):
 
 
 def apply_sms_record(ingestion, sent, status, response, at):
-    from sendledger.domain.sms_events import LogRecord
+    from sendledger.providers.sns.events import LogRecord
     from sendledger.usecases.ingest import IngestReport, ingest_log_record
 
     record = sms_record(sent["provider_message_id"], PAGER, status, response, at)

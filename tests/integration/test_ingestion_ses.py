@@ -7,8 +7,8 @@ import pytest
 
 from sendledger import bootstrap
 from sendledger.adapters.dynamodb.keys import recipient_pk as sup_pk
-from sendledger.domain.ses_events import parse_sqs_body
 from sendledger.handlers import poller
+from sendledger.providers.ses.events import parse_sqs_body
 from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
 from sendledger.usecases.poll import CycleFailed
 from tests.conftest import TABLE

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from sendledger import bootstrap
 from sendledger.domain.messages import DueKind
-from sendledger.domain.sms_events import LogRecord, encode_subscription_event
 from sendledger.handlers import sms_delivery_logs
+from sendledger.providers.sns.events import LogRecord, encode_subscription_event
 from sendledger.usecases.ingest import IngestReport, ingest_log_record
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
 from tests.support.counting import Observer, count_dynamodb_requests, observing

@@ -13,10 +13,10 @@ import pytest
 from moto import mock_aws
 
 from sendledger.adapters import aws, sdk
-from sendledger.adapters.cloudwatch_logs import CloudWatchLogReader
 from sendledger.adapters.dynamodb.table import ledger_client
 from sendledger.adapters.eventbridge import EventBridgeBus
 from sendledger.adapters.sqs import sqs_client
+from sendledger.providers.sns.logs import CloudWatchLogReader
 
 
 def user_agents(client: Any, *calls: tuple[str, dict[str, Any]]) -> list[str]:

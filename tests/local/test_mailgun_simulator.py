@@ -8,12 +8,12 @@ from urllib.parse import parse_qs
 import pytest
 
 from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
-from sendledger.adapters.mailgun import MailgunEmailSender, classify_answer
-from sendledger.adapters.mailgun_events import MailgunEventsApi
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
 from sendledger.domain.provider import CallResult
 from sendledger.domain.templates import Rendered
+from sendledger.providers.mailgun.events_api import MailgunEventsApi
+from sendledger.providers.mailgun.sender import MailgunEmailSender, classify_answer
 from tests.support.fakes import FakeClock
 from tests.support.provider_fixtures import raw_http
 

@@ -11,8 +11,8 @@ import boto3
 import pytest
 
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.mailgun_signature import expected_signature
 from sendledger.domain.provider import EmailProvider
+from sendledger.providers.mailgun.signature import expected_signature
 from sendledger.usecases.context import Services
 from tests.conftest import Api
 from tests.support.fakes import FakeClock

@@ -6,8 +6,8 @@ import pytest
 
 from infra.settings import Settings as DeploySettings
 from sendledger import bootstrap
-from sendledger.adapters.ses import SesEmailSender
 from sendledger.domain.provider import EmailProvider
+from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.settings import Settings, SettingsError
 
 
@@ -29,7 +29,7 @@ def test_bootstrap_builds_the_adapter_of_the_configured_provider() -> None:
 
 
 def test_sendgrid_needs_its_api_key_secret_and_then_gets_its_adapter() -> None:
-    from sendledger.adapters.sendgrid import SendGridEmailSender
+    from sendledger.providers.sendgrid.sender import SendGridEmailSender
 
     chosen = Settings(email_provider=EmailProvider.SENDGRID)
     with pytest.raises(SettingsError, match="SENDGRID_API_KEY_SECRET_ARN"):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from urllib3.exceptions import ReadTimeoutError
 
-from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
-from sendledger.adapters.sendgrid_http import HttpAnswer
 from sendledger.domain.provider import EmailProvider
+from sendledger.providers.http import HttpAnswer
+from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.formats import PROVIDER_FORMATS, provider_format

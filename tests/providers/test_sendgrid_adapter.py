@@ -7,11 +7,11 @@ from collections.abc import Mapping
 import pytest
 from urllib3.exceptions import NewConnectionError, ProtocolError, ReadTimeoutError
 
-from sendledger.adapters.sendgrid import SendGridEmailSender, mail_send_body
-from sendledger.adapters.sendgrid_http import HttpAnswer
 from sendledger.domain.provider import CallResult
-from sendledger.domain.sendgrid_events import ESCALATES_ARG
 from sendledger.domain.templates import Rendered
+from sendledger.providers.http import HttpAnswer
+from sendledger.providers.sendgrid.events import ESCALATES_ARG
+from sendledger.providers.sendgrid.sender import SendGridEmailSender, mail_send_body
 from tests.providers.formats import provider_format, raw_answers
 
 KEY = "SG.EXAMPLE-KEY-ID.EXAMPLE-NOT-A-REAL-SECRET"

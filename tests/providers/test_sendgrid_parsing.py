@@ -8,8 +8,8 @@ import pytest
 
 from sendledger.domain.events import EventKind, EventSource, MalformedEvent
 from sendledger.domain.outcomes import target_state
-from sendledger.domain.sendgrid_events import parse_batch, parse_event, parse_queued, x_message_id
 from sendledger.domain.suppression_rules import Action, verdict_for
+from sendledger.providers.sendgrid.events import parse_batch, parse_event, parse_queued, x_message_id
 from tests.providers.formats import provider_format
 
 BATCH = provider_format("sendgrid-event-webhook.json")

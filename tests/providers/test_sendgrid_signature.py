@@ -6,7 +6,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from sendledger.adapters.sendgrid_webhook import SendGridSignatureVerifier, load_public_key
+from sendledger.providers.sendgrid.signature import SendGridSignatureVerifier, load_public_key
 from tests.providers.formats import provider_format
 
 VECTOR = provider_format("sendgrid-webhook-signature-vector.json")

@@ -12,7 +12,7 @@ import pytest
 
 from sendledger import names
 from sendledger.domain.provider import EmailProvider
-from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.formats import provider_format

@@ -19,10 +19,10 @@ from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimula
 from local.simulator.sendgrid_http import InProcessHttp
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
-from sendledger.adapters.sendgrid import SendGridEmailSender
-from sendledger.adapters.sendgrid_activity import SendGridEmailActivity
 from sendledger.bootstrap import build_pipeline
 from sendledger.domain.provider import EmailProvider
+from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
+from sendledger.providers.sendgrid.sender import SendGridEmailSender
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api

@@ -20,9 +20,9 @@ from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
-from sendledger.adapters.ses import SesEmailSender
-from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.provider import Backoff
+from sendledger.providers.ses.sender import SesEmailSender
+from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleFailed, CycleReport

@@ -46,14 +46,14 @@ from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
-from sendledger.adapters.ses import SesEmailSender
-from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import Backoff
-from sendledger.domain.ses_events import parse_sqs_body
 from sendledger.handlers import api as api_module
+from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.ses.sender import SesEmailSender
+from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, ingest_sqs_body

@@ -285,8 +285,8 @@ PAGER = "+12065550121"
 def deliver_status_record(world: SharedWorld, monkeypatch: pytest.MonkeyPatch, record: str) -> dict[str, Any]:
     """One CloudWatch Logs subscription invocation carrying one delivery-status record."""
     from sendledger import bootstrap
-    from sendledger.domain.sms_events import encode_subscription_event
     from sendledger.handlers import sms_delivery_logs
+    from sendledger.providers.sns.events import encode_subscription_event
     from tests.support.fakes import FakeLambdaContext
 
     monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(world.ingestion.pipeline))

@@ -16,8 +16,8 @@ import pytest
 
 from sendledger import bootstrap, names
 from sendledger.adapters import aws as aws_clients
-from sendledger.domain.sms_events import encode_subscription_event
 from sendledger.handlers import poller, sms_delivery_logs
+from sendledger.providers.sns.events import encode_subscription_event
 from tests.conftest import TABLE
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, ses_record, sms_record
 from tests.support import counting

@@ -1,4 +1,4 @@
-"""The hexagon holds: the domain imports no AWS SDK, no persistence and no framework."""
+"""The hexagon holds: the domain and the providers' parsers import no AWS SDK, no persistence and no framework."""
 
 import ast
 import subprocess
@@ -6,11 +6,18 @@ import sys
 from pathlib import Path
 
 DOMAIN = Path(__file__).resolve().parents[2] / "functions" / "sendledger" / "domain"
+PROVIDERS = DOMAIN.parent / "providers"
 FORBIDDEN = ("boto3", "botocore", "aws_lambda_powertools", "pydantic")
+# In each provider's slice: its event parser, and its webhook signature check where that is pure.
+PURE_IN_SLICES = ("events.py", "signature.py")
 
 
-def test_domain_modules_import_nothing_from_the_outside_world():
-    modules = sorted(f"sendledger.domain.{path.stem}" for path in DOMAIN.glob("*.py") if path.stem != "__init__")
+def pure_provider_modules() -> list[str]:
+    found = [path for name in PURE_IN_SLICES for path in PROVIDERS.glob(f"*/{name}")]
+    return sorted(f"sendledger.providers.{path.parent.name}.{path.stem}" for path in found)
+
+
+def _loaded_outside_world(modules: list[str]) -> str:
     probe = (
         "import importlib, sys\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"
@@ -18,8 +25,21 @@ def test_domain_modules_import_nothing_from_the_outside_world():
     )
     functions = str(DOMAIN.parents[1])
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=functions)
+    return result.stdout.strip()
+
+
+def test_domain_modules_import_nothing_from_the_outside_world():
+    modules = sorted(f"sendledger.domain.{path.stem}" for path in DOMAIN.glob("*.py") if path.stem != "__init__")
     assert len(modules) >= 10
-    assert result.stdout.strip() == ""
+    assert _loaded_outside_world(modules) == ""
+
+
+def test_every_providers_event_parser_is_as_pure_as_the_domain():
+    modules = pure_provider_modules()
+    parsers = {name.rsplit(".", 2)[1] for name in modules if name.endswith(".events")}
+    slices = {path.name for path in PROVIDERS.iterdir() if (path / "__init__.py").exists()}
+    assert parsers == slices, f"slices without an events.py parser: {sorted(slices - parsers)}"
+    assert _loaded_outside_world(modules) == ""
 
 
 ROOT = DOMAIN.parents[2]

@@ -42,9 +42,9 @@ def test_a_deferred_model_is_built_and_validates_on_first_use():
 # What only the poller and the status-out functions read: events, their parsers, their ports.
 _POLLER_ONLY = (
     "sendledger.domain.events",
-    "sendledger.domain.mailgun_events",
-    "sendledger.domain.ses_events",
-    "sendledger.domain.sms_events",
+    "sendledger.providers.mailgun.events",
+    "sendledger.providers.ses.events",
+    "sendledger.providers.sns.events",
     "sendledger.ports.ingestion",
     "sendledger.ports.webhooks",
     "sendledger.ports.status_out",

@@ -15,8 +15,9 @@ from collections.abc import Callable
 import pytest
 
 from sendledger import names
-from sendledger.domain import sendgrid_events, ses_events
 from sendledger.domain.events import DeliveryEvent
+from sendledger.providers.sendgrid import events as sendgrid_events
+from sendledger.providers.ses import events as ses_events
 from tests.support.fixtures import aws_format
 from tests.support.provider_fixtures import provider_format
 

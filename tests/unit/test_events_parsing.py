@@ -11,19 +11,19 @@ from hypothesis import strategies as st
 from sendledger.domain.events import EventKind, EventSource, MalformedEvent
 from sendledger.domain.messages import MessageState
 from sendledger.domain.outcomes import allowed_from, target_state
-from sendledger.domain.ses_events import address_of, parse_ses_record, parse_sqs_body
-from sendledger.domain.sms_events import (
-    LogRecord,
-    decode_subscription_event,
-    encode_subscription_event,
-    parse_sms_record,
-)
 from sendledger.domain.suppression_rules import (
     Action,
     TransientPolicy,
     classify_ses_bounce,
     classify_sms_failure,
     verdict_for,
+)
+from sendledger.providers.ses.events import address_of, parse_ses_record, parse_sqs_body
+from sendledger.providers.sns.events import (
+    LogRecord,
+    decode_subscription_event,
+    encode_subscription_event,
+    parse_sms_record,
 )
 from sendledger.usecases.poll import LOG_OVERLAP_MS, advance_cursor
 from tests.support.fixtures import AWS_FORMATS, aws_format

@@ -12,7 +12,7 @@ import pytest
 
 from sendledger.domain import recipients
 from sendledger.domain.recipients import LOCAL_FINGERPRINT_KEY, Channel, fingerprint_of, parse_recipient
-from sendledger.domain.ses_events import parse_sqs_body
+from sendledger.providers.ses.events import parse_sqs_body
 
 KEY = "email:alice@example.com"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aws-formats"

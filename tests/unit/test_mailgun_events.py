@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 
 from sendledger.domain.events import EventKind, EventSource, MalformedEvent
-from sendledger.domain.mailgun_events import bare_message_id, parse_event, parse_events_page
-from sendledger.domain.mailgun_signature import SignatureCheck, check_signature, expected_signature, signature_block
 from sendledger.domain.messages import MessageState
 from sendledger.domain.outcomes import target_state
 from sendledger.domain.suppression_rules import Action, verdict_for
+from sendledger.providers.mailgun.events import bare_message_id, parse_event, parse_events_page
+from sendledger.providers.mailgun.signature import SignatureCheck, check_signature, expected_signature, signature_block
 from tests.support.provider_fixtures import provider_format
 
 PAGE = provider_format("mailgun-events-page.json")

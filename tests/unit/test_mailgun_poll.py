@@ -9,7 +9,7 @@ import pytest
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import EmailProvider
-from sendledger.usecases.mailgun_poll import SOURCE
+from sendledger.providers.mailgun.lane import SOURCE
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 from tests.unit.fakes import TIMEOUT_REACHED, FakeWorld
 from tests.unit.fakes.mailgun import FakeMailgunEvents

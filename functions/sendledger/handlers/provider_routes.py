@@ -31,7 +31,7 @@ router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves Router._
     description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
 )
 def post_mailgun_events() -> Response[str]:
-    from sendledger.usecases.mailgun_webhook import WebhookOutcome, receive_mailgun_webhook
+    from sendledger.providers.mailgun.webhook import WebhookOutcome, receive_mailgun_webhook
 
     result = receive_mailgun_webhook(current_runtime().pipeline, router.current_event.body or "")
     if result.outcome in {WebhookOutcome.APPLIED, WebhookOutcome.DUPLICATE, WebhookOutcome.IGNORED}:
@@ -51,8 +51,8 @@ def post_mailgun_events() -> Response[str]:
 @router.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
 def post_sendgrid_events() -> Response[str]:
     """SendGrid's Signed Event Webhook: verified over the raw body, then queued (no IAM: the signature is the auth)."""
-    from sendledger.domain.sendgrid_events import SIGNATURE_HEADER, TIMESTAMP_HEADER
-    from sendledger.usecases.provider_webhooks import WebhookOutcome, accept_sendgrid_events
+    from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER
+    from sendledger.providers.sendgrid.webhook import WebhookOutcome, accept_sendgrid_events
 
     event = router.current_event
     result = accept_sendgrid_events(

@@ -14,9 +14,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
 from sendledger.domain.events import MalformedEvent
-from sendledger.domain.sms_events import decode_subscription_event
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
+from sendledger.providers.sns.events import decode_subscription_event
 from sendledger.usecases.ingest import IngestReport, ingest_log_record
 
 logger = Logger()

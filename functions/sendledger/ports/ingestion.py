@@ -7,8 +7,8 @@ from typing import Any, Protocol
 
 from sendledger.domain.events import DeliveryEvent
 from sendledger.domain.messages import DueKind, HistoryEntry, MessageState
-from sendledger.domain.sms_events import LogRecord
 from sendledger.domain.values import value
+from sendledger.providers.sns.events import LogRecord
 
 
 @value

@@ -10,7 +10,7 @@ from sendledger.domain.templates import Rendered
 from sendledger.domain.values import value
 
 if TYPE_CHECKING:  # only the poller reads pages; the api, which imports the senders, never loads them
-    from sendledger.domain.mailgun_events import EventsPage
+    from sendledger.providers.mailgun.events import EventsPage
 
 
 class EmailSender(Protocol):

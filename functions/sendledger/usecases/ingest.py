@@ -18,8 +18,6 @@ from aws_lambda_powertools import Logger
 from sendledger import names
 from sendledger.domain.events import DeliveryEvent, EventSource, MalformedEvent
 from sendledger.domain.outcomes import allowed_from, target_state
-from sendledger.domain.ses_events import parse_sqs_body
-from sendledger.domain.sms_events import LogRecord, parse_sms_record
 from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.domain.values import value
 from sendledger.ports.ingestion import (
@@ -34,6 +32,8 @@ from sendledger.ports.ingestion import (
 )
 from sendledger.ports.providers import AcceptanceLookup, ProviderEventsApi
 from sendledger.ports.webhooks import WebhookTokenStore
+from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.sns.events import LogRecord, parse_sms_record
 from sendledger.usecases.context import Services
 
 logger = Logger(child=True)

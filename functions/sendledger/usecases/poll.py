@@ -26,18 +26,12 @@ from aws_lambda_powertools import Logger
 from sendledger import names
 from sendledger.domain.events import DeliveryEvent, MalformedEvent
 from sendledger.domain.messages import DueKind
-from sendledger.domain.ses_events import parse_sqs_body
-from sendledger.domain.sms_events import LogRecord
 from sendledger.ports.ingestion import QueueMessage
-from sendledger.usecases import (
-    escalate,
-    fan_out,
-    mailgun_lookup,
-    mailgun_poll,
-    queue_drain,
-    resolve_unknown,
-    webhook_drain,
-)
+from sendledger.providers.mailgun import lane as mailgun_poll
+from sendledger.providers.mailgun import search as mailgun_lookup
+from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.sns.events import LogRecord
+from sendledger.usecases import escalate, fan_out, queue_drain, queued_events, resolve_unknown
 from sendledger.usecases.ingest import (
     IngestReport,
     MetricPoint,
@@ -132,7 +126,7 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
 
     def webhooks() -> None:
         for source, queue in pipeline.webhook_queues.items():
-            if webhook_drain.drain_webhook_queue(pipeline, source, queue, seconds_left, report):
+            if queued_events.drain_webhook_queue(pipeline, source, queue, seconds_left, report):
                 pipeline.services.poller_state.set_watermark(source, started)
 
     step("ses", ses)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from local.simulator.mailgun import DEFAULT_DOMAIN, EventLog
-from sendledger.domain.mailgun_events import EventsPage, parse_events_page
+from sendledger.providers.mailgun.events import EventsPage, parse_events_page
 from tests.support.fakes import FakeClock
 
 BASE = "https://api.mailgun.net"

@@ -25,8 +25,8 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.events import EventSource
-from sendledger.domain.mailgun_events import EventsPage, PageItem
 from sendledger.ports.providers import ProviderEventsApi
+from sendledger.providers.mailgun.events import EventsPage, PageItem
 from sendledger.usecases import fan_out
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 

@@ -13,9 +13,9 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
 
-from sendledger.adapters.mailgun_http import KeySource, basic_auth
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.mailgun_events import EventsPage, parse_events_page
+from sendledger.providers.mailgun.events import EventsPage, parse_events_page
+from sendledger.providers.mailgun.http import KeySource, basic_auth
 
 PAGE_LIMIT = 300  # Mailgun's maximum
 READ_RETRIES = urllib3.Retry(total=3, backoff_factor=0.5, status_forcelist=(429, 500, 502, 503, 504))

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain import sendgrid_events
 from sendledger.domain.events import DeliveryEvent, EventSource, MalformedEvent
 from sendledger.ports.ingestion import EventQueue, QueueMessage
+from sendledger.providers.sendgrid import events as sendgrid_events
 from sendledger.usecases import queue_drain
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 

@@ -14,9 +14,9 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain.clock import Clock
 from sendledger.domain.events import MalformedEvent
-from sendledger.domain.sendgrid_events import ENGAGEMENT, parse_batch
 from sendledger.domain.values import value
 from sendledger.ports.webhooks import EventSink, WebhookVerifier
+from sendledger.providers.sendgrid.events import ENGAGEMENT, parse_batch
 
 logger = Logger(child=True)
 

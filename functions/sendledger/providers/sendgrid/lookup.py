@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from sendledger.adapters.sendgrid_http import Http, default_http
-from sendledger.domain.sendgrid_events import MESSAGE_ID_ARG, x_message_id
 from sendledger.ports.providers import LookupResult
+from sendledger.providers.http import Http, default_http
+from sendledger.providers.sendgrid.events import MESSAGE_ID_ARG, x_message_id
 
 MESSAGES_PATH = "/v3/messages"
 LIMIT = 10

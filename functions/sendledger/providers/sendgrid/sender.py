@@ -23,10 +23,10 @@ from urllib3.exceptions import (
 )
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from sendledger.adapters.sendgrid_http import Http, HttpAnswer, default_http
 from sendledger.domain.provider import CallResult, ProviderResponse
-from sendledger.domain.sendgrid_events import ESCALATES_ARG, MESSAGE_ID_ARG
 from sendledger.domain.templates import Rendered
+from sendledger.providers.http import Http, HttpAnswer, default_http
+from sendledger.providers.sendgrid.events import ESCALATES_ARG, MESSAGE_ID_ARG
 
 MAIL_SEND_PATH = "/v3/mail/send"
 CATEGORY = "sendledger"

@@ -7,8 +7,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sendledger.adapters import sdk
-from sendledger.domain.sms_events import LogRecord
 from sendledger.ports.ingestion import LogPage
+from sendledger.providers.sns.events import LogRecord
 
 LOGS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=10)
 

@@ -18,10 +18,10 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventSource, MalformedEvent
-from sendledger.domain.mailgun_events import parse_event
-from sendledger.domain.mailgun_signature import SignatureCheck, check_signature, signature_block
 from sendledger.domain.values import value
 from sendledger.ports.webhooks import TokenClaim
+from sendledger.providers.mailgun.events import parse_event
+from sendledger.providers.mailgun.signature import SignatureCheck, check_signature, signature_block
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
 logger = Logger(child=True)

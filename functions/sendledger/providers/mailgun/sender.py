@@ -19,11 +19,11 @@ import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ProtocolError, ReadTimeoutError
 
 from sendledger import names
-from sendledger.adapters.mailgun_http import KeySource, basic_auth, pool
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.mailgun_events import bare_message_id
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
+from sendledger.providers.mailgun.events import bare_message_id
+from sendledger.providers.mailgun.http import KeySource, basic_auth, pool
 
 TAG = "sendledger"
 _WAIT = re.compile(r"try again after (\d+(?:\.\d+)?) seconds?", re.IGNORECASE)
