@@ -70,9 +70,9 @@ def added_latency(seconds: float) -> Iterator[None]:
 @contextlib.contextmanager
 def timed_drain(meter: EmulatorMeter, into: list[tuple[float, float]]) -> Iterator[None]:
     """Time the SES queue drain the poll cycle runs: (wall seconds, of which inside moto's emulation)."""
-    from sendledger.usecases import poll
+    from sendledger.usecases import queued_events as poll
 
-    original = poll.drain_ses_queue
+    original = poll.drain
 
     def drain(*args: Any, **kwargs: Any) -> bool:
         start, emulated = time.perf_counter(), meter.seconds
@@ -81,11 +81,11 @@ def timed_drain(meter: EmulatorMeter, into: list[tuple[float, float]]) -> Iterat
         finally:
             into.append((time.perf_counter() - start, meter.seconds - emulated))
 
-    poll.drain_ses_queue = drain  # type: ignore[assignment]
+    poll.drain = drain  # type: ignore[assignment]
     try:
         yield
     finally:
-        poll.drain_ses_queue = original  # type: ignore[assignment]
+        poll.drain = original  # type: ignore[assignment]
 
 
 def measure(world: World, events: int = EVENTS, rounds: int = ROUNDS) -> dict[str, Any]:

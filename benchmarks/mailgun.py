@@ -32,12 +32,13 @@ class _Clock:
 
 
 def measure(world: World) -> dict[str, Any]:
-    from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
+    from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
     from sendledger import bootstrap
-    from sendledger.domain.provider import EmailProvider
     from sendledger.providers.mailgun.events_api import MailgunEventsApi
     from sendledger.providers.mailgun.lane import poll_mailgun
     from sendledger.providers.mailgun.sender import MailgunEmailSender
+    from sendledger.providers.mailgun.settings import MailgunSettings
+    from sendledger.providers.registry import Provider
     from sendledger.usecases.ingest import IngestReport, ingest_event
 
     clock = _Clock()
@@ -47,12 +48,12 @@ def measure(world: World) -> dict[str, Any]:
     services = runtime.services
     saved = (services.email, services.settings, services.clock)
     services.email = MailgunEmailSender(url, DEFAULT_DOMAIN, "bench@mg.example.com", lambda: LOCAL_API_KEY)
-    services.settings = services.settings.model_copy(
-        update={"email_provider": EmailProvider.MAILGUN, "mailgun_events_final_after_seconds": FINAL_AFTER_SECONDS}
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN}).configure_provider(
+        MailgunSettings, events_final_after_seconds=FINAL_AFTER_SECONDS
     )
     services.clock = clock
     pipeline = runtime.pipeline
-    pipeline.mailgun_events = MailgunEventsApi(url, DEFAULT_DOMAIN, lambda: LOCAL_API_KEY)
+    events_api = MailgunEventsApi(url, DEFAULT_DOMAIN, lambda: LOCAL_API_KEY)
     try:
         world.refresh_watermarks()
         run = uuid.uuid4().hex[:8]
@@ -63,7 +64,7 @@ def measure(world: World) -> dict[str, Any]:
             if status != 202:
                 raise RuntimeError(f"send to {address} failed: {status} {body}")
         clock.offset += timedelta(seconds=10)  # every outcome event is visible now
-        page = pipeline.mailgun_events.query({"begin": str(int(begin.timestamp())), "ascending": "yes"})
+        page = events_api.query({"begin": str(int(begin.timestamp())), "ascending": "yes"})
         new: list[dict[str, Any]] = []
         duplicate: list[dict[str, Any]] = []
         for item in page.items:
@@ -79,10 +80,11 @@ def measure(world: World) -> dict[str, Any]:
                 into.append(_figure(log, kind, None))
         if not new:
             raise RuntimeError("the Mailgun simulator produced no events")
-        step = _poll_step(world, services, pipeline, clock, run, poll_mailgun)
+        step = _poll_step(
+            world, services, pipeline, clock, run, lambda *args: poll_mailgun(args[0], events_api, *args[1:])
+        )
     finally:
         services.email, services.settings, services.clock = saved
-        pipeline.mailgun_events = None
         simulator.stop()
     return {
         "method": "Events API items (production reader, simulator over HTTP) applied by the ingestion routine",
@@ -90,6 +92,15 @@ def measure(world: World) -> dict[str, Any]:
         "duplicate": duplicate,
         "poll_step": step,
     }
+
+
+def partial_poll(poll: Any, api: Any) -> Any:
+    """The Mailgun lane's poll over this run's Events API reader."""
+
+    def run(pipeline: Any, started: Any, seconds_left: Any, report: Any) -> Any:
+        return poll(pipeline, api, started, seconds_left, report)
+
+    return run
 
 
 def _poll_step(world: World, services: Any, pipeline: Any, clock: _Clock, run: str, poll: Any) -> dict[str, Any]:

@@ -35,27 +35,26 @@ EVENTS_DUE_AFTER = timedelta(seconds=5)  # past the simulator's last event of a 
 @contextmanager
 def sendgrid_selected(simulator: Any) -> Iterator[str]:
     """The runtime switched to SendGrid for the block (adapter, webhook, events queue); yields the queue URL."""
-    from local.simulator.sendgrid_http import SendGridServer
+    from local.simulator.http import SimulatorServer
     from sendledger import bootstrap
-    from sendledger.domain.provider import EmailProvider
+    from sendledger.providers.registry import Provider
+    from sendledger.providers.sendgrid.settings import SendGridSettings
 
     runtime = bootstrap.runtime()
     services = runtime.services
-    server = SendGridServer(simulator.sendgrid)
+    server = SimulatorServer(simulator.sendgrid.handle, "sendgrid")
     server.start()
     secrets, sqs = boto3.client("secretsmanager", region_name=REGION), boto3.client("sqs", region_name=REGION)
     api_key = secrets.create_secret(Name="bench/sendgrid-api-key", SecretString=simulator.sendgrid.api_key)["ARN"]
     public_key = secrets.create_secret(Name="bench/sendgrid-webhook", SecretString=simulator.sendgrid.public_key)
     queue_url: str = sqs.create_queue(QueueName="bench-sendgrid-events")["QueueUrl"]
     saved = services.settings, services.email
-    services.settings = services.settings.model_copy(
-        update={
-            "email_provider": EmailProvider.SENDGRID,
-            "sendgrid_api_base": server.url,
-            "sendgrid_api_key_secret_arn": api_key,
-            "sendgrid_webhook_key_secret_arn": public_key["ARN"],
-            "sendgrid_events_queue_url": queue_url,
-        }
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.SENDGRID}).configure_provider(
+        SendGridSettings,
+        api_base=server.url,
+        api_key_secret_arn=api_key,
+        webhook_key_secret_arn=public_key["ARN"],
+        events_queue_url=queue_url,
     )
     services.email = bootstrap.email_sender(services.settings)
     try:
@@ -69,7 +68,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     from local.gateway import build_event
     from sendledger import bootstrap
     from sendledger.handlers import api
-    from sendledger.names import SENDGRID_EVENTS_PATH
+    from sendledger.names import webhook_path
     from sendledger.providers.sendgrid.events import parse_queued
     from sendledger.usecases.ingest import IngestReport, ingest_event
 
@@ -86,7 +85,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
         def post(body: bytes, headers: dict[str, str]) -> int:
             event = build_event(
                 method="POST",
-                target=SENDGRID_EVENTS_PATH,
+                target=webhook_path("sendgrid"),
                 headers=headers.items(),
                 body=body,
                 principal="",  # unauthenticated: SendGrid signs instead

@@ -16,13 +16,11 @@ from constructs import Construct
 
 from infra import constants as c
 from infra import nag
-from infra.checkov import sms_only_deny
 from infra.data import LedgerData
 from infra.lambdas import SendledgerFunction, xray_and_publish_reason
-from infra.messaging import Messaging
+from infra.providers import Webhook
 from infra.settings import Settings
 from sendledger import names
-from sendledger.domain.provider import EmailProvider
 
 
 @dataclass(frozen=True)
@@ -40,19 +38,11 @@ class Route:
         return "/".join("*" if p.startswith("{") else p for p in self.path.split("/"))
 
 
-# Provider webhooks: no IAM (the provider signs them; the Lambda verifies), each throttled on
-# its own, and deployed only for the configured provider.
-WEBHOOK_PATHS = {EmailProvider.SENDGRID: names.SENDGRID_EVENTS_PATH, EmailProvider.MAILGUN: names.MAILGUN_EVENTS_PATH}
-_WEBHOOK_AUTH = {
-    EmailProvider.SENDGRID: "SendGrid's ECDSA signature over timestamp and body, verified in the api Lambda "
-    "(403 otherwise); the route has its own stage throttle and the Lambda refuses bodies over 1 MiB.",
-    EmailProvider.MAILGUN: "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in the api Lambda, "
-    "stale or replayed tokens refused (403); the route has its own stage throttle and the Lambda refuses "
-    "bodies over 64 KiB (413).",
-}
 # Every IAM route the api Lambda serves: the API Gateway resources and both invoke policies are
-# built from it, and the local gateway routes by the same table.
-ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values())
+# built from it, and the local gateway routes by the same table. Provider webhooks are not IAM
+# routes (the provider signs them; the Lambda verifies): each enabled provider that pushes brings
+# its own, throttled on its own.
+ROUTES = tuple(Route(method, path) for method, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH))
 
 # Errors API Gateway answers itself, rendered as RFC 9457 problem details like the Lambda's.
 _GATEWAY_PROBLEMS = {
@@ -88,9 +78,9 @@ class Api(Construct):
         *,
         settings: Settings,
         data: LedgerData,
-        messaging: Messaging,
         code: lambda_.Code,
         environment: Mapping[str, str],
+        webhooks: list[Webhook],
     ) -> None:
         super().__init__(scope, construct_id)
         removal = settings.removal_policy
@@ -105,17 +95,10 @@ class Api(Construct):
             timeout=cdk.Duration.seconds(c.API_TIMEOUT_SECONDS),
             log_retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=removal,
-            statements=[
-                data.item_access(with_due_work_index=True),
-                data.evidence_query(),
-                *messaging.send_email_statements(settings),
-                iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]),
-                sms_only_deny(),
-            ],
+            statements=[data.item_access(with_due_work_index=True), data.evidence_query()],
             resource_star_reason=xray_and_publish_reason("api"),
         )
 
-        webhook = WEBHOOK_PATHS.get(settings.email_provider)
         webhook_throttle = apigw.MethodDeploymentOptions(
             throttling_rate_limit=settings.webhook_rate_limit, throttling_burst_limit=settings.webhook_burst_limit
         )
@@ -137,7 +120,7 @@ class Api(Construct):
                 access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FORMAT)),
                 tracing_enabled=True,
                 metrics_enabled=True,
-                method_options={f"{webhook}/POST": webhook_throttle} if webhook else None,
+                method_options={f"{webhook.path}/POST": webhook_throttle for webhook in webhooks} or None,
             ),
             default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
         )
@@ -158,14 +141,11 @@ class Api(Construct):
                 request_validator=validator,
                 request_parameters=params or None,
             )
-        if webhook:
-            method = self.rest_api.root.resource_for_path(webhook).add_method(
+        for webhook in webhooks:
+            method = self.rest_api.root.resource_for_path(webhook.path).add_method(
                 "POST", integration, authorization_type=apigw.AuthorizationType.NONE
             )
-            reason = (
-                f"Called by {settings.email_provider.value}, which cannot sign with SigV4: every POST carries "
-                + _WEBHOOK_AUTH[settings.email_provider]
-            )
+            reason = "Called by a provider, which cannot sign with SigV4: every POST carries " + webhook.auth
             nag.acknowledge(method, "AwsSolutions-APIG4", reason)
             nag.acknowledge(method, "AwsSolutions-COG4", reason)
         for response_type, status in _GATEWAY_PROBLEMS.items():

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from sendledger import names
-
 PROJECT: Final = "sendledger"
 
 # --- Construct ids (stable: changing one replaces the resource) ------------------------------
@@ -40,13 +38,8 @@ SES_EVENT_DELIVERY_DELAY_SECONDS: Final = 30
 APPLY_MS_PER_EVENT: Final = 25
 
 # --- Names ----------------------------------------------------------------------------------
-SES_CONFIGURATION_SET_PREFIX: Final = names.SES_CONFIGURATION_SET_PREFIX  # f"{prefix}-{stage}"
-SMS_SUCCESS_LOG_GROUP_SUFFIX: Final = names.SMS_SUCCESS_LOG_GROUP_SUFFIX
-SMS_FAILURE_LOG_GROUP_SUFFIX: Final = names.SMS_FAILURE_LOG_GROUP_SUFFIX
 DEV_STAGE: Final = "dev"
 
-# SES events published to SNS (everything the normaliser understands).
-SES_EVENT_TYPES: Final = ("SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "DELIVERY_DELAY")
 
 # --- Queues ---------------------------------------------------------------------------------
 QUEUE_RETENTION_DAYS: Final = 14

@@ -1,4 +1,5 @@
-"""The environment every Lambda gets: resource names plus every shared tunable."""
+"""The environment every Lambda gets: resource names plus every shared tunable (each enabled
+provider's construct adds its own wiring)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,7 @@ def lambda_environment(
 ) -> dict[str, str]:
     return {
         names.ENV_LEDGER_TABLE: data.table.table_name,
-        names.ENV_SES_CONFIGURATION_SET: messaging.configuration_set_name,
-        names.ENV_SES_EVENTS_QUEUE_URL: messaging.events_queue.queue_url,
         names.ENV_ESCALATION_QUEUE_URL: messaging.escalation_queue.queue_url,
-        names.ENV_SMS_SUCCESS_LOG_GROUP: messaging.sms_success_logs.log_group_name,
-        names.ENV_SMS_FAILURE_LOG_GROUP: messaging.sms_failure_logs.log_group_name,
         names.ENV_FINGERPRINT_SECRET_ARN: fingerprint_secret.secret_arn,
         names.ENV_XRAY_SDK: "true" if settings.xray_sdk else "false",
         **settings.environment(),  # every tunable, under the name Settings.from_env reads

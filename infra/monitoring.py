@@ -45,7 +45,7 @@ class Monitoring(Construct):
         rest_api: apigw.RestApi,
         functions: Sequence[lambda_.Function],
         dead_letter_queues: dict[str, sqs.IQueue],
-        events_queue: sqs.IQueue,
+        event_queues: dict[str, sqs.IQueue],
         escalation_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -110,13 +110,16 @@ class Monitoring(Construct):
             period=_PERIOD, statistic="Maximum"
         )
         self._alarm("EscalationsPending", escalations, threshold=0, description="Escalations wait")
-        oldest_event = events_queue.metric_approximate_age_of_oldest_message(period=_PERIOD, statistic="Maximum")
-        self._alarm(
-            "SesEventsWaiting",
-            oldest_event,
-            threshold=settings.suppression_lag_slo_seconds,
-            description="SES events older than the SLO wait in the queue",
-        )
+        oldest_events: list[cw.IMetric] = []
+        for queue_id, queue in event_queues.items():  # each provider's queue of events (SES, webhooks)
+            oldest = queue.metric_approximate_age_of_oldest_message(period=_PERIOD, statistic="Maximum")
+            self._alarm(
+                f"{queue_id}Waiting",
+                oldest,
+                threshold=settings.suppression_lag_slo_seconds,
+                description=f"{queue_id} older than the SLO wait in the queue",
+            )
+            oldest_events.append(oldest.with_(label=queue_id))
 
         api_5xx = rest_api.metric_server_error(period=_PERIOD, statistic="Sum")
         self._alarm("Api5xx", api_5xx, threshold=0, description="API answered 5xx")
@@ -144,7 +147,7 @@ class Monitoring(Construct):
         )
         self.dashboard.add_widgets(
             cw.GraphWidget(title="Dead-letter queues", left=queue_widgets),
-            cw.GraphWidget(title="Escalations and SES event age", left=[escalations], right=[oldest_event]),
+            cw.GraphWidget(title="Escalations and queued event age", left=[escalations], right=oldest_events),
             cw.GraphWidget(
                 title="API",
                 left=[rest_api.metric_count(period=_PERIOD), api_5xx],

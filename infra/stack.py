@@ -19,14 +19,11 @@ from infra.data import LedgerData
 from infra.environment import lambda_environment
 from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
-from infra.mailgun import MailgunSecrets
 from infra.messaging import Messaging
 from infra.monitoring import Monitoring
-from infra.sendgrid import SendGridResources
+from infra.providers import Functions, build
 from infra.settings import Settings
 from infra.status_out import StatusOut
-from sendledger import names
-from sendledger.domain.provider import EmailProvider
 
 
 class SendledgerStack(cdk.Stack):
@@ -40,16 +37,22 @@ class SendledgerStack(cdk.Stack):
         self.template_options.metadata = {"cfn-lint": {"config": {"ignore_checks": ["W3005"]}}}
         removal = settings.removal_policy
 
-        # Customer managed: SES and CloudWatch cannot publish to topics under aws/sns.
+        # Customer managed: AWS services (CloudWatch alarms, provider event publishing) cannot
+        # publish to topics under aws/sns.
         topic_key = kms.Key(
             self,
             "TopicKey",
-            description="sendledger SNS topics (SES events, alarms)",
+            description="sendledger SNS topics (alarms, provider events)",
             enable_key_rotation=True,
             removal_policy=removal,
         )
         self.data = LedgerData(self, c.DATA_ID, is_dev=settings.is_dev)
-        self.messaging = Messaging(self, c.MESSAGING_ID, settings=settings, topic_key=topic_key)
+        self.messaging = Messaging(self, c.MESSAGING_ID)
+        # Only the providers this deployment enables: their secrets, queues, topics, log groups.
+        self.providers = {
+            provider.value: build(self, provider.value, settings=settings, topic_key=topic_key)
+            for provider in settings.enabled_providers
+        }
         # HMAC key of the recipient fingerprints in logs, history and SES event ids.
         self.fingerprint_secret = secretsmanager.Secret(
             self,
@@ -68,14 +71,9 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
-        self.mailgun: MailgunSecrets | None = None
-        if settings.email_provider is EmailProvider.MAILGUN:
-            self.mailgun = MailgunSecrets(self, "Mailgun", removal=removal)
-            env.update(self.mailgun.environment())
-        self.sendgrid: SendGridResources | None = None
-        if settings.email_provider is EmailProvider.SENDGRID:
-            self.sendgrid = SendGridResources(self, "SendGrid", removal=removal)
-            env.update(self.sendgrid.environment())
+        for resources in self.providers.values():
+            env.update(resources.built.environment)
+        built = [resources.built for resources in self.providers.values()]
         self.ingestion = Ingestion(
             self,
             c.INGESTION_ID,
@@ -90,10 +88,12 @@ class SendledgerStack(cdk.Stack):
             c.API_ID,
             settings=settings,
             data=self.data,
-            messaging=self.messaging,
             code=code,
             environment=env,
+            webhooks=[piece.webhook for piece in built if piece.webhook is not None],
         )
+        context = Functions(code=code, environment=env, data=self.data, settings=settings)
+        provider_functions = [fn for resources in self.providers.values() for fn in resources.functions(context)]
         self.status_out = StatusOut(
             self, c.STATUS_OUT_ID, settings=settings, data=self.data, code=code, environment=env
         )
@@ -106,33 +106,29 @@ class SendledgerStack(cdk.Stack):
             functions=[
                 self.api.handler.function,
                 self.ingestion.poller.function,
-                self.ingestion.sms_delivery_logs.function,
+                *(fn.function for fn in provider_functions),
                 *self.status_out.functions,
             ],
             dead_letter_queues={
-                "SesEventsDlq": self.messaging.events_dlq,
+                **{name: queue for piece in built for name, queue in piece.dead_letter_queues.items()},
                 "EscalationDlq": self.messaging.escalation_dlq,
                 "PollerDlq": self.ingestion.poller_dlq,
-                "SmsDeliveryLogsDlq": self.ingestion.sms_logs_dlq,
                 **self.status_out.dead_letter_queues,
-                **({"SendGridEventsDlq": self.sendgrid.events_dlq} if self.sendgrid else {}),
             },
-            events_queue=self.messaging.events_queue,
+            event_queues={name: queue for piece in built for name, queue in piece.event_queues.items()},
             escalation_queue=self.messaging.escalation_queue,
         )
         self.status_out.alarm_iterator_age(self.monitoring.alarm_topic)
         # Every function gets the secret's ARN in its environment and fingerprints recipients.
-        for function in (self.api.handler, self.ingestion.poller, self.ingestion.sms_delivery_logs):
+        for function in (self.api.handler, self.ingestion.poller, *provider_functions):
             function.role.add_to_policy(
                 iam.PolicyStatement(
                     actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
                 )
             )
-        if self.mailgun is not None:
-            self.mailgun.grant(api=self.api.handler, poller=self.ingestion.poller)
-        if self.sendgrid is not None:
-            self.sendgrid.grant_api(self.api.handler.role)
-            self.sendgrid.grant_poller(self.ingestion.poller.role)
+        for resources in self.providers.values():
+            resources.grant(api=self.api.handler, poller=self.ingestion.poller)
+            resources.attach(self.ingestion.poller)
         self._outputs()
         self._acknowledge()
         cdk.Aspects.of(self).add(CheckovSkips())
@@ -143,24 +139,17 @@ class SendledgerStack(cdk.Stack):
             "ClientInvokePolicyArn": self.api.client_policy.managed_policy_arn,
             "AdminInvokePolicyArn": self.api.admin_policy.managed_policy_arn,
             "LedgerTableName": self.data.table.table_name,
-            "SesConfigurationSetName": self.messaging.configuration_set_name,
-            "SesEventsQueueUrl": self.messaging.events_queue.queue_url,
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
             "EventBusName": self.status_out.bus.event_bus_name,
         }
         if self.status_out.callback_secret is not None:
             outputs["CallbackSecretArn"] = self.status_out.callback_secret.secret_arn
-        if self.mailgun is not None:  # the operator puts Mailgun's values into these after deploy
-            outputs["MailgunApiKeySecretArn"] = self.mailgun.api_key.secret_arn
-            outputs["MailgunWebhookSigningKeySecretArn"] = self.mailgun.signing_key.secret_arn
-            outputs["MailgunWebhookUrl"] = self.api.rest_api.url_for_path(names.MAILGUN_EVENTS_PATH)
-        if self.sendgrid is not None:
-            outputs.update(
-                SendGridApiKeySecretArn=self.sendgrid.api_key.secret_arn,
-                SendGridWebhookPublicKeySecretArn=self.sendgrid.webhook_key.secret_arn,
-                SendGridWebhookUrl=self.api.rest_api.url_for_path(names.SENDGRID_EVENTS_PATH),
-            )
+        for resources in self.providers.values():
+            outputs.update(resources.built.outputs)
+            webhook = resources.built.webhook
+            if webhook is not None:
+                outputs[webhook.output] = self.api.rest_api.url_for_path(webhook.path)
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 

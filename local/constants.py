@@ -6,7 +6,8 @@ imposes) come from sendledger.names; the rest are names only the local stack pic
 
 from __future__ import annotations
 
-from sendledger import names
+from sendledger.providers.ses import settings as ses
+from sendledger.providers.sns import settings as sns
 
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"  # moto's default account: its backends are keyed by it
@@ -26,7 +27,7 @@ SIGV4_SERVICE = "execute-api"
 
 LEDGER_TABLE = "sendledger-ledger"
 SENDER_EMAIL = "no-reply@example.com"
-CONFIGURATION_SET = names.SES_CONFIGURATION_SET_PREFIX
+CONFIGURATION_SET = ses.CONFIGURATION_SET_PREFIX
 SES_EVENTS_TOPIC = "sendledger-ses-events"
 SES_EVENTS_QUEUE = "sendledger-ses-events"
 SES_EVENTS_DLQ = "sendledger-ses-events-dlq"
@@ -46,7 +47,7 @@ PUBLISHER_FUNCTION = "sendledger-publisher"
 def sms_log_groups(region: str = REGION, account_id: str = ACCOUNT_ID) -> tuple[str, str]:
     """(success, failure): where SNS writes SMS delivery-status records."""
     prefix = f"sns/{region}/{account_id}"
-    return f"{prefix}/{names.SMS_SUCCESS_LOG_GROUP_SUFFIX}", f"{prefix}/{names.SMS_FAILURE_LOG_GROUP_SUFFIX}"
+    return f"{prefix}/{sns.SUCCESS_LOG_GROUP_SUFFIX}", f"{prefix}/{sns.FAILURE_LOG_GROUP_SUFFIX}"
 
 
 SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP = sms_log_groups()

@@ -30,6 +30,8 @@ from local.constants import (
 )
 from sendledger import names
 from sendledger.adapters.dynamodb.schema import evidence_index
+from sendledger.providers.ses import settings as ses
+from sendledger.providers.sns import settings as sns
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,11 @@ class Resources:
         return {
             names.ENV_LEDGER_TABLE: self.ledger_table,
             names.ENV_SENDER_EMAIL: self.sender_email,
-            names.ENV_SES_CONFIGURATION_SET: self.configuration_set,
-            names.ENV_SES_EVENTS_QUEUE_URL: self.ses_events_queue_url,
+            ses.ENV_CONFIGURATION_SET: self.configuration_set,
+            ses.ENV_EVENTS_QUEUE_URL: self.ses_events_queue_url,
             names.ENV_ESCALATION_QUEUE_URL: self.escalation_queue_url,
-            names.ENV_SMS_SUCCESS_LOG_GROUP: self.sms_success_log_group,
-            names.ENV_SMS_FAILURE_LOG_GROUP: self.sms_failure_log_group,
+            sns.ENV_SUCCESS_LOG_GROUP: self.sms_success_log_group,
+            sns.ENV_FAILURE_LOG_GROUP: self.sms_failure_log_group,
         }
 
 

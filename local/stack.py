@@ -31,13 +31,11 @@ from local.outbox import LedgerOutbox
 from local.ports import check_free
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
-from local.sendgrid import LocalSendGrid, start_sendgrid
 from local.simulator import Simulator
-from local.simulator.mailgun import MailgunSimulator
-from local.simulator.mailgun import start_local as start_local_mailgun
+from local.simulator.providers import LocalContext, LocalProvider
+from local.simulator.providers import start as start_provider
 from local.status_out import StatusOut, create_status_out_resources
 from sendledger import names
-from sendledger.domain.provider import EmailProvider
 
 LOG = logging.getLogger("sendledger.local")
 
@@ -85,8 +83,14 @@ def configure_aws_environment(moto_port: int, environ: MutableMapping[str, str] 
 
 
 def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
+    from sendledger.domain.recipients import Channel
+    from sendledger.providers.registry import carriers
+
     return {
         **resources_env,
+        # Locally every email provider is enabled beside the default (each simulated), so one
+        # stack serves every provider leg; a message records the one that carried it.
+        names.ENV_EMAIL_PROVIDERS: ",".join(provider.value for provider in carriers(Channel.EMAIL)),
         names.ENV_LOCAL_PRINCIPAL: LOCAL_PRINCIPAL,
         names.ENV_POLL_INTERVAL_SECONDS: str(int(DEFAULT_POLL_INTERVAL_SECONDS)),
         names.ENV_CALLBACK_RETRY_BASE_SECONDS: str(DEFAULT_CALLBACK_RETRY_BASE_SECONDS),
@@ -122,14 +126,13 @@ class LocalStack:
         self.invoke_lock = threading.RLock()  # one handler invocation at a time
         self.moto: Any = None
         self.simulator: Simulator | None = None
-        self.mailgun: MailgunSimulator | None = None  # EMAIL_PROVIDER=mailgun
+        self.providers: dict[str, LocalProvider] = {}  # the simulated providers served over HTTP
         self.gateway: Gateway | None = None
         self.scheduler: Scheduler | None = None
         self.poller: Handler | None = None
         self.sms_delivery_logs: Handler | None = None
         self.status_out: StatusOut | None = None
         self.status_scheduler: Scheduler | None = None
-        self.sendgrid: LocalSendGrid | None = None  # EMAIL_PROVIDER=sendgrid
         self.aws_endpoint = ""
         self._switch_interval = sys.getswitchinterval()
         self._gateway_serving = False
@@ -156,15 +159,10 @@ class LocalStack:
             account_id=resources.account_id,
             ses_topic_arn=resources.ses_events_topic_arn,
             default_configuration_set=resources.configuration_set,
-            sms_success_log_group=self.environ[names.ENV_SMS_SUCCESS_LOG_GROUP],
-            sms_failure_log_group=self.environ[names.ENV_SMS_FAILURE_LOG_GROUP],
+            sms_success_log_group=resources.sms_success_log_group,
+            sms_failure_log_group=resources.sms_failure_log_group,
         )
-
-        if self.environ.get(names.ENV_EMAIL_PROVIDER) == "mailgun":
-            self.mailgun = start_local_mailgun(self.environ, region)
-        sendgrid_server = None
-        if self.environ.get(names.ENV_EMAIL_PROVIDER) == EmailProvider.SENDGRID.value:
-            sendgrid_server = start_sendgrid(self.simulator, self.environ, region)
+        self._start_providers(region)
 
         api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
         self.poller = self._optional_handler(names.POLLER_HANDLER)
@@ -178,7 +176,7 @@ class LocalStack:
         self.status_out = self._status_out(resources.ledger_table, region)
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
         self.scheduler = Scheduler(self.scheduled_tick, interval)
-        outbox = LedgerOutbox(self.outbox, self.environ[names.ENV_LEDGER_TABLE])  # both simulators' entries
+        outbox = LedgerOutbox(self.outbox, self.environ[names.ENV_LEDGER_TABLE])  # every simulator's entries
         self.gateway = Gateway(
             api,
             principal=self.environ[names.ENV_LOCAL_PRINCIPAL],
@@ -193,8 +191,6 @@ class LocalStack:
             events=self.status_out.listed if self.status_out is not None else list,
             inspector=LedgerInspector(resources.ledger_table),
         )
-        if sendgrid_server is not None:
-            self.sendgrid = LocalSendGrid(sendgrid_server, self.gateway.url)
         self.scheduler.start()
         if self.status_out is not None:
             self.status_scheduler = Scheduler(self.status_out.pump, STATUS_OUT_INTERVAL_SECONDS)
@@ -203,12 +199,23 @@ class LocalStack:
         self.gateway.start()  # /healthz answers from here on
         self._gateway_serving = True
 
+    def _start_providers(self, region: str) -> None:
+        """Every enabled provider's simulator, wired before any handler reads its settings."""
+        from sendledger.settings import Settings
+
+        assert self.simulator is not None
+        context = LocalContext(self.environ, region, self.simulator)
+        for provider in Settings.from_env(self.environ).enabled_providers:
+            started = start_provider(provider.value, context)
+            if started is not None:
+                self.providers[started.name] = started
+
     def outbox(self) -> list[dict[str, Any]]:
         """Every provider's accepted messages, oldest first."""
         assert self.simulator is not None
-        if self.mailgun is None:
-            return self.simulator.outbox()
-        entries = self.simulator.outbox() + self.mailgun.outbox()
+        entries = self.simulator.outbox()
+        for provider in self.providers.values():
+            entries += provider.outbox()
         return sorted(entries, key=lambda entry: str(entry.get("sent_at", "")))
 
     def poll_once(self) -> dict[str, Any]:
@@ -217,9 +224,9 @@ class LocalStack:
         with self.poll_lock:
             started = time.perf_counter()
             flushed = self.simulator.flush(deliver_sms=self._deliver_sms)
-            if self.sendgrid is not None:
-                # SendGrid's batches: signed POSTs to the api's webhook route, before the poll drains them.
-                flushed["sendgrid_events_posted"] = self.simulator.sendgrid.flush(self.sendgrid.post)
+            if self.gateway is not None:
+                for provider in self.providers.values():  # pushed events reach the api before the poll
+                    flushed.update(provider.flush(self.gateway.url))
             result: Any = None
             if self.poller is not None:
                 event = scheduled_event(
@@ -300,14 +307,12 @@ class LocalStack:
                 self.gateway.stop()
             else:  # stopped during start: shutdown() would wait for a serve loop that never ran
                 self.gateway.server.server_close()
-        if self.sendgrid is not None:
-            self.sendgrid.stop()
+        for provider in self.providers.values():
+            provider.stop()
         for scheduler in self.schedulers:
             scheduler.stop(timeout=max(0.0, deadline - time.monotonic()))
         if self.simulator is not None:
             self.simulator.uninstall()
-        if self.mailgun is not None:
-            self.mailgun.stop()
         if self.moto is not None:
             self.moto.stop()
         sys.setswitchinterval(self._switch_interval)
@@ -332,6 +337,18 @@ class LocalStack:
 
     def _bus(self) -> str:
         return self.status_out.resources.bus_name if self.status_out is not None else "(no publisher)"
+
+    def _provider_lines(self) -> list[str]:
+        from sendledger.settings import Settings
+
+        settings = Settings.from_env(self.environ)
+        enabled = ", ".join(provider.value for provider in settings.enabled_email_providers[1:])
+        lines = [
+            f"  Email:         {settings.email_provider.value} (default)" + (f"; also {enabled}" if enabled else ""),
+            f"  SMS:           {settings.sms_provider.value}",
+        ]
+        lines += [f"    {name} simulator: {provider.url}" for name, provider in self.providers.items() if provider.url]
+        return lines
 
     def _callback_lines(self) -> list[str]:
         from sendledger.settings import Settings
@@ -360,8 +377,7 @@ class LocalStack:
             f"  Events:        GET {self.gateway.url}/local/events   (the {self._bus()} bus)",
             *self._callback_lines(),
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
-            f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
-            + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
+            *self._provider_lines(),
             *banner_lines(self.gateway.auth, self.gateway.url),
             "",
         ]

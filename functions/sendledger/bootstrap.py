@@ -8,17 +8,17 @@ first invocation rather than with every handler module (the cold-start bar).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.domain.clock import Clock
-    from sendledger.ports.ingestion import EventQueue
-    from sendledger.ports.providers import EmailSender, ProviderEventsApi
+    from sendledger.ports.providers import EmailSender, SmsSender
     from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
+    from sendledger.providers.mailgun.webhook import MailgunWebhook
     from sendledger.providers.sendgrid.webhook import SendGridWebhook
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
@@ -31,8 +31,10 @@ class Runtime:
 
     services: Services
     build_pipeline: Callable[[], Pipeline]
+    ledger: LedgerTable | None = None
     _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
     _sendgrid_webhook: SendGridWebhook | None = field(default=None, init=False, repr=False)
+    _mailgun_webhook: MailgunWebhook | None = field(default=None, init=False, repr=False)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -43,14 +45,24 @@ class Runtime:
     @property
     def sendgrid_webhook(self) -> SendGridWebhook:
         """What the webhook route needs, built on its first request (never on the send path)."""
+        from sendledger.providers.sendgrid.webhook import build_webhook
+
         if self._sendgrid_webhook is None:
-            self._sendgrid_webhook = build_sendgrid_webhook(self.services)
+            self._sendgrid_webhook = build_webhook(self.services)
         return self._sendgrid_webhook
+
+    @property
+    def mailgun_webhook(self) -> MailgunWebhook | None:
+        from sendledger.providers.mailgun.webhook import build_webhook
+
+        if self._mailgun_webhook is None and self.ledger is not None:
+            self._mailgun_webhook = build_webhook(self.services.settings, self.ledger)
+        return self._mailgun_webhook
 
     @classmethod
     def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
         """A runtime around services someone else built (tests, the local stack, benchmarks)."""
-        return cls(services, lambda: build_pipeline(services, ledger))
+        return cls(services, lambda: build_pipeline(services, ledger), ledger)
 
 
 @cache
@@ -63,7 +75,6 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.adapters.secrets import fingerprint_key
     from sendledger.domain.clock import SystemClock
     from sendledger.domain.recipients import use_fingerprint_key
-    from sendledger.providers.sns.sender import SnsSmsSender
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
 
@@ -74,130 +85,67 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     services = Services(
         **ledger.send_path(),
         email=email_sender(settings),
-        sms=SnsSmsSender(),
+        sms=sms_sender(settings),
         clock=SystemClock(),
         settings=settings,
+        other_email=OtherEmailSenders(settings),
     )
     return Runtime.of(services, ledger)
 
 
-def email_sender(settings: Settings) -> EmailSender:
-    """The one adapter of the email port, chosen by `EMAIL_PROVIDER`."""
-    from sendledger.domain.provider import EmailProvider
-    from sendledger.settings import SettingsError
+def email_sender(settings: Settings, provider: str | None = None) -> EmailSender:
+    """The email port's adapter of `provider` (default: the deployment's default email provider)."""
+    from sendledger.providers.registry import slice_of
 
-    builders: dict[EmailProvider, Callable[[Settings], EmailSender]] = {
-        EmailProvider.SES: _ses_sender,
-        EmailProvider.MAILGUN: _mailgun_sender,
-        EmailProvider.SENDGRID: _sendgrid_sender,
-    }
-    builder = builders.get(settings.email_provider)
-    if builder is None:
-        raise SettingsError(f"EMAIL_PROVIDER={settings.email_provider.value}: no adapter in this build")
-    return builder(settings)
+    return slice_of(provider or settings.email_provider.value).email_sender(settings)
 
 
-def _ses_sender(settings: Settings) -> EmailSender:
-    from sendledger.providers.ses.sender import SesEmailSender
+def sms_sender(settings: Settings) -> SmsSender:
+    from sendledger.providers.registry import slice_of
 
-    return SesEmailSender(settings.sender_email, settings.ses_configuration_set)
-
-
-def _mailgun_sender(settings: Settings) -> EmailSender:
-    from sendledger.providers.mailgun.http import secret_value
-    from sendledger.providers.mailgun.sender import MailgunEmailSender
-
-    key = secret_value(settings.mailgun_api_key_secret_arn)
-    return MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, settings.sender_email, key)
+    return slice_of(settings.sms_provider.value).sms_sender(settings)
 
 
-def mailgun_events_api(settings: Settings) -> ProviderEventsApi | None:
-    from sendledger.domain.provider import EmailProvider
-    from sendledger.providers.mailgun.events_api import MailgunEventsApi
-    from sendledger.providers.mailgun.http import secret_value
+class OtherEmailSenders(Mapping[str, "EmailSender"]):
+    """The senders of the email providers enabled beside the default, each built on its first send."""
 
-    if settings.email_provider is not EmailProvider.MAILGUN:
-        return None
-    key = secret_value(settings.mailgun_api_key_secret_arn)
-    return MailgunEventsApi(settings.mailgun_api_base, settings.mailgun_domain, key)
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.names = [provider.value for provider in settings.enabled_email_providers[1:]]
+        self._built: dict[str, EmailSender] = {}
 
+    def __getitem__(self, provider: str) -> EmailSender:
+        if provider not in self.names:
+            raise KeyError(provider)
+        if provider not in self._built:
+            self._built[provider] = email_sender(self.settings, provider)
+        return self._built[provider]
 
-def mailgun_webhook_parts(settings: Settings, ledger: LedgerTable) -> dict[str, Any]:
-    """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
-    from sendledger.domain.provider import EmailProvider
-    from sendledger.providers.mailgun.http import secret_value
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
 
-    if settings.email_provider is not EmailProvider.MAILGUN or not settings.mailgun_signing_key_secret_arn:
-        return {}
-    return {
-        "webhook_tokens": ledger.webhook_tokens,
-        "mailgun_signing_key": secret_value(settings.mailgun_signing_key_secret_arn),
-    }
-
-
-def _sendgrid_sender(settings: Settings) -> EmailSender:
-    from sendledger.providers.sendgrid.sender import SendGridEmailSender
-
-    return SendGridEmailSender(settings.sender_email, settings.sendgrid_api_base, _sendgrid_api_key(settings))
-
-
-def _sendgrid_api_key(settings: Settings) -> Callable[[], str]:
-    from sendledger.adapters.secrets import provider_secret
-    from sendledger.settings import SettingsError
-
-    secret = settings.sendgrid_api_key_secret_arn
-    if not secret:
-        raise SettingsError("EMAIL_PROVIDER=sendgrid needs SENDGRID_API_KEY_SECRET_ARN")
-    return lambda: provider_secret(secret)
-
-
-def build_sendgrid_webhook(services: Services) -> SendGridWebhook:
-    """Verifier and queue of the signed Event Webhook; unconfigured, every POST is refused."""
-    from sendledger.adapters.secrets import provider_secret
-    from sendledger.adapters.sqs_sink import SqsEventSink
-    from sendledger.providers.sendgrid.signature import SendGridSignatureVerifier
-    from sendledger.providers.sendgrid.webhook import SendGridWebhook
-
-    settings = services.settings
-    key_secret, queue_url = settings.sendgrid_webhook_key_secret_arn, settings.sendgrid_events_queue_url
-    return SendGridWebhook(
-        verifier=SendGridSignatureVerifier(lambda: provider_secret(key_secret)) if key_secret else None,
-        sink=SqsEventSink(queue_url) if queue_url else None,
-        clock=services.clock,
-        max_age_seconds=settings.sendgrid_webhook_max_age_seconds,
-    )
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
-    """The ingestion stores share the ledger's DynamoDB client (one connection, one request count)."""
-    from sendledger.adapters.sqs import SqsEscalationQueue, SqsEventQueue
-    from sendledger.domain.events import EventSource
-    from sendledger.domain.provider import EmailProvider
-    from sendledger.providers.sns.logs import CloudWatchLogReader
+    """The ingestion stores share the ledger's DynamoDB client (one connection, one request count);
+    each enabled provider brings its lanes and its lookup."""
+    from sendledger.adapters.sqs import SqsEscalationQueue
+    from sendledger.providers.registry import slice_of
     from sendledger.usecases.ingest import Pipeline
 
     settings = services.settings
-    logs = settings.sms_success_log_group or settings.sms_failure_log_group
-    webhook_queues: dict[str, EventQueue] = {}
-    if settings.sendgrid_events_queue_url:
-        webhook_queues[EventSource.SENDGRID.value] = SqsEventQueue(settings.sendgrid_events_queue_url)
-    lookup = None
-    if settings.email_provider is EmailProvider.SENDGRID and settings.sendgrid_email_activity:
-        from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
-
-        lookup = SendGridEmailActivity(settings.sendgrid_api_base, _sendgrid_api_key(settings))
+    slices = [slice_of(provider.value) for provider in settings.enabled_providers]
+    lookups = {piece.name: lookup for piece in slices if (lookup := piece.lookup(settings)) is not None}
     return Pipeline(
         services=services,
         events=ledger.events,
         due_work=ledger.due_work,
         escalation_timers=ledger.escalation_timers,
-        ses_queue=SqsEventQueue(settings.ses_events_queue_url) if settings.ses_events_queue_url else None,
-        logs=CloudWatchLogReader() if logs else None,
+        lanes=[lane for piece in slices for lane in piece.lanes(settings, ledger)],
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
-        mailgun_events=mailgun_events_api(settings),
-        **mailgun_webhook_parts(settings, ledger),
-        webhook_queues=webhook_queues,
-        acceptance_lookup=lookup,
+        lookups=lookups,
     )
 
 

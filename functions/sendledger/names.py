@@ -9,13 +9,11 @@ from __future__ import annotations
 # --- Environment variables (read by functions/, set by infra/ and local/) -------------------
 ENV_LEDGER_TABLE = "LEDGER_TABLE_NAME"
 ENV_SENDER_EMAIL = "SENDER_EMAIL"
-ENV_SES_CONFIGURATION_SET = "SES_CONFIGURATION_SET"
-ENV_SES_EVENTS_QUEUE_URL = "SES_EVENTS_QUEUE_URL"
 ENV_ESCALATION_QUEUE_URL = "ESCALATION_QUEUE_URL"
-ENV_SMS_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
-ENV_SMS_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"
 ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
-ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # "ses" | "sendgrid" | "mailgun"
+ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # the default email provider (providers/registry.py)
+ENV_EMAIL_PROVIDERS = "EMAIL_PROVIDERS"  # more email providers enabled beside it, comma-separated
+ENV_SMS_PROVIDER = "SMS_PROVIDER"  # the SMS provider
 
 ENV_POLL_INTERVAL_SECONDS = "POLL_INTERVAL_SECONDS"
 ENV_POLL_APPLY_CONCURRENCY = "POLL_APPLY_CONCURRENCY"
@@ -30,13 +28,6 @@ ENV_TRANSIENT_BOUNCE_LIMIT = "TRANSIENT_BOUNCE_LIMIT"
 ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
-# Mailgun (EMAIL_PROVIDER=mailgun); the secret variables hold ARNs, never the keys.
-ENV_MAILGUN_DOMAIN = "MAILGUN_DOMAIN"
-ENV_MAILGUN_API_BASE = "MAILGUN_API_BASE"
-ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS = "MAILGUN_EVENTS_FINAL_AFTER_SECONDS"
-ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
-ENV_MAILGUN_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
-ENV_MAILGUN_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
 # Status out: the bus state changes are published to, and the signed callbacks.
 ENV_EVENT_BUS_NAME = "EVENT_BUS_NAME"
@@ -46,20 +37,8 @@ ENV_CALLBACK_MAX_ATTEMPTS = "CALLBACK_MAX_ATTEMPTS"
 ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
 ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
 ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
-# SendGrid (EMAIL_PROVIDER=sendgrid): secret ARNs are names, not secrets.
-ENV_SENDGRID_API_BASE = "SENDGRID_API_BASE"
-ENV_SENDGRID_API_KEY_SECRET_ARN = "SENDGRID_API_KEY_SECRET_ARN"  # noqa: S105
-ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN = "SENDGRID_WEBHOOK_PUBLIC_KEY_SECRET_ARN"  # noqa: S105
-ENV_SENDGRID_EVENTS_QUEUE_URL = "SENDGRID_EVENTS_QUEUE_URL"
-ENV_SENDGRID_EMAIL_ACTIVITY = "SENDGRID_EMAIL_ACTIVITY"
-ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS = "SENDGRID_WEBHOOK_MAX_AGE_SECONDS"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
-# --- Resource names --------------------------------------------------------------------------
-SES_CONFIGURATION_SET_PREFIX = "sendledger-events"  # deployed as f"{prefix}-{stage}"; bare locally
-# SNS writes SMS delivery-status logs to sns/{region}/{account}/ + these; the names are not ours to pick.
-SMS_SUCCESS_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber"
-SMS_FAILURE_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber/Failure"
 
 # --- Ledger table layout (single table; see functions/sendledger/adapters/dynamodb) ---------
 TABLE_PARTITION_KEY = "pk"
@@ -78,12 +57,7 @@ EVIDENCE_INDEX = "evidence"
 EVIDENCE_INDEX_PARTITION_KEY = "ev_day"
 EVIDENCE_INDEX_SORT_KEY = "created_at"
 
-# --- Message tags and metrics ----------------------------------------------------------------
-SES_MESSAGE_ID_TAG = "sendledger-message-id"
-MAILGUN_MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back as user-variables
-# "1" when the message has an escalation, "0" when not; back on every SES event, so a failure of
-# a message that does not escalate leaves no marker for the poller to look at.
-SES_ESCALATES_TAG = "sendledger-escalates"
+# --- Metrics ---------------------------------------------------------------------------------
 METRICS_NAMESPACE = "sendledger"
 # POWERTOOLS_SERVICE_NAME of every Lambda, hence the only dimension (`service`) of the EMF
 # metrics below; the CloudWatch alarms in infra/monitoring.py match exactly {service: this}.
@@ -103,8 +77,14 @@ CALLBACKS_HANDLER = "sendledger.handlers.callbacks.lambda_handler"
 EVENT_BUS_PREFIX = "sendledger"  # the bus is f"{prefix}-{stage}"; locally sendledger-local
 EVENT_SOURCE = "sendledger"
 
-SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
-MAILGUN_EVENTS_PATH = "/v1/providers/mailgun/events"
+# Signed provider webhooks: no IAM (the provider signs them), one route per provider that pushes.
+PROVIDERS_PATH = "/v1/providers/"
+PROVIDER_EVENTS_ROUTE = PROVIDERS_PATH + "{provider}/events"
+
+
+def webhook_path(provider: str) -> str:
+    return PROVIDER_EVENTS_ROUTE.replace("{provider}", provider)
+
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 API_ROUTES = (  # (method, path); {name} is one path segment
@@ -120,8 +100,7 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
-    ("POST", MAILGUN_EVENTS_PATH),  # Mailgun's signed webhook (HMAC): no IAM, see infra/api.py
-    ("POST", SENDGRID_EVENTS_PATH),  # SendGrid's signed webhook: no IAM, see infra/api.py
+    ("POST", PROVIDER_EVENTS_ROUTE),  # a provider's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )

@@ -2,27 +2,33 @@
 
 `Tunables` are chosen at synth time (CDK context keys of the same names, see infra/settings.py)
 and reach every Lambda as the environment variables named in names.py; `Settings` adds the
-wiring CDK or the local stack fills in. Read once per container with `Settings.from_env()`.
+wiring CDK or the local stack fills in. Each provider's own settings are a `Fragment` in its
+slice (providers/<name>/settings.py), read from the same flat environment (its context keys are
+its variables in lower case). Read once per container with `Settings.from_env()`.
 Plain pydantic: pydantic-settings is not a runtime dependency (it is only in the dev tree).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
-from sendledger.domain.provider import EmailProvider
+from sendledger.domain.recipients import Channel
+from sendledger.providers import registry
+from sendledger.providers.registry import Provider
 
-__all__ = ["EmailProvider", "Settings", "SettingsError", "Tunables"]
+__all__ = ["Fragment", "Provider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
 StaleChoice = Literal["allow", "defer"]
 _CHOICES = ("allow", "defer")
 _ALLOW: StaleChoice = "allow"
+_CONFIG = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True, str_strip_whitespace=True)
+F = TypeVar("F", bound="Fragment")
 
 
 class SettingsError(ValueError):
@@ -31,22 +37,66 @@ class SettingsError(ValueError):
 
 def settings_error(exc: ValidationError) -> SettingsError:
     """One line per invalid value, each naming the key it was given under."""
+    return SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(_error_lines(exc)))
+
+
+def _error_lines(exc: ValidationError) -> list[str]:
     lines = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "settings"
         given = f"={error['input']!r}" if error["type"] != "missing" else ""
         lines.append(f"{where}{given}: {error['msg']}")
-    return SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(lines))
+    return lines
+
+
+class Fragment(BaseModel):
+    """One provider's settings. Fields named in WIRING are filled in by CDK or the local stack
+    (secret ARNs, queue URLs); the others are tunables, CDK context keys as well."""
+
+    model_config = _CONFIG
+    PROVIDER: ClassVar[Provider]
+    WIRING: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def variable(cls, field: str) -> str:
+        """The environment variable a field is read from."""
+        return _alias(field, cls.model_fields[field].validation_alias)
+
+    @classmethod
+    def tunables(cls) -> list[str]:
+        return [name for name in cls.model_fields if name not in cls.WIRING]
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Self:
+        variables = [cls.variable(name) for name in cls.model_fields]
+        return cls.model_validate({variable: env[variable] for variable in variables if env.get(variable)})
+
+    @classmethod
+    def from_context(cls, ctx: Mapping[str, Any]) -> Self:
+        """CDK context: a tunable's key is its variable in lower case (`mailgun_domain`)."""
+        keys = {name: cls.variable(name).lower() for name in cls.tunables()}
+        return cls.model_validate({name: ctx[key] for name, key in keys.items() if ctx.get(key) is not None})
+
+    def environment(self) -> dict[str, str]:
+        """The tunables as the Lambda environment (the wiring is the constructs' to set)."""
+        return {self.variable(name): _env_text(getattr(self, name)) for name in self.tunables()}
+
+
+def _env_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 class Tunables(BaseModel):
     # By field name too: CDK context and tests use the names, the environment the aliases.
-    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True, str_strip_whitespace=True)
+    model_config = _CONFIG
 
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
-    # The email transport; bootstrap builds its adapter, the stack its secrets and event path.
-    email_provider: EmailProvider = Field(EmailProvider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
+    # The default email transport; bootstrap builds its adapter, the stack its resources. More
+    # may be enabled beside it (each message records the one that carried it), and SMS has its own.
+    email_provider: Provider = Field(Provider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
+    email_providers: frozenset[Provider] = Field(frozenset(), validation_alias=names.ENV_EMAIL_PROVIDERS)
+    sms_provider: Provider = Field(Provider.SNS, validation_alias=names.ENV_SMS_PROVIDER)
     poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
     poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
@@ -71,22 +121,58 @@ class Tunables(BaseModel):
     callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
     callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
     callback_timeout_seconds: int = Field(10, ge=1, le=60, validation_alias=names.ENV_CALLBACK_TIMEOUT_SECONDS)
-    # Mailgun: the sending domain, the API's base URL (US; EU is https://api.eu.mailgun.net),
-    # how old Events API results must be to be final, and the webhook timestamps accepted.
-    mailgun_domain: str = Field("", validation_alias=names.ENV_MAILGUN_DOMAIN)
-    mailgun_api_base: str = Field("https://api.mailgun.net", validation_alias=names.ENV_MAILGUN_API_BASE)
-    mailgun_events_final_after_seconds: int = Field(
-        1800, ge=0, validation_alias=names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS
-    )
-    mailgun_webhook_max_age_seconds: int = Field(300, ge=1, validation_alias=names.ENV_MAILGUN_WEBHOOK_MAX_AGE_SECONDS)
-    # SendGrid: the API's base URL (the local stack points it at the simulator); whether the
-    # account has Email Activity API access (a paid add-on) for unknown resolution; how old a
-    # signed webhook's timestamp may be.
-    sendgrid_api_base: str = Field("https://api.sendgrid.com", validation_alias=names.ENV_SENDGRID_API_BASE)
-    sendgrid_email_activity: bool = Field(False, validation_alias=names.ENV_SENDGRID_EMAIL_ACTIVITY)
-    sendgrid_webhook_max_age_seconds: int = Field(
-        300, ge=1, validation_alias=names.ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS
-    )
+    # Each provider's own settings (its slice's Fragment), by provider name.
+    providers: Mapping[str, Fragment] = Field(default_factory=dict, exclude=True)
+
+    @field_validator("email_provider")
+    @classmethod
+    def _carries_email(cls, provider: Provider) -> Provider:
+        return _carrier(provider, Channel.EMAIL)
+
+    @field_validator("sms_provider")
+    @classmethod
+    def _carries_sms(cls, provider: Provider) -> Provider:
+        return _carrier(provider, Channel.SMS)
+
+    @field_validator("email_providers", mode="before")
+    @classmethod
+    def _provider_list(cls, raw: Any) -> Any:
+        if isinstance(raw, str):
+            raw = [part.strip() for part in raw.split(",") if part.strip()]
+        if isinstance(raw, Iterable) and not isinstance(raw, str):
+            return frozenset(_carrier(Provider(str(part)), Channel.EMAIL) for part in raw)
+        return raw
+
+    @property
+    def enabled_email_providers(self) -> list[Provider]:
+        """The default first, then the others enabled beside it, in registry order."""
+        return [self.email_provider, *(p for p in Provider if p in self.email_providers and p != self.email_provider)]
+
+    @property
+    def enabled_providers(self) -> list[Provider]:
+        """Every provider this deployment sends through: what it builds, polls and deploys."""
+        enabled = [*self.enabled_email_providers, self.sms_provider]
+        return [provider for index, provider in enumerate(enabled) if provider not in enabled[:index]]
+
+    def carries(self, provider: str, channel: Channel) -> bool:
+        """Whether `provider` is enabled here for `channel` (a message's provider may have been disabled since)."""
+        if channel is Channel.SMS:
+            return provider == self.sms_provider
+        return provider in self.enabled_email_providers
+
+    def provider(self, kind: type[F]) -> F:
+        """A provider's settings fragment (its defaults when none was read)."""
+        found = self.providers.get(kind.PROVIDER.value)
+        return found if isinstance(found, kind) else kind()
+
+    def with_provider(self, fragment: Fragment) -> Self:
+        """A copy with one provider's settings replaced."""
+        return self.model_copy(update={"providers": {**self.providers, fragment.PROVIDER.value: fragment}})
+
+    def configure_provider(self, kind: type[Fragment], **changes: Any) -> Self:
+        """A copy with some of one provider's settings changed (validated)."""
+        current = self.provider(kind)
+        return self.with_provider(kind.model_validate({**current.model_dump(), **changes}))
 
     @field_validator("stale_eligibility_policy", mode="before")
     @classmethod
@@ -101,23 +187,27 @@ class Tunables(BaseModel):
         return raw
 
     def environment(self) -> dict[str, str]:
-        """The tunables as the Lambda environment (what `Settings.from_env` reads back)."""
+        """The tunables as the Lambda environment (what `Settings.from_env` reads back), the
+        enabled providers' included."""
         env = {}
         for name, info in Tunables.model_fields.items():
             value = getattr(self, name)
-            env[_alias(name, info.validation_alias)] = (
-                format_stale_policy(value) if name == "stale_eligibility_policy" else str(value)
-            )
+            if name == "providers":
+                continue
+            if name == "stale_eligibility_policy":
+                env[_alias(name, info.validation_alias)] = format_stale_policy(value)
+            elif name == "email_providers":
+                env[_alias(name, info.validation_alias)] = ",".join(p.value for p in Provider if p in value)
+            else:
+                env[_alias(name, info.validation_alias)] = str(value)
+        for provider in self.enabled_providers:
+            env.update(self.provider(registry.fragment_of(provider.value)).environment())
         return env
 
 
 class Settings(Tunables):
     table_name: str = Field("sendledger-ledger", validation_alias=names.ENV_LEDGER_TABLE)
-    ses_configuration_set: str = Field("sendledger-events", validation_alias=names.ENV_SES_CONFIGURATION_SET)
-    ses_events_queue_url: str = Field("", validation_alias=names.ENV_SES_EVENTS_QUEUE_URL)
     escalation_queue_url: str = Field("", validation_alias=names.ENV_ESCALATION_QUEUE_URL)
-    sms_success_log_group: str = Field("", validation_alias=names.ENV_SMS_SUCCESS_LOG_GROUP)
-    sms_failure_log_group: str = Field("", validation_alias=names.ENV_SMS_FAILURE_LOG_GROUP)
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
@@ -125,26 +215,35 @@ class Settings(Tunables):
     # Deployed the key comes from Secrets Manager (the ARN wins); the local stack uses the variable.
     callback_secret: str = Field("local-callback-secret", validation_alias=names.ENV_CALLBACK_SECRET)
     callback_secret_arn: str = Field("", validation_alias=names.ENV_CALLBACK_SECRET_ARN)
-    # Mailgun's API key and webhook signing key (Secrets Manager); no signing key: no webhooks.
-    mailgun_api_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_API_KEY_SECRET_ARN)
-    mailgun_signing_key_secret_arn: str = Field("", validation_alias=names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN)
-    sendgrid_api_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_API_KEY_SECRET_ARN)
-    sendgrid_webhook_key_secret_arn: str = Field("", validation_alias=names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN)
-    sendgrid_events_queue_url: str = Field("", validation_alias=names.ENV_SENDGRID_EVENTS_QUEUE_URL)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Unset and empty variables take the default; an invalid one raises SettingsError naming it."""
         source = os.environ if env is None else env
-        given = {}
+        given: dict[str, Any] = {}
         for name, info in cls.model_fields.items():
+            if name == "providers":
+                continue
             var = _alias(name, info.validation_alias)
             if source.get(var):
                 given[var] = source[var]
+        errors: list[str] = []
+        fragments: dict[str, Fragment] = {}
+        for provider in Provider:
+            fragment = registry.fragment_of(provider.value)
+            if not any(source.get(fragment.variable(name)) for name in fragment.model_fields):
+                continue  # all defaults: `provider()` answers them
+            try:
+                fragments[provider.value] = fragment.from_env(source)
+            except ValidationError as exc:
+                errors += _error_lines(exc)
         try:
-            return cls.model_validate(given)
+            settings = cls.model_validate({**given, "providers": fragments})
         except ValidationError as exc:
-            raise settings_error(exc) from None
+            errors = _error_lines(exc) + errors
+        if errors:
+            raise SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(errors))
+        return settings
 
 
 def parse_stale_policy(raw: str) -> dict[str, str]:
@@ -169,6 +268,13 @@ def format_stale_policy(policy: Mapping[str, str]) -> str:
     if len(choices) == 1:
         return choices.pop()
     return ",".join(f"{category}={policy.get(category, 'allow')}" for category in CATEGORIES)
+
+
+def _carrier(provider: Provider, channel: Channel) -> Provider:
+    if channel not in registry.slice_of(provider.value).channels:
+        carriers = ", ".join(p.value for p in registry.carriers(channel))
+        raise ValueError(f"{provider.value} does not carry {channel.value} (providers that do: {carriers})")
+    return provider
 
 
 def _check_choice(value: str) -> str:

@@ -9,11 +9,11 @@ without any change to the production adapters. By concern:
   answers that never reach moto).
 * :mod:`~local.simulator.faults`: the ``+timeout-accepted``, ``+timeout-lost`` and ``+throttle``
   labels.
-* :mod:`~local.simulator.ses`: the mailbox simulator and SES event-publishing records, published
+* :mod:`~local.simulator.providers.ses`: the mailbox simulator and SES event-publishing records, published
   through SNS to SQS.
-* :mod:`~local.simulator.sms`: fictional ``+1NPA55501XX`` numbers and SNS delivery-status records,
+* :mod:`~local.simulator.providers.sns`: fictional ``+1NPA55501XX`` numbers and SNS delivery-status records,
   written to CloudWatch Logs and delivered to the ``sms_delivery_logs`` handler.
-* :mod:`~local.simulator.sendgrid`: SendGrid's mail send and Email Activity APIs and its signed
+* :mod:`~local.simulator.providers.sendgrid`: SendGrid's mail send and Email Activity APIs and its signed
   Event Webhook (``sendgrid_http.py`` serves it over HTTP, or in-process to tests).
 * :mod:`~local.simulator.core`: :class:`Simulator`, which ties them together around one outbox.
 
@@ -32,8 +32,8 @@ from local.simulator.faults import (
     THROTTLED_CALLS,
     fault_label,
 )
-from local.simulator.ses import mailbox_simulator_kind
-from local.simulator.sms import SMS_SUCCESS_RESPONSE, decode_subscription_event, sms_outcome
+from local.simulator.mailbox import mailbox_simulator_kind
+from local.simulator.providers.sns import SMS_SUCCESS_RESPONSE, decode_subscription_event, sms_outcome
 from sendledger.providers.sns.events import encode_subscription_event
 
 __all__ = [

@@ -23,9 +23,11 @@ from local.constants import (
     sms_log_groups,
     topic_arn,
 )
-from local.simulator import hooks, ses, sms
+from local.simulator import hooks
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, masked
-from local.simulator.sendgrid import SendGridSide
+from local.simulator.providers import ses
+from local.simulator.providers import sns as sms
+from local.simulator.providers.sendgrid import SendGridSide
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

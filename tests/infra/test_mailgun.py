@@ -8,6 +8,9 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sendledger import names
+from sendledger.providers.mailgun.settings import ENV_API_KEY_SECRET_ARN as MAILGUN_API_KEY_SECRET_ARN_VAR
+from sendledger.providers.mailgun.settings import ENV_EVENTS_FINAL_AFTER_SECONDS as MAILGUN_FINAL_AFTER_VAR
+from sendledger.providers.mailgun.settings import ENV_SIGNING_KEY_SECRET_ARN as MAILGUN_SIGNING_KEY_VAR
 from tests.infra.conftest import resources, synth
 
 ROUTE = "/v1/providers/mailgun/events"
@@ -90,7 +93,7 @@ def test_each_function_reads_only_the_keys_it_needs(mailgun: Template) -> None:
     fingerprint = next(s for s in secrets if s.startswith("RecipientFingerprintKey"))
     assert _secrets_read(mailgun, "ApiApiFunctionRole") == {api_key, signing, fingerprint}
     assert _secrets_read(mailgun, "IngestionPollerFunctionRole") == {api_key, fingerprint}  # no signing key
-    assert _secrets_read(mailgun, "IngestionSmsDeliveryLogsFunctionRole") == {fingerprint}
+    assert _secrets_read(mailgun, "SnsSmsDeliveryLogsFunctionRole") == {fingerprint}
 
 
 def test_the_lambdas_get_the_secret_arns_never_the_keys(mailgun: Template) -> None:
@@ -101,9 +104,9 @@ def test_the_lambdas_get_the_secret_arns_never_the_keys(mailgun: Template) -> No
     for function in ours:
         env = function["Properties"]["Environment"]["Variables"]
         assert env[names.ENV_EMAIL_PROVIDER] == "mailgun"
-        assert env[names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS] == "1800"
-        assert set(env[names.ENV_MAILGUN_API_KEY_SECRET_ARN]) == {"Ref"}
-        assert set(env[names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN]) == {"Ref"}
+        assert env[MAILGUN_FINAL_AFTER_VAR] == "1800"
+        assert set(env[MAILGUN_API_KEY_SECRET_ARN_VAR]) == {"Ref"}
+        assert set(env[MAILGUN_SIGNING_KEY_VAR]) == {"Ref"}
 
 
 def test_the_secret_arns_are_stack_outputs(mailgun: Template, ses: Template) -> None:

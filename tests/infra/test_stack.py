@@ -9,8 +9,11 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from infra import constants as c
-from infra.api import WEBHOOK_PATHS
 from sendledger import names
+from sendledger.providers.ses.settings import ENV_CONFIGURATION_SET as SES_CONFIGURATION_SET_VAR
+from sendledger.providers.ses.settings import ENV_EVENTS_QUEUE_URL as SES_EVENTS_QUEUE_URL_VAR
+from sendledger.providers.sns.settings import ENV_FAILURE_LOG_GROUP as SMS_FAILURE_LOG_GROUP_VAR
+from sendledger.providers.sns.settings import ENV_SUCCESS_LOG_GROUP as SMS_SUCCESS_LOG_GROUP_VAR
 from tests.infra.conftest import resources, synth
 
 
@@ -38,8 +41,8 @@ def _as_list(value: Any) -> list[Any]:
 
 def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
-    # Every route but the provider webhooks, which exist only in a SendGrid or Mailgun deployment.
-    iam_routes = [path for _, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values()]
+    # Every route but the provider webhooks, which exist only where a provider that pushes is enabled.
+    iam_routes = [path for _, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH)]
     assert len(methods) == len(iam_routes) == 12
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
@@ -77,7 +80,7 @@ def test_no_wildcard_actions_and_star_resources_only_where_justified(template: T
 
 def test_lambda_roles_have_no_managed_policies(template: Template) -> None:
     roles = resources(template, "AWS::IAM::Role")
-    ours = {k: v for k, v in roles.items() if k.startswith(("Api", "Ingestion"))}
+    ours = {k: v for k, v in roles.items() if k.startswith(("Api", "Ingestion", "SnsSmsDeliveryLogsFunction"))}
     assert len(ours) == 3
     for role in ours.values():
         assert "ManagedPolicyArns" not in role["Properties"]
@@ -114,9 +117,9 @@ def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == names.METRICS_NAMESPACE
         assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__"  # no entry-point scan at cold start
         for var in (
-            names.ENV_LEDGER_TABLE, names.ENV_SES_EVENTS_QUEUE_URL, names.ENV_ESCALATION_QUEUE_URL,
-            names.ENV_SMS_SUCCESS_LOG_GROUP, names.ENV_SMS_FAILURE_LOG_GROUP,
-            names.ENV_SES_CONFIGURATION_SET, names.ENV_SENDER_EMAIL, names.ENV_INGESTION_MODE,
+            names.ENV_LEDGER_TABLE, SES_EVENTS_QUEUE_URL_VAR, names.ENV_ESCALATION_QUEUE_URL,
+            SMS_SUCCESS_LOG_GROUP_VAR, SMS_FAILURE_LOG_GROUP_VAR,
+            SES_CONFIGURATION_SET_VAR, names.ENV_SENDER_EMAIL, names.ENV_INGESTION_MODE,
             names.ENV_POLL_INTERVAL_SECONDS, names.ENV_RESET_WINDOW_SECONDS,
             names.ENV_UNKNOWN_GRACE_SECONDS, names.ENV_UNKNOWN_MAX_AGE_SECONDS,
             names.ENV_RESET_URL_TEMPLATE, names.ENV_RESET_MAX_FAILED_ATTEMPTS,
@@ -255,7 +258,7 @@ def test_fingerprint_key_is_a_generated_secret_only_the_functions_read(template:
         for logical_id, statement in _statements(template)
         if secret_id in json.dumps(statement["Resource"])
     }  # fmt: skip
-    assert len(readers) == 3 and all(r.startswith(("Api", "Ingestion")) for r in readers)
+    assert len(readers) == 3 and all(r.startswith(("Api", "Ingestion", "SnsSmsDeliveryLogs")) for r in readers)
     for _, statement in _statements(template):
         if secret_id in json.dumps(statement["Resource"]):
             assert statement["Action"] == "secretsmanager:GetSecretValue"

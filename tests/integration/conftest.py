@@ -21,9 +21,11 @@ from local.constants import (
     SMS_FAILURE_LOG_GROUP,
     SMS_SUCCESS_LOG_GROUP,
 )
-from sendledger import names
 from sendledger.bootstrap import build_pipeline
 from sendledger.domain.clock import iso
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
+from sendledger.providers.ses.settings import SesSettings
+from sendledger.providers.sns.settings import SnsSettings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.poll import CycleReport, poll_cycle
@@ -64,9 +66,9 @@ def ses_record(
     mail["commonHeaders"]["to"] = [recipient]
     mail["timestamp"] = iso(at)
     if message_id is None:
-        mail["tags"].pop(names.SES_MESSAGE_ID_TAG)
+        mail["tags"].pop(SES_MESSAGE_ID_TAG)
     else:
-        mail["tags"][names.SES_MESSAGE_ID_TAG] = [message_id]
+        mail["tags"][SES_MESSAGE_ID_TAG] = [message_id]
     detail_key = record["eventType"][0].lower() + record["eventType"][1:]
     detail = record.get(detail_key, {})
     if "timestamp" in detail:
@@ -169,13 +171,10 @@ def make_ingestion(services: Services) -> Ingestion:
     escalation_url = sqs.create_queue(QueueName=ESCALATION_QUEUE)["QueueUrl"]
     for group in (SUCCESS_GROUP, FAILURE_GROUP):
         logs.create_log_group(logGroupName=group)
-    services.settings = services.settings.model_copy(
-        update={
-            "ses_events_queue_url": queue_url,
-            "escalation_queue_url": escalation_url,
-            "sms_success_log_group": SUCCESS_GROUP,
-            "sms_failure_log_group": FAILURE_GROUP,
-        }
+    settings = services.settings.model_copy(update={"escalation_queue_url": escalation_url})
+    settings = settings.configure_provider(SesSettings, events_queue_url=queue_url)
+    services.settings = settings.configure_provider(
+        SnsSettings, success_log_group=SUCCESS_GROUP, failure_log_group=FAILURE_GROUP
     )
     return Ingestion(
         services, build_pipeline(services, ledger_of(services)), topic_arn, queue_url, dlq_url, escalation_url

@@ -6,9 +6,10 @@ import pytest
 
 from sendledger.adapters import aws as aws_clients
 from sendledger.domain.messages import DueKind
-from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.poll import CycleFailed
 from tests.integration.conftest import ses_record, sms_record
+from tests.support.fixtures import ingest_sqs_body
 from tests.support.outbox import sent_emails, sent_sms
 
 ALICE = "alice@example.com"
@@ -182,7 +183,8 @@ def send_sms_with_escalation(api, deadline=3600):
 
 def apply_sms_record(ingestion, sent, status, response, at):
     from sendledger.providers.sns.events import LogRecord
-    from sendledger.usecases.ingest import IngestReport, ingest_log_record
+    from sendledger.providers.sns.lane import ingest_log_record
+    from sendledger.usecases.ingest import IngestReport
 
     record = sms_record(sent["provider_message_id"], PAGER, status, response, at)
     ingest_log_record(ingestion.services, ingestion.pipeline.events, LogRecord("1", 0, record), IngestReport())

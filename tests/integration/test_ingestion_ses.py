@@ -9,12 +9,13 @@ from sendledger import bootstrap
 from sendledger.adapters.dynamodb.keys import recipient_pk as sup_pk
 from sendledger.handlers import poller
 from sendledger.providers.ses.events import parse_sqs_body
-from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.poll import CycleFailed
 from tests.conftest import TABLE
 from tests.integration.conftest import fixture, ses_record
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import FakeLambdaContext, runtime_for
+from tests.support.fixtures import ingest_sqs_body
 from tests.support.outbox import sent_emails
 
 ALICE = "alice@example.com"
@@ -57,7 +58,7 @@ def test_delivery_moves_accepted_to_delivered(api, ingestion, clock, sent):
     ingestion.publish(ses_record("Send", sent["message_id"], ALICE, clock.now(), sent["provider_message_id"]))
     ingestion.publish(ses_record("Delivery", sent["message_id"], ALICE, clock.now(), sent["provider_message_id"]))
     report = ingestion.poll()
-    assert report.applied == 2 and report.ses_drained
+    assert report.applied == 2 and report.read_to_end["ses"]
     view = message(api, sent["message_id"])
     assert view["state"] == "delivered"
     # (same fake millisecond: history order within it is not defined)
@@ -208,7 +209,7 @@ def test_poller_stopped_mid_batch_loses_nothing_and_applies_nothing_twice(
         ingestion.publish(
             ses_record("Bounce", view["message_id"], f"user{index}@example.com", clock.now(), f"s{index}")
         )
-    queue = ingestion.pipeline.ses_queue
+    queue = ingestion.pipeline.lane("ses").queue  # type: ignore[attr-defined]
     real_delete = queue.delete
     calls = []
 
@@ -219,11 +220,11 @@ def test_poller_stopped_mid_batch_loses_nothing_and_applies_nothing_twice(
     monkeypatch.setattr(queue, "delete", crash_before_delete)
     with pytest.raises(CycleFailed) as failed:
         ingestion.poll()
-    assert failed.value.report.applied == 4 and not failed.value.report.ses_drained
+    assert failed.value.report.applied == 4 and not failed.value.report.read_to_end["ses"]
     monkeypatch.setattr(queue, "delete", real_delete)
     # Rerun: every message comes back, each is a duplicate, then all are deleted
     report = ingestion.poll()
-    assert report.duplicates == 4 and report.applied == 0 and report.ses_drained
+    assert report.duplicates == 4 and report.applied == 0 and report.read_to_end["ses"]
     assert ingestion.queue_depth() == 0
     for index, view in enumerate(views):
         assert message(api, view["message_id"])["state"] == "bounced"
@@ -237,7 +238,7 @@ def test_poison_message_is_left_for_the_dlq_and_holds_the_watermark(api, service
     ingestion.publish(ses_record("Delivery", sent["message_id"], ALICE, clock.now()))
     clock.advance(60)
     report = ingestion.poll()
-    assert report.poison == 1 and report.applied == 1 and not report.ses_drained
+    assert report.poison == 1 and report.applied == 1 and not report.read_to_end["ses"]
     assert message(api, sent["message_id"])["state"] == "delivered"
     assert ingestion.queue_depth() == 1  # only the poison message, for the redrive policy
     assert services.poller_state.watermark("ses") == watermark_before
@@ -247,7 +248,7 @@ def test_drained_queue_sets_the_watermark_to_the_cycle_start(services, ingestion
     clock.advance(100)
     started = clock.now()
     report = ingestion.poll()
-    assert report.ses_drained and services.poller_state.watermark("ses") == started
+    assert report.read_to_end["ses"] and services.poller_state.watermark("ses") == started
     ages = {m.dimensions.get("source"): m.value for m in report.metrics if m.name == "WatermarkAgeSeconds"}
     assert ages["ses"] == 0.0
     assert any(m.name == "UnknownBacklog" and m.value == 0 for m in report.metrics)
@@ -296,7 +297,7 @@ def test_scheduled_poller_handler_runs_one_cycle(ingestion, monkeypatch):
     monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     scheduled = {"version": "0", "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}
     response = poller.lambda_handler(scheduled, FakeLambdaContext(function_name="sendledger-poller"))
-    assert response["ses_drained"] is True and response["sms_read_to_end"] is True
+    assert response["read_to_end"] == {"ses": True, "sms": True}
 
 
 def test_every_fixture_is_ingestible(services, ingestion):
@@ -318,4 +319,4 @@ def test_push_mode_watermark_waits_for_messages_the_event_source_holds(services,
     boto3.client("sqs").receive_message(QueueUrl=ingestion.queue_url, VisibilityTimeout=300)
     clock.advance(60)
     report = ingestion.poll()
-    assert not report.ses_drained and services.poller_state.watermark("ses") == before
+    assert not report.read_to_end["ses"] and services.poller_state.watermark("ses") == before

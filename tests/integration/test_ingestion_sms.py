@@ -10,7 +10,8 @@ from sendledger import bootstrap
 from sendledger.domain.messages import DueKind
 from sendledger.handlers import sms_delivery_logs
 from sendledger.providers.sns.events import LogRecord, encode_subscription_event
-from sendledger.usecases.ingest import IngestReport, ingest_log_record
+from sendledger.providers.sns.lane import ingest_log_record
+from sendledger.usecases.ingest import IngestReport
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
 from tests.support.counting import Observer, count_dynamodb_requests, observing
 from tests.support.fakes import FakeLambdaContext, runtime_for
@@ -147,7 +148,7 @@ def test_reconciliation_recovers_a_missed_subscription_delivery(api, services, i
     clock.advance(30)
     started = clock.now()
     report = ingestion.poll()
-    assert report.sms_read_to_end and report.applied == 1 and report.poison == 1
+    assert report.read_to_end["sms"] and report.applied == 1 and report.poison == 1
     assert view(api, sent["message_id"])["state"] == "failed" and suppressed(api, INVALID) is True
     assert services.poller_state.watermark("sms") == started
     cursor = json.loads(ingestion.pipeline.services.poller_state.cursor("sms"))

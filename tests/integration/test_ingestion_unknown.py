@@ -91,7 +91,8 @@ def test_absence_proven_after_the_watermark_passes_resends_once_with_the_same_id
 
 
 def test_watermark_behind_stays_unknown_then_unresolved(api, ingestion, clock, faults, healthy_watermarks):
-    stuck = replace(ingestion.pipeline, ses_queue=None)  # the SES queue is never drained
+    lanes = [lane for lane in ingestion.pipeline.lanes if lane.source != "ses"]
+    stuck = replace(ingestion.pipeline, lanes=lanes)  # the SES queue is never drained
     faults.append("lost")
     _, _, first = send(api)
     clock.advance(2000)

@@ -24,7 +24,7 @@ from sendledger.domain.export_window import Window
 from sendledger.domain.idempotency import caller_id, scoped_key
 from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
-from sendledger.domain.provider import Backoff, EmailProvider
+from sendledger.domain.provider import Backoff
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.ports.ingestion import ApplyResult
 from sendledger.ports.messages import Expectations, LastSendCondition, Outcome, SendIntent, StoredResponse
@@ -97,7 +97,7 @@ def intent(
     cmd = command(key, to=to, escalation=escalation)
     scoped = scoped_key(PRINCIPAL, key) if key else None
     message_id = message_id or (keyed_message_id(scoped) if scoped else None)
-    message = new_message(cmd, recipient, now, message_id, email_provider=EmailProvider.SES)
+    message = new_message(cmd, recipient, now, message_id, provider="ses")
     return SendIntent(
         message=message,
         first_entry=first_entry(message, recipient, now, None),

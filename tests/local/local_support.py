@@ -17,7 +17,7 @@ from local.constants import CONFIGURATION_SET, REGION, SENDER_EMAIL
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from local.resources import Resources, create_resources
 from local.simulator import Simulator
-from sendledger import names
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from tests.support.fakes import FakeClock, recent_start
 
 # Where the local tests' fake clock starts (recent, see recent_start); 12 ms shows millisecond formatting.
@@ -123,7 +123,7 @@ def send_email(to: str, *, message_id: str = "msg_01TEST", subject: str = "Hello
             }
         },
         ConfigurationSetName=CONFIGURATION_SET,
-        EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id}],
+        EmailTags=[{"Name": SES_MESSAGE_ID_TAG, "Value": message_id}],
     )
 
 

@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from local.constants import ACCOUNT_ID, CONFIGURATION_SET, SENDER_EMAIL
 from local.resources import Resources
 from local.simulator import THROTTLED_CALLS, Simulator, decode_subscription_event
-from sendledger import names
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from tests.local.local_support import (
     NO_RETRIES,
     START,
@@ -75,7 +75,7 @@ def test_ordinary_address_is_accepted_recorded_and_delivered(simulator: Simulato
         assert envelope["TopicArn"] == resources.ses_events_topic_arn
         assert set(envelope_fixture) <= set(envelope)
         assert record["mail"]["messageId"] == response["MessageId"]
-        assert record["mail"]["tags"][names.SES_MESSAGE_ID_TAG] == ["msg_A"]
+        assert record["mail"]["tags"][SES_MESSAGE_ID_TAG] == ["msg_A"]
         assert record["mail"]["tags"]["ses:configuration-set"] == [CONFIGURATION_SET]
         assert ISO_MS.match(record["mail"]["timestamp"])
     send, delivery = (record for _, record in events)
@@ -128,7 +128,7 @@ def test_mailbox_simulator_addresses(
     assert shape(last) == shape(aws_format(fixture))
     assert last["mail"]["messageId"] == response["MessageId"]
     assert last["mail"]["destination"] == [address]
-    assert last["mail"]["tags"][names.SES_MESSAGE_ID_TAG] == ["msg_B"]
+    assert last["mail"]["tags"][SES_MESSAGE_ID_TAG] == ["msg_B"]
     if subtype is not None:
         bounce = last["bounce"]
         assert bounce["bounceType"] == "Permanent"
@@ -159,7 +159,7 @@ def test_timeout_accepted_accepts_then_times_out(simulator: Simulator, resources
     records = [record for _, record in drain_ses_events(resources)]
     assert [record["eventType"] for record in records] == ["Send", "Delivery"]
     # The only proof of acceptance the caller will ever get: the tag on the events.
-    assert records[0]["mail"]["tags"][names.SES_MESSAGE_ID_TAG] == ["msg_T"]
+    assert records[0]["mail"]["tags"][SES_MESSAGE_ID_TAG] == ["msg_T"]
     assert records[0]["mail"]["messageId"] == entry["provider_message_id"]
 
 

@@ -21,6 +21,9 @@ import local.stack as stack_module
 from local.constants import LOCAL_PRINCIPAL, SMS_FAILURE_LOG_GROUP, SMS_SUCCESS_LOG_GROUP
 from local.stack import LocalStack
 from sendledger import names
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
+from sendledger.providers.ses.settings import ENV_CONFIGURATION_SET as SES_CONFIGURATION_SET_VAR
+from sendledger.providers.ses.settings import ENV_EVENTS_QUEUE_URL as SES_EVENTS_QUEUE_URL_VAR
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
 
 
@@ -97,8 +100,8 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
         FromEmailAddress=os.environ[names.ENV_SENDER_EMAIL],
         Destination={"ToAddresses": ["bounce@simulator.amazonses.com"]},
         Content={"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "t"}}}},
-        ConfigurationSetName=os.environ[names.ENV_SES_CONFIGURATION_SET],
-        EmailTags=[{"Name": names.SES_MESSAGE_ID_TAG, "Value": "msg_1"}],
+        ConfigurationSetName=os.environ[SES_CONFIGURATION_SET_VAR],
+        EmailTags=[{"Name": SES_MESSAGE_ID_TAG, "Value": "msg_1"}],
     )
     boto3.client("sns").publish(PhoneNumber="+12065550165", Message="hi")
     outbox = requests.get(f"{base}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
@@ -116,7 +119,7 @@ def test_stack_wiring(running: tuple[LocalStack, dict[str, Recorder]]) -> None:
     sqs = boto3.client("sqs")
     bodies = [
         json.loads(json.loads(message["Body"])["Message"])
-        for message in sqs.receive_message(QueueUrl=os.environ[names.ENV_SES_EVENTS_QUEUE_URL], MaxNumberOfMessages=10)[
+        for message in sqs.receive_message(QueueUrl=os.environ[SES_EVENTS_QUEUE_URL_VAR], MaxNumberOfMessages=10)[
             "Messages"
         ]
     ]

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
+from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
 from sendledger.domain.provider import CallResult
@@ -207,21 +207,22 @@ def test_the_local_stack_wiring_puts_the_keys_in_secrets_manager_and_points_the_
     import boto3
     from moto import mock_aws
 
-    from local.simulator.mailgun import LOCAL_FINAL_AFTER_SECONDS, LOCAL_SIGNING_KEY, start_local
+    from local.simulator.providers.mailgun import LOCAL_FINAL_AFTER_SECONDS, LOCAL_SIGNING_KEY, start_local
+    from sendledger.providers.mailgun.settings import MailgunSettings
     from sendledger.settings import Settings
 
     environ: dict[str, str] = {}
     with mock_aws():
         simulator = start_local(environ, "us-east-1")
         try:
-            settings = Settings.from_env(environ)
-            assert settings.mailgun_api_base.startswith("http://127.0.0.1:")
-            assert settings.mailgun_events_final_after_seconds == LOCAL_FINAL_AFTER_SECONDS
+            settings = Settings.from_env(environ).provider(MailgunSettings)
+            assert settings.api_base.startswith("http://127.0.0.1:")
+            assert settings.events_final_after_seconds == LOCAL_FINAL_AFTER_SECONDS
             secrets = boto3.client("secretsmanager", region_name="us-east-1")
-            read = secrets.get_secret_value(SecretId=settings.mailgun_signing_key_secret_arn)["SecretString"]
+            read = secrets.get_secret_value(SecretId=settings.signing_key_secret_arn)["SecretString"]
             assert read == LOCAL_SIGNING_KEY
-            key = secrets.get_secret_value(SecretId=settings.mailgun_api_key_secret_arn)["SecretString"]
-            adapter = MailgunEmailSender(settings.mailgun_api_base, settings.mailgun_domain, "n@x.example", lambda: key)
+            key = secrets.get_secret_value(SecretId=settings.api_key_secret_arn)["SecretString"]
+            adapter = MailgunEmailSender(settings.api_base, settings.domain, "n@x.example", lambda: key)
             assert adapter.send_email(OUR_ID, "a@example.com", CONTENT, escalates=False).result is CallResult.ACCEPTED
         finally:
             simulator.stop()

@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from local.simulator import ses
+from local.simulator.providers import ses
 from sendledger.domain.clock import iso
 from tests.local.local_support import START
 

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import pytest
 
 from local.simulator import Simulator
-from sendledger.domain.provider import EmailProvider
+from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE, Api
 from tests.integration.conftest import make_ingestion
@@ -20,7 +20,7 @@ from tests.support.fixtures import put_watermark
 @contextmanager
 def built_world(
     build: Callable[[Parts], ProviderWorld],
-    provider: EmailProvider,
+    provider: Provider,
     services: Services,
     clock: FakeClock,
     monkeypatch: pytest.MonkeyPatch,

@@ -11,8 +11,9 @@ import boto3
 import pytest
 
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.provider import EmailProvider
+from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.mailgun.signature import expected_signature
+from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
 from tests.conftest import Api
 from tests.support.fakes import FakeClock
@@ -28,9 +29,8 @@ BOUNCED = "unknown-user@example.com"  # the reference webhook's permanent bounce
 @pytest.fixture
 def enabled(services: Services, clock: FakeClock) -> Services:
     secret = boto3.client("secretsmanager").create_secret(Name="mailgun-webhook-signing-key", SecretString=KEY)
-    services.settings = services.settings.model_copy(
-        update={"email_provider": EmailProvider.MAILGUN, "mailgun_signing_key_secret_arn": secret["ARN"]}
-    )
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN})
+    services.settings = services.settings.configure_provider(MailgunSettings, signing_key_secret_arn=secret["ARN"])
     clock.current = datetime.fromtimestamp(int(VECTOR["timestamp"]) + 5, UTC)
     return services
 
@@ -82,7 +82,7 @@ def test_a_captured_signature_with_another_event_is_a_replay(enabled, api):
 
 
 def test_a_stale_timestamp_is_refused(enabled, api, clock):
-    clock.advance(enabled.settings.mailgun_webhook_max_age_seconds + 1)
+    clock.advance(enabled.settings.provider(MailgunSettings).webhook_max_age_seconds + 1)
     status, _, answer = post(api, json.dumps(WEBHOOK))
     assert status == 403 and answer["type"].endswith("/webhook-signature-stale")
     assert not suppressed(api, BOUNCED)
@@ -97,7 +97,7 @@ def test_oversize_malformed_and_not_enabled(enabled, api, clock, services):
 
 
 def test_without_a_signing_key_the_route_is_not_found(api, services):
-    services.settings = services.settings.model_copy(update={"email_provider": EmailProvider.MAILGUN})
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN})
     status, _, answer = post(api, json.dumps(WEBHOOK))
     assert status == 404 and answer["type"].endswith("/not-found")
 

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
 import pytest
 from urllib3.exceptions import ReadTimeoutError
 
-from sendledger.domain.provider import EmailProvider
+from sendledger.bootstrap import build_pipeline
+from sendledger.domain.messages import Message, MessageState, Template
+from sendledger.domain.recipients import Channel
+from sendledger.ports.providers import Finding
 from sendledger.providers.http import HttpAnswer
+from sendledger.providers.registry import Provider
 from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.formats import PROVIDER_FORMATS, provider_format
 from tests.providers.test_contract import send, view
 from tests.providers.worlds import SendGridWorld, sendgrid_world
-from tests.support.fakes import FakeClock
+from tests.support.fakes import FakeClock, ledger_of
 
 KEY = "SG.EXAMPLE-KEY-ID.EXAMPLE-NOT-A-REAL-SECRET"
 
@@ -41,29 +46,38 @@ def lookup(answer: HttpAnswer | Exception) -> tuple[SendGridEmailActivity, OneAn
     return SendGridEmailActivity("https://api.sendgrid.com", lambda: KEY, http), http
 
 
+def unknown(message_id: str) -> Message:
+    """A timed-out send as the poller hands it to the lookup."""
+    now = datetime.now(UTC)
+    template = Template("alert", "1")
+    return Message(message_id, Channel.EMAIL, "a@example.com", template, MessageState.UNKNOWN, "alert", now, now, "k")
+
+
 def test_the_query_is_the_documented_one_and_a_listed_message_proves_acceptance() -> None:
     body = (PROVIDER_FORMATS / "sendgrid-email-activity-response.json").read_bytes()
     activity, http = lookup(HttpAnswer(200, {}, body))
-    result = activity.lookup("msg_01JEXAMPLE0000000000000000")
-    assert result is not None and result.found
+    result = activity.lookup(unknown("msg_01JEXAMPLE0000000000000000"))
+    assert result.finding is Finding.FOUND
     assert (result.provider_message_id, result.status) == ("EXAMPLE-xMsgId-000000A", "delivered")
     request_line = Path(PROVIDER_FORMATS / "sendgrid-email-activity-request.txt").read_text().splitlines()[0]
     assert http.urls == ["https://api.sendgrid.com" + request_line.split()[1]]
 
 
 def test_an_empty_list_is_not_found_and_a_failed_lookup_proves_nothing() -> None:
-    empty = lookup(HttpAnswer(200, {}, b'{"messages":[]}'))[0].lookup("msg_1")
-    assert empty is not None and not empty.found
+    empty = lookup(HttpAnswer(200, {}, b'{"messages":[]}'))[0].lookup(unknown("msg_1"))
+    assert empty.finding is Finding.NOT_FOUND
     error = provider_format("sendgrid-error-response.json")
-    assert lookup(HttpAnswer(403, {}, json.dumps(error).encode()))[0].lookup("msg_1") is None  # no add-on / no access
-    assert lookup(HttpAnswer(200, {}, b"not json"))[0].lookup("msg_1") is None
-    assert lookup(ReadTimeoutError(None, "/v3/messages", "slow"))[0].lookup("msg_1") is None  # type: ignore[arg-type]
+    assert (
+        lookup(HttpAnswer(403, {}, json.dumps(error).encode()))[0].lookup(unknown("msg_1")).finding is Finding.FAILED
+    )  # no add-on / no access
+    assert lookup(HttpAnswer(200, {}, b"not json"))[0].lookup(unknown("msg_1")).finding is Finding.FAILED
+    assert lookup(ReadTimeoutError(None, "/v3/messages", "slow"))[0].lookup(unknown("msg_1")).finding is Finding.FAILED  # type: ignore[arg-type]
 
 
 @pytest.fixture
 def with_activity(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[SendGridWorld]:
     build = partial(sendgrid_world, email_activity=True)
-    with built_world(build, EmailProvider.SENDGRID, services, clock, monkeypatch) as world:
+    with built_world(build, Provider.SENDGRID, services, clock, monkeypatch) as world:
         assert isinstance(world, SendGridWorld)
         yield world
 
@@ -100,7 +114,11 @@ def test_a_message_another_provider_carried_is_not_looked_up(with_activity: Send
     world = with_activity
     sent = send(world, "gina+timeout-lost@example.com")
     services = world.parts.services
-    # The same unknown message as if SES had carried it before the switch to SendGrid.
+    # The same unknown message as if SES, still enabled beside SendGrid, had carried it.
+    services.settings = services.settings.model_copy(update={"email_providers": frozenset({Provider.SES})})
+    lookups = world.parts.ingestion.pipeline.lookups
+    world.parts.ingestion.pipeline = build_pipeline(services, ledger_of(services))
+    world.parts.ingestion.pipeline.lookups = lookups  # SendGrid's, answered by the simulator
     services.messages.table.client.update_item(
         TableName=services.messages.table.name,
         Key={"pk": {"S": f"MSG#{sent['message_id']}"}, "sk": {"S": "MSG"}},

@@ -25,7 +25,8 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         names.ENV_UNKNOWN_GRACE_SECONDS: "1",
     }
     with running_stack(tmp_path_factory, "sendgrid-stack", settings) as running:
-        assert "simulated SendGrid API" in running.log_path.read_text()
+        assert "Email:         sendgrid (default)" in running.log_path.read_text()
+        assert "sendgrid simulator: http://127.0.0.1:" in running.log_path.read_text()
         yield running.url
         logged = running.log_path.read_text()
         assert "SG.local-simulator" not in logged and "MFkw" not in logged, "keys never reach the log"
@@ -71,6 +72,6 @@ def test_a_wrong_signature_is_403_problem_json(base_url: str) -> None:
         "X-Twilio-Email-Event-Webhook-Timestamp": str(int(time.time())),
     }
     body = '[{"event":"bounce","email":"x@example.com","sg_event_id":"abc","timestamp":1}]'
-    answer = call("POST", f"{base_url}{names.SENDGRID_EVENTS_PATH}", data=body, headers=headers)
+    answer = call("POST", f"{base_url}{names.webhook_path('sendgrid')}", data=body, headers=headers)
     assert answer.status_code == 403 and answer.headers["Content-Type"] == "application/problem+json"
     assert not call("GET", f"{base_url}/v1/suppressions/x%40example.com").json()["suppressed"]

@@ -11,8 +11,9 @@ import boto3
 import pytest
 
 from sendledger import names
-from sendledger.domain.provider import EmailProvider
+from sendledger.providers.registry import Provider
 from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.formats import provider_format
@@ -25,7 +26,7 @@ SIGNED_AT = datetime.fromtimestamp(int(VECTOR["timestamp"]), UTC)
 
 @pytest.fixture
 def sendgrid(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[SendGridWorld]:
-    with built_world(sendgrid_world, EmailProvider.SENDGRID, services, clock, monkeypatch) as world:
+    with built_world(sendgrid_world, Provider.SENDGRID, services, clock, monkeypatch) as world:
         assert isinstance(world, SendGridWorld)
         yield world
 
@@ -33,7 +34,8 @@ def sendgrid(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPat
 def use_reference_key(world: SendGridWorld) -> None:
     """Verify with the vector's key (as if SendGrid's account key), at the vector's signing time."""
     boto3.client("secretsmanager").put_secret_value(
-        SecretId=world.parts.services.settings.sendgrid_webhook_key_secret_arn, SecretString=VECTOR["public_key"]
+        SecretId=world.parts.services.settings.provider(SendGridSettings).webhook_key_secret_arn,
+        SecretString=VECTOR["public_key"],
     )
     from aws_lambda_powertools.utilities import parameters
 
@@ -42,7 +44,7 @@ def use_reference_key(world: SendGridWorld) -> None:
 
 
 def post(world: SendGridWorld, body: str, headers: dict[str, str]) -> tuple[int, dict[str, str], Any]:
-    return world.parts.api("POST", names.SENDGRID_EVENTS_PATH, raw_body=body, headers=headers)
+    return world.parts.api("POST", names.webhook_path("sendgrid"), raw_body=body, headers=headers)
 
 
 def signed_headers(timestamp: str = VECTOR["timestamp"], signature: str = VECTOR["signature"]) -> dict[str, str]:

@@ -15,14 +15,17 @@ from typing import Any, Protocol
 import boto3
 
 from local.simulator import Simulator
-from local.simulator.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
-from local.simulator.sendgrid_http import InProcessHttp
+from local.simulator.http import InProcessHttp
+from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
 from sendledger.bootstrap import build_pipeline
-from sendledger.domain.provider import EmailProvider
+from sendledger.providers.mailgun.lane import EventsLane
+from sendledger.providers.mailgun.settings import MailgunSettings
+from sendledger.providers.registry import Provider, slice_of
 from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.providers.sendgrid.sender import SendGridEmailSender
+from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
@@ -42,7 +45,7 @@ class Parts:
 
 
 class ProviderWorld(Protocol):
-    provider: EmailProvider
+    provider: Provider
     parts: Parts
 
     def emit(self) -> None:
@@ -54,7 +57,7 @@ class ProviderWorld(Protocol):
 
 @dataclass
 class SesWorld:
-    provider: EmailProvider
+    provider: Provider
     parts: Parts
 
     def emit(self) -> None:
@@ -65,12 +68,12 @@ class SesWorld:
 
 
 def ses_world(parts: Parts) -> ProviderWorld:
-    return SesWorld(EmailProvider.SES, parts)
+    return SesWorld(Provider.SES, parts)
 
 
 @dataclass
 class MailgunWorld:
-    provider: EmailProvider
+    provider: Provider
     parts: Parts
     mailgun: MailgunSimulator
 
@@ -91,17 +94,20 @@ def mailgun_world(parts: Parts) -> ProviderWorld:
     mailgun = MailgunSimulator(clock=parts.clock.now)
     url = mailgun.serve()
     secret = boto3.client("secretsmanager").create_secret(Name="sendledger/mailgun-api-key", SecretString=LOCAL_API_KEY)
-    parts.services.settings = parts.services.settings.model_copy(
-        update={
-            "mailgun_api_base": url,
-            "mailgun_domain": DEFAULT_DOMAIN,
-            "mailgun_api_key_secret_arn": secret["ARN"],
-            "mailgun_events_final_after_seconds": MAILGUN_FINAL_AFTER_SECONDS,
-        }
+    parts.services.settings = parts.services.settings.configure_provider(
+        MailgunSettings,
+        api_base=url,
+        domain=DEFAULT_DOMAIN,
+        api_key_secret_arn=secret["ARN"],
+        events_final_after_seconds=MAILGUN_FINAL_AFTER_SECONDS,
     )
     parts.services.email = bootstrap.email_sender(parts.services.settings)
-    parts.ingestion.pipeline.mailgun_events = bootstrap.mailgun_events_api(parts.services.settings)
-    return MailgunWorld(EmailProvider.MAILGUN, parts, mailgun)
+    # The SES queue lane gives way to the Events API lane (the SMS log lane stays).
+    pipeline = parts.ingestion.pipeline
+    [events_lane] = slice_of(Provider.MAILGUN.value).lanes(parts.services.settings, ledger_of(parts.services))
+    assert isinstance(events_lane, EventsLane)
+    pipeline.lanes = [events_lane, *(lane for lane in pipeline.lanes if lane.source == "sms")]
+    return MailgunWorld(Provider.MAILGUN, parts, mailgun)
 
 
 MAILGUN_FINAL_AFTER_SECONDS = 10
@@ -109,7 +115,7 @@ MAILGUN_FINAL_AFTER_SECONDS = 10
 
 @dataclass
 class SendGridWorld:
-    provider: EmailProvider
+    provider: Provider
     parts: Parts
     http: InProcessHttp  # the adapter's transport: SendGrid's API played by the simulator
     queue_url: str  # the webhook's events queue
@@ -118,7 +124,7 @@ class SendGridWorld:
         self.parts.simulator.sendgrid.flush(self.post)  # signed webhook batch → api → events queue
 
     def post(self, body: bytes, headers: dict[str, str]) -> int:
-        status, _, _ = self.parts.api("POST", names.SENDGRID_EVENTS_PATH, raw_body=body.decode(), headers=headers)
+        status, _, _ = self.parts.api("POST", names.webhook_path("sendgrid"), raw_body=body.decode(), headers=headers)
         return status
 
     def outbox(self) -> list[dict[str, Any]]:
@@ -135,34 +141,34 @@ def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWor
         "QueueUrl"
     ]
     services = parts.services
-    services.settings = services.settings.model_copy(
-        update={
-            "email_provider": EmailProvider.SENDGRID,
-            "sendgrid_api_key_secret_arn": api_key,
-            "sendgrid_webhook_key_secret_arn": public_key,
-            "sendgrid_events_queue_url": queue_url,
-            "sendgrid_email_activity": email_activity,
-        }
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.SENDGRID})
+    services.settings = services.settings.configure_provider(
+        SendGridSettings,
+        api_key_secret_arn=api_key,
+        webhook_key_secret_arn=public_key,
+        events_queue_url=queue_url,
+        email_activity=email_activity,
     )
-    http = InProcessHttp(side)
+    http = InProcessHttp(side.handle)
+    fragment = services.settings.provider(SendGridSettings)
     services.email = SendGridEmailSender(
         services.settings.sender_email,
-        services.settings.sendgrid_api_base,
+        fragment.api_base,
         lambda: provider_secret(api_key),
         http=http,
         now=lambda: parts.clock.now().timestamp(),
     )
     parts.ingestion.pipeline = build_pipeline(services, ledger_of(services))
     if email_activity:
-        lookup = SendGridEmailActivity(services.settings.sendgrid_api_base, lambda: provider_secret(api_key), http)
-        parts.ingestion.pipeline.acceptance_lookup = lookup
-    return SendGridWorld(EmailProvider.SENDGRID, parts, http, queue_url)
+        lookup = SendGridEmailActivity(fragment.api_base, lambda: provider_secret(api_key), http)
+        parts.ingestion.pipeline.lookups[Provider.SENDGRID.value] = lookup
+    return SendGridWorld(Provider.SENDGRID, parts, http, queue_url)
 
 
-WORLDS: dict[EmailProvider, Callable[[Parts], ProviderWorld]] = {
-    EmailProvider.SES: ses_world,
-    EmailProvider.SENDGRID: sendgrid_world,
-    EmailProvider.MAILGUN: mailgun_world,
+WORLDS: dict[Provider, Callable[[Parts], ProviderWorld]] = {
+    Provider.SES: ses_world,
+    Provider.SENDGRID: sendgrid_world,
+    Provider.MAILGUN: mailgun_world,
 }
 
 

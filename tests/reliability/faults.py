@@ -26,12 +26,12 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutErr
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
-from sendledger import names
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX
 from sendledger.domain import ids, tokens
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import HistoryEntry, MessageState
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from tests.conftest import TABLE
 from tests.reliability import lifecycle_oracle
 from tests.reliability.status_events import StatusEventWatch
@@ -425,7 +425,7 @@ class ProviderCalls:
     def _on_call(self, params: dict[str, Any], **_: Any) -> None:
         tags = {t.get("Name"): t.get("Value") for t in params.get("EmailTags") or []}
         recipients = (params.get("Destination") or {}).get("ToAddresses") or [params.get("PhoneNumber")]
-        self.watch().provider_calls.append(ledger_at_call(tags.get(names.SES_MESSAGE_ID_TAG), str(recipients[0])))
+        self.watch().provider_calls.append(ledger_at_call(tags.get(SES_MESSAGE_ID_TAG), str(recipients[0])))
 
 
 def ledger_at_call(message_id: str | None, recipient: str) -> ProviderCall:

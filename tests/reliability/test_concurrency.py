@@ -53,10 +53,11 @@ from sendledger.domain.provider import Backoff
 from sendledger.handlers import api as api_module
 from sendledger.providers.ses.events import parse_sqs_body
 from sendledger.providers.ses.sender import SesEmailSender
+from sendledger.providers.ses.settings import SesSettings
 from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
-from sendledger.usecases.ingest import IngestReport, ingest_sqs_body
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 from tests.conftest import SENDER, TABLE
@@ -81,7 +82,7 @@ from tests.reliability.faults import (
     valid_tokens,
 )
 from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
-from tests.support.fixtures import put_watermark
+from tests.support.fixtures import ingest_sqs_body, put_watermark
 from tests.support.outbox import sent_emails
 
 THREADS = 8
@@ -544,7 +545,7 @@ def _apply(fleet: Fleet, container: ModuleType, record: dict[str, Any]) -> str:
             FIGURES["concurrency_event_redeliveries"] += 1
             continue
         return "duplicate" if report.duplicates else "applied"
-    fleet.sqs.send_message(QueueUrl=fleet.settings.ses_events_queue_url, MessageBody=body)
+    fleet.sqs.send_message(QueueUrl=fleet.settings.provider(SesSettings).events_queue_url, MessageBody=body)
     return LEFT_ON_QUEUE
 
 

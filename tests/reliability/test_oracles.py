@@ -28,9 +28,11 @@ import pytest
 from sendledger import bootstrap
 from sendledger.domain.messages import MessageState, can_transition, predecessors
 from sendledger.domain.outcomes import target_state
-from sendledger.domain.suppression_rules import Action, classify_ses_bounce, classify_sms_failure, verdict_for
+from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.handlers import sms_delivery_logs
+from sendledger.providers.ses.events import classify_bounce as classify_ses_bounce
 from sendledger.providers.ses.events import parse_ses_record
+from sendledger.providers.sns.events import classify_failure as classify_sms_failure
 from sendledger.providers.sns.events import encode_subscription_event, parse_sms_record
 from sendledger.usecases.resolve_unknown import resend
 from tests.integration.conftest import FAILURE_GROUP, fixture, ses_record

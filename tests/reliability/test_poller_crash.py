@@ -35,8 +35,9 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sqs.models import sqs_backends
 
 from local.constants import SES_EVENTS_DLQ, SES_EVENTS_QUEUE
-from sendledger import names
-from sendledger.usecases.poll import LOG_OVERLAP_MS, CycleReport
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
+from sendledger.providers.sns.lane import LOG_OVERLAP_MS
+from sendledger.usecases.poll import CycleReport
 from tests.conftest import TABLE
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, ses_record
 from tests.reliability.conftest import SharedWorld, shared_world
@@ -166,7 +167,7 @@ class Rig:
         for name in QUEUES:
             for message in backend.queues[name]._messages:
                 record = json.loads(json.loads(message.body)["Message"])
-                held[(record["mail"]["tags"][names.SES_MESSAGE_ID_TAG][0], record["eventType"])] += 1
+                held[(record["mail"]["tags"][SES_MESSAGE_ID_TAG][0], record["eventType"])] += 1
         return held
 
 
@@ -218,7 +219,7 @@ def quiesce(rig: Rig) -> None:
         report = rig.world.poll()
         rig.world.watch.check()
         assert isinstance(report, CycleReport), f"a rerun failed: {report}"
-        if report.ses_drained and report.sms_read_to_end and report.applied == report.duplicates == 0:
+        if report.read_to_end == {"ses": True, "sms": True} and report.applied == report.duplicates == 0:
             return
     raise AssertionError(f"not quiescent after {MAX_RERUNS} cycles")
 

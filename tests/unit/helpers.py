@@ -6,9 +6,11 @@ import re
 from datetime import datetime
 from typing import Any
 
-from sendledger.domain.events import DeliveryEvent, EventKind, EventSource
+from sendledger.domain.events import DeliveryEvent, EventKind
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
+from sendledger.providers.ses.events import classify_bounce
+from sendledger.providers.sns.events import classify_failure
 from sendledger.usecases.context import Services
 from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.poll import CycleReport
@@ -74,7 +76,7 @@ def ses_event(
     if kind is EventKind.BOUNCE and bounce is None:
         bounce_type, bounce_subtype = "Permanent", "General"
     return DeliveryEvent(
-        source=EventSource.SES,
+        source="ses",
         event_id=event_id or f"ses-0001#{kind.value}#{at.isoformat()}",
         kind=kind,
         occurred_at=at,
@@ -84,6 +86,7 @@ def ses_event(
         bounce_type=bounce_type,
         bounce_subtype=bounce_subtype,
         evidence={"ses_event_type": kind.value},
+        verdict=classify_bounce(bounce_type, bounce_subtype, None) if kind is EventKind.BOUNCE else None,
     )
 
 
@@ -93,7 +96,7 @@ def sms_event(
     """An SNS SMS delivery-status record: it names only SNS's message id and the destination."""
     status = "SUCCESS" if success else "FAILURE"
     return DeliveryEvent(
-        source=EventSource.SMS,
+        source="sms",
         event_id=f"{provider_message_id}#{status}",
         kind=EventKind.SMS_SUCCESS if success else EventKind.SMS_FAILURE,
         occurred_at=at,
@@ -101,6 +104,7 @@ def sms_event(
         provider_message_id=provider_message_id,
         provider_response=response,
         evidence={"sms_status": status, "provider_response": response},
+        verdict=None if success else classify_failure(response),
     )
 
 

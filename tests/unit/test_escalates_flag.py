@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import pytest
 
-from sendledger import names
 from sendledger.domain.events import DeliveryEvent
 from sendledger.providers.sendgrid import events as sendgrid_events
+from sendledger.providers.ses import ESCALATES_TAG as SES_ESCALATES_TAG
 from sendledger.providers.ses import events as ses_events
 from tests.support.fixtures import aws_format
 from tests.support.provider_fixtures import provider_format
@@ -25,7 +25,7 @@ from tests.support.provider_fixtures import provider_format
 def ses(flag: str | None) -> DeliveryEvent:
     record = copy.deepcopy(aws_format("ses-bounce-permanent.json"))
     if flag is not None:
-        record["mail"]["tags"][names.SES_ESCALATES_TAG] = [flag]
+        record["mail"]["tags"][SES_ESCALATES_TAG] = [flag]
     [event] = ses_events.parse_ses_record(record)
     return event
 

@@ -8,24 +8,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sendledger.domain.events import EventKind, EventSource, MalformedEvent
+from sendledger.domain.events import EventKind, MalformedEvent
 from sendledger.domain.messages import MessageState
 from sendledger.domain.outcomes import allowed_from, target_state
-from sendledger.domain.suppression_rules import (
-    Action,
-    TransientPolicy,
-    classify_ses_bounce,
-    classify_sms_failure,
-    verdict_for,
-)
+from sendledger.domain.suppression_rules import Action, TransientPolicy, verdict_for
 from sendledger.providers.ses.events import address_of, parse_ses_record, parse_sqs_body
+from sendledger.providers.ses.events import classify_bounce as classify_ses_bounce
 from sendledger.providers.sns.events import (
     LogRecord,
     decode_subscription_event,
     encode_subscription_event,
     parse_sms_record,
 )
-from sendledger.usecases.poll import LOG_OVERLAP_MS, advance_cursor
+from sendledger.providers.sns.events import classify_failure as classify_sms_failure
+from sendledger.providers.sns.lane import LOG_OVERLAP_MS, advance_cursor
 from tests.support.fixtures import AWS_FORMATS, aws_format
 
 OUR_ID = "msg_01JEXAMPLE0000000000000000"
@@ -50,7 +46,7 @@ def load(name):
 )
 def test_every_ses_fixture_parses(name, kind, target):
     [event] = parse_ses_record(load(name))
-    assert event.source is EventSource.SES and event.kind is kind
+    assert event.source == "ses" and event.kind is kind
     assert event.message_id == OUR_ID and event.provider_message_id == SES_ID
     assert event.recipient_key == "email:recipient@example.com"
     assert event.occurred_at.tzinfo is not None

@@ -8,8 +8,9 @@ import pytest
 
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
-from sendledger.domain.provider import EmailProvider
-from sendledger.providers.mailgun.lane import SOURCE
+from sendledger.providers.mailgun.lane import SOURCE, EventsLane
+from sendledger.providers.mailgun.settings import MailgunSettings
+from sendledger.providers.registry import Provider
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 from tests.unit.fakes import TIMEOUT_REACHED, FakeWorld
 from tests.unit.fakes.mailgun import FakeMailgunEvents
@@ -21,10 +22,11 @@ BOB = "bob@example.com"
 
 @pytest.fixture
 def mailgun(world: FakeWorld) -> FakeMailgunEvents:
-    world.configure(email_provider=EmailProvider.MAILGUN, mailgun_events_final_after_seconds=FINAL_AFTER)
+    world.configure(email_provider=Provider.MAILGUN)
+    world.configure_provider(MailgunSettings, events_final_after_seconds=FINAL_AFTER)
     events = FakeMailgunEvents(world.clock)
-    world.pipeline.mailgun_events = events
-    world.pipeline.ses_queue = None  # the email events come from Mailgun
+    # the email events come from Mailgun (the SMS log lane stays)
+    world.pipeline.lanes = [EventsLane(events), *(lane for lane in world.pipeline.lanes if lane.source == "sms")]
     return events
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from sendledger import names
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import MessageState
 from sendledger.domain.recipients import Channel
+from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from sendledger.usecases.poll import poll_cycle
 from sendledger.usecases.send import send_message
 from tests.unit.fakes import FakeWorld
@@ -25,7 +25,7 @@ def ses_body(event_type: str, message_id: str, at: datetime, recipient: str = AL
             "messageId": "ses-0001",
             "timestamp": iso(at),
             "destination": [recipient],
-            "tags": {names.SES_MESSAGE_ID_TAG: [message_id]},
+            "tags": {SES_MESSAGE_ID_TAG: [message_id]},
         },
         event_type[0].lower() + event_type[1:]: detail,
     }
@@ -53,7 +53,7 @@ def test_a_cycle_drains_the_queue_and_sets_the_watermark_to_its_start(world: Fak
     world.ses_queue.put(ses_body("Delivery", message_id, world.clock.now()))
     world.clock.advance(30)
     report = poll_cycle(world.pipeline, seconds_left)
-    assert (report.applied, report.ses_drained) == (1, True)
+    assert (report.applied, report.read_to_end["ses"]) == (1, True)
     assert state_of(world, message_id) is MessageState.DELIVERED
     assert world.ses_queue.depth() == 0
     assert world.ledger.poller_state.watermark("ses") == report.started_at
@@ -62,7 +62,7 @@ def test_a_cycle_drains_the_queue_and_sets_the_watermark_to_its_start(world: Fak
 def test_a_poison_message_stays_for_the_dlq_and_holds_the_watermark(world: FakeWorld):
     world.ses_queue.put("not json")
     report = poll_cycle(world.pipeline, seconds_left)
-    assert (report.poison, report.ses_drained) == (1, False)
+    assert (report.poison, report.read_to_end["ses"]) == (1, False)
     assert world.ses_queue.depth() == 1 and world.ses_queue.deleted == []
     assert world.ledger.poller_state.watermark("ses") is None
 
@@ -72,7 +72,7 @@ def test_sms_logs_are_read_to_the_end_once(world: FakeWorld):
     world.logs.write(SUCCESS_GROUP, sms_log("sns-0001", world.clock.now()), int(world.clock.now().timestamp() * 1000))
     world.clock.advance(30)
     first = poll_cycle(world.pipeline, seconds_left)
-    assert (first.applied, first.sms_read_to_end) == (1, True)
+    assert (first.applied, first.read_to_end["sms"]) == (1, True)
     assert state_of(world, result.view["message_id"]) is MessageState.DELIVERED
     assert world.ledger.poller_state.cursor("sms") is not None
     world.clock.advance(30)
@@ -97,10 +97,12 @@ def test_an_undelivered_message_escalates_to_its_fallback_at_the_deadline(world:
 
 def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWorld, monkeypatch):
     """Its lane (who it is about) and its apply share one parse: parsing is most of a cycle's own CPU."""
-    from sendledger.usecases import ingest, poll
+    from sendledger.providers.sns import lane as sms_lane
+    from sendledger.usecases.queued_events import QueueLane
 
     reads = {"ses": 0, "sms": 0}
-    parse_body, parse_record = poll.parse_sqs_body, ingest.parse_sms_record
+    [queue_lane] = [lane for lane in world.pipeline.lanes if isinstance(lane, QueueLane)]
+    parse_body, parse_record = queue_lane.parse, sms_lane.parse_sms_record
 
     def counted_body(body):
         reads["ses"] += 1
@@ -110,9 +112,8 @@ def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWor
         reads["sms"] += 1
         return parse_record(message)
 
-    for module in (poll, ingest):  # wherever the cycle may parse, it is counted
-        monkeypatch.setattr(module, "parse_sqs_body", counted_body, raising=False)
-        monkeypatch.setattr(module, "parse_sms_record", counted_record, raising=False)
+    monkeypatch.setattr(queue_lane, "parse", counted_body)  # the lane's one parser of bodies
+    monkeypatch.setattr(sms_lane, "parse_sms_record", counted_record)
     emails = [send(world.services, key=f"k-{i}", to=f"r{i}@example.com").view["message_id"] for i in range(3)]
     for i, message_id in enumerate(emails):
         world.ses_queue.put(ses_body("Delivery", message_id, world.clock.now(), recipient=f"r{i}@example.com"))

@@ -16,7 +16,6 @@ from sendledger.api.problems import JSON, PROBLEM_JSON
 
 # Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
 ANSWERS_422 = {("/v1/messages", "post")}
-UNSIGNED_ROUTES = (names.SENDGRID_EVENTS_PATH, names.MAILGUN_EVENTS_PATH)
 
 
 def documented(status: int, model: type[BaseModel], *errors: int, media_type: str = JSON) -> dict[int, OpenAPIResponse]:
@@ -55,10 +54,11 @@ def problems_everywhere(document: dict[str, Any]) -> dict[str, Any]:
         "sigv4": {"type": "apiKey", "name": "Authorization", "in": "header", "x-amazon-apigateway-authtype": "awsSigv4"}
     }
     document["security"] = [{"sigv4": []}]
-    for path in UNSIGNED_ROUTES:
-        # Provider webhooks carry the provider's own signature instead (verified in the Lambda).
-        for operation in document.get("paths", {}).get(path, {}).values():
-            operation["security"] = []
+    for path, operations in document.get("paths", {}).items():
+        if path.startswith(names.PROVIDERS_PATH):
+            # Provider webhooks carry the provider's own signature instead (verified in the Lambda).
+            for operation in operations.values():
+                operation["security"] = []
     return document
 
 

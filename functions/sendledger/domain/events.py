@@ -1,7 +1,8 @@
-"""Delivery events: the one normalised type every source's parser builds.
+"""Delivery events: the one normalised type every provider's parser builds.
 
-The parsers are pure (no boto3), one module per source: `ses_events` (SES event publishing),
-`sms_events` (SNS SMS delivery-status logs), `sendgrid_events`, `mailgun_events`. Raw
+The parsers are pure (no boto3), one per provider slice: `providers/<name>/events.py`. A parser
+also classifies what its provider's failures mean for the recipient (a `Verdict`): the meaning
+of a bounce is the provider's, what to do about it is the domain's (suppression_rules.py). Raw
 recipient addresses never leave a parser in an event id or in `evidence`: recipients travel as
 the canonical key (for suppression) and as its fingerprint (for ids and logs).
 """
@@ -9,6 +10,7 @@ the canonical key (for suppression) and as its fingerprint (for ids and logs).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import field
 from datetime import datetime
@@ -23,11 +25,19 @@ class MalformedEvent(ValueError):
     """The payload is not a delivery event we can read (poison: leave it for the DLQ)."""
 
 
-class EventSource(StrEnum):
-    SES = "ses"
-    SMS = "sms"
-    MAILGUN = "mailgun"
-    SENDGRID = "sendgrid"  # Signed Event Webhook (domain/sendgrid_events.py)
+class Action(StrEnum):
+    NONE = "none"
+    SUPPRESS = "suppress"
+    COUNT_TRANSIENT = "count_transient"  # suppress once the transient limit is reached
+
+
+@value
+class Verdict:
+    """What an event means for its recipient, as its provider's parser reads it."""
+
+    action: Action
+    reason: str | None = None
+    known: bool = True  # False: a provider string the parser does not list (logged, transient)
 
 
 class EventKind(StrEnum):
@@ -44,7 +54,7 @@ class EventKind(StrEnum):
 
 @value
 class DeliveryEvent:
-    source: EventSource
+    source: str  # the event source of the provider slice that parsed it (its watermark, its dedupe keys)
     event_id: str  # deduplication key, unique per source; no raw address inside
     kind: EventKind
     occurred_at: datetime  # when the provider says it happened (event age / lag are measured from it)
@@ -56,6 +66,7 @@ class DeliveryEvent:
     provider_response: str | None = None  # SMS providerResponse, SES smtp status (no diagnostics)
     evidence: dict[str, Any] = field(default_factory=dict)
     escalates: bool | None = None  # what the send told the provider; None: the event does not say
+    verdict: Verdict | None = None  # the parser's reading of a failure; None: the kind's default
 
     @property
     def recipient_fingerprint(self) -> str | None:
@@ -63,7 +74,7 @@ class DeliveryEvent:
 
     @property
     def dedupe_key(self) -> str:
-        return f"EVT#{self.source.value}#{self.event_id}"
+        return f"EVT#{self.source}#{self.event_id}"
 
 
 # --- what every parser needs: a payload that is not what it says is MalformedEvent ----------
@@ -98,3 +109,8 @@ def required_text(value: Any, what: str) -> str:
 
 def optional_text(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
+
+
+def normalised(text: str) -> str:
+    """A provider phrase compared loosely: lower case, runs of punctuation and space as one space."""
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()

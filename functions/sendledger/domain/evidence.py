@@ -52,7 +52,7 @@ def suppression_entry(event: DeliveryEvent, reason: str, now: datetime) -> Histo
         at=now,
         type=HistoryType.SUPPRESSED,
         evidence={
-            "source": event.source.value,
+            "source": event.source,
             "event_id": event.event_id,
             "event_at": iso(event.occurred_at),
             "reason": reason,

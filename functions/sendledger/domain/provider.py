@@ -11,22 +11,6 @@ from sendledger.domain.messages import MessageState
 from sendledger.domain.values import value
 
 
-class EmailProvider(StrEnum):
-    """The email transport a deployment sends through (`EMAIL_PROVIDER`)."""
-
-    SES = "ses"
-    SENDGRID = "sendgrid"
-    MAILGUN = "mailgun"
-
-
-SMS_PROVIDER = "sns"  # SMS has one transport
-
-
-def provider_of(channel: str, email_provider: EmailProvider) -> str:
-    """Who carries a message of `channel` (the message view and the outbox name it)."""
-    return email_provider.value if channel == "email" else SMS_PROVIDER
-
-
 class CallResult(StrEnum):
     ACCEPTED = "accepted"  # provider returned a message id
     THROTTLED = "throttled"  # refused for now, certainly not accepted: retry later

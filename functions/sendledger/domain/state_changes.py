@@ -18,13 +18,11 @@ from typing import Any
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL, Message, MessageState
 from sendledger.domain.outcomes import allowed_from
-from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
 
 SOURCE = "sendledger"
 EVENTS_ACTOR = "sendledger-events"  # who suppresses on a delivery event's evidence
 _ENTERED_ONCE = TERMINAL | {MessageState.ACCEPTED}
-_PROVIDERS = {Channel.EMAIL: "ses", Channel.SMS: "sns"}
 
 
 class DetailType(StrEnum):
@@ -75,7 +73,7 @@ def message_state_changed(
         "template": {"id": message.template.id, "version": message.template.version},
         "category": message.category,
         "reason": message.reason,
-        "provider": _PROVIDERS.get(message.channel),
+        "provider": message.provider,
         "provider_message_id": message.provider_message_id,
         "business_event_id": business_event_id,
         "occurred_at": iso(occurred_at),

@@ -1,7 +1,8 @@
 """The `poller` Lambda: EventBridge schedule → one poll cycle; SQS (push mode) → apply records.
 
-In push mode the same function is an SQS event source of the SES events queue: each record is
-applied on its own and failures are reported as partial batch failures (only those return).
+In push mode the same function is an SQS event source of a provider's events queue (the lane that
+says it is pushed): each record is applied on its own and failures are reported as partial batch
+failures (only those return).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from sendledger import bootstrap
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
-from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_sqs_body
+from sendledger.usecases.ingest import IngestReport, Pipeline
 from sendledger.usecases.poll import CycleFailed, poll_cycle
+from sendledger.usecases.queued_events import pushed_lane
 
 logger = Logger()
 metrics = Metrics()
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
     report = IngestReport()
-    ingest_sqs_body(pipeline.services, pipeline.events, record.body, report)
+    pushed_lane(pipeline).apply_body(pipeline, record.body, report)
     emit(metrics, report.metrics)
 
 

@@ -20,20 +20,21 @@ from sendledger.handlers.invocation import current_runtime
 
 # A SendGrid webhook batch is posted at 768 KB at most; over this limit it is refused (413).
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
-BODY_LIMITS = {names.SENDGRID_EVENTS_PATH: WEBHOOK_MAX_BODY_BYTES}
+BODY_LIMITS = {names.webhook_path("sendgrid"): WEBHOOK_MAX_BODY_BYTES}
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves Router.__init__ unannotated
 
 
 @router.post(
-    names.MAILGUN_EVENTS_PATH,
+    names.webhook_path("mailgun"),
     responses=documented(200, WebhookAccepted, 400, 403, 404, 413, 415, 503),
     description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
 )
 def post_mailgun_events() -> Response[str]:
     from sendledger.providers.mailgun.webhook import WebhookOutcome, receive_mailgun_webhook
 
-    result = receive_mailgun_webhook(current_runtime().pipeline, router.current_event.body or "")
+    runtime = current_runtime()
+    result = receive_mailgun_webhook(runtime.pipeline, runtime.mailgun_webhook, router.current_event.body or "")
     if result.outcome in {WebhookOutcome.APPLIED, WebhookOutcome.DUPLICATE, WebhookOutcome.IGNORED}:
         return Response(status_code=200, content_type=JSON, body=json.dumps({"status": result.outcome.value}))
     refused = {
@@ -48,7 +49,7 @@ def post_mailgun_events() -> Response[str]:
     return problem(400, "invalid-request", f"not a Mailgun event: {result.detail}")
 
 
-@router.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
+@router.post(names.webhook_path("sendgrid"), responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
 def post_sendgrid_events() -> Response[str]:
     """SendGrid's Signed Event Webhook: verified over the raw body, then queued (no IAM: the signature is the auth)."""
     from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER

@@ -17,7 +17,8 @@ from sendledger.domain.events import MalformedEvent
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
 from sendledger.providers.sns.events import decode_subscription_event
-from sendledger.usecases.ingest import IngestReport, ingest_log_record
+from sendledger.providers.sns.lane import ingest_log_record
+from sendledger.usecases.ingest import IngestReport
 
 logger = Logger()
 metrics = Metrics()

@@ -1,16 +1,29 @@
-"""The providers that carry messages, and what they can be asked afterwards."""
+"""The provider port: what a provider slice (sendledger/providers/<name>/) gives the use cases.
+
+A slice carries messages (an email or SMS sender), may find a timed-out send again (a lookup),
+brings its events in (poll lanes the poller runs each cycle; a signed webhook intake the api
+answers), and describes itself to the composition root. The use cases and bootstrap see only
+this module and the registry (providers/registry.py): no provider's name.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
+from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 from sendledger.domain.provider import ProviderResponse
+from sendledger.domain.recipients import Channel
 from sendledger.domain.templates import Rendered
 from sendledger.domain.values import value
 
-if TYPE_CHECKING:  # only the poller reads pages; the api, which imports the senders, never loads them
-    from sendledger.providers.mailgun.events import EventsPage
+if TYPE_CHECKING:  # the api, which imports the senders, never loads the poller's modules
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.domain.messages import Message
+    from sendledger.settings import Settings
+    from sendledger.usecases.ingest import Pipeline
+    from sendledger.usecases.poll import CycleReport
 
 
 class EmailSender(Protocol):
@@ -21,25 +34,52 @@ class SmsSender(Protocol):
     def send_sms(self, message_id: str, to: str, content: Rendered, category: str) -> ProviderResponse: ...
 
 
+class Finding(StrEnum):
+    FOUND = "found"  # the provider holds a message carrying our message id: it was accepted
+    NOT_FOUND = "not_found"  # it holds none (absence, once the provider's index has had the grace to catch up)
+    FAILED = "failed"  # the lookup itself failed: nothing is proven either way
+
+
 @value
 class LookupResult:
-    found: bool  # the provider has a message carrying our message id
+    finding: Finding
     provider_message_id: str | None = None
-    status: str | None = None
+    status: str | None = None  # the provider's own word for the message's state, as evidence
+
+    @property
+    def found(self) -> bool:
+        return self.finding is Finding.FOUND
 
 
 class AcceptanceLookup(Protocol):
-    """A provider API that finds a send by sendledger's message id (after a timed-out call)."""
+    """A provider API that finds a send again after its call timed out (run before any retry)."""
 
-    def lookup(self, message_id: str) -> LookupResult | None:
-        """None: the lookup itself failed (nothing is proven either way)."""
+    def lookup(self, message: Message) -> LookupResult: ...
 
 
-class ProviderEventsApi(Protocol):
-    """A provider's pull-based event API (Mailgun's Events API): pages, ascending by time."""
+class EventLane(Protocol):
+    """One way a provider's events reach the one apply routine, run once per poll cycle."""
 
-    def query(self, params: Mapping[str, str]) -> EventsPage:
-        """The first page of a search."""
+    name: str  # the poll step's name in logs and errors
+    source: str  # the event source whose watermark the lane moves
 
-    def follow(self, url: str) -> EventsPage:
-        """The page a previous page's `next` URL names."""
+    def run(
+        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+    ) -> datetime | None:
+        """Apply what is there; the source's new watermark when everything before it is applied, else None."""
+
+
+class ProviderSlice(Protocol):
+    """A provider, as the composition root builds it (every builder imports its adapters lazily)."""
+
+    name: str  # the registry's name, recorded on every message it carries
+    source: str  # its event source: watermarks and event dedupe keys
+    channels: frozenset[Channel]
+
+    def email_sender(self, settings: Settings) -> EmailSender: ...
+
+    def sms_sender(self, settings: Settings) -> SmsSender: ...
+
+    def lookup(self, settings: Settings) -> AcceptanceLookup | None: ...
+
+    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]: ...

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
+from sendledger.domain.recipients import Channel
 from sendledger.ports.messages import MessageStore
 from sendledger.ports.poller_state import PollerStateStore
 from sendledger.ports.providers import EmailSender, SmsSender
@@ -26,9 +27,20 @@ class Services:
     recipients: RecipientStore
     resets: ResetStore
     poller_state: PollerStateStore
-    email: EmailSender
-    sms: SmsSender
+    email: EmailSender  # the default email provider's (settings.email_provider)
+    sms: SmsSender  # the SMS provider's (settings.sms_provider)
     clock: Clock
     settings: Settings
     sleep: Callable[[float], None] = time.sleep
     backoff: Backoff = field(default_factory=Backoff)
+    # The other email providers enabled beside the default, by name (built on first use).
+    other_email: Mapping[str, EmailSender] = field(default_factory=dict)
+
+    def email_sender(self, provider: str) -> EmailSender | None:
+        """Who carries an email of `provider` now (None: no longer enabled here)."""
+        if not self.settings.carries(provider, Channel.EMAIL):
+            return None
+        return self.email if provider == self.settings.email_provider else self.other_email.get(provider)
+
+    def sms_sender(self, provider: str) -> SmsSender | None:
+        return self.sms if self.settings.carries(provider, Channel.SMS) else None

@@ -10,7 +10,7 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain import templates
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
-from sendledger.domain.provider import ProviderResponse, call_with_backoff
+from sendledger.domain.provider import CallResult, ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel
 from sendledger.ports.messages import Outcome, SendIntent, StoredResponse
 from sendledger.usecases.context import Services
@@ -21,15 +21,21 @@ logger = Logger(child=True)
 def deliver(
     services: Services, message: Message, seconds_left: Callable[[], float], content: Any = None
 ) -> ProviderResponse:
+    """Send through the message's own provider: the one its intent recorded, for every attempt."""
     rendered = content or templates.render(
         message.template.id, message.template.version, message.channel, message.params or {}
     )
+    email, sms = services.email_sender(message.provider), services.sms_sender(message.provider)
+    if (email if message.channel is Channel.EMAIL else sms) is None:
+        # Disabled since the intent: nothing was sent; the message waits (pending) until it is back.
+        logger.warning("provider not enabled", extra={"message_id": message.message_id, "provider": message.provider})
+        return ProviderResponse(CallResult.UNAVAILABLE, error_code=f"provider-not-enabled:{message.provider}")
 
     def call() -> ProviderResponse:
-        if message.channel is Channel.EMAIL:
-            escalates = bool(message.escalation)
-            return services.email.send_email(message.message_id, message.to, rendered, escalates=escalates)
-        return services.sms.send_sms(message.message_id, message.to, rendered, message.category)
+        if email is not None and message.channel is Channel.EMAIL:
+            return email.send_email(message.message_id, message.to, rendered, escalates=bool(message.escalation))
+        assert sms is not None
+        return sms.send_sms(message.message_id, message.to, rendered, message.category)
 
     return call_with_backoff(call, services.backoff, services.sleep, seconds_left)
 

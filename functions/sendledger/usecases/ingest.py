@@ -1,7 +1,8 @@
-"""Apply delivery events: the one idempotent routine every source goes through.
+"""Apply delivery events: the one idempotent routine every provider's events go through.
 
-Cost per event: one TransactWriteItems. SES names the message by its tag; an SNS SMS status
-record names only SNS's message id, so its outcome lands on the send's receipt under that id.
+Cost per event: one TransactWriteItems. Most events name the message by the id the send gave
+the provider (a tag, a custom argument); an SMS status record may name only the provider's
+message id, so its outcome lands on the send's receipt under that id.
 A duplicate costs its one cancelled transaction. A status record with no receipt (the Publish
 answer was never recorded: timed out, or the outcome write lost the race to an event) costs the
 cancelled transaction, one BatchGetItem (the destination's last send) and the transaction.
@@ -9,14 +10,13 @@ cancelled transaction, one BatchGetItem (the destination's last send) and the tr
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from aws_lambda_powertools import Logger
 
 from sendledger import names
-from sendledger.domain.events import DeliveryEvent, EventSource, MalformedEvent
+from sendledger.domain.events import DeliveryEvent, EventKind
 from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.suppression_rules import Action, verdict_for
 from sendledger.domain.values import value
@@ -27,13 +27,8 @@ from sendledger.ports.ingestion import (
     DueWorkStore,
     EscalationQueue,
     EscalationTimers,
-    EventQueue,
-    LogReader,
 )
-from sendledger.ports.providers import AcceptanceLookup, ProviderEventsApi
-from sendledger.ports.webhooks import WebhookTokenStore
-from sendledger.providers.ses.events import parse_sqs_body
-from sendledger.providers.sns.events import LogRecord, parse_sms_record
+from sendledger.ports.providers import AcceptanceLookup, EventLane
 from sendledger.usecases.context import Services
 
 logger = Logger(child=True)
@@ -41,6 +36,7 @@ logger = Logger(child=True)
 # A status record names the destination; it proves the outcome of a send to that number whose
 # SNS message id we never learned (timed-out Publish) when it was published this soon after it.
 SMS_SEND_WINDOW_SECONDS = 300
+SMS_KINDS = frozenset({EventKind.SMS_SUCCESS, EventKind.SMS_FAILURE})
 
 
 @dataclass
@@ -51,17 +47,18 @@ class Pipeline:
     events: DeliveryEventStore
     due_work: DueWorkStore
     escalation_timers: EscalationTimers
-    ses_queue: EventQueue | None = None
-    logs: LogReader | None = None
+    # How each enabled provider's events come in, run by every poll cycle in this order.
+    lanes: list[EventLane] = field(default_factory=list)
     escalations: EscalationQueue | None = None
-    mailgun_events: ProviderEventsApi | None = None  # EMAIL_PROVIDER=mailgun: polled from a cursor
-    # Signed Mailgun webhooks (usecases/mailgun_webhook.py): both set only when enabled.
-    webhook_tokens: WebhookTokenStore | None = None
-    mailgun_signing_key: Callable[[], str] | None = None
-    # Verified provider webhook events by source (usecases/webhook_drain.py), and the email
-    # provider's lookup of a timed-out send (usecases/resolve_unknown.py).
-    webhook_queues: dict[str, EventQueue] = field(default_factory=dict)
-    acceptance_lookup: AcceptanceLookup | None = None
+    # By provider name: the API that finds a timed-out send again (usecases/resolve_unknown.py).
+    lookups: dict[str, AcceptanceLookup] = field(default_factory=dict)
+
+    def lane(self, name: str) -> EventLane:
+        """The lane of that name (the poll step's name)."""
+        for lane in self.lanes:
+            if lane.name == name:
+                return lane
+        raise KeyError(f"no lane {name!r} in this pipeline")
 
 
 @value
@@ -141,7 +138,7 @@ def ingest_event(
         "delivery event",
         extra={
             "event_id": event.event_id,
-            "event_source": event.source.value,
+            "event_source": event.source,
             "kind": event.kind.value,
             "message_id": plan.message_id,
             "receipt_id": plan.receipt_id,
@@ -160,7 +157,9 @@ def ingest_event(
 
 
 def _receipt_id(event: DeliveryEvent) -> str | None:
-    if event.message_id is None and event.source is EventSource.SMS and event.provider_message_id:
+    """An SMS status that does not name our message lands on the receipt its send's outcome
+    wrote under the provider's message id."""
+    if event.message_id is None and event.provider_message_id and event.kind in SMS_KINDS:
         return event.provider_message_id
     return None
 
@@ -184,26 +183,6 @@ def _without_receipt(
         return ApplyResult(duplicate=True, requests=spent + 1), plan
     result = events.apply(event, plan, now)
     return replace(result, requests=spent + 1 + result.requests), plan
-
-
-def ingest_sqs_body(services: Services, events: DeliveryEventStore, body: str, report: IngestReport) -> None:
-    """One SES events queue message. MalformedEvent propagates: the caller leaves it for the DLQ."""
-    for event in parse_sqs_body(body):
-        ingest_event(services, events, event, report)
-
-
-def ingest_log_record(services: Services, events: DeliveryEventStore, record: LogRecord, report: IngestReport) -> None:
-    """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
-    ingest_read_record(services, events, read_log_record(record), report)
-
-
-def read_log_record(record: LogRecord) -> DeliveryEvent | None:
-    """The record's event, or None when it is unreadable (logged here, once)."""
-    try:
-        return parse_sms_record(record.message)
-    except MalformedEvent as exc:
-        logger.error("unreadable SMS status record", extra={"log_event_id": record.log_event_id, "error": str(exc)})
-        return None
 
 
 def ingest_read_record(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
@@ -16,12 +16,15 @@ from sendledger.domain import idempotency, ids
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
-from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
 from sendledger.domain.values import value
 from sendledger.ports.messages import Expectations, IdempotencyRecord, LastSendCondition, SendIntent, StoredResponse
 from sendledger.ports.resets import ResetRecord
+from sendledger.providers import registry
 from sendledger.usecases.context import Services
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -47,7 +50,12 @@ class SendCommand:
 
 def source_for(message: Message) -> str:
     """The event source whose watermark covers the message's outcome (its provider's)."""
-    return "sms" if message.channel is Channel.SMS else message.provider
+    return registry.source_of(message.provider)
+
+
+def carrier_for(settings: Settings, channel: Channel) -> str:
+    """The provider a new message of `channel` is sent through (recorded on it for good)."""
+    return (settings.sms_provider if channel is Channel.SMS else settings.email_provider).value
 
 
 @value
@@ -198,7 +206,7 @@ def new_message(
     now: datetime,
     message_id: str | None = None,
     *,
-    email_provider: EmailProvider,
+    provider: str,
 ) -> Message:
     return Message(
         message_id=message_id or ids.message_id(now),
@@ -210,7 +218,7 @@ def new_message(
         created_at=now,
         updated_at=now,
         recipient_key=recipient.key,
-        provider=provider_of(recipient.channel, email_provider),
+        provider=provider,
         params=command.params,
         escalation=command.escalation,
         parent_key=command.parent_key,

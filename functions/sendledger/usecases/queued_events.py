@@ -1,64 +1,119 @@
-"""Drain a queue of verified provider webhook events into the one ingestion routine.
+"""A queue of one provider's events drained into the one ingestion routine (a poll lane).
 
-The same pipelined drain as the SES queue (queue_drain.py): one recipient's events in order,
-deleted only once applied; an unreadable one is left for the dead-letter queue and holds the
-source's watermark, so absence is never proven past it.
+Every provider whose events arrive on a queue is drained the same way: event publishing through
+SNS, or signed webhooks the api verified and queued. Pipelined (queue_drain.py): one recipient's
+events in order, each message deleted only once everything it carries is applied; an unreadable
+one is left for the dead-letter queue and holds the source's watermark, so absence is never
+proven past it. Read to empty with nothing left behind, the source's watermark is the cycle's start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain.events import DeliveryEvent, EventSource, MalformedEvent
+from sendledger.domain.events import DeliveryEvent, MalformedEvent
 from sendledger.ports.ingestion import EventQueue, QueueMessage
-from sendledger.providers.sendgrid import events as sendgrid_events
 from sendledger.usecases import queue_drain
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
+
+if TYPE_CHECKING:
+    from sendledger.usecases.poll import CycleReport
 
 logger = Logger(child=True)
 
 SAFETY_SECONDS = 8.0
 
-Parser = Callable[[str], DeliveryEvent | None]  # None: nothing to apply (delete it)
-PARSERS: dict[str, Parser] = {EventSource.SENDGRID.value: sendgrid_events.parse_queued}
+Parser = Callable[[str], list[DeliveryEvent]]  # a body's events ([]: nothing to apply, delete it)
 
 
-def drain_webhook_queue(
-    pipeline: Pipeline, source: str, queue: EventQueue, seconds_left: Callable[[], float], report: IngestReport
-) -> bool:
+@dataclass
+class QueueLane:
+    name: str
+    source: str
+    queue: EventQueue
+    parse: Parser  # raises MalformedEvent for a body that is not one of the provider's events
+    # INGESTION_MODE=push attaches an SQS event source to this queue: what it holds in flight
+    # holds the watermark too.
+    pushable: bool = False
+
+    def run(
+        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+    ) -> datetime | None:
+        drained = drain(pipeline, self, seconds_left, report)
+        pushed = self.pushable and pipeline.services.settings.ingestion_mode == "push"
+        if drained and (not pushed or self.queue.in_flight() == 0):
+            return started
+        return None
+
+    def apply_body(self, pipeline: Pipeline, body: str, report: IngestReport) -> None:
+        """One body pushed by an SQS event source. MalformedEvent propagates: the batch reports it failed."""
+        for event in self.parse(body):
+            ingest_event(pipeline.services, pipeline.events, event, report)
+
+
+def drain(pipeline: Pipeline, lane: QueueLane, seconds_left: Callable[[], float], report: IngestReport) -> bool:
     """True when the queue was read to empty and every message received was applied and deleted."""
-    parse, settings = PARSERS[source], pipeline.services.settings
+    settings = pipeline.services.settings
     parts: list[IngestReport] = []  # one per apply, written on its thread, merged on this one
+    # Each body is parsed once, when its lane is chosen; its apply takes the same events.
+    parsed: dict[str, list[DeliveryEvent] | str] = {}  # by SQS message id: its events, or why unreadable
+
+    def read(message: QueueMessage) -> list[DeliveryEvent] | str:
+        if message.message_id not in parsed:
+            try:
+                parsed[message.message_id] = lane.parse(message.body)
+            except MalformedEvent as exc:
+                parsed[message.message_id] = str(exc)
+        return parsed[message.message_id]
+
+    def recipient_of(message: QueueMessage) -> str | None:
+        """Who the message's event is about (an unreadable one is independent of everything)."""
+        events = read(message)
+        return events[0].recipient_key if isinstance(events, list) and events else None
 
     def apply(message: QueueMessage) -> bool:
         part = IngestReport()
         parts.append(part)
-        try:
-            event = parse(message.body)
-        except MalformedEvent as exc:
+        events = read(message)
+        parsed.pop(message.message_id, None)  # applied once per receipt: no need to keep it
+        if isinstance(events, str):
             part.poison += 1
+            # Not deleted: after maxReceiveCount the redrive policy moves it to the DLQ.
             logger.error(
-                "unreadable webhook event left for the DLQ",
-                extra={"source": source, "sqs_message_id": message.message_id, "error": str(exc)},
+                "unreadable event message left for the DLQ",
+                extra={
+                    "source": lane.source,
+                    "sqs_message_id": message.message_id,
+                    "receive_count": message.receive_count,
+                    "error": events,
+                },
             )
             return False
-        if event is not None:
+        for event in events:
             ingest_event(pipeline.services, pipeline.events, event, part)
         return True
 
-    def lane(message: QueueMessage) -> str | None:
-        try:
-            event = parse(message.body)
-        except MalformedEvent:
-            return None
-        return event.recipient_key if event else None
-
     try:
         return queue_drain.drain(
-            queue, apply, lane, settings.poll_apply_concurrency, lambda: seconds_left() < SAFETY_SECONDS
+            lane.queue,
+            apply,
+            recipient_of,
+            settings.poll_apply_concurrency,
+            lambda: seconds_left() < SAFETY_SECONDS,
         )
     finally:
         for part in parts:
             report.absorb(part)
+
+
+def pushed_lane(pipeline: Pipeline) -> QueueLane:
+    """The lane whose queue an SQS event source pushes (push mode attaches one queue)."""
+    for lane in pipeline.lanes:
+        if isinstance(lane, QueueLane) and lane.pushable:
+            return lane
+    raise LookupError("no lane takes pushed events (INGESTION_MODE=push needs a provider queue)")

@@ -26,6 +26,7 @@ from sendledger.usecases.intents import (
     LEASE_SECONDS,
     ActiveReset,
     SendCommand,
+    carrier_for,
     commit_with_eligibility,
     first_entry,
     new_message,
@@ -75,7 +76,7 @@ def _reset_intent(
     window = timedelta(seconds=settings.reset_window_seconds)
     reset_id = ids.reset_id(now)
     message = new_message(
-        command, recipient, now, ids.reset_message_id(reset_id), email_provider=settings.email_provider
+        command, recipient, now, ids.reset_message_id(reset_id), provider=carrier_for(settings, recipient.channel)
     )
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id

@@ -27,9 +27,9 @@ from sendledger.domain.messages import (
     Transition,
     predecessors,
 )
-from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports.messages import Expectations, SendIntent
-from sendledger.ports.providers import LookupResult
+from sendledger.ports.providers import Finding, LookupResult
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import LEASE_SECONDS, source_for
@@ -101,7 +101,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         _accepted_by_lookup(pipeline, message, lookup, evidence, report)
         return
     # The provider's index may lag the send: its "not found" counts only after the same grace.
-    absent_by_lookup = lookup is not None and now > sent_at + grace
+    absent_by_lookup = lookup is not None and lookup.finding is Finding.NOT_FOUND and now > sent_at + grace
     if absent_by_lookup or (watermark is not None and watermark > sent_at + grace):
         # Every event the source emitted for this send is applied, and none proved acceptance.
         entry = HistoryEntry(
@@ -133,15 +133,15 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
 
 
 def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -> LookupResult | None:
-    """Ask the email provider's lookup API, when it has one (None: none, or it failed).
+    """Ask the message's own provider's lookup API, when it has one (None: it has none).
 
-    Only for messages that provider carried: another provider's "not found" proves nothing.
+    Only the provider that carried it: another provider's "not found" proves nothing.
     """
-    carried = message.channel is Channel.EMAIL and message.provider == pipeline.services.settings.email_provider
-    if pipeline.acceptance_lookup is None or not carried:
+    lookup = pipeline.lookups.get(message.provider)
+    if lookup is None:
         return None
-    result = pipeline.acceptance_lookup.lookup(message.message_id)
-    evidence["lookup"] = "failed" if result is None else ("found" if result.found else "not_found")
+    result = lookup.lookup(message)
+    evidence["lookup"] = result.finding.value
     return result
 
 

@@ -24,6 +24,7 @@ from sendledger.usecases.intents import (
     Committed,
     KeyTaken,
     SendCommand,
+    carrier_for,
     commit_with_eligibility,
     first_entry,
     new_message,
@@ -78,7 +79,7 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
 def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     message = new_message(
-        command, recipient, now, ids.keyed_message_id(scoped_key), email_provider=settings.email_provider
+        command, recipient, now, ids.keyed_message_id(scoped_key), provider=carrier_for(settings, recipient.channel)
     )
     return SendIntent(
         message=message,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from local.simulator.mailgun import DEFAULT_DOMAIN, EventLog
+from local.simulator.providers.mailgun import DEFAULT_DOMAIN, EventLog
 from sendledger.providers.mailgun.events import EventsPage, parse_events_page
 from tests.support.fakes import FakeClock
 

@@ -5,9 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sendledger.domain.provider import Backoff
-from sendledger.settings import Settings
+from sendledger.ports.providers import EventLane
+from sendledger.providers.ses import NAME as SES
+from sendledger.providers.ses import SOURCE as SES_SOURCE
+from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.sns.lane import LogLane
+from sendledger.settings import Fragment, Settings
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import Pipeline
+from sendledger.usecases.queued_events import QueueLane
 from tests.support.fakes import FakeClock, FakeSleeper
 from tests.unit.fakes.ledger import FakeLedger
 from tests.unit.fakes.queues import FakeEscalationQueue, FakeEventQueue, FakeLogReader
@@ -44,13 +50,18 @@ def build_pipeline(
     logs: FakeLogReader | None = None,
     escalations: FakeEscalationQueue | None = None,
 ) -> Pipeline:
+    """The SES queue lane and the SMS log lane over the fakes (the default providers' lanes)."""
+    lanes: list[EventLane] = []
+    if ses_queue is not None:
+        lanes.append(QueueLane(SES, SES_SOURCE, ses_queue, parse_sqs_body, pushable=True))
+    if logs is not None:
+        lanes.append(LogLane(logs, [SUCCESS_GROUP, FAILURE_GROUP]))
     return Pipeline(
         services=services,
         events=ledger.events,
         due_work=ledger.due_work,
         escalation_timers=ledger.escalation_timers,
-        ses_queue=ses_queue,
-        logs=logs,
+        lanes=lanes,
         escalations=escalations,
     )
 
@@ -77,16 +88,15 @@ class FakeWorld:
         """Change settings for the use cases from now on (the pipeline shares the services)."""
         self.services.settings = self.services.settings.model_copy(update=changes)
 
+    def configure_provider(self, kind: type[Fragment], **changes: object) -> None:
+        """Change one provider's settings for the use cases from now on."""
+        self.services.settings = self.services.settings.configure_provider(kind, **changes)
+
 
 def fake_world(clock: FakeClock | None = None, settings: Settings | None = None) -> FakeWorld:
     clock = clock or FakeClock()
     settings = (settings or Settings(poll_interval_seconds=60)).model_copy(
-        update={
-            "ses_events_queue_url": "memory://ses-events",
-            "escalation_queue_url": "memory://escalations",
-            "sms_success_log_group": SUCCESS_GROUP,
-            "sms_failure_log_group": FAILURE_GROUP,
-        }
+        update={"escalation_queue_url": "memory://escalations"}
     )
     ledger, email, sms = FakeLedger(), FakeEmailSender(), FakeSmsSender()
     ses_queue, logs, escalations = FakeEventQueue(), FakeLogReader(), FakeEscalationQueue()

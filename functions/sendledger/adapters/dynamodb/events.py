@@ -279,7 +279,7 @@ def _dedupe_item(event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> Item:
         {
             "pk": event.dedupe_key,
             "sk": EVENT_SK,
-            "source": event.source.value,
+            "source": event.source,
             "kind": event.kind.value,
             "occurred_at": iso(event.occurred_at),
             "applied_at": iso(now),

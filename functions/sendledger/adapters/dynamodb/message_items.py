@@ -24,7 +24,6 @@ from sendledger.adapters.dynamodb.keys import (
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
-from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient
 from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
 
@@ -33,6 +32,10 @@ BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
 ANSWER_STATE, ANSWER_UPDATED_AT, ANSWER_REASON, ANSWER_PROVIDER_ID = "s", "u", "r", "p"
 EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
+
+# A message item without `provider` was carried by its channel's first provider (the only
+# ones before providers were selectable): a storage convention, not a default of today's.
+IMPLIED_PROVIDER = {Channel.EMAIL: "ses", Channel.SMS: "sns"}
 
 
 def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
@@ -90,9 +93,9 @@ def message_fields(message: Message) -> dict[str, Any]:
         "category": message.category,
         "created_at": iso(message.created_at),
         "escalation": json.dumps(message.escalation, separators=(",", ":")) if message.escalation else None,
-        # Written only when it is not the channel's first provider (SES, SNS): the default path
-        # keeps its item size, and items from before provider selection read back right.
-        "provider": None if message.provider == provider_of(message.channel, EmailProvider.SES) else message.provider,
+        # Written only when it is not the channel's first provider: the default path keeps its
+        # item size, and items from before provider selection read back right.
+        "provider": None if message.provider == IMPLIED_PROVIDER[message.channel] else message.provider,
     }
 
 
@@ -126,7 +129,7 @@ def message_from(item: Item) -> Message:
         updated_at=parse_iso(values["updated_at"]),
         recipient_key=Recipient(channel, values["recipient"]).key,
         provider_message_id=values.get("provider_message_id"),
-        provider=values.get("provider") or provider_of(values["channel"], EmailProvider.SES),
+        provider=values.get("provider") or IMPLIED_PROVIDER[channel],
         reason=values.get("reason"),
         reset_account_id=values.get("reset_account_id"),
         params=json.loads(values["params"]) if values.get("params") else None,

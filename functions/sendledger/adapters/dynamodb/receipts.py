@@ -23,6 +23,7 @@ from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.domain.values import value
 from sendledger.ports.messages import Outcome
+from sendledger.providers import registry
 
 
 @value
@@ -75,7 +76,7 @@ def fold(message: Message, receipt: Item) -> None:
 def history_of(message: Message, receipt: Item) -> list[tuple[str, HistoryEntry]]:
     """The receipt's entries as readers see them (evidence.as_read)."""
     provider_message_id = history.provider_message_id_of(receipt)
-    source = "sms" if message.channel is Channel.SMS else "ses"
+    source = registry.source_of(message.provider)
     recipient = fingerprint_of(message.recipient_key)
     return [
         (key, evidence.as_read(entry, source=source, recipient=recipient, provider_message_id=provider_message_id))

@@ -11,11 +11,16 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sendledger import names
-from sendledger.domain.events import DeliveryEvent, EventKind, EventSource, MalformedEvent
+from sendledger.domain.events import Action, DeliveryEvent, EventKind, MalformedEvent, Verdict
 from sendledger.domain.values import value
+from sendledger.providers.mailgun import SOURCE
 
+MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back on every event as user-variables
 PERMANENT = "permanent"
+# `failed`/`permanent` reasons that say the address cannot (or must not) receive mail; the other
+# known ones (ESP block, greylisting, retries given up: `old`) count as transient bounces.
+SUPPRESS_REASONS = frozenset({"bounce", "hardfail", "suppress-bounce", "suppress-complaint", "suppress-unsubscribe"})
+TRANSIENT_REASONS = frozenset({"generic", "espblock", "greylisted", "blacklisted", "old"})
 
 # Events that prove nothing about delivery or the recipient's consent: not applied.
 IGNORED = frozenset(
@@ -85,7 +90,7 @@ def parse_event(raw: Any) -> DeliveryEvent | None:
         raise MalformedEvent(f"unknown Mailgun event {name!r}")
     recipient = _text(raw.get("recipient"))
     variables = raw.get("user-variables")
-    message_id = variables.get(names.MAILGUN_MESSAGE_ID_VARIABLE) if isinstance(variables, Mapping) else None
+    message_id = variables.get(MESSAGE_ID_VARIABLE) if isinstance(variables, Mapping) else None
     message = raw.get("message")
     headers = message.get("headers") if isinstance(message, Mapping) else None
     provider_id = headers.get("message-id") if isinstance(headers, Mapping) else None
@@ -111,7 +116,7 @@ def parse_event(raw: Any) -> DeliveryEvent | None:
     if isinstance(flags, Mapping) and flags.get("is-delayed-bounce"):
         evidence["delayed_bounce"] = True
     return DeliveryEvent(
-        source=EventSource.MAILGUN,
+        source=SOURCE,
         event_id=f"{event_id}#{occurred_at.date().isoformat()}",
         kind=kind,
         occurred_at=occurred_at,
@@ -122,7 +127,22 @@ def parse_event(raw: Any) -> DeliveryEvent | None:
         bounce_subtype=reason if kind is EventKind.BOUNCE else None,
         provider_response=enhanced or (str(code) if code is not None else None),
         evidence=evidence,
+        verdict=classify_failure(reason, enhanced or (str(code) if code is not None else None))
+        if kind is EventKind.BOUNCE
+        else None,
     )
+
+
+def classify_failure(reason: str | None, smtp_status: str | None) -> Verdict:
+    """A permanent failure (temporary ones are retried by Mailgun and never get here)."""
+    text = f"bounce: mailgun/{reason or 'unknown'}"
+    if smtp_status == "5.2.2":
+        return Verdict(Action.COUNT_TRANSIENT, text)
+    if reason in SUPPRESS_REASONS:
+        return Verdict(Action.SUPPRESS, text)
+    if reason == "generic" and (smtp_status or "").startswith("5.1."):
+        return Verdict(Action.SUPPRESS, text)  # bad mailbox or domain (RFC 3463 5.1.x)
+    return Verdict(Action.COUNT_TRANSIENT, text, known=reason in TRANSIENT_REASONS)
 
 
 def bare_message_id(value: str) -> str:

@@ -18,34 +18,64 @@ threshold (`MAILGUN_EVENTS_FINAL_AFTER_SECONDS`) is final. Two passes per cycle,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain.events import EventSource
-from sendledger.ports.providers import ProviderEventsApi
+from sendledger.providers.mailgun import SOURCE
 from sendledger.providers.mailgun.events import EventsPage, PageItem
+from sendledger.providers.mailgun.search import look_up_unknown_sends
+from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.usecases import fan_out
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
+if TYPE_CHECKING:
+    from sendledger.usecases.poll import CycleReport
+
 logger = Logger(child=True)
 
-SOURCE = EventSource.MAILGUN.value
 FIRST_LOOKBACK = timedelta(minutes=30)  # where a fresh cursor starts, before the bound (Mailgun's example)
 MAX_PAGES = 50  # per pass and cycle; the rest waits for the next cycle
 SAFETY_SECONDS = 8.0
 
 
+class EventsApi(Protocol):
+    """Mailgun's Events API (events_api.py): pages, ascending by time."""
+
+    def query(self, params: Mapping[str, str]) -> EventsPage:
+        """The first page of a search."""
+
+    def follow(self, url: str) -> EventsPage:
+        """The page a previous page's `next` URL names."""
+
+
+@dataclass
+class EventsLane:
+    """The poll step: both passes over the Events API, then the search for unknown sends."""
+
+    api: EventsApi
+    name: str = SOURCE
+    source: str = SOURCE
+
+    def run(
+        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+    ) -> datetime | None:
+        watermark = poll_mailgun(pipeline, self.api, started, seconds_left, report)
+        for _ in range(look_up_unknown_sends(pipeline, self.api, seconds_left, report)):
+            report.bump("unknown_found_by_search")
+        return watermark
+
+
 def poll_mailgun(
-    pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: IngestReport
+    pipeline: Pipeline, api: EventsApi, started: datetime, seconds_left: Callable[[], float], report: IngestReport
 ) -> datetime | None:
     """Both passes; returns the new watermark when the finality pass reached its bound."""
-    api = pipeline.mailgun_events
-    assert api is not None
     store, settings = pipeline.services.poller_state, pipeline.services.settings
-    bound = (started - timedelta(seconds=settings.mailgun_events_final_after_seconds)).timestamp()
+    final_after = settings.provider(MailgunSettings).events_final_after_seconds
+    bound = (started - timedelta(seconds=final_after)).timestamp()
     raw = store.cursor(SOURCE)
     cursor: dict[str, Any] = json.loads(raw) if raw else {"final": bound - FIRST_LOOKBACK.total_seconds()}
 
@@ -63,7 +93,7 @@ def poll_mailgun(
 
 def _finality_pass(
     pipeline: Pipeline,
-    api: ProviderEventsApi,
+    api: EventsApi,
     cursor: dict[str, Any],
     bound: float,
     seconds_left: Callable[[], float],
@@ -90,7 +120,7 @@ def _finality_pass(
 
 def _live_pass(
     pipeline: Pipeline,
-    api: ProviderEventsApi,
+    api: EventsApi,
     cursor: dict[str, Any],
     bound: float,
     seconds_left: Callable[[], float],

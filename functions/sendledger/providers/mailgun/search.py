@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.messages import DueKind, MessageState
-from sendledger.domain.provider import EmailProvider
 from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.providers.mailgun import NAME
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
+
+if TYPE_CHECKING:
+    from sendledger.providers.mailgun.lane import EventsApi
 
 logger = Logger(child=True)
 
@@ -28,10 +32,11 @@ BEFORE_CREATED = timedelta(minutes=1)  # clock skew between us and Mailgun
 SAFETY_SECONDS = 8.0
 
 
-def look_up_unknown_sends(pipeline: Pipeline, seconds_left: Callable[[], float], report: IngestReport) -> int:
+def look_up_unknown_sends(
+    pipeline: Pipeline, api: EventsApi, seconds_left: Callable[[], float], report: IngestReport
+) -> int:
     """Returns how many unknown sends the search proved accepted."""
-    api, services = pipeline.mailgun_events, pipeline.services
-    assert api is not None
+    services = pipeline.services
     found = 0
     for due in pipeline.due_work.items(DueKind.UNKNOWN, None, BATCH):
         if seconds_left() < SAFETY_SECONDS:
@@ -41,7 +46,7 @@ def look_up_unknown_sends(pipeline: Pipeline, seconds_left: Callable[[], float],
             message is None
             or message.state is not MessageState.UNKNOWN
             or message.channel is not Channel.EMAIL
-            or message.provider != EmailProvider.MAILGUN.value
+            or message.provider != NAME
         ):
             continue
         begin = message.created_at - BEFORE_CREATED

@@ -18,11 +18,10 @@ from urllib.parse import quote, urlencode
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ProtocolError, ReadTimeoutError
 
-from sendledger import names
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
-from sendledger.providers.mailgun.events import bare_message_id
+from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE, bare_message_id
 from sendledger.providers.mailgun.http import KeySource, basic_auth, pool
 
 TAG = "sendledger"
@@ -59,7 +58,7 @@ class MailgunEmailSender:
         fields += [
             ("o:tag", TAG),
             # Comes back on every event as user-variables: it proves acceptance of a timed-out call.
-            (f"v:{names.MAILGUN_MESSAGE_ID_VARIABLE}", message_id),
+            (f"v:{MESSAGE_ID_VARIABLE}", message_id),
             ("h:X-Sendledger-Message-Id", message_id),
         ]
         try:

@@ -11,22 +11,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.events import EventSource, MalformedEvent
+from sendledger.domain.events import MalformedEvent
+from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
-from sendledger.ports.webhooks import TokenClaim
+from sendledger.ports.webhooks import TokenClaim, WebhookTokenStore
+from sendledger.providers.mailgun import SOURCE
 from sendledger.providers.mailgun.events import parse_event
 from sendledger.providers.mailgun.signature import SignatureCheck, check_signature, signature_block
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
-logger = Logger(child=True)
+if TYPE_CHECKING:
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.settings import Settings
 
-SOURCE = EventSource.MAILGUN.value
+logger = Logger(child=True)
 
 
 class WebhookOutcome(StrEnum):
@@ -46,24 +53,45 @@ class WebhookResult:
     detail: str = ""
 
 
-def receive_mailgun_webhook(pipeline: Pipeline, body: str) -> WebhookResult:
-    services, tokens, key = pipeline.services, pipeline.webhook_tokens, pipeline.mailgun_signing_key
-    if tokens is None or key is None:
+@dataclass
+class MailgunWebhook:
+    tokens: WebhookTokenStore
+    signing_key: Callable[[], str]
+    max_age_seconds: int
+
+
+def build_webhook(settings: Settings, ledger: LedgerTable) -> MailgunWebhook | None:
+    """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
+    from sendledger.providers.mailgun.http import secret_value
+    from sendledger.providers.mailgun.settings import MailgunSettings
+
+    fragment = settings.provider(MailgunSettings)
+    if not settings.carries(SOURCE, Channel.EMAIL) or not fragment.signing_key_secret_arn:
+        return None
+    return MailgunWebhook(
+        ledger.webhook_tokens, secret_value(fragment.signing_key_secret_arn), fragment.webhook_max_age_seconds
+    )
+
+
+def receive_mailgun_webhook(pipeline: Pipeline, hook: MailgunWebhook | None, body: str) -> WebhookResult:
+    services = pipeline.services
+    if hook is None:
         return WebhookResult(WebhookOutcome.NOT_ENABLED, "Mailgun webhooks are not enabled")
+    tokens, key = hook.tokens, hook.signing_key
     try:
         document = json.loads(body)
     except ValueError:
         return WebhookResult(WebhookOutcome.UNSIGNED, "no signature")
     block = signature_block(document) if isinstance(document, dict) else None
     now = services.clock.now()
-    check = check_signature(block, key().encode(), now, services.settings.mailgun_webhook_max_age_seconds)
+    check = check_signature(block, key().encode(), now, hook.max_age_seconds)
     if check is not SignatureCheck.VALID or block is None:
         logger.warning("Mailgun webhook refused", extra={"check": check.value})
         if check is SignatureCheck.STALE:
             return WebhookResult(WebhookOutcome.STALE, "the signature's timestamp is too old or in the future")
         return WebhookResult(WebhookOutcome.UNSIGNED, "the signature does not verify")
     body_hash = hashlib.sha256(body.encode()).hexdigest()
-    expires = now + timedelta(seconds=2 * services.settings.mailgun_webhook_max_age_seconds)
+    expires = now + timedelta(seconds=2 * hook.max_age_seconds)
     claim = tokens.claim(SOURCE, block.token_hash, body_hash, expires, now)
     if claim is TokenClaim.REPLAYED:
         logger.warning("Mailgun webhook token replayed with another body", extra={"token_sha256": block.token_hash})

@@ -17,7 +17,16 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sendledger.domain.events import DeliveryEvent, EventKind, EventSource, MalformedEvent, escalates_flag
+from sendledger.domain.events import (
+    Action,
+    DeliveryEvent,
+    EventKind,
+    MalformedEvent,
+    Verdict,
+    escalates_flag,
+    normalised,
+)
+from sendledger.providers.sendgrid import SOURCE
 
 MESSAGE_ID_ARG = "sendledger_message_id"  # custom_args key set by the SendGrid adapter
 ESCALATES_ARG = "sendledger_escalates"  # custom_args: "1" when the message has an escalation, else "0"
@@ -80,7 +89,7 @@ def parse_event(record: Mapping[str, Any]) -> DeliveryEvent | None:
     sg_message_id = _text(record.get("sg_message_id"))
     message_id = _text(record.get(MESSAGE_ID_ARG))
     return DeliveryEvent(
-        source=EventSource.SENDGRID,
+        source=SOURCE,
         event_id=event_id,
         kind=kind,
         occurred_at=_time(record.get("timestamp")),
@@ -92,18 +101,51 @@ def parse_event(record: Mapping[str, Any]) -> DeliveryEvent | None:
         provider_response=status,
         evidence=evidence,
         escalates=escalates_flag(record.get(ESCALATES_ARG)),
+        verdict=classify(kind, bounce_type, bounce_subtype, status, evidence),
     )
 
 
-def parse_queued(body: str) -> DeliveryEvent | None:
-    """One queued event (the webhook queues each verified event as its own JSON object)."""
+# `dropped` reasons that say the address cannot or must not receive mail (SendGrid keeps dropping
+# it); the others are about the message (content, headers, plan quota).
+SUPPRESSING_DROPS = frozenset(
+    normalised(text) for text in ("Bounced Address", "Invalid", "Spam Reporting Address", "Unsubscribed Address")
+)
+MESSAGE_DROPS = frozenset(
+    normalised(text) for text in ("Invalid SMTPAPI header", "Spam Content", "Recipient List over Package Quota")
+)
+
+
+def classify(
+    kind: EventKind, bounce_type: str | None, bounce_subtype: str | None, status: str | None, evidence: dict[str, Any]
+) -> Verdict | None:
+    """Bounces (`type` bounce or blocked) and drops; None for the kinds every provider reads alike."""
+    if kind is EventKind.BOUNCE:
+        classification = evidence.get("bounce_classification")
+        reason = f"bounce: sendgrid/{bounce_subtype}" + (f" ({classification})" if classification else "")
+        if bounce_type == "Permanent" and status != "5.2.2":
+            return Verdict(Action.SUPPRESS, reason)
+        # `blocked` refuses the message or the sending IP, not the address; a full mailbox is transient.
+        return Verdict(Action.COUNT_TRANSIENT, reason, known=bounce_subtype in ("bounce", "blocked"))
+    if kind is EventKind.REJECT:
+        drop = str(evidence.get("drop_reason") or "")
+        reason = f"dropped: {drop}" if drop else "dropped"
+        if normalised(drop) in SUPPRESSING_DROPS:
+            return Verdict(Action.SUPPRESS, reason)
+        return Verdict(Action.NONE, reason, known=normalised(drop) in MESSAGE_DROPS)
+    return None
+
+
+def parse_queued(body: str) -> list[DeliveryEvent]:
+    """One queued event (the webhook queues each verified event as its own JSON object); [] for
+    one that proves nothing."""
     try:
         record = json.loads(body)
     except (TypeError, ValueError, RecursionError) as exc:
         raise MalformedEvent("queued SendGrid event is not JSON") from exc
     if not isinstance(record, dict):
         raise MalformedEvent("queued SendGrid event is not a JSON object")
-    return parse_event(record)
+    event = parse_event(record)
+    return [event] if event is not None else []
 
 
 def x_message_id(sg_message_id: str | None) -> str | None:

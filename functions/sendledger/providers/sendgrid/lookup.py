@@ -14,12 +14,14 @@ from urllib.parse import quote
 
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from sendledger.ports.providers import LookupResult
+from sendledger.domain.messages import Message
+from sendledger.ports.providers import Finding, LookupResult
 from sendledger.providers.http import Http, default_http
 from sendledger.providers.sendgrid.events import MESSAGE_ID_ARG, x_message_id
 
 MESSAGES_PATH = "/v3/messages"
 LIMIT = 10
+FAILED = LookupResult(Finding.FAILED)  # no answer, an error status or an unreadable body: nothing proven
 
 
 def activity_query(message_id: str) -> str:
@@ -32,25 +34,25 @@ class SendGridEmailActivity:
         self.api_key = api_key
         self.http = http or default_http()
 
-    def lookup(self, message_id: str) -> LookupResult | None:
-        url = f"{self.url}?limit={LIMIT}&query={quote(activity_query(message_id), safe='')}"
+    def lookup(self, message: Message) -> LookupResult:
+        url = f"{self.url}?limit={LIMIT}&query={quote(activity_query(message.message_id), safe='')}"
         headers = {"Authorization": f"Bearer {self.api_key()}", "Accept": "application/json"}
         try:
             answer = self.http.request("GET", url, body=None, headers=headers)
         except Urllib3Error:
-            return None
+            return FAILED
         if answer.status != 200:
-            return None
+            return FAILED
         try:
             messages = json.loads(answer.body).get("messages")
         except (ValueError, AttributeError):
-            return None
+            return FAILED
         if not isinstance(messages, list):
-            return None
+            return FAILED
         found = [item for item in messages if isinstance(item, dict)]
         if not found:
-            return LookupResult(found=False)
+            return LookupResult(Finding.NOT_FOUND)
         first = found[0]
         msg_id = first.get("msg_id") if isinstance(first.get("msg_id"), str) else None
         status = first.get("status") if isinstance(first.get("status"), str) else None
-        return LookupResult(found=True, provider_message_id=x_message_id(msg_id), status=status)
+        return LookupResult(Finding.FOUND, provider_message_id=x_message_id(msg_id), status=status)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
@@ -17,6 +18,9 @@ from sendledger.domain.events import MalformedEvent
 from sendledger.domain.values import value
 from sendledger.ports.webhooks import EventSink, WebhookVerifier
 from sendledger.providers.sendgrid.events import ENGAGEMENT, parse_batch
+
+if TYPE_CHECKING:
+    from sendledger.usecases.context import Services
 
 logger = Logger(child=True)
 
@@ -43,6 +47,23 @@ class SendGridWebhook:
     sink: EventSink | None
     clock: Clock
     max_age_seconds: int
+
+
+def build_webhook(services: Services) -> SendGridWebhook:
+    """Verifier and queue of the signed Event Webhook; unconfigured, every POST is refused."""
+    from sendledger.adapters.secrets import provider_secret
+    from sendledger.adapters.sqs_sink import SqsEventSink
+    from sendledger.providers.sendgrid.settings import SendGridSettings
+    from sendledger.providers.sendgrid.signature import SendGridSignatureVerifier
+
+    fragment = services.settings.provider(SendGridSettings)
+    key_secret, queue_url = fragment.webhook_key_secret_arn, fragment.events_queue_url
+    return SendGridWebhook(
+        verifier=SendGridSignatureVerifier(lambda: provider_secret(key_secret)) if key_secret else None,
+        sink=SqsEventSink(queue_url) if queue_url else None,
+        clock=services.clock,
+        max_age_seconds=fragment.webhook_max_age_seconds,
+    )
 
 
 def accept_sendgrid_events(

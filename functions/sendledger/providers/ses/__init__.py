@@ -1,0 +1,45 @@
+"""SES (email): SESv2 SendEmail with the configuration set and two message tags; its events by
+configuration-set event publishing → SNS → SQS, drained by the poller (or pushed to it)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sendledger.providers.base import EMAIL, SliceBase
+
+if TYPE_CHECKING:
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.ports.providers import EmailSender, EventLane
+    from sendledger.settings import Settings
+
+NAME = "ses"
+SOURCE = "ses"
+# Every send's message tags, back on each of its events: the sendledger message id proves
+# acceptance of a timed-out call; "1"/"0" says whether the message escalates, so a failure of
+# one that does not leaves no marker for the poller.
+MESSAGE_ID_TAG = "sendledger-message-id"
+ESCALATES_TAG = "sendledger-escalates"
+
+
+class Ses(SliceBase):
+    name, source, channels = NAME, SOURCE, EMAIL
+
+    def email_sender(self, settings: Settings) -> EmailSender:
+        from sendledger.providers.ses.sender import SesEmailSender
+        from sendledger.providers.ses.settings import SesSettings
+
+        return SesEmailSender(settings.sender_email, settings.provider(SesSettings).configuration_set)
+
+    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+        from sendledger.adapters.sqs import SqsEventQueue
+        from sendledger.providers.ses.events import parse_sqs_body
+        from sendledger.providers.ses.settings import SesSettings
+        from sendledger.usecases.queued_events import QueueLane
+
+        url = settings.provider(SesSettings).events_queue_url
+        if not url:
+            return []
+        return [QueueLane(NAME, SOURCE, SqsEventQueue(url), parse_sqs_body, pushable=True)]
+
+
+SLICE = Ses()

@@ -1,4 +1,4 @@
-"""SES configuration-set event publishing records → delivery events.
+"""SES configuration-set event publishing records → delivery events, and what SES bounces mean.
 
 Usually inside an SNS `Notification` envelope in an SQS body (`Message` is a JSON *string*);
 raw delivery (the record itself as the body) and identity notifications (`notificationType`,
@@ -13,13 +13,13 @@ from datetime import datetime
 from email.utils import parseaddr
 from typing import Any
 
-from sendledger import names
 from sendledger.domain.clock import parse_iso
 from sendledger.domain.events import (
+    Action,
     DeliveryEvent,
     EventKind,
-    EventSource,
     MalformedEvent,
+    Verdict,
     escalates_flag,
     json_object,
     mapping,
@@ -27,6 +27,9 @@ from sendledger.domain.events import (
     required_text,
 )
 from sendledger.domain.recipients import fingerprint_of
+from sendledger.providers.ses import ESCALATES_TAG, MESSAGE_ID_TAG, SOURCE
+
+PERMANENT_SUBTYPES = frozenset({"General", "NoEmail", "Suppressed", "OnAccountSuppressionList"})
 
 _SES_KINDS = {
     "Send": EventKind.SEND,
@@ -57,9 +60,9 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
     mail = mapping(record.get("mail"), "mail")
     ses_message_id = required_text(mail.get("messageId"), "mail.messageId")
     tags = mail.get("tags") or {}
-    tag_values = tags.get(names.SES_MESSAGE_ID_TAG) if isinstance(tags, Mapping) else None
+    tag_values = tags.get(MESSAGE_ID_TAG) if isinstance(tags, Mapping) else None
     message_id = str(tag_values[0]) if isinstance(tag_values, list) and tag_values else None
-    flag_values = tags.get(names.SES_ESCALATES_TAG) if isinstance(tags, Mapping) else None
+    flag_values = tags.get(ESCALATES_TAG) if isinstance(tags, Mapping) else None
     escalates = escalates_flag(flag_values[0]) if isinstance(flag_values, list) and flag_values else None
     detail_key = event_type[0].lower() + event_type[1:]
     detail = record.get(detail_key) or {}
@@ -92,7 +95,7 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
             per_recipient["smtp_status"] = status  # e.g. 5.1.1; diagnosticCode may quote addresses
         events.append(
             DeliveryEvent(
-                source=EventSource.SES,
+                source=SOURCE,
                 event_id="#".join(parts),
                 kind=kind,
                 occurred_at=occurred_at,
@@ -104,9 +107,22 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
                 provider_response=status,
                 escalates=escalates,
                 evidence=per_recipient,
+                verdict=classify_bounce(bounce_type, bounce_subtype, status) if kind is EventKind.BOUNCE else None,
             )
         )
     return events
+
+
+def classify_bounce(bounce_type: str | None, bounce_subtype: str | None, smtp_status: str | None) -> Verdict:
+    reason = f"bounce: {bounce_type}/{bounce_subtype}"
+    if bounce_type == "Permanent":
+        # RFC 3463 5.2.2 (mailbox full) reported as permanent is best treated as transient.
+        if smtp_status == "5.2.2":
+            return Verdict(Action.COUNT_TRANSIENT, reason)
+        return Verdict(Action.SUPPRESS, reason, known=bounce_subtype in PERMANENT_SUBTYPES)
+    if bounce_type in ("Transient", "Undetermined"):
+        return Verdict(Action.COUNT_TRANSIENT, reason, known=bounce_type == "Transient")
+    return Verdict(Action.COUNT_TRANSIENT, reason, known=False)
 
 
 Recipients = list[tuple[str, str | None]]

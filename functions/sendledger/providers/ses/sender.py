@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sendledger import names
 from sendledger.adapters.aws import client, provider_call
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.templates import Rendered
+from sendledger.providers.ses import ESCALATES_TAG, MESSAGE_ID_TAG
 
 
 class SesEmailSender:
@@ -27,8 +27,8 @@ class SesEmailSender:
                 ConfigurationSetName=self.configuration_set,
                 # The tags come back on every SES event: the id proves acceptance of a timed-out call.
                 EmailTags=[
-                    {"Name": names.SES_MESSAGE_ID_TAG, "Value": message_id},
-                    {"Name": names.SES_ESCALATES_TAG, "Value": "1" if escalates else "0"},
+                    {"Name": MESSAGE_ID_TAG, "Value": message_id},
+                    {"Name": ESCALATES_TAG, "Value": "1" if escalates else "0"},
                 ],
             )
         )

@@ -1,0 +1,37 @@
+"""SNS (SMS): Publish straight to a phone number; its delivery-status logs reach the one apply
+routine by a CloudWatch Logs subscription (handlers/sms_delivery_logs.py) and by the poller's
+FilterLogEvents reconciliation from a cursor (lane.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sendledger.providers.base import SMS, SliceBase
+
+if TYPE_CHECKING:
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.ports.providers import EventLane, SmsSender
+    from sendledger.settings import Settings
+
+NAME = "sns"
+SOURCE = "sms"  # the watermark and the events' dedupe keys have always said sms
+
+
+class Sns(SliceBase):
+    name, source, channels = NAME, SOURCE, SMS
+
+    def sms_sender(self, settings: Settings) -> SmsSender:
+        from sendledger.providers.sns.sender import SnsSmsSender
+
+        return SnsSmsSender()
+
+    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+        from sendledger.providers.sns.lane import LogLane
+        from sendledger.providers.sns.logs import CloudWatchLogReader
+        from sendledger.providers.sns.settings import SnsSettings
+
+        groups = settings.provider(SnsSettings).log_groups
+        return [LogLane(CloudWatchLogReader(), groups)] if groups else []
+
+
+SLICE = Sns()

@@ -1,5 +1,10 @@
-"""SNS SMS delivery-status log records → delivery events, and the CloudWatch Logs
-subscription envelope (base64 + gzip) they arrive in; FilterLogEvents reads them back bare.
+"""SNS SMS delivery-status log records → delivery events, what SNS's failure strings mean, and
+the CloudWatch Logs subscription envelope (base64 + gzip) they arrive in; FilterLogEvents reads
+them back bare.
+
+A failure whose providerResponse says the number cannot receive (invalid, opted out, blocked)
+suppresses at once; every other failure (and any string not listed here, which is logged) is
+transient: the message ends `failed`, the number stays sendable.
 """
 
 from __future__ import annotations
@@ -13,16 +18,54 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sendledger.domain.events import (
+    Action,
     DeliveryEvent,
     EventKind,
-    EventSource,
     MalformedEvent,
+    Verdict,
     json_object,
     mapping,
+    normalised,
     optional_text,
     required_text,
 )
 from sendledger.domain.values import value
+from sendledger.providers.sns import SOURCE
+
+# Documented SNS providerResponse strings that mean "this number cannot receive": both the
+# current wording and the older "blacklisted" spellings.
+PERMANENT = frozenset(
+    normalised(text)
+    for text in (
+        "Invalid phone number",
+        "Phone number is opted out",
+        "Phone has blocked SMS",
+        "Phone is on a blocked list",
+        "Phone is blacklisted",
+        "Destination is on a blocked list",
+        "Destination is blacklisted",
+    )
+)
+TRANSIENT = frozenset(
+    normalised(text)
+    for text in (
+        "Blocked as spam by phone carrier",
+        "Message body is invalid",
+        "Phone carrier has blocked this message",
+        "Phone carrier is currently unreachable/unavailable",
+        "Phone is currently unreachable/unavailable",
+        "This delivery would exceed max price",
+        "Unknown error attempting to reach phone",
+    )
+)
+
+
+def classify_failure(provider_response: str | None) -> Verdict:
+    text = normalised(provider_response or "")
+    reason = f"sms: {provider_response}" if provider_response else "sms: failure"
+    if text in PERMANENT:
+        return Verdict(Action.SUPPRESS, reason)
+    return Verdict(Action.NONE, reason, known=text in TRANSIENT)
 
 
 def parse_sms_record(message: str) -> DeliveryEvent:
@@ -42,7 +85,7 @@ def parse_sms_record(message: str) -> DeliveryEvent:
         if name in delivery:
             evidence[name] = delivery[name]
     return DeliveryEvent(
-        source=EventSource.SMS,
+        source=SOURCE,
         # One status record per SNS message id: the same id whether read from the subscription
         # or from FilterLogEvents, so both paths deduplicate against each other.
         event_id=f"{provider_message_id}#{status}",
@@ -52,6 +95,7 @@ def parse_sms_record(message: str) -> DeliveryEvent:
         provider_message_id=provider_message_id,
         provider_response=response,
         evidence=evidence,
+        verdict=classify_failure(response) if status == "FAILURE" else None,
     )
 
 

@@ -18,27 +18,18 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from local.simulator.faults import fault_label
 from local.simulator.hooks import answer_locally, body_bytes, caller_identity
-from sendledger import names
+from local.simulator.mailbox import mailbox_simulator_kind
+from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
+from sendledger.providers.ses import MESSAGE_ID_TAG
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
-MAILBOX_SIMULATOR_DOMAIN = "simulator.amazonses.com"
-MAILBOX_SIMULATOR_KINDS = frozenset({"success", "bounce", "complaint", "ooto", "suppressionlist"})
 REPORTING_MTA = "a8-70.smtp-out.amazonses.com"
 THROTTLE_ERROR = "TooManyRequestsException"
 THROTTLE_MESSAGE = "Maximum sending rate exceeded."
 
 TimedRecord = tuple[datetime, dict[str, Any]]  # (when the event happens, the SES record)
-
-
-def mailbox_simulator_kind(address: str) -> str | None:
-    """``bounce`` for ``bounce+x@simulator.amazonses.com``; None outside the mailbox simulator."""
-    local, _, domain = address.rpartition("@")
-    if domain.lower() != MAILBOX_SIMULATOR_DOMAIN:
-        return None
-    base = local.split("+", 1)[0].lower()
-    return base if base in MAILBOX_SIMULATOR_KINDS else None
 
 
 @dataclass
@@ -103,7 +94,7 @@ def throttled(request: AWSPreparedRequest) -> AWSResponse:
 
 def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) -> list[dict[str, Any]]:
     """One entry per recipient; ``message_id`` is sendledger's, from the tag every send carries."""
-    sendledger_id = next(iter(request.tags.get(names.SES_MESSAGE_ID_TAG, [])), None)
+    sendledger_id = next(iter(request.tags.get(MESSAGE_ID_TAG, [])), None)
     return [
         {
             "message_id": sendledger_id,
@@ -253,3 +244,8 @@ def _bounce(address: str, at: datetime, subtype: str, status: str, diagnostic: s
 
 def _feedback_id(at: datetime) -> str:
     return f"{int(at.timestamp() * 1000):016x}-{uuid.uuid4()}-000000"
+
+
+def start(context: LocalContext) -> None:
+    """Played at the botocore edge by the core simulator (its hooks, its outbox): nothing to serve."""
+    return None

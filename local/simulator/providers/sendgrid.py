@@ -9,7 +9,11 @@ SendGrid posts its batches every few seconds. A batch the receiver does not answ
 and posted again, as SendGrid retries.
 
 :meth:`SendGridSide.handle` is the whole API, transport-free: the HTTP server in
-``sendgrid_http.py`` serves it to the local stack, and tests call it in-process.
+``local/simulator/http.py`` serves it to the local stack, and tests call it in-process. `start`
+wires it into the local stack: the handlers run as deployed, the adapter reading its API key from
+(moto's) Secrets Manager and calling SENDGRID_API_BASE, here the simulator's HTTP server; the
+simulator posts signed webhook batches to the local api, which verifies them with the public key
+from Secrets Manager and queues the events for the poller.
 """
 
 from __future__ import annotations
@@ -20,15 +24,19 @@ import logging
 import re
 import secrets
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import boto3
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from local.constants import MAX_RECEIVE_COUNT
 from local.simulator.faults import (
     LABEL_THROTTLE,
     LABEL_TIMEOUT_ACCEPTED,
@@ -37,9 +45,19 @@ from local.simulator.faults import (
     fault_label,
     masked,
 )
-from local.simulator.ses import mailbox_simulator_kind
+from local.simulator.http import Answer, Dropped, SimulatorServer
+from local.simulator.mailbox import mailbox_simulator_kind
+from local.simulator.providers import LocalContext
+from sendledger import names
 from sendledger.domain.clock import iso
+from sendledger.providers.sendgrid import NAME
 from sendledger.providers.sendgrid.events import MESSAGE_ID_ARG, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from sendledger.providers.sendgrid.settings import (
+    ENV_API_BASE,
+    ENV_API_KEY_SECRET_ARN,
+    ENV_EVENTS_QUEUE_URL,
+    ENV_WEBHOOK_KEY_SECRET_ARN,
+)
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
@@ -48,21 +66,6 @@ MAIL_SEND = "/v3/mail/send"
 MESSAGES = "/v3/messages"
 RATE_LIMIT = 600
 _QUERY = re.compile(r"unique_args\['" + MESSAGE_ID_ARG + r"'\]\s*=\s*\"([^\"]+)\"")
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-
-class Dropped(Exception):
-    """The connection is dropped without an answer (a read timeout, as the caller sees it)."""
-
-    def __init__(self, accepted: bool) -> None:
-        super().__init__("accepted, answer lost" if accepted else "never accepted")
-        self.accepted = accepted
 
 
 @dataclass
@@ -268,3 +271,68 @@ class SendGridSide:
 def _errors(status: int, message: str, field: str | None = None, headers: dict[str, str] | None = None) -> Answer:
     body = json.dumps({"errors": [{"message": message, "field": field, "help": None}]}).encode()
     return Answer(status, {"Content-Type": "application/json", **(headers or {})}, body)
+
+
+API_KEY_SECRET = "sendledger/sendgrid-api-key"  # noqa: S105 (a name)
+WEBHOOK_KEY_SECRET = "sendledger/sendgrid-webhook-public-key"  # noqa: S105 (a name)
+EVENTS_QUEUE = "sendledger-sendgrid-events"
+EVENTS_DLQ = "sendledger-sendgrid-events-dlq"
+POST_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass
+class LocalSendGrid:
+    side: SendGridSide
+    server: SimulatorServer
+    name: str = NAME
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def flush(self, api_url: str) -> dict[str, int]:
+        """SendGrid's batches: signed POSTs to the api's webhook route, before the poll drains them."""
+        return {"sendgrid_events_posted": self.side.flush(lambda body, headers: post(api_url, body, headers))}
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return []  # recorded in the core simulator's outbox
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def post(api_url: str, body: bytes, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(  # noqa: S310 (a local http URL)
+        api_url + names.webhook_path(NAME), data=body, headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=POST_TIMEOUT_SECONDS) as response:  # noqa: S310
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def start(context: LocalContext) -> LocalSendGrid:
+    """Serve the simulated API, store its keys as secrets, create the events queue; set the wiring."""
+    side = context.simulator.sendgrid
+    server = SimulatorServer(side.handle, NAME)
+    server.start()
+    secrets_manager = boto3.client("secretsmanager", region_name=context.region)
+    api_key = secrets_manager.create_secret(Name=API_KEY_SECRET, SecretString=side.api_key)["ARN"]
+    public_key = secrets_manager.create_secret(Name=WEBHOOK_KEY_SECRET, SecretString=side.public_key)["ARN"]
+    sqs = boto3.client("sqs", region_name=context.region)
+    dlq_url = sqs.create_queue(QueueName=EVENTS_DLQ)["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)})
+    queue_url = sqs.create_queue(
+        QueueName=EVENTS_QUEUE, Attributes={"VisibilityTimeout": "60", "RedrivePolicy": redrive}
+    )["QueueUrl"]
+    context.environ.update(
+        {
+            ENV_API_BASE: server.url,
+            ENV_API_KEY_SECRET_ARN: api_key,
+            ENV_WEBHOOK_KEY_SECRET_ARN: public_key,
+            ENV_EVENTS_QUEUE_URL: queue_url,
+        }
+    )
+    return LocalSendGrid(side, server)

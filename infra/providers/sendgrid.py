@@ -1,17 +1,27 @@
-"""EMAIL_PROVIDER=sendgrid: the API key and webhook verification key secrets, the webhook's events queue,
-and the grants of the two Lambdas that use them (nothing else may read the secrets)."""
+"""SendGrid: the API key and webhook verification key secrets, the webhook's events queue, and the
+grants of the two Lambdas that use them (nothing else may read the secrets)."""
 
 from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra import constants as c
 from infra import nag
+from infra.lambdas import SendledgerFunction
+from infra.providers import Built, Functions, Webhook
 from infra.queues import queue_with_dlq
+from infra.settings import Settings
 from sendledger import names
+from sendledger.providers.sendgrid import NAME
+from sendledger.providers.sendgrid.settings import (
+    ENV_API_KEY_SECRET_ARN,
+    ENV_EVENTS_QUEUE_URL,
+    ENV_WEBHOOK_KEY_SECRET_ARN,
+)
 
 _PROVIDER_ISSUED = (
     "Issued by SendGrid, not generated here: it is rotated in SendGrid (a new API key or a re-enabled "
@@ -20,8 +30,9 @@ _PROVIDER_ISSUED = (
 
 
 class SendGridResources(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, removal: cdk.RemovalPolicy) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, topic_key: kms.IKey) -> None:
         super().__init__(scope, construct_id)
+        removal = settings.removal_policy
         # Created with a random placeholder; the operator puts the real values (see README, Deploy).
         self.api_key = secretsmanager.Secret(
             self,
@@ -42,12 +53,35 @@ class SendGridResources(Construct):
             self, "EventsQueue", visibility_timeout=cdk.Duration.seconds(6 * c.POLLER_TIMEOUT_SECONDS)
         )
 
-    def environment(self) -> dict[str, str]:
-        return {
-            names.ENV_SENDGRID_API_KEY_SECRET_ARN: self.api_key.secret_arn,
-            names.ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN: self.webhook_key.secret_arn,
-            names.ENV_SENDGRID_EVENTS_QUEUE_URL: self.events_queue.queue_url,
-        }
+        self.built = Built(
+            environment={
+                ENV_API_KEY_SECRET_ARN: self.api_key.secret_arn,
+                ENV_WEBHOOK_KEY_SECRET_ARN: self.webhook_key.secret_arn,
+                ENV_EVENTS_QUEUE_URL: self.events_queue.queue_url,
+            },
+            dead_letter_queues={"SendGridEventsDlq": self.events_dlq},
+            event_queues={"SendGridEvents": self.events_queue},
+            outputs={
+                "SendGridApiKeySecretArn": self.api_key.secret_arn,
+                "SendGridWebhookPublicKeySecretArn": self.webhook_key.secret_arn,
+            },
+            webhook=Webhook(
+                names.webhook_path(NAME),
+                "SendGrid's ECDSA signature over timestamp and body, verified in the api Lambda "
+                "(403 otherwise); the route has its own stage throttle and the Lambda refuses bodies over 1 MiB.",
+                "SendGridWebhookUrl",
+            ),
+        )
+
+    def functions(self, context: Functions) -> list[SendledgerFunction]:
+        return []
+
+    def attach(self, poller: SendledgerFunction) -> None:
+        return None
+
+    def grant(self, *, api: SendledgerFunction, poller: SendledgerFunction) -> None:
+        self.grant_api(api.role)
+        self.grant_poller(poller.role)
 
     def grant_api(self, role: iam.IRole) -> None:
         """The api sends mail (API key), verifies webhooks (public key) and queues their events."""
@@ -69,3 +103,7 @@ class SendGridResources(Construct):
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(c.SES_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
         )
+
+
+CONSTRUCT_ID = "SendGrid"
+RESOURCES = SendGridResources

@@ -1,4 +1,4 @@
-"""Mailgun (email_provider=mailgun): its two keys in Secrets Manager and who may read them.
+"""Mailgun: its two keys in Secrets Manager and who may read them.
 
 The secrets are created with a generated placeholder; the operator puts Mailgun's API key and
 HTTP webhook signing key in after the first deploy (docs/providers.md). The api Lambda sends and verifies
@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra import nag
 from infra.lambdas import SendledgerFunction
+from infra.providers import Built, Functions, Webhook
+from infra.settings import Settings
 from sendledger import names
+from sendledger.providers.mailgun import NAME
+from sendledger.providers.mailgun.settings import ENV_API_KEY_SECRET_ARN, ENV_SIGNING_KEY_SECRET_ARN
 
 _ROTATION = (
     "Mailgun keys are issued and rotated in Mailgun's control panel, not by an AWS rotation "
@@ -23,10 +28,29 @@ _ROTATION = (
 
 
 class MailgunSecrets(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, removal: cdk.RemovalPolicy) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, topic_key: kms.IKey) -> None:
         super().__init__(scope, construct_id)
+        removal = settings.removal_policy
         self.api_key = self._secret("ApiKey", "Mailgun API key (Basic auth api:<key>)", removal)
         self.signing_key = self._secret("WebhookSigningKey", "Mailgun HTTP webhook signing key (HMAC-SHA256)", removal)
+        self.built = Built(
+            environment={
+                ENV_API_KEY_SECRET_ARN: self.api_key.secret_arn,
+                ENV_SIGNING_KEY_SECRET_ARN: self.signing_key.secret_arn,
+            },
+            # The operator puts Mailgun's values into these after deploy.
+            outputs={
+                "MailgunApiKeySecretArn": self.api_key.secret_arn,
+                "MailgunWebhookSigningKeySecretArn": self.signing_key.secret_arn,
+            },
+            webhook=Webhook(
+                names.webhook_path(NAME),
+                "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in the api Lambda, "
+                "stale or replayed tokens refused (403); the route has its own stage throttle and the Lambda "
+                "refuses bodies over 64 KiB (413).",
+                "MailgunWebhookUrl",
+            ),
+        )
 
     def _secret(self, construct_id: str, what: str, removal: cdk.RemovalPolicy) -> secretsmanager.Secret:
         secret = secretsmanager.Secret(
@@ -41,11 +65,11 @@ class MailgunSecrets(Construct):
         nag.acknowledge(secret, "AwsSolutions-SMG4", _ROTATION)
         return secret
 
-    def environment(self) -> dict[str, str]:
-        return {
-            names.ENV_MAILGUN_API_KEY_SECRET_ARN: self.api_key.secret_arn,
-            names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN: self.signing_key.secret_arn,
-        }
+    def functions(self, context: Functions) -> list[SendledgerFunction]:
+        return []
+
+    def attach(self, poller: SendledgerFunction) -> None:
+        return None
 
     def grant(self, *, api: SendledgerFunction, poller: SendledgerFunction) -> None:
         read = ["secretsmanager:GetSecretValue"]
@@ -53,3 +77,7 @@ class MailgunSecrets(Construct):
             iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn, self.signing_key.secret_arn])
         )
         poller.role.add_to_policy(iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn]))
+
+
+CONSTRUCT_ID = "Mailgun"
+RESOURCES = MailgunSecrets

@@ -34,9 +34,18 @@ from urllib.parse import parse_qs, urlsplit
 
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, fault_label
 from local.simulator.faults import masked as masked_address
-from local.simulator.ses import mailbox_simulator_kind
-from sendledger import names
+from local.simulator.mailbox import mailbox_simulator_kind
+from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
+from sendledger.providers.mailgun import NAME
+from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE
+from sendledger.providers.mailgun.settings import (
+    ENV_API_BASE,
+    ENV_API_KEY_SECRET_ARN,
+    ENV_DOMAIN,
+    ENV_EVENTS_FINAL_AFTER_SECONDS,
+    ENV_SIGNING_KEY_SECRET_ARN,
+)
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
@@ -240,7 +249,7 @@ class MailgunSimulator:
         with self._lock:
             self._outbox.append(
                 {
-                    "message_id": variables.get(names.MAILGUN_MESSAGE_ID_VARIABLE),
+                    "message_id": variables.get(MESSAGE_ID_VARIABLE),
                     "channel": "email",
                     "from": first.get("from", ""),
                     "to": to,
@@ -367,25 +376,50 @@ def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> tupl
 LOCAL_FINAL_AFTER_SECONDS = 10  # a few times LATE_SECONDS: the finality rule still matters locally
 
 
-def start_local(environ: Any, region: str, session: Any = None) -> MailgunSimulator:
+@dataclass
+class LocalMailgun:
+    simulator: MailgunSimulator
+    url: str
+    name: str = NAME
+
+    def flush(self, api_url: str) -> dict[str, int]:
+        return {}  # nothing is pushed: the poller pulls the Events API
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return self.simulator.outbox()
+
+    def stop(self) -> None:
+        self.simulator.stop()
+
+
+def start(context: LocalContext) -> LocalMailgun:
     """The local stack's Mailgun: served on a free port, its keys in (moto's) Secrets Manager.
 
     Sets the settings the Lambdas read (an explicit value in the environment wins).
     """
+
+    def clock() -> datetime:
+        return context.simulator.clock()  # read at every call: tests may swap the core's clock
+
+    simulator = start_local(context.environ, context.region, clock=clock)
+    return LocalMailgun(simulator, context.environ[ENV_API_BASE])
+
+
+def start_local(environ: Any, region: str, session: Any = None, clock: Clock = utc_now) -> MailgunSimulator:
     import boto3
 
-    simulator = MailgunSimulator(domain=environ.get(names.ENV_MAILGUN_DOMAIN) or DEFAULT_DOMAIN)
+    simulator = MailgunSimulator(domain=environ.get(ENV_DOMAIN) or DEFAULT_DOMAIN, clock=clock)
     url = simulator.serve()
     secrets_manager = (session or boto3.session.Session()).client("secretsmanager", region_name=region)
     arns = {}
     for variable, name, value in (
-        (names.ENV_MAILGUN_API_KEY_SECRET_ARN, "sendledger/mailgun-api-key", simulator.api_key),
-        (names.ENV_MAILGUN_SIGNING_KEY_SECRET_ARN, "sendledger/mailgun-webhook-signing-key", LOCAL_SIGNING_KEY),
+        (ENV_API_KEY_SECRET_ARN, "sendledger/mailgun-api-key", simulator.api_key),
+        (ENV_SIGNING_KEY_SECRET_ARN, "sendledger/mailgun-webhook-signing-key", LOCAL_SIGNING_KEY),
     ):
         arns[variable] = secrets_manager.create_secret(Name=name, SecretString=value)["ARN"]
-    environ[names.ENV_MAILGUN_API_BASE] = url
-    environ.setdefault(names.ENV_MAILGUN_DOMAIN, simulator.domain)
-    environ.setdefault(names.ENV_MAILGUN_EVENTS_FINAL_AFTER_SECONDS, str(LOCAL_FINAL_AFTER_SECONDS))
+    environ[ENV_API_BASE] = url
+    environ.setdefault(ENV_DOMAIN, simulator.domain)
+    environ.setdefault(ENV_EVENTS_FINAL_AFTER_SECONDS, str(LOCAL_FINAL_AFTER_SECONDS))
     for variable, arn in arns.items():
         environ.setdefault(variable, arn)
     LOG.info("mailgun simulator on %s (domain %s)", url, simulator.domain)

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs
 from botocore.awsrequest import AWSPreparedRequest
 
 from local.simulator.hooks import body_bytes
+from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
 from sendledger.providers.sns.events import encode_subscription_event
 
@@ -190,3 +191,8 @@ def decode_subscription_event(event: dict[str, Any]) -> dict[str, Any]:
     """The whole ``awslogs.data`` document (the domain's decoder keeps only what ingestion reads)."""
     decoded: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(event["awslogs"]["data"])))
     return decoded
+
+
+def start(context: LocalContext) -> None:
+    """Played at the botocore edge by the core simulator (its hooks, its outbox): nothing to serve."""
+    return None

@@ -1,0 +1,41 @@
+"""What a slice does not do, by default: a slice overrides what its provider offers.
+
+Pure (imported with every slice's package): the builders import their adapters when called.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sendledger.domain.recipients import Channel
+
+if TYPE_CHECKING:
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, SmsSender
+    from sendledger.settings import Settings
+
+EMAIL = frozenset({Channel.EMAIL})
+SMS = frozenset({Channel.SMS})
+
+
+class NotCarried(LookupError):
+    """A provider asked for a channel it does not carry."""
+
+
+class SliceBase:
+    name: str
+    source: str
+    channels: frozenset[Channel]
+
+    def email_sender(self, settings: Settings) -> EmailSender:
+        raise NotCarried(f"{self.name} carries no email")
+
+    def sms_sender(self, settings: Settings) -> SmsSender:
+        raise NotCarried(f"{self.name} carries no SMS")
+
+    def lookup(self, settings: Settings) -> AcceptanceLookup | None:
+        """No lookup API: absence of a timed-out send is proven by the source's watermark alone."""
+        return None
+
+    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+        return []

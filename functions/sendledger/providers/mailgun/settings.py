@@ -1,0 +1,33 @@
+"""Mailgun's settings: the sending domain, the API's base URL (US; EU is https://api.eu.mailgun.net),
+how old Events API results must be to be final, the webhook timestamps accepted; its secrets."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sendledger.providers.registry import Provider
+from sendledger.settings import Fragment
+
+# The secret variables hold ARNs (names), never the keys.
+ENV_DOMAIN = "MAILGUN_DOMAIN"
+ENV_API_BASE = "MAILGUN_API_BASE"
+ENV_EVENTS_FINAL_AFTER_SECONDS = "MAILGUN_EVENTS_FINAL_AFTER_SECONDS"
+ENV_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
+ENV_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
+
+
+class MailgunSettings(Fragment):
+    PROVIDER = Provider.MAILGUN
+    WIRING = frozenset({"api_key_secret_arn", "signing_key_secret_arn"})
+
+    domain: str = Field("", validation_alias=ENV_DOMAIN)
+    api_base: str = Field("https://api.mailgun.net", validation_alias=ENV_API_BASE)
+    events_final_after_seconds: int = Field(1800, ge=0, validation_alias=ENV_EVENTS_FINAL_AFTER_SECONDS)
+    webhook_max_age_seconds: int = Field(300, ge=1, validation_alias=ENV_WEBHOOK_MAX_AGE_SECONDS)
+    api_key_secret_arn: str = Field("", validation_alias=ENV_API_KEY_SECRET_ARN)
+    # No signing key: no webhooks.
+    signing_key_secret_arn: str = Field("", validation_alias=ENV_SIGNING_KEY_SECRET_ARN)
+
+
+SETTINGS = MailgunSettings

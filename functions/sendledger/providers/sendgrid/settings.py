@@ -1,0 +1,32 @@
+"""SendGrid's settings: the API's base URL, whether the account has Email Activity (a paid add-on)
+for unknown resolution, how old a signed webhook may be; its secrets and its events queue."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sendledger.providers.registry import Provider
+from sendledger.settings import Fragment
+
+# The secret variables hold ARNs (names), never the keys.
+ENV_API_BASE = "SENDGRID_API_BASE"
+ENV_EMAIL_ACTIVITY = "SENDGRID_EMAIL_ACTIVITY"
+ENV_WEBHOOK_MAX_AGE_SECONDS = "SENDGRID_WEBHOOK_MAX_AGE_SECONDS"
+ENV_API_KEY_SECRET_ARN = "SENDGRID_API_KEY_SECRET_ARN"  # noqa: S105
+ENV_WEBHOOK_KEY_SECRET_ARN = "SENDGRID_WEBHOOK_PUBLIC_KEY_SECRET_ARN"  # noqa: S105
+ENV_EVENTS_QUEUE_URL = "SENDGRID_EVENTS_QUEUE_URL"
+
+
+class SendGridSettings(Fragment):
+    PROVIDER = Provider.SENDGRID
+    WIRING = frozenset({"api_key_secret_arn", "webhook_key_secret_arn", "events_queue_url"})
+
+    api_base: str = Field("https://api.sendgrid.com", validation_alias=ENV_API_BASE)
+    email_activity: bool = Field(False, validation_alias=ENV_EMAIL_ACTIVITY)
+    webhook_max_age_seconds: int = Field(300, ge=1, validation_alias=ENV_WEBHOOK_MAX_AGE_SECONDS)
+    api_key_secret_arn: str = Field("", validation_alias=ENV_API_KEY_SECRET_ARN)
+    webhook_key_secret_arn: str = Field("", validation_alias=ENV_WEBHOOK_KEY_SECRET_ARN)
+    events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
+
+
+SETTINGS = SendGridSettings

@@ -1,0 +1,24 @@
+"""SES's settings: the configuration set every send names, and the queue its events arrive on."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sendledger.providers.registry import Provider
+from sendledger.settings import Fragment
+
+ENV_CONFIGURATION_SET = "SES_CONFIGURATION_SET"
+ENV_EVENTS_QUEUE_URL = "SES_EVENTS_QUEUE_URL"
+CONFIGURATION_SET_PREFIX = "sendledger-events"  # deployed as f"{prefix}-{stage}"; bare locally
+
+
+class SesSettings(Fragment):
+    PROVIDER = Provider.SES
+    WIRING = frozenset({"configuration_set", "events_queue_url"})
+
+    configuration_set: str = Field(CONFIGURATION_SET_PREFIX, validation_alias=ENV_CONFIGURATION_SET)
+    # Configuration-set event publishing -> SNS -> this queue; empty: no SES events are read.
+    events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
+
+
+SETTINGS = SesSettings

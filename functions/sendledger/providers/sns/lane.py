@@ -1,0 +1,126 @@
+"""SNS SMS delivery-status logs: reconciled by the poller with FilterLogEvents from a cursor.
+
+The CloudWatch Logs subscription (handlers/sms_delivery_logs.py) applies records as SNS writes
+them; this lane reads every log group from the cursor stored in DynamoDB, applies what the
+subscription missed (a record it already applied is a 1-request duplicate), and moves the
+cursor only after each page is applied. Read to the end, the `sms` watermark is the cycle start.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from sendledger.domain.events import DeliveryEvent, MalformedEvent
+from sendledger.ports.ingestion import DeliveryEventStore, LogReader
+from sendledger.providers.sns import SOURCE
+from sendledger.providers.sns.events import LogRecord, parse_sms_record
+from sendledger.usecases import fan_out
+from sendledger.usecases.context import Services
+from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_read_record
+
+if TYPE_CHECKING:
+    from sendledger.usecases.poll import CycleReport
+
+logger = Logger(child=True)
+
+SAFETY_SECONDS = 8.0
+FIRST_LOOKBACK = timedelta(hours=1)  # where a fresh cursor starts
+LOG_OVERLAP_MS = 300_000  # re-read this much before the cursor: late-ingested records
+LOG_PAGE_LIMIT = 1000
+MAX_SEEN_IDS = 5000
+
+
+@dataclass
+class LogLane:
+    logs: LogReader
+    groups: list[str]
+    name: str = "sms"
+    source: str = SOURCE
+
+    def run(
+        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+    ) -> datetime | None:
+        return started if reconcile(pipeline, self, started, seconds_left, report) else None
+
+
+def reconcile(
+    pipeline: Pipeline, lane: LogLane, started: datetime, seconds_left: Callable[[], float], report: IngestReport
+) -> bool:
+    """True when every log group was read to its end."""
+    stored = pipeline.services.poller_state
+    raw = stored.cursor(SOURCE)
+    cursor: dict[str, Any] = json.loads(raw) if raw else {}
+    for group in lane.groups:
+        state = cursor.get(group) or {"start": _ms(started - FIRST_LOOKBACK), "seen": {}}
+        token: str | None = None
+        while True:
+            if seconds_left() < SAFETY_SECONDS:
+                return False
+            page = lane.logs.filter(group, max(0, int(state["start"]) - LOG_OVERLAP_MS), token, LOG_PAGE_LIMIT)
+            seen: dict[str, int] = state["seen"]
+            _apply_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
+            state = advance_cursor(state, page.events)
+            updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
+            if updated != raw:
+                # Committed only now: everything derived from this page is persisted.
+                stored.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
+                raw, cursor = updated, json.loads(updated)
+            token = page.next_token
+            if not token:
+                break
+    return True
+
+
+def _apply_records(pipeline: Pipeline, records: list[LogRecord], report: IngestReport) -> None:
+    """Raises the first failure once all are tried: the cursor stays, and the page is read again."""
+    parts = {record.log_event_id: IngestReport() for record in records}
+    read = {record.log_event_id: read_log_record(record) for record in records}  # once, for lane and apply
+
+    def recipient_of(record: LogRecord) -> str | None:
+        event = read[record.log_event_id]
+        return event.recipient_key if event else None  # an unreadable record is independent of all
+
+    def apply(record: LogRecord) -> None:
+        event = read[record.log_event_id]
+        ingest_read_record(pipeline.services, pipeline.events, event, parts[record.log_event_id])
+
+    _, failure = fan_out.in_groups(records, recipient_of, apply, pipeline.services.settings.poll_apply_concurrency)
+    for part in parts.values():
+        report.absorb(part)
+    if failure is not None:
+        raise failure
+
+
+def advance_cursor(state: dict[str, Any], records: list[LogRecord]) -> dict[str, Any]:
+    seen: dict[str, int] = dict(state.get("seen") or {})
+    start = int(state["start"])
+    for record in records:
+        seen[record.log_event_id] = record.timestamp_ms
+        start = max(start, record.timestamp_ms)
+    floor = start - LOG_OVERLAP_MS
+    kept = sorted(((ts, event_id) for event_id, ts in seen.items() if ts >= floor), reverse=True)[:MAX_SEEN_IDS]
+    return {"start": start, "seen": {event_id: ts for ts, event_id in kept}}
+
+
+def read_log_record(record: LogRecord) -> DeliveryEvent | None:
+    """The record's event, or None when it is unreadable (logged here, once)."""
+    try:
+        return parse_sms_record(record.message)
+    except MalformedEvent as exc:
+        logger.error("unreadable SMS status record", extra={"log_event_id": record.log_event_id, "error": str(exc)})
+        return None
+
+
+def ingest_log_record(services: Services, events: DeliveryEventStore, record: LogRecord, report: IngestReport) -> None:
+    """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
+    ingest_read_record(services, events, read_log_record(record), report)
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)

@@ -1,0 +1,29 @@
+"""SNS's settings (SMS): the delivery-status log groups SNS writes and the poller reconciles."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sendledger.providers.registry import Provider
+from sendledger.settings import Fragment
+
+ENV_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
+ENV_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"
+# SNS writes SMS delivery-status logs to sns/{region}/{account}/ + these; the names are not ours to pick.
+SUCCESS_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber"
+FAILURE_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber/Failure"
+
+
+class SnsSettings(Fragment):
+    PROVIDER = Provider.SNS
+    WIRING = frozenset({"success_log_group", "failure_log_group"})
+
+    success_log_group: str = Field("", validation_alias=ENV_SUCCESS_LOG_GROUP)
+    failure_log_group: str = Field("", validation_alias=ENV_FAILURE_LOG_GROUP)
+
+    @property
+    def log_groups(self) -> list[str]:
+        return [group for group in (self.success_log_group, self.failure_log_group) if group]
+
+
+SETTINGS = SnsSettings

@@ -1,0 +1,162 @@
+"""SNS (SMS): the delivery-status log groups SNS writes, the account's SMS settings, and the
+subscription handler that applies each record as it is written (the poller reconciles the rest)."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_logs_destinations as log_destinations
+from aws_cdk import custom_resources as cr
+from constructs import Construct
+
+from infra import constants as c
+from infra import nag
+from infra.checkov import sms_only_deny
+from infra.lambdas import SendledgerFunction
+from infra.providers import Built, Functions
+from infra.queues import dead_letter_queue
+from infra.settings import Settings
+from sendledger import names
+from sendledger.providers.sns.settings import (
+    ENV_FAILURE_LOG_GROUP,
+    ENV_SUCCESS_LOG_GROUP,
+    FAILURE_LOG_GROUP_SUFFIX,
+    SUCCESS_LOG_GROUP_SUFFIX,
+)
+
+
+class SnsResources(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, topic_key: kms.IKey) -> None:
+        super().__init__(scope, construct_id)
+        removal = settings.removal_policy
+        # SNS names these groups itself: sns/<region>/<account>/DirectPublishToPhoneNumber[/Failure].
+        prefix = f"sns/{cdk.Aws.REGION}/{cdk.Aws.ACCOUNT_ID}"
+        self.success_logs = logs.LogGroup(
+            self,
+            "SmsSuccessLogs",
+            log_group_name=f"{prefix}/{SUCCESS_LOG_GROUP_SUFFIX}",
+            retention=logs.RetentionDays.THREE_MONTHS,
+            removal_policy=removal,
+        )
+        self.failure_logs = logs.LogGroup(
+            self,
+            "SmsFailureLogs",
+            log_group_name=f"{prefix}/{FAILURE_LOG_GROUP_SUFFIX}",
+            retention=logs.RetentionDays.THREE_MONTHS,
+            removal_policy=removal,
+        )
+        self.log_groups = (self.success_logs, self.failure_logs)
+        self.delivery_status_role = iam.Role(
+            self,
+            "SmsDeliveryStatusRole",
+            assumed_by=iam.ServicePrincipal(
+                "sns.amazonaws.com",
+                conditions={"StringEquals": {"aws:SourceAccount": cdk.Aws.ACCOUNT_ID}},
+            ),
+            description="SNS writes SMS delivery-status logs to the two sendledger log groups",
+        )
+        # SNS's documented action set for delivery-status logging, scoped to our log groups.
+        self.delivery_status_role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "logs:CreateLogGroup",
+                    "logs:CreateLogStream",
+                    "logs:PutLogEvents",
+                    "logs:PutMetricFilter",
+                    "logs:PutRetentionPolicy",
+                ],
+                resources=[group.log_group_arn for group in self.log_groups],
+            )
+        )
+        self._sms_attributes()
+        # Async invocations of the subscription handler that fail after retries land here.
+        self.logs_dlq = dead_letter_queue(self, "SmsDeliveryLogsDlq")
+        self.built = Built(
+            environment={
+                ENV_SUCCESS_LOG_GROUP: self.success_logs.log_group_name,
+                ENV_FAILURE_LOG_GROUP: self.failure_logs.log_group_name,
+            },
+            dead_letter_queues={"SmsDeliveryLogsDlq": self.logs_dlq},
+        )
+
+    def functions(self, context: Functions) -> list[SendledgerFunction]:
+        self.delivery_logs = SendledgerFunction(
+            self,
+            c.SMS_LOGS_FUNCTION_ID,
+            description="Applies SNS SMS delivery-status records from CloudWatch Logs",
+            handler=names.SMS_DELIVERY_LOGS_HANDLER,
+            code=context.code,
+            environment=context.environment,
+            timeout=cdk.Duration.seconds(c.SMS_LOGS_TIMEOUT_SECONDS),
+            memory_size=256,
+            log_retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=context.settings.removal_policy,
+            dead_letter_queue=self.logs_dlq,
+            statements=[context.data.item_access(with_due_work_index=True)],
+        )
+        for group_id, group in (
+            ("SmsSuccessSubscription", self.success_logs),
+            ("SmsFailureSubscription", self.failure_logs),
+        ):
+            logs.SubscriptionFilter(
+                self,
+                group_id,
+                log_group=group,
+                destination=log_destinations.LambdaDestination(self.delivery_logs.function),
+                filter_pattern=logs.FilterPattern.all_events(),
+            )
+        return [self.delivery_logs]
+
+    def grant(self, *, api: SendledgerFunction, poller: SendledgerFunction) -> None:
+        for function in (api, poller):  # both send SMS (the poller: resends, fallbacks)
+            function.role.add_to_policy(iam.PolicyStatement(actions=[c.SMS_PUBLISH_ACTION], resources=["*"]))
+            function.role.add_to_policy(sms_only_deny())
+        poller.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:FilterLogEvents"], resources=[group.log_group_arn for group in self.log_groups]
+            )
+        )
+
+    def attach(self, poller: SendledgerFunction) -> None:
+        return None
+
+    def _sms_attributes(self) -> None:
+        """Account-level SNS SMS settings (no CloudFormation resource exists for them)."""
+        call = cr.AwsSdkCall(
+            service="SNS",
+            action="SetSMSAttributes",
+            parameters={
+                "attributes": {
+                    "DeliveryStatusIAMRole": self.delivery_status_role.role_arn,
+                    "DeliveryStatusSuccessSamplingRate": "100",
+                    "DefaultSMSType": "Transactional",
+                }
+            },
+            physical_resource_id=cr.PhysicalResourceId.of("sendledger-sms-attributes"),
+        )
+        sms_attributes = cr.AwsCustomResource(
+            self,
+            "SmsAttributes",
+            on_create=call,
+            on_update=call,
+            policy=cr.AwsCustomResourcePolicy.from_statements(
+                [
+                    iam.PolicyStatement(actions=[c.SET_SMS_ATTRIBUTES_ACTION], resources=["*"]),
+                    iam.PolicyStatement(actions=["iam:PassRole"], resources=[self.delivery_status_role.role_arn]),
+                ]
+            ),
+            install_latest_aws_sdk=False,
+            log_group=logs.LogGroup(self, "SmsAttributesLogs", retention=logs.RetentionDays.ONE_MONTH),
+        )
+        nag.acknowledge(
+            sms_attributes,
+            "AwsSolutions-IAM5[Resource::*]",
+            "sns:SetSMSAttributes is an account-level setting without resource-level "
+            "permissions; iam:PassRole in the same policy is scoped to the delivery-status role.",
+        )
+
+
+CONSTRUCT_ID = "Sns"
+RESOURCES = SnsResources
