@@ -36,17 +36,18 @@ EVENTS_DUE_AFTER = timedelta(seconds=5)  # past the simulator's last event of a 
 def sendgrid_selected(simulator: Any) -> Iterator[str]:
     """The runtime switched to SendGrid for the block (adapter, webhook, events queue); yields the queue URL."""
     from local.simulator.http import SimulatorServer
+    from local.simulator.providers.sendgrid import side_of
     from sendledger import bootstrap
     from sendledger.providers.registry import Provider
     from sendledger.providers.sendgrid.settings import SendGridSettings
 
     runtime = bootstrap.runtime()
     services = runtime.services
-    server = SimulatorServer(simulator.sendgrid.handle, "sendgrid")
+    server = SimulatorServer(side_of(simulator).handle, "sendgrid")
     server.start()
     secrets, sqs = boto3.client("secretsmanager", region_name=REGION), boto3.client("sqs", region_name=REGION)
-    api_key = secrets.create_secret(Name="bench/sendgrid-api-key", SecretString=simulator.sendgrid.api_key)["ARN"]
-    public_key = secrets.create_secret(Name="bench/sendgrid-webhook", SecretString=simulator.sendgrid.public_key)
+    api_key = secrets.create_secret(Name="bench/sendgrid-api-key", SecretString=side_of(simulator).api_key)["ARN"]
+    public_key = secrets.create_secret(Name="bench/sendgrid-webhook", SecretString=side_of(simulator).public_key)
     queue_url: str = sqs.create_queue(QueueName="bench-sendgrid-events")["QueueUrl"]
     saved = services.settings, services.email
     services.settings = services.settings.model_copy(update={"email_provider": Provider.SENDGRID}).configure_provider(
@@ -66,6 +67,7 @@ def sendgrid_selected(simulator: Any) -> Iterator[str]:
 
 def measure(world: World, simulator: Any) -> dict[str, Any]:
     from local.gateway import build_event
+    from local.simulator.providers.sendgrid import side_of
     from sendledger import bootstrap
     from sendledger.handlers import api
     from sendledger.names import webhook_path
@@ -98,7 +100,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             return status
 
         try:
-            simulator.sendgrid.flush(post)
+            side_of(simulator).flush(post)
         finally:
             simulator.clock = real_clock
         if webhook.get("status") != 200:
@@ -110,9 +112,10 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
         new: list[dict[str, Any]] = []
         duplicate: list[dict[str, Any]] = []
         for message in _drain_queue(queue_url):
-            event = parse_queued(message["Body"])
-            if event is None:
+            parsed = parse_queued(message["Body"])
+            if not parsed:
                 continue
+            [event] = parsed
             kind = f"sendgrid:{json.loads(message['Body'])['event']}"
             for figures in (new, duplicate):
                 report = IngestReport()

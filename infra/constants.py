@@ -55,7 +55,7 @@ LEDGER_ITEM_ACTIONS: Final = (
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-SES_QUEUE_CONSUME_ACTIONS: Final = (
+EVENT_QUEUE_CONSUME_ACTIONS: Final = (
     "sqs:ChangeMessageVisibility",
     "sqs:DeleteMessage",
     "sqs:GetQueueAttributes",

@@ -18,11 +18,10 @@ if TYPE_CHECKING:
     from sendledger.domain.clock import Clock
     from sendledger.ports.providers import EmailSender, SmsSender
     from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
-    from sendledger.providers.mailgun.webhook import MailgunWebhook
-    from sendledger.providers.sendgrid.webhook import SendGridWebhook
     from sendledger.settings import Settings
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
+    from sendledger.usecases.webhooks import Webhook
 
 
 @dataclass
@@ -33,8 +32,7 @@ class Runtime:
     build_pipeline: Callable[[], Pipeline]
     ledger: LedgerTable | None = None
     _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
-    _sendgrid_webhook: SendGridWebhook | None = field(default=None, init=False, repr=False)
-    _mailgun_webhook: MailgunWebhook | None = field(default=None, init=False, repr=False)
+    _webhooks: dict[str, Webhook | None] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -42,22 +40,12 @@ class Runtime:
             self._pipeline = self.build_pipeline()
         return self._pipeline
 
-    @property
-    def sendgrid_webhook(self) -> SendGridWebhook:
-        """What the webhook route needs, built on its first request (never on the send path)."""
-        from sendledger.providers.sendgrid.webhook import build_webhook
-
-        if self._sendgrid_webhook is None:
-            self._sendgrid_webhook = build_webhook(self.services)
-        return self._sendgrid_webhook
-
-    @property
-    def mailgun_webhook(self) -> MailgunWebhook | None:
-        from sendledger.providers.mailgun.webhook import build_webhook
-
-        if self._mailgun_webhook is None and self.ledger is not None:
-            self._mailgun_webhook = build_webhook(self.services.settings, self.ledger)
-        return self._mailgun_webhook
+    def webhook(self, provider: str) -> Webhook | None:
+        """A provider's webhook route, built on its first request (never on the send path);
+        None when the provider is not enabled here, does not push, or is not configured."""
+        if provider not in self._webhooks:
+            self._webhooks[provider] = build_webhook(self.services, self.ledger, provider)
+        return self._webhooks[provider]
 
     @classmethod
     def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
@@ -126,6 +114,22 @@ class OtherEmailSenders(Mapping[str, "EmailSender"]):
 
     def __len__(self) -> int:
         return len(self.names)
+
+
+def build_webhook(services: Services, ledger: LedgerTable | None, provider: str) -> Webhook | None:
+    from sendledger.adapters.sqs_sink import SqsEventSink
+    from sendledger.providers.registry import slice_of
+    from sendledger.usecases.webhooks import Webhook
+
+    settings = services.settings
+    if ledger is None or provider not in {enabled.value for enabled in settings.enabled_providers}:
+        return None
+    piece = slice_of(provider)
+    configured = piece.webhook(settings)
+    if configured is None:
+        return None
+    intake, queue_url = configured
+    return Webhook(piece.source, intake, SqsEventSink(queue_url), ledger.webhook_tokens, services.clock)
 
 
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:

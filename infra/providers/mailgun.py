@@ -1,4 +1,4 @@
-"""Mailgun: its two keys in Secrets Manager and who may read them.
+"""Mailgun: its two keys in Secrets Manager and who may read them, and its webhook events queue.
 
 The secrets are created with a generated placeholder; the operator puts Mailgun's API key and
 HTTP webhook signing key in after the first deploy (docs/providers.md). The api Lambda sends and verifies
@@ -13,13 +13,19 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from infra import constants as c
 from infra import nag
 from infra.lambdas import SendledgerFunction
 from infra.providers import Built, Functions, Webhook
+from infra.queues import queue_with_dlq
 from infra.settings import Settings
 from sendledger import names
 from sendledger.providers.mailgun import NAME
-from sendledger.providers.mailgun.settings import ENV_API_KEY_SECRET_ARN, ENV_SIGNING_KEY_SECRET_ARN
+from sendledger.providers.mailgun.settings import (
+    ENV_API_KEY_SECRET_ARN,
+    ENV_EVENTS_QUEUE_URL,
+    ENV_SIGNING_KEY_SECRET_ARN,
+)
 
 _ROTATION = (
     "Mailgun keys are issued and rotated in Mailgun's control panel, not by an AWS rotation "
@@ -33,11 +39,18 @@ class MailgunSecrets(Construct):
         removal = settings.removal_policy
         self.api_key = self._secret("ApiKey", "Mailgun API key (Basic auth api:<key>)", removal)
         self.signing_key = self._secret("WebhookSigningKey", "Mailgun HTTP webhook signing key (HMAC-SHA256)", removal)
+        # Verified webhook events wait here for the poller, one event per message.
+        self.events_queue, self.events_dlq = queue_with_dlq(
+            self, "EventsQueue", visibility_timeout=cdk.Duration.seconds(6 * c.POLLER_TIMEOUT_SECONDS)
+        )
         self.built = Built(
             environment={
                 ENV_API_KEY_SECRET_ARN: self.api_key.secret_arn,
                 ENV_SIGNING_KEY_SECRET_ARN: self.signing_key.secret_arn,
+                ENV_EVENTS_QUEUE_URL: self.events_queue.queue_url,
             },
+            dead_letter_queues={"MailgunEventsDlq": self.events_dlq},
+            event_queues={"MailgunEvents": self.events_queue},
             # The operator puts Mailgun's values into these after deploy.
             outputs={
                 "MailgunApiKeySecretArn": self.api_key.secret_arn,
@@ -77,6 +90,13 @@ class MailgunSecrets(Construct):
             iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn, self.signing_key.secret_arn])
         )
         poller.role.add_to_policy(iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn]))
+        # The api queues verified webhook events; the poller drains them.
+        api.role.add_to_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
+        )
+        poller.role.add_to_policy(
+            iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
+        )
 
 
 CONSTRUCT_ID = "Mailgun"

@@ -101,7 +101,7 @@ class SendGridResources(Construct):
             iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.api_key.secret_arn])
         )
         role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(c.SES_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
+            iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
         )
 
 

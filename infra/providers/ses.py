@@ -96,7 +96,7 @@ class SesResources(Construct):
         # Retries after proven absence, escalation fallbacks and reset mails send like the API does.
         poller.role.add_to_policy(self.send_email_statement())
         poller.role.add_to_policy(
-            iam.PolicyStatement(actions=list(c.SES_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
+            iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
         )
 
     def attach(self, poller: SendledgerFunction) -> None:

@@ -13,8 +13,8 @@ without any change to the production adapters. By concern:
   through SNS to SQS.
 * :mod:`~local.simulator.providers.sns`: fictional ``+1NPA55501XX`` numbers and SNS delivery-status records,
   written to CloudWatch Logs and delivered to the ``sms_delivery_logs`` handler.
-* :mod:`~local.simulator.providers.sendgrid`: SendGrid's mail send and Email Activity APIs and its signed
-  Event Webhook (``sendgrid_http.py`` serves it over HTTP, or in-process to tests).
+* :mod:`~local.simulator.providers`: one module per provider slice (SES and SNS above, the
+  others served over HTTP by :mod:`~local.simulator.http`, or in-process to tests).
 * :mod:`~local.simulator.core`: :class:`Simulator`, which ties them together around one outbox.
 
 Events are *deferred*: :meth:`Simulator.flush` emits what the providers queued. Works with

@@ -27,7 +27,6 @@ from local.simulator import hooks
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, masked
 from local.simulator.providers import ses
 from local.simulator.providers import sns as sms
-from local.simulator.providers.sendgrid import SendGridSide
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
@@ -69,8 +68,9 @@ class Simulator:
         self._outbox: list[dict[str, Any]] = []
         self._ses_queue: list[ses.TimedRecord] = []
         self._sms_queue: list[sms.PendingSms] = []
-        # SendGrid's HTTP API and webhook (EMAIL_PROVIDER=sendgrid), sharing the outbox and labels.
-        self.sendgrid = SendGridSide(clock=self._now, faults=self._faults, record=self._record)
+        # The providers played over HTTP (local/simulator/providers/), by name: they share this
+        # outbox, clock and fault counter.
+        self.sides: dict[str, Any] = {}
         self._hooks = hooks.Hooks(
             {
                 hooks.BEFORE_SEND_EMAIL: self._before_send_email,
@@ -112,15 +112,21 @@ class Simulator:
                 "sms_deliveries": len(self._sms_queue),
             }
 
-    def _now(self) -> datetime:
+    def now(self) -> datetime:
         return self.clock()  # read at every call: tests may swap the clock
 
-    def _record(self, entry: dict[str, Any]) -> None:
+    @property
+    def faults(self) -> FaultCounter:
+        return self._faults
+
+    def record(self, entry: dict[str, Any]) -> None:
+        """One outbox entry of a provider played over HTTP."""
         with self._lock:
             self._outbox.append(entry)
 
     def reset(self) -> None:
-        self.sendgrid.reset()
+        for side in self.sides.values():
+            side.reset()
         with self._lock:
             self._outbox.clear()
             self._faults.reset()

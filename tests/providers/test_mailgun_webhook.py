@@ -1,4 +1,5 @@
-"""Mailgun's signed webhooks through the real api handler over moto: verify, refuse, apply once."""
+"""Mailgun's signed webhooks through the real api handler over moto: verify, refuse, queue; the
+poller's webhook lane applies each event once."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.mailgun.signature import expected_signature
 from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
+from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
 from tests.support.fakes import FakeClock
 from tests.support.provider_fixtures import provider_format
@@ -29,14 +31,25 @@ BOUNCED = "unknown-user@example.com"  # the reference webhook's permanent bounce
 @pytest.fixture
 def enabled(services: Services, clock: FakeClock) -> Services:
     secret = boto3.client("secretsmanager").create_secret(Name="mailgun-webhook-signing-key", SecretString=KEY)
+    queue = boto3.client("sqs").create_queue(QueueName="mailgun-events", Attributes={"VisibilityTimeout": "0"})
     services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN})
-    services.settings = services.settings.configure_provider(MailgunSettings, signing_key_secret_arn=secret["ARN"])
+    services.settings = services.settings.configure_provider(
+        MailgunSettings, signing_key_secret_arn=secret["ARN"], events_queue_url=queue["QueueUrl"]
+    )
     clock.current = datetime.fromtimestamp(int(VECTOR["timestamp"]) + 5, UTC)
     return services
 
 
 def post(api: Api, body: str) -> tuple[int, dict[str, str], Any]:
     return api("POST", PATH, raw_body=body)
+
+
+def drain(api: Api) -> CycleReport:
+    """The poller's webhook lane (the Events API lane is not what these tests are about)."""
+    pipeline = api.runtime.pipeline
+    report = CycleReport()
+    pipeline.lane("mailgun-webhooks").run(pipeline, pipeline.services.clock.now(), lambda: 60.0, report)
+    return report
 
 
 def signed(clock: FakeClock, event_data: dict[str, Any], key: str = KEY) -> str:
@@ -53,22 +66,28 @@ def suppressed(api: Api, address: str) -> bool:
     return bool(api("GET", f"/v1/suppressions/{address.replace('@', '%40')}")[2]["suppressed"])
 
 
-def test_the_reference_webhook_is_applied_once_and_its_replay_changes_nothing(enabled, api):
+QUEUED = {"received": 1, "queued": 1, "duplicate": False}
+
+
+def test_the_reference_webhook_is_queued_applied_once_and_its_retry_changes_nothing(enabled, api):
     body = json.dumps(WEBHOOK)
     status, headers, answer = post(api, body)
-    assert (status, answer) == (200, {"status": "applied"})
+    assert (status, answer) == (200, QUEUED)
+    assert not suppressed(api, BOUNCED), "nothing is applied by the api"
+    assert drain(api).applied == 1
     assert suppressed(api, BOUNCED)
-    assert post(api, body)[:3:2] == (200, {"status": "duplicate"})  # Mailgun's retry of the same POST
+    assert post(api, body)[:3:2] == (200, {"received": 1, "queued": 0, "duplicate": True})  # Mailgun's retry
+    assert (drain(api).applied, drain(api).duplicates) == (0, 0), "the retry queued nothing"
 
 
 def test_a_wrong_signature_gets_403_and_changes_nothing(enabled, api, clock):
     body = signed(clock, WEBHOOK["event-data"], key="not-the-signing-key")
     status, headers, answer = post(api, body)
     assert status == 403 and headers["content-type"] == "application/problem+json"
-    assert answer["type"].endswith("/webhook-signature-invalid")
-    assert not suppressed(api, BOUNCED)
+    assert answer["type"].endswith("/invalid-signature")
     unsigned = json.dumps({"event-data": WEBHOOK["event-data"]})
-    assert post(api, unsigned)[0] == 403 and not suppressed(api, BOUNCED)
+    assert post(api, unsigned)[0] == 403
+    assert drain(api).applied == 0 and not suppressed(api, BOUNCED)
 
 
 def test_a_captured_signature_with_another_event_is_a_replay(enabled, api):
@@ -78,21 +97,23 @@ def test_a_captured_signature_with_another_event_is_a_replay(enabled, api):
     forged["event-data"]["recipient"] = "victim@example.com"  # the signature does not cover the event
     status, _, answer = post(api, json.dumps(forged))
     assert status == 403 and answer["type"].endswith("/webhook-replayed")
+    assert drain(api).applied == 1
     assert not suppressed(api, "victim@example.com")
 
 
 def test_a_stale_timestamp_is_refused(enabled, api, clock):
     clock.advance(enabled.settings.provider(MailgunSettings).webhook_max_age_seconds + 1)
     status, _, answer = post(api, json.dumps(WEBHOOK))
-    assert status == 403 and answer["type"].endswith("/webhook-signature-stale")
-    assert not suppressed(api, BOUNCED)
+    assert status == 403 and answer["type"].endswith("/invalid-signature")
+    assert drain(api).applied == 0 and not suppressed(api, BOUNCED)
 
 
-def test_oversize_malformed_and_not_enabled(enabled, api, clock, services):
+def test_oversize_malformed_and_engagement(enabled, api, clock, services):
     assert post(api, json.dumps({"pad": "x" * 70_000}))[0] == 413
     status, _, answer = post(api, signed(clock, {"event": "delivered"}))  # signed, but no id or time
     assert status == 400 and answer["type"].endswith("/invalid-request")
-    assert post(api, signed(clock, {**WEBHOOK["event-data"], "event": "opened"}))[2] == {"status": "ignored"}
+    opened = post(api, signed(clock, {**WEBHOOK["event-data"], "event": "opened"}))
+    assert opened[:3:2] == (200, {"received": 1, "queued": 0, "duplicate": False}), "proves nothing: not queued"
     assert api("POST", PATH, raw_body="[1, 2]")[0] == 403
 
 
@@ -102,21 +123,21 @@ def test_without_a_signing_key_the_route_is_not_found(api, services):
     assert status == 404 and answer["type"].endswith("/not-found")
 
 
-def test_a_ledger_fault_gets_503_and_mailguns_retry_of_the_same_webhook_is_applied(enabled, api, monkeypatch):
-    events = api.runtime.pipeline.events
-    apply = events.apply
+def test_a_queue_fault_gets_503_and_mailguns_retry_of_the_same_webhook_is_queued(enabled, api, monkeypatch):
+    hook = api.runtime.webhook("mailgun")
+    assert hook is not None and hook.sink is not None
+    put = hook.sink.put
     calls = {"n": 0}
 
-    def failing_once(*args: Any, **kwargs: Any) -> Any:
+    def failing_once(bodies: list[str]) -> None:
         calls["n"] += 1
         if calls["n"] == 1:
-            raise DependencyUnavailable("ledger unavailable: injected")
-        return apply(*args, **kwargs)
+            raise DependencyUnavailable("queue unavailable: injected")
+        put(bodies)
 
-    monkeypatch.setattr(events, "apply", failing_once)
+    monkeypatch.setattr(hook.sink, "put", failing_once)
     body = json.dumps(WEBHOOK)
     status, headers, _ = post(api, body)
     assert status == 503 and "retry-after" in headers
-    assert not suppressed(api, BOUNCED)
-    assert post(api, body)[:3:2] == (200, {"status": "applied"})  # the token was released
-    assert suppressed(api, BOUNCED)
+    assert post(api, body)[:3:2] == (200, QUEUED)  # the token was released: the retry is no replay
+    assert drain(api).applied == 1 and suppressed(api, BOUNCED)

@@ -65,7 +65,7 @@ def suppressed(world: SendGridWorld, address: str) -> bool:
 def test_the_reference_batch_is_queued_then_applied_once_by_the_suppression_rules(sendgrid: SendGridWorld) -> None:
     use_reference_key(sendgrid)
     status, _, receipt = post(sendgrid, VECTOR["body"], signed_headers())
-    assert status == 200 and receipt == {"received": 11, "queued": 9}  # open and click are skipped
+    assert status == 200 and receipt == {"received": 11, "queued": 9, "duplicate": False}  # open and click are skipped
     report = sendgrid.parts.ingestion.poll()
     assert (report.applied, report.poison) == (9, 0)
     assert suppressed(sendgrid, "unknown-user@example.com")  # bounce 5.1.1
@@ -121,7 +121,9 @@ def test_over_the_body_limit_is_413(sendgrid: SendGridWorld) -> None:
 
 def test_a_queue_failure_is_503_with_retry_after(sendgrid: SendGridWorld, monkeypatch: pytest.MonkeyPatch) -> None:
     use_reference_key(sendgrid)
-    sink = sendgrid.parts.api.runtime.sendgrid_webhook.sink
+    hook = sendgrid.parts.api.runtime.webhook("sendgrid")
+    assert hook is not None
+    sink = hook.sink
     assert sink is not None
 
     def failing(**_: Any) -> dict[str, Any]:

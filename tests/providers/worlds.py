@@ -17,6 +17,7 @@ import boto3
 from local.simulator import Simulator
 from local.simulator.http import InProcessHttp
 from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
+from local.simulator.providers.sendgrid import side_of
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
 from sendledger.bootstrap import build_pipeline
@@ -121,7 +122,7 @@ class SendGridWorld:
     queue_url: str  # the webhook's events queue
 
     def emit(self) -> None:
-        self.parts.simulator.sendgrid.flush(self.post)  # signed webhook batch → api → events queue
+        side_of(self.parts.simulator).flush(self.post)  # signed webhook batch → api → events queue
 
     def post(self, body: bytes, headers: dict[str, str]) -> int:
         status, _, _ = self.parts.api("POST", names.webhook_path("sendgrid"), raw_body=body.decode(), headers=headers)
@@ -134,7 +135,7 @@ class SendGridWorld:
 def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWorld:
     """SendGrid's key and the webhook's verification key in Secrets Manager, its events queue, its adapter."""
     sqs, secrets = boto3.client("sqs"), boto3.client("secretsmanager")
-    side = parts.simulator.sendgrid
+    side = side_of(parts.simulator)
     api_key = secrets.create_secret(Name="sendledger/sendgrid-api-key", SecretString=side.api_key)["ARN"]
     public_key = secrets.create_secret(Name="sendledger/sendgrid-webhook-key", SecretString=side.public_key)["ARN"]
     queue_url = sqs.create_queue(QueueName="sendledger-sendgrid-events", Attributes={"VisibilityTimeout": "0"})[

@@ -79,7 +79,7 @@ class MessageView(Model):
     to: str
     template: TemplateView
     category: str
-    provider: str = Field(description="who carries it: ses, sendgrid or mailgun (email), sns (SMS)")
+    provider: str = Field(description="the provider that carries it, by its registry name (docs/providers.md)")
     provider_message_id: str | None
     reason: str | None
     created_at: str
@@ -130,8 +130,11 @@ class ResetEvidenceView(Model):
 
 
 class WebhookReceipt(Model):
-    received: int = Field(description="events in the signed batch")
+    """200 (some providers count only exactly 200 as delivered): what became of a signed POST."""
+
+    received: int = Field(description="events in the signed POST")
     queued: int = Field(description="delivery events queued for ingestion (engagement events are skipped)")
+    duplicate: bool = Field(False, description="the same signed POST was queued before (a provider's retry)")
 
 
 class FieldProblem(Model):

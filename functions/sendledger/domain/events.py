@@ -49,7 +49,7 @@ class EventKind(StrEnum):
     DELIVERY_DELAY = "DeliveryDelay"
     SMS_SUCCESS = "SmsSuccess"
     SMS_FAILURE = "SmsFailure"
-    UNSUBSCRIBE = "Unsubscribe"  # the recipient opted out (Mailgun `unsubscribed`)
+    UNSUBSCRIBE = "Unsubscribe"  # the recipient opted out
 
 
 @value

@@ -1,7 +1,9 @@
-"""The providers' signed webhook routes of the api Lambda: no IAM, the signature is the auth.
+"""The providers' signed webhook route of the api Lambda: no IAM, the provider's signature is the auth.
 
-Each route's verification and ingestion code is imported inside it, so a container that serves
-the callers' API never loads it at cold start.
+One route for every provider that pushes (`POST /v1/providers/{provider}/events`): the provider's
+intake verifies the POST, its events are queued for the poller (usecases/webhooks.py). The
+verification and ingestion code is imported inside it, so a container that serves the callers'
+API never loads it at cold start.
 """
 
 from __future__ import annotations
@@ -12,65 +14,47 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from sendledger import names
-from sendledger.api.mailgun_models import WebhookAccepted
 from sendledger.api.models import WebhookReceipt
 from sendledger.api.openapi import documented
 from sendledger.api.problems import JSON, problem
 from sendledger.handlers.invocation import current_runtime
 
-# A SendGrid webhook batch is posted at 768 KB at most; over this limit it is refused (413).
+# The largest body any provider's webhook takes (the largest batch a provider posts); each
+# provider's intake refuses what is over its own limit.
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
-BODY_LIMITS = {names.webhook_path("sendgrid"): WEBHOOK_MAX_BODY_BYTES}
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves Router.__init__ unannotated
 
 
 @router.post(
-    names.webhook_path("mailgun"),
-    responses=documented(200, WebhookAccepted, 400, 403, 404, 413, 415, 503),
-    description="Mailgun's signed webhooks; no IAM: the body's HMAC signature authenticates it",
+    names.PROVIDER_EVENTS_ROUTE.replace("{provider}", "<provider>"),
+    responses=documented(200, WebhookReceipt, 400, 403, 404, 413, 415, 503),
+    description="A provider's signed webhook (no IAM: the provider's own signature authenticates it); "
+    "the delivery events it carries are queued for the poller",
 )
-def post_mailgun_events() -> Response[str]:
-    from sendledger.providers.mailgun.webhook import WebhookOutcome, receive_mailgun_webhook
+def post_provider_events(provider: str) -> Response[str]:
+    from sendledger.ports.webhooks import WebhookOutcome
+    from sendledger.usecases.webhooks import receive_webhook
 
-    runtime = current_runtime()
-    result = receive_mailgun_webhook(runtime.pipeline, runtime.mailgun_webhook, router.current_event.body or "")
-    if result.outcome in {WebhookOutcome.APPLIED, WebhookOutcome.DUPLICATE, WebhookOutcome.IGNORED}:
-        return Response(status_code=200, content_type=JSON, body=json.dumps({"status": result.outcome.value}))
-    refused = {
-        WebhookOutcome.UNSIGNED: "webhook-signature-invalid",
-        WebhookOutcome.STALE: "webhook-signature-stale",
-        WebhookOutcome.REPLAYED: "webhook-replayed",
-    }
-    if result.outcome in refused:
-        return problem(403, refused[result.outcome], result.detail)
-    if result.outcome is WebhookOutcome.NOT_ENABLED:
-        return problem(404, "not-found", result.detail)
-    return problem(400, "invalid-request", f"not a Mailgun event: {result.detail}")
-
-
-@router.post(names.webhook_path("sendgrid"), responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
-def post_sendgrid_events() -> Response[str]:
-    """SendGrid's Signed Event Webhook: verified over the raw body, then queued (no IAM: the signature is the auth)."""
-    from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER
-    from sendledger.providers.sendgrid.webhook import WebhookOutcome, accept_sendgrid_events
-
+    hook = current_runtime().webhook(provider)
+    if hook is None:
+        return problem(404, "not-found", f"no webhook of {provider!r} is enabled here")
     event = router.current_event
-    result = accept_sendgrid_events(
-        current_runtime().sendgrid_webhook,
-        event.headers.get(TIMESTAMP_HEADER),
-        event.headers.get(SIGNATURE_HEADER),
-        (event.body or "").encode("utf-8", errors="surrogatepass"),
-    )
-    if result.outcome is WebhookOutcome.QUEUED:
-        body = json.dumps({"received": result.received, "queued": result.queued})
-        return Response(status_code=200, content_type=JSON, body=body)
+    body = (event.body or "").encode("utf-8", errors="surrogatepass")
+    if len(body) > hook.intake.max_body_bytes:
+        return problem(
+            413, "payload-too-large", f"this provider's bodies are limited to {hook.intake.max_body_bytes} bytes"
+        )
+    result = receive_webhook(hook, dict(event.headers or {}), body)
+    if result.outcome in (WebhookOutcome.QUEUED, WebhookOutcome.DUPLICATE):
+        answer = {
+            "received": result.received,
+            "queued": result.queued,
+            "duplicate": result.outcome is WebhookOutcome.DUPLICATE,
+        }
+        return Response(status_code=200, content_type=JSON, body=json.dumps(answer))
     if result.outcome is WebhookOutcome.MALFORMED:
-        return problem(400, "invalid-request", "the signed body is not a JSON array of events")
-    details = {
-        WebhookOutcome.NOT_CONFIGURED: "no verification key is configured for SendGrid events",
-        WebhookOutcome.UNSIGNED: f"{SIGNATURE_HEADER} and {TIMESTAMP_HEADER} are required",
-        WebhookOutcome.STALE: "the signature timestamp is too old or in the future",
-        WebhookOutcome.BAD_SIGNATURE: "the signature does not verify",
-    }
-    return problem(403, "invalid-signature", details[result.outcome])
+        return problem(400, "invalid-request", result.detail)
+    if result.outcome is WebhookOutcome.REPLAYED:
+        return problem(403, "webhook-replayed", result.detail)
+    return problem(403, "invalid-signature", result.detail)  # unsigned, stale, bad or unverifiable

@@ -11,6 +11,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
+from sendledger import names
 from sendledger.api.problems import JSON, problem
 from sendledger.handlers import provider_routes
 
@@ -41,7 +42,8 @@ def precheck(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response
     if routed is not None:
         return routed
     body = event.get("body") or ""
-    limit = provider_routes.BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
+    webhook = str(event.get("path")).startswith(names.PROVIDERS_PATH)
+    limit = provider_routes.WEBHOOK_MAX_BODY_BYTES if webhook else MAX_BODY_BYTES
     if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
         return problem(413, "payload-too-large", f"bodies are limited to {limit} bytes")
     if event.get("httpMethod") not in ("POST", "PUT") or not body:

@@ -21,6 +21,7 @@ from sendledger.domain.values import value
 if TYPE_CHECKING:  # the api, which imports the senders, never loads the poller's modules
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.domain.messages import Message
+    from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
     from sendledger.usecases.ingest import Pipeline
     from sendledger.usecases.poll import CycleReport
@@ -83,3 +84,7 @@ class ProviderSlice(Protocol):
     def lookup(self, settings: Settings) -> AcceptanceLookup | None: ...
 
     def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]: ...
+
+    def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
+        """A provider that pushes: its intake and the URL of the queue its events wait in
+        (None: it does not push, or its webhook is not configured here)."""

@@ -12,6 +12,7 @@ from sendledger.domain.recipients import Channel
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, SmsSender
+    from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
 EMAIL = frozenset({Channel.EMAIL})
@@ -39,3 +40,7 @@ class SliceBase:
 
     def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
         return []
+
+    def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
+        """Pull only: no webhook route."""
+        return None

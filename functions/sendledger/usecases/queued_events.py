@@ -40,13 +40,16 @@ class QueueLane:
     # INGESTION_MODE=push attaches an SQS event source to this queue: what it holds in flight
     # holds the watermark too.
     pushable: bool = False
+    # False: the queue is a faster path beside the provider's complete one (that lane alone
+    # moves the watermark).
+    completes_source: bool = True
 
     def run(
         self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
         drained = drain(pipeline, self, seconds_left, report)
         pushed = self.pushable and pipeline.services.settings.ingestion_mode == "push"
-        if drained and (not pushed or self.queue.in_flight() == 0):
+        if drained and self.completes_source and (not pushed or self.queue.in_flight() == 0):
             return started
         return None
 

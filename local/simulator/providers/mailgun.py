@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, fault_label
 from local.simulator.faults import masked as masked_address
 from local.simulator.mailbox import mailbox_simulator_kind
-from local.simulator.providers import LocalContext
+from local.simulator.providers import LocalContext, events_queue
 from sendledger.domain.clock import iso
 from sendledger.providers.mailgun import NAME
 from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE
@@ -44,6 +44,7 @@ from sendledger.providers.mailgun.settings import (
     ENV_API_KEY_SECRET_ARN,
     ENV_DOMAIN,
     ENV_EVENTS_FINAL_AFTER_SECONDS,
+    ENV_EVENTS_QUEUE_URL,
     ENV_SIGNING_KEY_SECRET_ARN,
 )
 
@@ -374,6 +375,7 @@ def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> tupl
 
 
 LOCAL_FINAL_AFTER_SECONDS = 10  # a few times LATE_SECONDS: the finality rule still matters locally
+EVENTS_QUEUE = "sendledger-mailgun-events"  # verified webhook events
 
 
 @dataclass
@@ -402,6 +404,7 @@ def start(context: LocalContext) -> LocalMailgun:
         return context.simulator.clock()  # read at every call: tests may swap the core's clock
 
     simulator = start_local(context.environ, context.region, clock=clock)
+    context.environ.setdefault(ENV_EVENTS_QUEUE_URL, events_queue(context, EVENTS_QUEUE))
     return LocalMailgun(simulator, context.environ[ENV_API_BASE])
 
 

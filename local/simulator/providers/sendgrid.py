@@ -24,19 +24,16 @@ import logging
 import re
 import secrets
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import boto3
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from local.constants import MAX_RECEIVE_COUNT
 from local.simulator.faults import (
     LABEL_THROTTLE,
     LABEL_TIMEOUT_ACCEPTED,
@@ -47,8 +44,10 @@ from local.simulator.faults import (
 )
 from local.simulator.http import Answer, Dropped, SimulatorServer
 from local.simulator.mailbox import mailbox_simulator_kind
-from local.simulator.providers import LocalContext
-from sendledger import names
+from local.simulator.providers import LocalContext, events_queue, post_webhook
+
+if TYPE_CHECKING:
+    from local.simulator.core import Simulator
 from sendledger.domain.clock import iso
 from sendledger.providers.sendgrid import NAME
 from sendledger.providers.sendgrid.events import MESSAGE_ID_ARG, SIGNATURE_HEADER, TIMESTAMP_HEADER
@@ -276,8 +275,6 @@ def _errors(status: int, message: str, field: str | None = None, headers: dict[s
 API_KEY_SECRET = "sendledger/sendgrid-api-key"  # noqa: S105 (a name)
 WEBHOOK_KEY_SECRET = "sendledger/sendgrid-webhook-public-key"  # noqa: S105 (a name)
 EVENTS_QUEUE = "sendledger-sendgrid-events"
-EVENTS_DLQ = "sendledger-sendgrid-events-dlq"
-POST_TIMEOUT_SECONDS = 30.0
 
 
 @dataclass
@@ -292,7 +289,9 @@ class LocalSendGrid:
 
     def flush(self, api_url: str) -> dict[str, int]:
         """SendGrid's batches: signed POSTs to the api's webhook route, before the poll drains them."""
-        return {"sendgrid_events_posted": self.side.flush(lambda body, headers: post(api_url, body, headers))}
+        return {
+            "sendgrid_events_posted": self.side.flush(lambda body, headers: post_webhook(api_url, NAME, body, headers))
+        }
 
     def outbox(self) -> list[dict[str, Any]]:
         return []  # recorded in the core simulator's outbox
@@ -301,32 +300,26 @@ class LocalSendGrid:
         self.server.stop()
 
 
-def post(api_url: str, body: bytes, headers: dict[str, str]) -> int:
-    request = urllib.request.Request(  # noqa: S310 (a local http URL)
-        api_url + names.webhook_path(NAME), data=body, headers=headers, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=POST_TIMEOUT_SECONDS) as response:  # noqa: S310
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
+def side_of(simulator: Simulator) -> SendGridSide:
+    """The simulator's SendGrid, made on first use (it shares the core's outbox, clock and labels)."""
+    side = simulator.sides.get(NAME)
+    if side is None:
+        side = simulator.sides[NAME] = SendGridSide(
+            clock=simulator.now, faults=simulator.faults, record=simulator.record
+        )
+    assert isinstance(side, SendGridSide)
+    return side
 
 
 def start(context: LocalContext) -> LocalSendGrid:
     """Serve the simulated API, store its keys as secrets, create the events queue; set the wiring."""
-    side = context.simulator.sendgrid
+    side = side_of(context.simulator)
     server = SimulatorServer(side.handle, NAME)
     server.start()
     secrets_manager = boto3.client("secretsmanager", region_name=context.region)
     api_key = secrets_manager.create_secret(Name=API_KEY_SECRET, SecretString=side.api_key)["ARN"]
     public_key = secrets_manager.create_secret(Name=WEBHOOK_KEY_SECRET, SecretString=side.public_key)["ARN"]
-    sqs = boto3.client("sqs", region_name=context.region)
-    dlq_url = sqs.create_queue(QueueName=EVENTS_DLQ)["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)})
-    queue_url = sqs.create_queue(
-        QueueName=EVENTS_QUEUE, Attributes={"VisibilityTimeout": "60", "RedrivePolicy": redrive}
-    )["QueueUrl"]
+    queue_url = events_queue(context, EVENTS_QUEUE)
     context.environ.update(
         {
             ENV_API_BASE: server.url,

@@ -10,7 +10,7 @@
 | SMS receipt: SNS message id to message | `PMID#<SNS message id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
-| webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | Mailgun webhook | 0.2 KB |
+| webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | signed webhooks | 0.2 KB |
 
 Indexes: `due-work` (`due_kind`/`due_at`: work the poller must revisit) and `evidence`
 (`ev_day`/`created_at`: a message item, by its owner and UTC day, KEYS_ONLY; written once, with

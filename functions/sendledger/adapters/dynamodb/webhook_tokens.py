@@ -1,4 +1,5 @@
-"""Webhook tokens seen (Mailgun's replay guard): one conditional put per webhook, TTL'd.
+"""Webhook tokens seen (the replay guard of a provider that signs single-use tokens): one
+conditional put per webhook, TTL'd.
 
 Item `WHTOKEN#<source>#<sha256 of the token>` / `TOKEN` with the body's SHA-256: never the
 token itself. A claim is free when the item is absent, released or expired.

@@ -7,6 +7,7 @@ Parsers ignore keys they do not know (Mailgun adds fields over time) and accept 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -143,6 +144,16 @@ def classify_failure(reason: str | None, smtp_status: str | None) -> Verdict:
     if reason == "generic" and (smtp_status or "").startswith("5.1."):
         return Verdict(Action.SUPPRESS, text)  # bad mailbox or domain (RFC 3463 5.1.x)
     return Verdict(Action.COUNT_TRANSIENT, text, known=reason in TRANSIENT_REASONS)
+
+
+def parse_queued(body: str) -> list[DeliveryEvent]:
+    """One queued webhook event (its `event-data`, as the intake queued it); [] for one that proves nothing."""
+    try:
+        document = json.loads(body)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise MalformedEvent("queued Mailgun event is not JSON") from exc
+    event = parse_event(document)
+    return [event] if event is not None else []
 
 
 def bare_message_id(value: str) -> str:

@@ -15,11 +15,12 @@ ENV_EVENTS_FINAL_AFTER_SECONDS = "MAILGUN_EVENTS_FINAL_AFTER_SECONDS"
 ENV_WEBHOOK_MAX_AGE_SECONDS = "MAILGUN_WEBHOOK_MAX_AGE_SECONDS"
 ENV_API_KEY_SECRET_ARN = "MAILGUN_API_KEY_SECRET_ARN"  # noqa: S105
 ENV_SIGNING_KEY_SECRET_ARN = "MAILGUN_WEBHOOK_SIGNING_KEY_SECRET_ARN"  # noqa: S105
+ENV_EVENTS_QUEUE_URL = "MAILGUN_EVENTS_QUEUE_URL"
 
 
 class MailgunSettings(Fragment):
     PROVIDER = Provider.MAILGUN
-    WIRING = frozenset({"api_key_secret_arn", "signing_key_secret_arn"})
+    WIRING = frozenset({"api_key_secret_arn", "signing_key_secret_arn", "events_queue_url"})
 
     domain: str = Field("", validation_alias=ENV_DOMAIN)
     api_base: str = Field("https://api.mailgun.net", validation_alias=ENV_API_BASE)
@@ -28,6 +29,8 @@ class MailgunSettings(Fragment):
     api_key_secret_arn: str = Field("", validation_alias=ENV_API_KEY_SECRET_ARN)
     # No signing key: no webhooks.
     signing_key_secret_arn: str = Field("", validation_alias=ENV_SIGNING_KEY_SECRET_ARN)
+    # Where verified webhook events wait for the poller.
+    events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
 
 
 SETTINGS = MailgunSettings

@@ -1,113 +1,52 @@
-"""A signed Mailgun webhook POST, applied by the one idempotent routine (the faster path).
+"""Mailgun's signed webhooks: HMAC-SHA256 of timestamp + token (signature.py), one event per POST.
 
-Order matters: the signature covers only timestamp + token, not the event, so the token is
-claimed (one conditional write) before anything is applied; a refused or failed apply
-releases it, so Mailgun's retry of the same webhook is not taken for a replay. Polling stays
-the complete path: a webhook Mailgun never delivers (it does not retry `delivered`) is read
-from the Events API anyway.
+The signature covers only the timestamp and the token, not the event: the token is single-use
+(the intake claims it before anything is queued), so a captured signature block cannot be
+replayed with another event, and the timestamp must be within MAILGUN_WEBHOOK_MAX_AGE_SECONDS.
+The event is queued as Mailgun sent it (`event-data`) for the poller's webhook lane. Polling the
+Events API stays the complete path: Mailgun never retries a `delivered` webhook.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from datetime import datetime
 
-from aws_lambda_powertools import Logger
-
-from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import MalformedEvent
-from sendledger.domain.recipients import Channel
-from sendledger.domain.values import value
-from sendledger.ports.webhooks import TokenClaim, WebhookTokenStore
-from sendledger.providers.mailgun import SOURCE
+from sendledger.ports.webhooks import Refused, Verified, WebhookOutcome
 from sendledger.providers.mailgun.events import parse_event
 from sendledger.providers.mailgun.signature import SignatureCheck, check_signature, signature_block
-from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
-if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.settings import Settings
-
-logger = Logger(child=True)
-
-
-class WebhookOutcome(StrEnum):
-    APPLIED = "applied"
-    DUPLICATE = "duplicate"  # the same webhook again, or an event already applied
-    IGNORED = "ignored"  # an event that proves nothing (opens, clicks)
-    NOT_ENABLED = "not_enabled"  # no signing key configured
-    UNSIGNED = "unsigned"  # signature missing or wrong
-    STALE = "stale"  # timestamp outside MAILGUN_WEBHOOK_MAX_AGE_SECONDS
-    REPLAYED = "replayed"  # a token already used, with another body
-    MALFORMED = "malformed"  # signed, but not an event we can read
-
-
-@value
-class WebhookResult:
-    outcome: WebhookOutcome
-    detail: str = ""
+# One event per POST; Mailgun's are a few KB.
+MAX_BODY_BYTES = 64 * 1024
 
 
 @dataclass
-class MailgunWebhook:
-    tokens: WebhookTokenStore
-    signing_key: Callable[[], str]
+class MailgunIntake:
+    signing_key: Callable[[], str]  # read through the secret cache; a fault is a 503
     max_age_seconds: int
+    max_body_bytes: int = MAX_BODY_BYTES
 
-
-def build_webhook(settings: Settings, ledger: LedgerTable) -> MailgunWebhook | None:
-    """The replay guard and the signing key, when Mailgun webhooks are enabled (a signing key set)."""
-    from sendledger.providers.mailgun.http import secret_value
-    from sendledger.providers.mailgun.settings import MailgunSettings
-
-    fragment = settings.provider(MailgunSettings)
-    if not settings.carries(SOURCE, Channel.EMAIL) or not fragment.signing_key_secret_arn:
-        return None
-    return MailgunWebhook(
-        ledger.webhook_tokens, secret_value(fragment.signing_key_secret_arn), fragment.webhook_max_age_seconds
-    )
-
-
-def receive_mailgun_webhook(pipeline: Pipeline, hook: MailgunWebhook | None, body: str) -> WebhookResult:
-    services = pipeline.services
-    if hook is None:
-        return WebhookResult(WebhookOutcome.NOT_ENABLED, "Mailgun webhooks are not enabled")
-    tokens, key = hook.tokens, hook.signing_key
-    try:
-        document = json.loads(body)
-    except ValueError:
-        return WebhookResult(WebhookOutcome.UNSIGNED, "no signature")
-    block = signature_block(document) if isinstance(document, dict) else None
-    now = services.clock.now()
-    check = check_signature(block, key().encode(), now, hook.max_age_seconds)
-    if check is not SignatureCheck.VALID or block is None:
-        logger.warning("Mailgun webhook refused", extra={"check": check.value})
+    def verify(self, headers: Mapping[str, str], body: bytes, now: datetime) -> Verified | Refused:
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return Refused(WebhookOutcome.UNSIGNED, "no signature")
+        block = signature_block(document) if isinstance(document, dict) else None
+        check = check_signature(block, self.signing_key().encode(), now, self.max_age_seconds)
         if check is SignatureCheck.STALE:
-            return WebhookResult(WebhookOutcome.STALE, "the signature's timestamp is too old or in the future")
-        return WebhookResult(WebhookOutcome.UNSIGNED, "the signature does not verify")
-    body_hash = hashlib.sha256(body.encode()).hexdigest()
-    expires = now + timedelta(seconds=2 * hook.max_age_seconds)
-    claim = tokens.claim(SOURCE, block.token_hash, body_hash, expires, now)
-    if claim is TokenClaim.REPLAYED:
-        logger.warning("Mailgun webhook token replayed with another body", extra={"token_sha256": block.token_hash})
-        return WebhookResult(WebhookOutcome.REPLAYED, "this signature was already used")
-    if claim is TokenClaim.SAME_BODY:
-        return WebhookResult(WebhookOutcome.DUPLICATE)
-    try:
-        event = parse_event(document.get("event-data"))
-        if event is None:
-            return WebhookResult(WebhookOutcome.IGNORED)
-        report = IngestReport()
-        ingest_event(services, pipeline.events, event, report)
-    except MalformedEvent as exc:
-        tokens.release(SOURCE, block.token_hash, body_hash)
-        return WebhookResult(WebhookOutcome.MALFORMED, str(exc))
-    except DependencyUnavailable:
-        tokens.release(SOURCE, block.token_hash, body_hash)  # Mailgun retries: let the retry in
-        raise
-    return WebhookResult(WebhookOutcome.DUPLICATE if report.duplicates else WebhookOutcome.APPLIED)
+            return Refused(WebhookOutcome.STALE, "the signature's timestamp is too old or in the future")
+        if check is SignatureCheck.MISSING or block is None:
+            return Refused(WebhookOutcome.UNSIGNED, "no signature")
+        if check is not SignatureCheck.VALID:
+            return Refused(WebhookOutcome.BAD_SIGNATURE, "the signature does not verify")
+        data = document.get("event-data")
+        try:
+            event = parse_event(data)
+        except MalformedEvent as exc:
+            return Refused(WebhookOutcome.MALFORMED, f"not a Mailgun event: {exc}")
+        bodies = [json.dumps(data, separators=(",", ":"), sort_keys=True)] if event is not None else []
+        # Remembered twice as long as a timestamp is accepted: a replay inside the window is caught.
+        return Verified(bodies, received=1, token_hash=block.token_hash, replay_window_seconds=2 * self.max_age_seconds)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane
+    from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
 NAME = "sendgrid"
@@ -43,6 +44,19 @@ class SendGrid(SliceBase):
 
         url = settings.provider(SendGridSettings).events_queue_url
         return [QueueLane(NAME, SOURCE, SqsEventQueue(url), parse_queued)] if url else []
+
+    def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
+        from sendledger.adapters.secrets import provider_secret
+        from sendledger.providers.sendgrid.settings import SendGridSettings
+        from sendledger.providers.sendgrid.signature import SendGridSignatureVerifier
+        from sendledger.providers.sendgrid.webhook import SendGridIntake
+
+        fragment = settings.provider(SendGridSettings)
+        key, url = fragment.webhook_key_secret_arn, fragment.events_queue_url
+        if not key or not url:
+            return None
+        verifier = SendGridSignatureVerifier(lambda: provider_secret(key))
+        return SendGridIntake(verifier, fragment.webhook_max_age_seconds), url
 
 
 def api_key(settings: Settings) -> Callable[[], str]:
