@@ -37,10 +37,10 @@ WRU_PER_ITEM = {"UpdateItem": 1, "TransactWriteItems": 2}
 
 def measure() -> dict[str, Any]:
     from sendledger.adapters.dynamodb import receipts
-    from sendledger.adapters.dynamodb.events import Attempt, DeliveryEvents
+    from sendledger.adapters.dynamodb.events import DeliveryEvents
     from sendledger.adapters.dynamodb.table import Table, ledger_client
-    from sendledger.domain.outcomes import allowed_from, target_state
-    from sendledger.ports.ingestion import ApplyPlan
+    from sendledger.domain.event_plan import plan_event
+    from sendledger.domain.suppression_rules import TransientPolicy, verdict_for
     from sendledger.providers.ses.events import parse_ses_record
 
     client = ledger_client()  # the poller's own client configuration
@@ -48,16 +48,13 @@ def measure() -> dict[str, Any]:
     table = Table(LEDGER_TABLE, client)
     store = DeliveryEvents(table)
     (event,) = parse_ses_record(aws_format("ses-delivery.json"))
-    target = target_state(event)
     now = datetime.now(UTC)
     updates = []
     for i in range(BATCH):
         message_id = f"msg_01JBATCH{i:017d}"
-        plan = ApplyPlan(
-            message_id=message_id, target=target, allowed_from=allowed_from(target) if target else frozenset()
-        )
         mine = replace(event, message_id=message_id)
-        update = store._target_update(mine, plan, Attempt(change_state=True), now, suppressing=False)
+        plan = plan_event(mine, verdict_for(mine), TransientPolicy(), now, message_id=message_id)
+        update = store._target_update(plan, relative=True)
         key = receipts.of_message(message_id)
         updates.append((key.pk, key.sk, update))
 

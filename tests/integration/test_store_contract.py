@@ -61,7 +61,7 @@ class Backend:
 
     def apply(self, event: Any, message_id: str | None = None, receipt_id: str | None = None) -> ApplyResult:
         """The store's apply alone (no fallback to the destination's last send)."""
-        return self.ledger.events.apply(event, plan_for(self.services, event, message_id, receipt_id), self.now())
+        return self.ledger.events.apply(plan_for(self.services, event, message_id, receipt_id))
 
     def send(self, key: str = "key-1", **changes: Any) -> str:
         return str(send_message(self.services, command(key, **changes), seconds_left).view["message_id"])

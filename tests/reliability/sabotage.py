@@ -83,6 +83,9 @@ AWS = f"{FUNCTIONS}/adapters/aws.py"
 SDK = f"{FUNCTIONS}/adapters/sdk.py"
 MESSAGES = f"{FUNCTIONS}/domain/messages.py"
 RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
+SMS_LANE = f"{FUNCTIONS}/providers/sns/lane.py"
+SMS_EVENTS = f"{FUNCTIONS}/providers/sns/events.py"
+QUEUE_LANE = f"{FUNCTIONS}/usecases/queued_events.py"
 STATE_CHANGES = f"{FUNCTIONS}/domain/state_changes.py"
 STREAM = f"{DYNAMODB}/stream.py"
 
@@ -99,23 +102,23 @@ SABOTAGES: tuple[Sabotage, ...] = (
     Sabotage(
         "sms-cursor-before-apply",
         "SMS log cursor is committed only after the page is applied: a crash mid-page loses records",
-        POLL,
+        SMS_LANE,
         old="""\
-            _apply_sms_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
+            _apply_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
                 # Committed only now: everything derived from this page is persisted.
-                stored.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                stored.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
                 raw, cursor = updated, json.loads(updated)
 """,
         new="""\
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
-                stored.put_cursor("sms", raw, updated, pipeline.services.clock.now())
+                stored.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
                 raw, cursor = updated, json.loads(updated)
-            _apply_sms_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
+            _apply_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
 """,
     ),
     Sabotage(
@@ -137,13 +140,13 @@ SABOTAGES: tuple[Sabotage, ...] = (
     Sabotage(
         "carrier-block-permanent",
         "only the listed SMS strings suppress: 'Phone carrier has blocked this message' is transient",
-        RULES,
+        SMS_EVENTS,
         old="""\
         "Destination is blacklisted",
     )
 )
-SMS_TRANSIENT = frozenset(
-    _norm(text)
+TRANSIENT = frozenset(
+    normalised(text)
     for text in (
         "Blocked as spam by phone carrier",
         "Message body is invalid",
@@ -154,8 +157,8 @@ SMS_TRANSIENT = frozenset(
         "Phone carrier has blocked this message",
     )
 )
-SMS_TRANSIENT = frozenset(
-    _norm(text)
+TRANSIENT = frozenset(
+    normalised(text)
     for text in (
         "Blocked as spam by phone carrier",
         "Message body is invalid",
@@ -271,9 +274,9 @@ SMS_TRANSIENT = frozenset(
     Sabotage(
         "transient-sms-suppresses",
         "a transient SMS failure ends the message failed without suppressing the number",
-        RULES,
-        old="    return Verdict(Action.NONE, reason, known=text in SMS_TRANSIENT)",
-        new="    return Verdict(Action.SUPPRESS, reason, known=text in SMS_TRANSIENT)",
+        SMS_EVENTS,
+        old="    return Verdict(Action.NONE, reason, known=text in TRANSIENT)",
+        new="    return Verdict(Action.SUPPRESS, reason, known=text in TRANSIENT)",
     ),
     Sabotage(
         "complaint-not-suppressing",
@@ -294,12 +297,10 @@ SMS_TRANSIENT = frozenset(
         "the SES watermark is the start of a cycle that drained the queue: set before the drain, a "
         "cycle whose events failed to apply still advances it, and absence is proven against evidence "
         "waiting in the queue (a blind resend)",
-        POLL,
-        old="        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)\n"
-        "        if report.ses_drained:\n"
-        '            pipeline.services.poller_state.set_watermark("ses", started)\n',
-        new='        pipeline.services.poller_state.set_watermark("ses", started)  # the cycle start, first\n'
-        "        report.ses_drained = drain_ses_queue(pipeline, seconds_left, report)\n",
+        QUEUE_LANE,
+        old="        drained = drain(pipeline, self, seconds_left, report)\n",
+        new="        pipeline.services.poller_state.set_watermark(self.source, started)  # the cycle start, first\n"
+        "        drained = drain(pipeline, self, seconds_left, report)\n",
     ),
     Sabotage(
         "read-timeout-not-ambiguous",

@@ -5,24 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
-from sendledger.domain.events import DeliveryEvent
-from sendledger.domain.messages import DueKind, HistoryEntry, MessageState
+from sendledger.domain.event_plan import EventPlan
+from sendledger.domain.messages import DueKind, HistoryEntry
 from sendledger.domain.values import value
 from sendledger.providers.sns.events import LogRecord
-
-
-@value
-class ApplyPlan:
-    """What one delivery event does, decided by the domain before the store writes it."""
-
-    message_id: str | None  # None: no message matched (suppression and dedupe still land)
-    target: MessageState | None  # the state the event proves, None for history only
-    receipt_id: str | None = None  # SMS: SNS's message id; the outcome lands on the send's receipt
-    allowed_from: frozenset[MessageState] = frozenset()
-    suppress_reason: str | None = None  # suppress the recipient now
-    count_transient_reason: str | None = None  # count a transient bounce; suppress at the limit
-    transient_limit: int = 3
-    transient_window_seconds: int = 7 * 86_400
 
 
 @value
@@ -40,8 +26,9 @@ class ApplyResult:
 class DeliveryEventStore(Protocol):
     """Applying delivery events once each (their dedupe), and finding an SMS record's send."""
 
-    def apply(self, event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> ApplyResult:
-        """One write per new event (a transaction only when it touches the recipient too)."""
+    def apply(self, plan: EventPlan) -> ApplyResult:
+        """Write what the domain planned: one request per new event (a transaction only when it
+        touches the recipient too), narrowed by the plan when a condition fails."""
 
     def message_for_provider_id(
         self,

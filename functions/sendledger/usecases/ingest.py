@@ -11,17 +11,16 @@ cancelled transaction, one BatchGetItem (the destination's last send) and the tr
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import timedelta
 
 from aws_lambda_powertools import Logger
 
 from sendledger import names
+from sendledger.domain.event_plan import EventPlan, plan_event
 from sendledger.domain.events import DeliveryEvent, EventKind
-from sendledger.domain.outcomes import allowed_from, target_state
-from sendledger.domain.suppression_rules import Action, verdict_for
+from sendledger.domain.suppression_rules import TransientPolicy, verdict_for
 from sendledger.domain.values import value
 from sendledger.ports.ingestion import (
-    ApplyPlan,
     ApplyResult,
     DeliveryEventStore,
     DueWorkStore,
@@ -100,7 +99,8 @@ class IngestReport:
 
 def plan_for(
     services: Services, event: DeliveryEvent, message_id: str | None, receipt_id: str | None = None
-) -> ApplyPlan:
+) -> EventPlan:
+    """The domain's plan of what the event writes (domain/event_plan.py), under this deployment's rules."""
     settings = services.settings
     verdict = verdict_for(event)
     if not verdict.known:
@@ -108,27 +108,19 @@ def plan_for(
             "unknown provider outcome, treated as transient",
             extra={"event_id": event.event_id, "provider_response": event.provider_response, "kind": event.kind.value},
         )
-    target = target_state(event)
-    return ApplyPlan(
-        message_id=message_id,
-        target=target,
-        allowed_from=allowed_from(target) if target is not None else frozenset(),
-        receipt_id=receipt_id,
-        suppress_reason=verdict.reason if verdict.action is Action.SUPPRESS else None,
-        count_transient_reason=verdict.reason if verdict.action is Action.COUNT_TRANSIENT else None,
-        transient_limit=settings.transient_bounce_limit,
-        transient_window_seconds=settings.transient_bounce_window_days * 86_400,
-    )
+    policy = TransientPolicy(settings.transient_bounce_limit, timedelta(days=settings.transient_bounce_window_days))
+    now = services.clock.now()
+    return plan_event(event, verdict, policy, now, message_id=message_id, receipt_id=receipt_id)
 
 
 def ingest_event(
     services: Services, events: DeliveryEventStore, event: DeliveryEvent, report: IngestReport
 ) -> ApplyResult:
-    now = services.clock.now()
     plan = plan_for(services, event, event.message_id, receipt_id=_receipt_id(event))
-    result = events.apply(event, plan, now)
+    now = plan.at
+    result = events.apply(plan)
     if result.no_receipt:
-        result, plan = _without_receipt(events, event, plan, now, spent=result.requests)
+        result, plan = _without_receipt(services, events, event, spent=result.requests)
     report.count(result, plan.message_id is not None or plan.receipt_id is not None)
     if result.suppressed_now:
         # Event time → suppression persisted (the transaction just returned).
@@ -145,7 +137,7 @@ def ingest_event(
             "recipient": event.recipient_fingerprint,
             "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
             "duplicate": result.duplicate,
-            "state_applied": plan.target.value if plan.target and result.message_updated else None,
+            "state_applied": plan.proves.target.value if plan.proves and result.message_updated else None,
             "state_unchanged": result.prior_state,
             "suppressed_now": result.suppressed_now,
             "already_suppressed": result.already_suppressed,
@@ -165,8 +157,8 @@ def _receipt_id(event: DeliveryEvent) -> str | None:
 
 
 def _without_receipt(
-    events: DeliveryEventStore, event: DeliveryEvent, plan: ApplyPlan, now: datetime, spent: int
-) -> tuple[ApplyResult, ApplyPlan]:
+    services: Services, events: DeliveryEventStore, event: DeliveryEvent, spent: int
+) -> tuple[ApplyResult, EventPlan]:
     """No receipt under SNS's id: match the record to the destination's last send."""
     assert event.provider_message_id is not None
     message_id, applied = events.message_for_provider_id(
@@ -176,12 +168,12 @@ def _without_receipt(
         SMS_SEND_WINDOW_SECONDS,
         dedupe_key=event.dedupe_key,
     )
-    plan = replace(plan, message_id=message_id, receipt_id=None)
+    plan = plan_for(services, event, message_id)
     if applied:
         # The dedupe item is written in the same transaction as everything the event derives,
         # so its presence proves the whole event is applied: no transaction.
         return ApplyResult(duplicate=True, requests=spent + 1), plan
-    result = events.apply(event, plan, now)
+    result = events.apply(plan)
     return replace(result, requests=spent + 1 + result.requests), plan
 
 

@@ -1,8 +1,9 @@
-"""Applying delivery events once each, with the results the DynamoDB adapter reaches.
+"""Applying delivery events once each: the domain's plans, written as the DynamoDB store writes them.
 
-The adapter writes optimistically and narrows its write by what a failed condition hands back
-(adapters/dynamodb/events.py); this fake decides from the items at once and reports the same
-result, `requests` included (2 when the adapter's first write is refused and retried).
+The store (adapters/dynamodb/events.py) writes a plan optimistically in one request; when a
+condition fails it learns what the items hold and writes the plan the domain narrows from that.
+This fake checks the same conditions against its items and follows the same protocol, so it
+reaches the same results (`requests` included) without a rule of its own.
 """
 
 from __future__ import annotations
@@ -10,58 +11,62 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sendledger.domain import evidence
-from sendledger.domain.events import DeliveryEvent
+from sendledger.domain.event_plan import EventPlan, RecipientSeen
 from sendledger.domain.messages import DueKind
-from sendledger.domain.suppression_rules import TransientPolicy
-from sendledger.ports.ingestion import ApplyPlan, ApplyResult
+from sendledger.ports.ingestion import ApplyResult
 from tests.unit.fakes import receipts, recipients
 from tests.unit.fakes.history import ms
 from tests.unit.fakes.receipts import Receipt, ReceiptKey
 from tests.unit.fakes.state import LedgerState
 
+MAX_ATTEMPTS = 4
+
 
 @dataclass(frozen=True)
-class RecipientPart:
-    suppress: str | None = None  # the reason, when this event suppresses the recipient
-    window: list[datetime] | None = None  # the transient window, when it counts a transient bounce
-    already_suppressed: bool = False
-    refused_first: bool = False  # the adapter's optimistic first write fails on the recipient
+class Refusals:
+    """What one attempt's failed conditions showed (empty: written)."""
+
+    duplicate: bool = False
+    no_receipt: bool = False
+    move_refused_by: str | None = None
+    move_refused: bool = False
+    recipient: RecipientSeen | None = None
+
+    @property
+    def refused(self) -> bool:
+        return self.duplicate or self.no_receipt or self.move_refused or self.recipient is not None
 
 
 class FakeDeliveryEvents:
     def __init__(self, db: LedgerState) -> None:
         self.db = db
 
-    def apply(self, event: DeliveryEvent, plan: ApplyPlan, now: datetime) -> ApplyResult:
+    def apply(self, plan: EventPlan) -> ApplyResult:
         with self.db.lock:
-            key = _target_key(plan)
-            receipt = self.db.receipts.get(key) if key else None
-            if key is not None and receipt is None and key[0] == receipts.OF_SMS:
-                return ApplyResult(duplicate=False, no_receipt=True)  # nothing written
-            if receipt is not None and receipt.history.has_event(event.dedupe_key):
-                return ApplyResult(duplicate=True)
-            if key is None and event.dedupe_key in self.db.unmatched_events:
-                return ApplyResult(duplicate=True)
-            wants_state = key is not None and plan.target is not None
-            change_state = wants_state and _may_move(receipt, plan)
-            refused = wants_state and not change_state
-            prior_state = receipt.state.value if refused and receipt and receipt.state else None
-            part = self._recipient_part(event, plan)
-            if key is None:
-                self.db.unmatched_events[event.dedupe_key] = ms(now)
-            else:
-                self._write_target(key, event, plan, now, change_state, prior_state, part)
-            self._write_recipient(event, part, now)
-            return ApplyResult(
-                duplicate=False,
-                message_updated=change_state,
-                prior_state=prior_state,
-                suppressed_now=part.suppress is not None,
-                already_suppressed=part.already_suppressed,
-                transient_count=len(part.window) if part.window is not None else None,
-                requests=2 if part.refused_first or refused else 1,
-            )
+            for requests in range(1, MAX_ATTEMPTS + 1):
+                refusals = self._conditions(plan)
+                if refusals.duplicate:
+                    return ApplyResult(duplicate=True, requests=requests)
+                if refusals.no_receipt:
+                    return ApplyResult(duplicate=False, no_receipt=True, requests=requests)
+                if refusals.refused:
+                    plan = plan.narrowed(
+                        move_refused_by=refusals.move_refused_by,
+                        refused=refusals.move_refused,
+                        recipient=refusals.recipient,
+                    )
+                    continue
+                self._write(plan)
+                return ApplyResult(
+                    duplicate=False,
+                    message_updated=plan.move is not None,
+                    prior_state=plan.prior_state,
+                    suppressed_now=plan.suppression is not None,
+                    already_suppressed=plan.already_suppressed,
+                    transient_count=len(plan.transient.times) if plan.transient is not None else None,
+                    requests=requests,
+                )
+        raise AssertionError("a plan the store would keep narrowing")
 
     def message_for_provider_id(
         self,
@@ -84,76 +89,78 @@ class FakeDeliveryEvents:
                 return recipient.last_message_id, applied
             return None, applied
 
-    def _recipient_part(self, event: DeliveryEvent, plan: ApplyPlan) -> RecipientPart:
-        if event.recipient_key is None:
-            return RecipientPart()
-        recipient = recipients.state_of(self.db, event.recipient_key)
-        suppressed = recipient.suppression.suppressed
-        if plan.suppress_reason is not None:
-            if suppressed:
-                return RecipientPart(already_suppressed=True, refused_first=True)
-            return RecipientPart(suppress=plan.suppress_reason)
-        if plan.count_transient_reason is None:
-            return RecipientPart()
-        policy = TransientPolicy(plan.transient_limit, timedelta(seconds=plan.transient_window_seconds))
-        # The adapter first assumes no earlier transient bounce (no revision) and reads back on refusal.
-        optimistic = policy.window_after([], event.occurred_at)
-        refused = recipient.transient_revision > 0 or (suppressed and policy.reached(optimistic))
-        if refused and suppressed:
-            return RecipientPart(already_suppressed=True, refused_first=True)
-        window = policy.window_after(recipient.transient_times, event.occurred_at)
-        reason = plan.count_transient_reason if policy.reached(window) else None
-        return RecipientPart(suppress=reason, window=window, refused_first=refused)
+    def _conditions(self, plan: EventPlan) -> Refusals:
+        """The store's conditions, against the items as they are."""
+        event = plan.event
+        key = _target_key(plan)
+        receipt = self.db.receipts.get(key) if key else None
+        if key is None:
+            if event.dedupe_key in self.db.unmatched_events:
+                return Refusals(duplicate=True)
+        elif receipt is not None and receipt.history.has_event(event.dedupe_key):
+            return Refusals(duplicate=True)
+        elif receipt is None and key[0] == receipts.OF_SMS:
+            return Refusals(no_receipt=True)  # an SMS receipt is written by the send's outcome only
+        move_refused = plan.move is not None and not _may_move(receipt, plan)
+        held = receipt.state.value if move_refused and receipt and receipt.state else None
+        return Refusals(move_refused_by=held, move_refused=move_refused, recipient=self._recipient_refusal(plan))
 
-    def _write_target(
-        self,
-        key: ReceiptKey,
-        event: DeliveryEvent,
-        plan: ApplyPlan,
-        now: datetime,
-        change_state: bool,
-        prior_state: str | None,
-        part: RecipientPart,
-    ) -> None:
+    def _recipient_refusal(self, plan: EventPlan) -> RecipientSeen | None:
+        """The recipient item, when the plan's condition on it fails (suppressed, or another window)."""
+        key = plan.event.recipient_key
+        if key is None or (plan.suppression is None and plan.transient is None):
+            return None
+        item = recipients.item_of(self.db, key)
+        seen = RecipientSeen(item.suppressed, list(item.transient_times), item.transient_revision)
+        if plan.suppression is not None and item.suppressed:
+            return seen
+        if plan.transient is not None and (plan.transient.known_revision or 0) != item.transient_revision:
+            return seen
+        return None
+
+    def _write(self, plan: EventPlan) -> None:
+        key = _target_key(plan)
+        if key is None:
+            self.db.unmatched_events[plan.event.dedupe_key] = ms(plan.at)
+        else:
+            self._write_target(key, plan)
+        self._write_recipient(plan)
+
+    def _write_target(self, key: ReceiptKey, plan: EventPlan) -> None:
         receipt = self.db.receipts.setdefault(key, Receipt(key))
         if plan.message_id and receipt.message_id is None:
             receipt.message_id = plan.message_id
-        if event.provider_message_id and receipt.provider_message_id is None:
-            receipt.provider_message_id = event.provider_message_id
-        if change_state:
-            assert plan.target is not None
-            receipt.state, receipt.updated_at = plan.target, ms(now)
-            if plan.target in evidence.FAILED_FOR_GOOD:
-                # Escalation may act before the deadline once a message failed for good.
-                receipt.reason = evidence.reason_of(event)
-                receipt.due = None if event.escalates is False else (DueKind.OUTCOME, now)
-            else:
-                receipt.reason, receipt.due = None, None
-        entry = evidence.event_entry(
-            event, plan.target, change_state, prior_state, now, suppressing=part.suppress is not None
-        )
-        receipt.history.append(entry, derived_from=event.dedupe_key)
+        if plan.event.provider_message_id and receipt.provider_message_id is None:
+            receipt.provider_message_id = plan.event.provider_message_id
+        move = plan.move
+        if move is not None:
+            receipt.state, receipt.updated_at = move.target, ms(plan.at)
+            receipt.reason = move.reason
+            receipt.due = (DueKind.OUTCOME, plan.at) if move.outcome_marker else None
+        receipt.history.append(plan.entry, derived_from=plan.event.dedupe_key)
 
-    def _write_recipient(self, event: DeliveryEvent, part: RecipientPart, now: datetime) -> None:
-        if event.recipient_key is None or (part.suppress is None and part.window is None):
+    def _write_recipient(self, plan: EventPlan) -> None:
+        key = plan.event.recipient_key
+        if key is None or (plan.suppression is None and plan.transient is None):
             return
-        item = recipients.item_of(self.db, event.recipient_key)
-        if part.window is not None:
-            item.transient_times = [ms(moment) for moment in part.window]
+        item = recipients.item_of(self.db, key)
+        if plan.transient is not None:
+            item.transient_times = [ms(moment) for moment in plan.transient.times]
             item.transient_revision += 1
-        if part.suppress is not None:
-            item.suppress(part.suppress, event.dedupe_key, now)
-            item.history.append(evidence.suppression_entry(event, part.suppress, now))
+        if plan.suppression is not None:
+            item.suppress(plan.suppression.reason, plan.event.dedupe_key, plan.at)
+            item.history.append(plan.suppression.entry)
 
 
-def _target_key(plan: ApplyPlan) -> ReceiptKey | None:
+def _target_key(plan: EventPlan) -> ReceiptKey | None:
     if plan.message_id:
         return receipts.of_message(plan.message_id)
     return receipts.of_sms(plan.receipt_id) if plan.receipt_id else None
 
 
-def _may_move(receipt: Receipt | None, plan: ApplyPlan) -> bool:
+def _may_move(receipt: Receipt | None, plan: EventPlan) -> bool:
     """The receipt's state condition: a message's own receipt may start without a state."""
+    assert plan.move is not None
     if receipt is None or receipt.state is None:
         return receipt is None or not receipt.written_by_outcome
-    return receipt.state in plan.allowed_from
+    return receipt.state in plan.move.allowed_from
