@@ -251,7 +251,7 @@ def _allowed_methods(path: str) -> list[str]:
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
-@traced
+@traced(capture_response=False)  # an answer holds addresses and histories: never into X-Ray
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:
