@@ -96,7 +96,13 @@ def test_an_invalid_context_value_is_named() -> None:
 
 
 def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
-    context = {"poll_interval_seconds": "120", "ingestion_mode": "push", "stale_eligibility_policy": "alert=defer"}
+    context = {
+        "poll_interval_seconds": "120",
+        "ingestion_mode": "push",
+        "stale_eligibility_policy": "alert=defer",
+        "admin_principals": ["arn:aws:iam::123456789012:role/ops/oncall"],  # cdk.json takes a list
+        "caller_tenants": "arn:aws:iam::123456789012:role/a=acme arn:aws:iam::123456789012:role/b=acme",
+    }
     deployed = Settings.from_context(context)
     runtime = RuntimeSettings.from_env(deployed.environment())
     for name in Tunables.model_fields:
