@@ -71,7 +71,7 @@ def send_with_mailgun(content: templates.Rendered) -> list[tuple[str, str]]:
         "mg.example.com",
         "no-reply@example.com",
         lambda: "key-example",
-        http=http,  # type: ignore[arg-type]
+        http=http,
     )
     assert sender.send_email("msg_1", "bob@example.com", content, escalates=False).result is CallResult.ACCEPTED
     [form] = http.forms
