@@ -132,6 +132,9 @@ def build_event(
 ) -> dict[str, Any]:
     """The API Gateway REST (v1 proxy) event for one request.
 
+    Its ``identity`` is IAM authorization's: ``userArn`` the signer's ARN (a role session's
+    own), ``caller`` and ``user`` its unique id, ``accountId`` the signer's account.
+
     ``path`` is the path as sent (percent-encoding intact: the handler decodes path segments
     itself); query values are percent-decoded, ``+`` left alone, as API Gateway does.
     """
@@ -185,7 +188,7 @@ def build_event(
             "requestId": request_id,
             "identity": {
                 "cognitoIdentityPoolId": None,
-                "accountId": account_id,
+                "accountId": _account_of(principal) or account_id,
                 "cognitoIdentityId": None,
                 "caller": caller or principal,
                 "sourceIp": source_ip,
@@ -203,6 +206,11 @@ def build_event(
         "body": text,
         "isBase64Encoded": is_base64,
     }
+
+
+def _account_of(arn: str) -> str | None:
+    parts = arn.split(":")
+    return parts[4] if len(parts) > 5 and parts[4].isdigit() else None
 
 
 def response_parts(response: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:

@@ -10,14 +10,17 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
 from local.auth import banner_lines
 from local.constants import (
     ACCOUNT_ID,
+    ADMIN_CREDENTIAL,
     API_FUNCTION,
+    DEFAULT_LOCAL_CREDENTIALS,
+    ENV_LOCAL_CREDENTIALS,
     LOCAL_PRINCIPAL,
     POLLER_FUNCTION,
     PUBLISHER_FUNCTION,
@@ -31,11 +34,13 @@ from local.outbox import LedgerOutbox
 from local.ports import check_free
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
+from local.sigv4 import parse_credentials
 from local.simulator import Simulator
 from local.simulator.providers import LocalContext, LocalProvider
 from local.simulator.providers import start as start_provider
 from local.status_out import StatusOut, create_status_out_resources
 from sendledger import names
+from sendledger.domain.callers import principal_of
 
 LOG = logging.getLogger("sendledger.local")
 
@@ -100,6 +105,17 @@ def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
     }
 
 
+def local_admins(environ: Mapping[str, str]) -> str:
+    """ADMIN_PRINCIPALS by default locally: the admin credential's principal and the unsigned
+    local principal (the console's Lift and Suppress buttons send unsigned requests)."""
+    try:
+        credentials = parse_credentials(environ.get(ENV_LOCAL_CREDENTIALS) or DEFAULT_LOCAL_CREDENTIALS)
+    except ValueError:
+        credentials = ()  # the gateway refuses them at start, saying why
+    admins = [principal_of(c.arn).arn for c in credentials if c.name == ADMIN_CREDENTIAL]
+    return " ".join([*admins, environ.get(names.ENV_LOCAL_PRINCIPAL) or LOCAL_PRINCIPAL])
+
+
 def load_handler(dotted: str) -> Handler:
     module_name, _, attribute = dotted.rpartition(".")
     module = importlib.import_module(module_name)
@@ -151,6 +167,7 @@ class LocalStack:
         resources = create_resources(region=self.environ["AWS_DEFAULT_REGION"])
         for key, value in handler_defaults(resources.handler_environment()).items():
             self.environ.setdefault(key, value)
+        self.environ.setdefault(names.ENV_ADMIN_PRINCIPALS, local_admins(self.environ))
         region = resources.region
 
         # Hook the default session before any handler builds a client from it.
@@ -377,6 +394,7 @@ class LocalStack:
             f"  Events:        GET {self.gateway.url}/local/events   (the {self._bus()} bus)",
             *self._callback_lines(),
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            f"  Admins:        {self.environ[names.ENV_ADMIN_PRINCIPALS]}   ({names.ENV_ADMIN_PRINCIPALS})",
             *self._provider_lines(),
             *banner_lines(self.gateway.auth, self.gateway.url),
             "",

@@ -26,6 +26,9 @@ ENV_STALE_ELIGIBILITY_POLICY = "STALE_ELIGIBILITY_POLICY"
 ENV_IDEMPOTENCY_RETENTION_DAYS = "IDEMPOTENCY_RETENTION_DAYS"
 ENV_TRANSIENT_BOUNCE_LIMIT = "TRANSIENT_BOUNCE_LIMIT"
 ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
+# Callers: the principals allowed /v1/admin/*, and principals mapped to one tenant id.
+ENV_ADMIN_PRINCIPALS = "ADMIN_PRINCIPALS"
+ENV_CALLER_TENANTS = "CALLER_TENANTS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
@@ -87,6 +90,7 @@ def webhook_path(provider: str) -> str:
 
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
+ADMIN_PATH_PREFIX = "/v1/admin/"  # only ADMIN_PRINCIPALS: the api Lambda and the API's resource policy
 API_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),

@@ -10,13 +10,15 @@ Plain pydantic: pydantic-settings is not a runtime dependency (it is only in the
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
+from sendledger.domain.callers import TENANT_ID, configured_principal
 from sendledger.domain.recipients import Channel
 from sendledger.providers import registry
 from sendledger.providers.registry import Provider
@@ -121,8 +123,35 @@ class Tunables(BaseModel):
     callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
     callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
     callback_timeout_seconds: int = Field(10, ge=1, le=60, validation_alias=names.ENV_CALLBACK_TIMEOUT_SECONDS)
+    # IAM user, role, federated user or root ARNs, separated by spaces (or a JSON list), kept
+    # normalised (no path; see domain/callers.py). Nobody is an admin unless named here.
+    admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
+    # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
+    # principals are one caller, the tenant (keys, messages, exports, resets).
+    caller_tenants: dict[str, str] = Field(default_factory=dict, validation_alias=names.ENV_CALLER_TENANTS)
     # Each provider's own settings (its slice's Fragment), by provider name.
     providers: Mapping[str, Fragment] = Field(default_factory=dict, exclude=True)
+
+    @field_validator("admin_principals", mode="before")
+    @classmethod
+    def _admins(cls, raw: Any) -> Any:
+        listed = _json_or(raw, str.split)
+        if not isinstance(listed, list | tuple):
+            return listed
+        return tuple(dict.fromkeys(configured_principal(str(arn)) for arn in listed))
+
+    @field_validator("caller_tenants", mode="before")
+    @classmethod
+    def _tenants(cls, raw: Any) -> Any:
+        pairs = _json_or(raw, _tenant_pairs)
+        if not isinstance(pairs, Mapping):
+            return pairs
+        tenants = {}
+        for arn, tenant in pairs.items():
+            if not (isinstance(tenant, str) and TENANT_ID.fullmatch(tenant)):
+                raise ValueError(f"tenant of {arn!r} must match {TENANT_ID.pattern}, not {tenant!r}")
+            tenants[configured_principal(str(arn))] = tenant
+        return tenants
 
     @field_validator("email_provider")
     @classmethod
@@ -198,6 +227,10 @@ class Tunables(BaseModel):
                 env[_alias(name, info.validation_alias)] = format_stale_policy(value)
             elif name == "email_providers":
                 env[_alias(name, info.validation_alias)] = ",".join(p.value for p in Provider if p in value)
+            elif name == "admin_principals":
+                env[_alias(name, info.validation_alias)] = " ".join(value)
+            elif name == "caller_tenants":
+                env[_alias(name, info.validation_alias)] = " ".join(f"{arn}={tenant}" for arn, tenant in value.items())
             else:
                 env[_alias(name, info.validation_alias)] = str(value)
         for provider in self.enabled_providers:
@@ -287,3 +320,27 @@ def _alias(name: str, alias: object) -> str:
     if not isinstance(alias, str):
         raise TypeError(f"setting {name} has no environment variable")
     return alias
+
+
+def _tenant_pairs(text: str) -> dict[str, str]:
+    pairs = {}
+    for entry in text.split():
+        arn, equals, tenant = entry.rpartition("=")  # a role name may contain "=", a tenant id not
+        if not (arn and equals):
+            raise ValueError(f"{entry[:200]!r} is not <principal ARN>=<tenant id>")
+        pairs[arn] = tenant
+    return pairs
+
+
+def _json_or(raw: Any, parse_text: Callable[[str], Any]) -> Any:
+    """A JSON list or object as given (CDK context, or a variable starting with [ or {), else
+    `parse_text` of the plain form. IAM names may contain `,` and `=`, never a space."""
+    if not isinstance(raw, str):
+        return raw
+    text = raw.strip()
+    if text.startswith(("[", "{")):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError("not valid JSON") from None
+    return parse_text(text)

@@ -81,13 +81,14 @@ def test_an_event_without_method_or_path_is_a_problem_not_a_crash(field, value, 
     assert response["multiValueHeaders"]["Content-Type"] == [PROBLEM_JSON]
 
 
-def test_an_event_without_caller_identity_is_a_400_not_a_crash(api, services):
+def test_an_event_without_caller_identity_is_a_403_not_a_crash(api, services):
     assert services.settings.local_principal is None
     event = api_event("GET", "/v1/messages/msg_x")
     del event["requestContext"]["identity"]
     response = lambda_handler(event, FakeLambdaContext())
-    assert response["statusCode"] == 400
+    assert response["statusCode"] == 403
     assert response["multiValueHeaders"]["Content-Type"] == [PROBLEM_JSON]
+    assert json.loads(response["body"])["type"].endswith("/unknown-caller")
 
 
 def test_an_empty_multi_value_content_type_is_a_415_not_a_crash():

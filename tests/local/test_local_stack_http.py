@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -12,15 +13,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
+from local.sigv4 import LocalCredential
 from sendledger import names
 from sendledger.settings import Settings
 from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
+from tests.local.sigv4_support import APP, APP2, TASK_1, TASK_2, signed_request
 
 # No setting bounds how long `python -m local` takes to start (moto server, every resource, the
 # handler imports): this is the budget a slow machine gets before the test calls it broken.
@@ -307,3 +311,64 @@ def test_password_reset_mail_arrives_within_a_poll_and_the_token_works_once(base
     assert first.status_code == 200 and first.json()["reset_id"] == reset.json()["reset_id"]
     again = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=REQUEST_TIMEOUT_SECONDS)
     assert again.status_code == 400 and again.headers["Content-Type"].startswith("application/problem+json")
+
+
+def _signed_json(method: str, url: str, body: Any, credential: LocalCredential, **headers: str) -> requests.Response:
+    data = json.dumps(body).encode() if body is not None else b""
+    sent = {"Content-Type": "application/json", **headers} if body is not None else headers
+    return signed_request(method, url, data, sent, credential=credential)
+
+
+def test_two_sessions_of_one_role_share_an_idempotency_key_one_message_one_mail(base_url: str) -> None:
+    # Two ECS tasks of one service: two sessions of app-role, each signing with its own keys
+    to = f"success+{uuid.uuid4().hex[:8]}@simulator.amazonses.com"
+    payload = {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "x"}}
+    key = f"order-{uuid.uuid4()}"
+    first = _signed_json("POST", f"{base_url}/v1/messages", payload, TASK_1, **{"Idempotency-Key": key})
+    retry = _signed_json("POST", f"{base_url}/v1/messages", payload, TASK_2, **{"Idempotency-Key": key})
+    assert (first.status_code, retry.status_code) == (202, 202), (first.text, retry.text)
+    assert retry.headers.get("Idempotent-Replayed") == "true"
+    message_id = first.json()["message_id"]
+    assert retry.json()["message_id"] == message_id
+    assert outbox_count(base_url, to) == 1
+    # Either session sees the message, by id and by key; another application does not
+    for credential in (TASK_1, TASK_2):
+        assert _signed_json("GET", f"{base_url}/v1/messages/{message_id}", None, credential).status_code == 200
+        found = _signed_json("GET", f"{base_url}/v1/messages?idempotency_key={key}", None, credential)
+        assert found.status_code == 200 and found.json()["message_id"] == message_id
+    assert _signed_json("GET", f"{base_url}/v1/messages/{message_id}", None, APP).status_code == 404
+
+
+def test_another_callers_reset_attack_changes_nothing_for_the_victim(base_url: str) -> None:
+    account, victim_email = f"acct-{uuid.uuid4().hex[:8]}", f"victim-{uuid.uuid4().hex[:8]}@example.com"
+    resets = f"{base_url}/v1/password-resets"
+    # Given the victim application's reset of its account, mailed
+    victim = _signed_json("POST", resets, {"account_id": account, "email": victim_email}, APP)
+    assert victim.status_code == 202, victim.text
+    assert requests.post(f"{base_url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
+    [mail] = [
+        e
+        for e in requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+        if e["to"] == victim_email
+    ]
+    token = mail["text"].split("token=")[1].split()[0]
+    evidence_url = f"{resets}/{victim.json()['reset_id']}"
+    before = _signed_json("GET", evidence_url, None, APP).json()
+    # When another application requests a reset of the same account id for its own address,
+    # tries the victim's token, guesses until its own reset locks, and asks for the evidence
+    attacker = _signed_json("POST", resets, {"account_id": account, "email": "mallory@example.com"}, APP2)
+    assert attacker.status_code == 202 and set(attacker.json()) == set(victim.json())
+    assert attacker.json()["reset_id"] != victim.json()["reset_id"]
+    stolen = _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": token}, APP2)
+    wrong = [
+        _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": "A" * 43}, APP2) for _ in range(6)
+    ]
+    assert {(answer.status_code, answer.json()["type"]) for answer in [stolen, *wrong]} == {
+        (400, "https://sendledger.dev/problems/invalid-token")
+    }
+    assert stolen.json() == wrong[0].json(), "the victim's token answers as any wrong one"
+    assert _signed_json("GET", evidence_url, None, APP2).status_code == 404
+    # Then the victim's reset is as it was, and its token works, once
+    assert _signed_json("GET", evidence_url, None, APP).json() == before
+    consumed = _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": token}, APP)
+    assert consumed.status_code == 200 and consumed.json()["reset_id"] == victim.json()["reset_id"]

@@ -12,6 +12,16 @@ PRINCIPAL = "arn:aws:iam::123456789012:user/test-caller"
 ADMIN = "arn:aws:iam::123456789012:role/test-admin"
 
 
+def caller_id(principal: str = PRINCIPAL) -> Any:
+    """The id keys, messages and resets of `principal`'s requests are scoped by."""
+    from sendledger.domain.callers import caller_of
+
+    return caller_of(principal, {}).id
+
+
+CALLER = caller_id()
+
+
 def recent_start() -> datetime:
     """Where fake clocks start: 10:00 UTC yesterday.
 

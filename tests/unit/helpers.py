@@ -17,7 +17,7 @@ from sendledger.usecases.poll import CycleReport
 from sendledger.usecases.resolve_unknown import resolve_due_work
 from sendledger.usecases.results import SendResult
 from sendledger.usecases.send import send_message
-from tests.support.fakes import PRINCIPAL
+from tests.support.fakes import PRINCIPAL, caller_id
 from tests.unit.fakes import FakeWorld
 
 ALICE = "alice@example.com"
@@ -45,7 +45,7 @@ def command(
         template=ALERT,
         params={"summary": summary},
         category=category,
-        principal=principal,
+        caller=caller_id(principal),
         idempotency_header=key,
         escalation=escalation,
     )

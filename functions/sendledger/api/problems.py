@@ -62,6 +62,8 @@ _STATUS_OF: dict[type[domain.DomainError], tuple[int, str]] = {
     domain.IdempotencyKeyReused: (422, "idempotency-key-reused"),
     domain.UnknownTemplate: (422, "unknown-template"),
     domain.InvalidRequest: (400, "invalid-request"),
+    domain.UnknownCaller: (403, "unknown-caller"),
+    domain.NotAdmin: (403, "not-admin"),
 }
 
 

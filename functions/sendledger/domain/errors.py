@@ -43,3 +43,11 @@ class DependencyUnavailable(DomainError):
     """DynamoDB or another dependency failed; state is consistent, try again (503)."""
 
     retry_after_seconds: int = 2
+
+
+class UnknownCaller(DomainError):
+    """The request's IAM identity names no user, role, federated user or root (403)."""
+
+
+class NotAdmin(DomainError):
+    """An /v1/admin/* request from a principal the settings do not name an admin (403)."""

@@ -2,7 +2,9 @@
 
 A template is `templates/<id>/<version>.json`; params are substituted with `${name}`; the HTML
 part escapes them. Internal templates (password-reset) are only rendered by their own flow,
-so a caller can never make sendledger store a reset link.
+so a caller can never make sendledger store a reset link. `"tracking": false` (the reset's)
+tells every provider not to track opens and clicks: click tracking rewrites each link into a
+redirect through the provider, which would carry and log the reset token.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Rendered:
     subject: str | None
     text: str
     html: str | None
+    tracking: bool = True  # False: the provider must leave links as they are and add no open pixel
 
 
 @cache
@@ -88,6 +91,7 @@ def render(template_id: str, version: str, channel: Channel, params: dict[str, s
         subject=_one_line(StringTemplate(subject).safe_substitute(params)) if subject else None,
         text=StringTemplate(variant["text"]).safe_substitute(params),
         html=StringTemplate(variant["html"]).safe_substitute(escaped) if "html" in variant else None,
+        tracking=bool(spec.get("tracking", True)),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain.callers import hashed_id
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DomainError
 from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntry, HistoryType, Message, MessageState
@@ -28,7 +29,9 @@ from sendledger.usecases.views import message_view
 
 logger = Logger(child=True)
 
-PRINCIPAL = "sendledger-escalation"
+# Fallback keys are scoped by this id (the message belongs to the parent's caller); the hash of
+# the name keeps keys written before callers were normalised.
+ESCALATION_CALLER = hashed_id("sendledger-escalation")
 BATCH = 50
 SAFETY_SECONDS = 8.0
 
@@ -130,7 +133,7 @@ def _send_fallback(
         template=message.template,
         params=dict(message.params or {}),
         category=message.category,
-        principal=PRINCIPAL,
+        caller=ESCALATION_CALLER,
         idempotency_header=fallback_key(parent_key, step),
         # The chain continues through the same mechanism: the fallback escalates to the rest.
         escalation={"deadline_seconds": escalation["deadline_seconds"], "fallback": rest, "step": step}

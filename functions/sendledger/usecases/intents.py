@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain import idempotency, ids
+from sendledger.domain import ids
+from sendledger.domain.callers import CallerId
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
@@ -40,7 +41,7 @@ class SendCommand:
     template: Template
     params: dict[str, str]
     category: str
-    principal: str
+    caller: CallerId  # keys and messages are scoped by it
     idempotency_header: str | None
     event_id: str | None = None
     escalation: dict[str, Any] | None = None
@@ -222,7 +223,7 @@ def new_message(
         params=command.params,
         escalation=command.escalation,
         parent_key=command.parent_key,
-        owner=command.owner or idempotency.caller_id(command.principal),
+        owner=command.owner or command.caller,
         business_event_id=command.event_id,
     )
 

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import (
     DueKind,
@@ -237,7 +238,7 @@ def _resend_reset(
 ) -> None:
     services, due_work = pipeline.services, pipeline.due_work
     assert message.reset_account_id is not None
-    record = services.resets.get(message.reset_account_id)
+    record = services.resets.get(CallerId(message.owner), message.reset_account_id) if message.owner else None
     if (
         record is None
         or record.message_id != message.message_id

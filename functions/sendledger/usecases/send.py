@@ -44,7 +44,7 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
             command.template.id, command.template.version, channel, command.params, channel_field=f"{field}.channel"
         )
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
-    scoped = idempotency.scoped_key(command.principal, key)
+    scoped = idempotency.scoped_key(command.caller, key)
     intent = _build_intent(services, command, recipient, scoped)
     committed = commit_with_eligibility(services, intent)
     if isinstance(committed, KeyTaken):

@@ -25,6 +25,9 @@ from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE, bare_messag
 from sendledger.providers.mailgun.http import KeySource, basic_auth, pool
 
 TAG = "sendledger"
+# Per message, over the domain's settings: no click redirects (they would carry a reset token
+# through Mailgun's logs), no open pixel.
+UNTRACKED = [("o:tracking", "no"), ("o:tracking-clicks", "no"), ("o:tracking-opens", "no")]
 _WAIT = re.compile(r"try again after (\d+(?:\.\d+)?) seconds?", re.IGNORECASE)
 
 
@@ -61,6 +64,8 @@ class MailgunEmailSender:
             (f"v:{MESSAGE_ID_VARIABLE}", message_id),
             ("h:X-Sendledger-Message-Id", message_id),
         ]
+        if not content.tracking:
+            fields += UNTRACKED
         try:
             authorization = basic_auth(self.api_key())
         except DependencyUnavailable:
