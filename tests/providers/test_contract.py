@@ -47,6 +47,32 @@ def test_success_is_accepted_then_delivered_and_names_the_provider(world: Provid
     assert not suppressed(world, SUCCESS)
 
 
+# Each provider's own names of the events a delivered message produces (never SES's for another).
+OWN_EVENT_NAMES = {
+    "ses": {"Send", "Delivery"},
+    "sendgrid": {"processed", "delivered"},
+    "mailgun": {"accepted", "delivered"},
+    "infrai": {"delivered"},
+}
+
+
+def test_every_history_entry_names_the_provider_and_its_own_event_name_and_id(world: ProviderWorld) -> None:
+    sent = send(world, SUCCESS)
+    world.parts.clock.advance(15)
+    poll(world)
+    message = view(world, sent["message_id"])
+    assert message["state"] == "delivered" and message["provider"] == world.provider.value
+    events = [entry for entry in message["history"] if entry["type"].startswith("event:")]
+    assert events, "the provider's events are in the history"
+    for entry in events:
+        assert entry["provider"] == world.provider.value
+        assert entry["provider_event"] in OWN_EVENT_NAMES[world.provider.value], entry
+        assert entry["provider_event_id"] and entry["event_id"]
+    assert any(entry["type"] == "event:Delivery" for entry in events)
+    [outcome] = [entry for entry in message["history"] if entry["type"] == "provider_outcome"]
+    assert outcome["provider"] == world.provider.value and outcome["provider_message_id"]
+
+
 def test_bounce_suppresses_and_the_next_send_makes_no_provider_call(world: ProviderWorld) -> None:
     sent = send(world, BOUNCE)
     world.parts.clock.advance(5)

@@ -92,8 +92,10 @@ def test_a_timed_out_send_is_found_by_the_lookup_with_no_webhook_event(with_acti
     message = view(world, sent["message_id"])
     assert message["state"] == "accepted"
     found = message["history"][-1]
-    assert found["type"] == "provider_lookup" and found["lookup"] == "found"
+    assert found["type"] == "provider_lookup" and found["lookup"] == "found" and found["provider"] == "sendgrid"
     assert found["provider_message_id"] == world.outbox()[0]["provider_message_id"]
+    # The view names the id the lookup found (SendGrid's X-Message-Id), not null.
+    assert message["provider_message_id"] == world.outbox()[0]["provider_message_id"]
     world.parts.clock.advance(2000)
     world.parts.ingestion.poll()
     assert len(world.outbox()) == 1

@@ -146,5 +146,5 @@ def test_simulated_sends_arrive_as_signed_batches(sendgrid: SendGridWorld) -> No
     sendgrid.parts.clock.advance(5)
     poll(sendgrid)
     message = sendgrid.parts.api("GET", f"/v1/messages/{sent['message_id']}")[2]
-    kinds = [entry.get("sendgrid_event") for entry in message["history"] if entry["type"].startswith("event:")]
+    kinds = [entry.get("provider_event") for entry in message["history"] if entry["type"].startswith("event:")]
     assert message["state"] == "bounced" and sorted(kinds) == ["bounce", "processed"]

@@ -85,7 +85,7 @@ def ses_event(
         provider_message_id="ses-0001",
         bounce_type=bounce_type,
         bounce_subtype=bounce_subtype,
-        evidence={"ses_event_type": kind.value},
+        evidence={"provider_event": kind.value},
         verdict=classify_bounce(bounce_type, bounce_subtype, None) if kind is EventKind.BOUNCE else None,
     )
 
@@ -103,7 +103,7 @@ def sms_event(
         recipient_key=f"sms:{PHONE}",
         provider_message_id=provider_message_id,
         provider_response=response,
-        evidence={"sms_status": status, "provider_response": response},
+        evidence={"provider_event": status, "provider_response": response},
         verdict=None if success else classify_failure(response),
     )
 

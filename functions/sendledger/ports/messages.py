@@ -131,10 +131,12 @@ class MessageStore(Protocol):
         attempt: int | None = None,
         unsuppressed: str | None = None,
         unless_evidence: bool = False,
+        provider_message_id: str | None = None,
     ) -> Transition:
         """Conditional state change + history in one write (`unsuppressed`: a recipient key
         that must not be suppressed for the change to land; `unless_evidence`: nor may any
-        delivery event have been recorded for the message)."""
+        delivery event have been recorded for the message; `provider_message_id`: the id a
+        provider's lookup found, recorded with the change)."""
 
     def idempotency_key_of(self, message_id: str) -> str | None: ...
 

@@ -158,7 +158,14 @@ def _accepted_by_lookup(
         state=S.ACCEPTED,
         evidence={**evidence, **found, "decision": "accepted"},
     )
-    result = services.messages.transition(message.message_id, frozenset({S.UNKNOWN}), S.ACCEPTED, [entry], None)
+    result = services.messages.transition(
+        message.message_id,
+        frozenset({S.UNKNOWN}),
+        S.ACCEPTED,
+        [entry],
+        None,
+        provider_message_id=lookup.provider_message_id,
+    )
     logger.info(
         "unknown send: the provider's lookup found it, nothing is resent",
         extra={"message_id": message.message_id, "provider_message_id": lookup.provider_message_id},

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sendledger.domain.clock import iso
-from sendledger.domain.messages import Message, MessageState
+from sendledger.domain.messages import HistoryType, Message, MessageState
 from sendledger.domain.reset_evidence import ResetEvidence
 
 if TYPE_CHECKING:
     # pydantic loads with the composition root, not with every handler module.
     from sendledger.settings import Settings
+
+
+PROVIDER_ACTS = frozenset({HistoryType.PROVIDER_OUTCOME, HistoryType.PROVIDER_LOOKUP, HistoryType.RESEND})
 
 
 def retry_after(message: Message, settings: Settings) -> int | None:
@@ -44,6 +47,8 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
                 "at": iso(entry.at),
                 "type": entry.type,
                 "state": entry.state.value if entry.state else None,
+                # What the provider answered or proved names it (a message keeps one provider).
+                **({"provider": message.provider} if entry.type in PROVIDER_ACTS else {}),
                 **entry.evidence,
             }
             for entry in message.history

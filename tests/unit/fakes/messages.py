@@ -185,6 +185,7 @@ class FakeMessages:
         attempt: int | None = None,
         unsuppressed: str | None = None,
         unless_evidence: bool = False,
+        provider_message_id: str | None = None,
     ) -> Transition:
         with self.db.lock:
             item = self.db.messages.get(message_id)
@@ -195,6 +196,8 @@ class FakeMessages:
             if unless_evidence and receipts.of_message(message_id) in self.db.receipts:
                 return Transition.MOVED_ON  # an event proves an earlier attempt was accepted
             item.move(target, entries, due, attempt)
+            if provider_message_id is not None:
+                item.message.provider_message_id = provider_message_id
             return Transition.APPLIED
 
 

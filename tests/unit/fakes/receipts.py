@@ -90,6 +90,10 @@ def as_read(message: Message, receipt: Receipt) -> History:
     recipient = fingerprint_of(message.recipient_key)
     return receipt.history.mapped(
         lambda entry: evidence.as_read(
-            entry, source=source, recipient=recipient, provider_message_id=provider_message_id
+            entry,
+            provider=message.provider,
+            source=source,
+            recipient=recipient,
+            provider_message_id=provider_message_id,
         )
     )

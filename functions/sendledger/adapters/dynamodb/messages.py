@@ -169,8 +169,11 @@ class Messages:
         attempt: int | None = None,
         unsuppressed: str | None = None,
         unless_evidence: bool = False,
+        provider_message_id: str | None = None,
     ) -> Transition:
         update = Update().set(STATE, target.value)
+        if provider_message_id is not None:
+            update.set("provider_message_id", provider_message_id)
         if entries:
             update.set("updated_at", iso(entries[-1].at))
         if attempt is not None:

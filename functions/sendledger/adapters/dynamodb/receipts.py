@@ -79,6 +79,15 @@ def history_of(message: Message, receipt: Item) -> list[tuple[str, HistoryEntry]
     source = registry.source_of(message.provider)
     recipient = fingerprint_of(message.recipient_key)
     return [
-        (key, evidence.as_read(entry, source=source, recipient=recipient, provider_message_id=provider_message_id))
+        (
+            key,
+            evidence.as_read(
+                entry,
+                provider=message.provider,
+                source=source,
+                recipient=recipient,
+                provider_message_id=provider_message_id,
+            ),
+        )
         for key, entry in history.entries_of(receipt)
     ]

@@ -96,7 +96,8 @@ def parse_event(raw: Any) -> DeliveryEvent | None:
     headers = message.get("headers") if isinstance(message, Mapping) else None
     provider_id = headers.get("message-id") if isinstance(headers, Mapping) else None
 
-    evidence: dict[str, Any] = {"mailgun_event": name}
+    # The dedupe id adds the UTC day to Mailgun's id: its own id is kept beside it.
+    evidence: dict[str, Any] = {"provider_event": name, "provider_event_id": event_id}
     status = raw.get("delivery-status")
     enhanced = code = None
     if isinstance(status, Mapping):

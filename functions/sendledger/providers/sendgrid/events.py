@@ -70,7 +70,7 @@ def parse_event(record: Mapping[str, Any]) -> DeliveryEvent | None:
     address = record.get("email")
     if not isinstance(address, str) or "@" not in address:
         raise MalformedEvent("SendGrid event has no recipient `email`")
-    evidence: dict[str, Any] = {"sendgrid_event": name}
+    evidence: dict[str, Any] = {"provider_event": name}  # its id, sg_event_id, is the dedupe id
     bounce_type = bounce_subtype = None
     status = _text(record.get("status"))
     if kind is EventKind.BOUNCE:

@@ -71,7 +71,7 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
     occurred_at = _ses_time(detail.get("timestamp") or mail.get("timestamp"))
     feedback_id = detail.get("feedbackId")
 
-    evidence: dict[str, Any] = {"ses_event_type": event_type}
+    evidence: dict[str, Any] = {"provider_event": event_type}  # SES events carry no id of their own
     bounce_type = bounce_subtype = None
     if kind is EventKind.BOUNCE:
         bounce_type = str(detail.get("bounceType") or "Undetermined")

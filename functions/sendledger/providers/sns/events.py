@@ -80,7 +80,7 @@ def parse_sms_record(message: str) -> DeliveryEvent:
     destination = required_text(delivery.get("destination"), "delivery.destination")
     response = optional_text(delivery.get("providerResponse"))
     key = f"sms:{destination.lower()}"
-    evidence: dict[str, Any] = {"sms_status": status, "provider_response": response}
+    evidence: dict[str, Any] = {"provider_event": status, "provider_response": response}  # one record per message id
     for name in ("smsType", "dwellTimeMs", "priceInUSD"):
         if name in delivery:
             evidence[name] = delivery[name]
