@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
     outdir = None if "CDK_OUTDIR" in os.environ else str(ROOT / "cdk.out")
     app = cdk.App(context=context, outdir=outdir)
     try:
-        settings = Settings.from_context({k: app.node.try_get_context(k) for k in Settings.model_fields})
+        settings = Settings.from_context({k: app.node.try_get_context(k) for k in Settings.context_keys()})
     except SettingsError as err:
         print(f"sendledger: synthesis refused: {err}", file=sys.stderr)
         return 2

@@ -28,10 +28,8 @@ POLLER_TIMEOUT_SECONDS: Final = 60
 SMS_LOGS_TIMEOUT_SECONDS: Final = 30
 
 # --- SLO budget -------------------------------------------------------------------------------
-# Known delay of the SES source before an event is receivable from the queue: SES event
-# publishing to SNS plus SNS -> SQS delivery. Both are typically a few seconds; 30 s leaves
-# margin for SNS delivery retries. Worst-case lag = poll interval + this + one poll cycle.
-SES_EVENT_DELIVERY_DELAY_SECONDS: Final = 30
+# Each provider states its own delay before a poll can apply its events (its settings
+# fragment's event_delay); worst-case lag = poll interval + that delay + one poll cycle.
 # Assumed (not measured in AWS) time to apply one event: its single TransactWriteItems round
 # trip, typically 10-20 ms in-region, plus parsing and the SQS delete amortised over a batch.
 # With poll_apply_concurrency it gives the drain rate that synthesis checks the peak against.

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from infra import constants as c
+from sendledger.providers import registry
+from sendledger.providers.registry import Provider
 from sendledger.settings import SettingsError, Tunables, settings_error
 
 if TYPE_CHECKING:
@@ -44,12 +46,25 @@ class Settings(Tunables):
     bundle: bool = True
 
     @classmethod
+    def context_keys(cls) -> list[str]:
+        """Every CDK context key read: the settings' names, and each provider's tunables."""
+        keys = [name for name in cls.model_fields if name != "providers"]
+        for provider in Provider:
+            fragment = registry.fragment_of(provider.value)
+            keys += [fragment.variable(name).lower() for name in fragment.tunables()]
+        return keys
+
+    @classmethod
     def from_context(cls, get: Mapping[str, Any] | None = None) -> Settings:
         """Build from a context mapping (values from `-c k=v` arrive as strings)."""
         ctx = get or {}
-        values = {name: ctx[name] for name in cls.model_fields if ctx.get(name) is not None}
+        values: dict[str, Any] = {
+            name: ctx[name] for name in cls.model_fields if name != "providers" and ctx.get(name) is not None
+        }
         try:
-            settings = cls.model_validate(values)
+            read = {p.value: registry.fragment_of(p.value).from_context(ctx) for p in Provider}
+            fragments = {name: fragment for name, fragment in read.items() if fragment.model_fields_set}
+            settings = cls.model_validate({**values, "providers": fragments})
         except ValidationError as exc:
             raise settings_error(exc) from None
         settings.check_deployable()
@@ -70,15 +85,27 @@ class Settings(Tunables):
     def push_mode(self) -> bool:
         return self.ingestion_mode == "push"
 
+    def event_delays(self) -> list[tuple[Provider, str, int]]:
+        """Each enabled provider's own delay before a poll can apply its events."""
+        delays = []
+        for provider in self.enabled_providers:
+            label, seconds = self.provider(registry.fragment_of(provider.value)).event_delay()
+            delays.append((provider, label, seconds))
+        return delays
+
+    def lag_seconds(self, delay: int) -> int:
+        """Event -> suppression lag bound of a provider whose own delay is `delay`.
+
+        An event emitted just after a poll read the source waits one full interval, plus the
+        provider's own delay, plus one poll cycle to apply it. The same bound holds in push mode:
+        the watermark (and with it unknown resolution) only advances on polls.
+        """
+        return self.poll_interval_seconds + delay + c.POLLER_TIMEOUT_SECONDS
+
     @property
     def worst_case_lag_seconds(self) -> int:
-        """Event -> suppression lag bound of the SES path.
-
-        An event published just after a poll drained the queue waits one full interval, plus
-        the source's own delivery delay, plus one poll cycle to apply it. The same bound holds
-        in push mode: the watermark (and with it unknown resolution) only advances on polls.
-        """
-        return self.poll_interval_seconds + c.SES_EVENT_DELIVERY_DELAY_SECONDS + c.POLLER_TIMEOUT_SECONDS
+        """The bound of the slowest enabled provider."""
+        return max(self.lag_seconds(seconds) for _, _, seconds in self.event_delays())
 
     @property
     def events_per_cycle(self) -> float:
@@ -91,23 +118,35 @@ class Settings(Tunables):
         return self.events_per_cycle * c.APPLY_MS_PER_EVENT / 1000 / self.poll_apply_concurrency
 
     def slo_arithmetic(self) -> list[str]:
-        """The SLO budget and the drain check with their numbers, as synthesis prints them."""
+        """The SLO budget of each enabled provider and the drain check, as synthesis prints them."""
         slo = self.suppression_lag_slo_seconds
-        delay, timeout = c.SES_EVENT_DELIVERY_DELAY_SECONDS, c.POLLER_TIMEOUT_SECONDS
-        lag = self.poll_interval_seconds + delay + self.drain_seconds
+        lines = [self._budget(provider, label, delay) for provider, label, delay in self.event_delays()]
+        lines.append(self.drain_arithmetic())
+        for provider, _, delay in self.event_delays():
+            lag = self.poll_interval_seconds + delay + self.drain_seconds
+            lines.append(
+                f"lag at peak ({provider.value}): {self.poll_interval_seconds} s + {delay} s + "
+                f"{_n(self.drain_seconds)} s = {_n(lag)} s {_cmp(lag, slo)} {slo} s SLO"
+            )
+        return lines
+
+    def drain_arithmetic(self) -> str:
+        timeout = c.POLLER_TIMEOUT_SECONDS
         per_poll = self.poll_apply_concurrency * timeout * 1000 / c.APPLY_MS_PER_EVENT
-        return [
-            f"SLO budget: poll interval {self.poll_interval_seconds} s + SES delivery delay {delay} s + "
-            f"one poll cycle {timeout} s = {self.worst_case_lag_seconds} s "
-            f"{_cmp(self.worst_case_lag_seconds, slo)} {slo} s SLO",
+        return (
             f"drain at peak: {_n(self.peak_events_per_second)} events/s x {self.poll_interval_seconds} s poll "
             f"interval = {_n(self.events_per_cycle)} events per cycle; {_n(self.events_per_cycle)} x "
             f"{c.APPLY_MS_PER_EVENT} ms / {self.poll_apply_concurrency} concurrent applies = "
             f"{_n(self.drain_seconds)} s {_cmp(self.drain_seconds, timeout)} {timeout} s poller timeout "
-            f"(one poll applies at most {_n(per_poll)} events)",
-            f"lag at peak: {self.poll_interval_seconds} s + {delay} s + {_n(self.drain_seconds)} s = "
-            f"{_n(lag)} s {_cmp(lag, slo)} {slo} s SLO",
-        ]
+            f"(one poll applies at most {_n(per_poll)} events)"
+        )
+
+    def _budget(self, provider: Provider, label: str, delay: int) -> str:
+        lag, slo = self.lag_seconds(delay), self.suppression_lag_slo_seconds
+        return (
+            f"SLO budget ({provider.value}): poll interval {self.poll_interval_seconds} s + {label} {delay} s + "
+            f"one poll cycle {c.POLLER_TIMEOUT_SECONDS} s = {lag} s {_cmp(lag, slo)} {slo} s SLO"
+        )
 
     def check_deployable(self) -> None:
         problems = list(self._problems())
@@ -124,21 +163,30 @@ class Settings(Tunables):
                 f"poll_interval_seconds={self.poll_interval_seconds} must be a positive "
                 "multiple of 60 (EventBridge rate schedules are whole minutes)"
             )
-        elif self.worst_case_lag_seconds > self.suppression_lag_slo_seconds:
-            p.append(
-                "SLO cannot be met: poll_interval_seconds "
-                f"({self.poll_interval_seconds}) + SES event delivery delay "
-                f"({c.SES_EVENT_DELIVERY_DELAY_SECONDS}) + one poll cycle "
-                f"({c.POLLER_TIMEOUT_SECONDS}) = {self.worst_case_lag_seconds} s exceeds "
-                f"suppression_lag_slo_seconds ({self.suppression_lag_slo_seconds}). Lower "
-                "poll_interval_seconds to at most "
-                f"{self._max_poll_interval()} or raise the SLO."
-            )
+        else:
+            for provider, label, delay in self.event_delays():
+                if self.lag_seconds(delay) <= self.suppression_lag_slo_seconds:
+                    continue
+                lower = self._max_poll_interval(delay)
+                p.append(
+                    f"SLO cannot be met with {provider.value}: poll_interval_seconds "
+                    f"({self.poll_interval_seconds}) + {label} ({delay}) + one poll cycle "
+                    f"({c.POLLER_TIMEOUT_SECONDS}) = {self.lag_seconds(delay)} s exceeds "
+                    f"suppression_lag_slo_seconds ({self.suppression_lag_slo_seconds}). "
+                    + (f"Lower poll_interval_seconds to at most {lower}, or r" if lower >= 60 else "R")
+                    + f"aise suppression_lag_slo_seconds to at least {self.lag_seconds(delay)}"
+                    + (" or lower the provider's delay." if delay > 60 else ".")
+                )
+        for provider in self.enabled_providers:
+            fragment = self.provider(registry.fragment_of(provider.value))
+            capacity = fragment.capacity_problem(self.peak_events_per_second, self.poll_interval_seconds)
+            if capacity is not None:
+                p.append(capacity)
         if self.drain_seconds > c.POLLER_TIMEOUT_SECONDS:
             # A poll that cannot finish its cycle's events leaves a backlog that grows every cycle.
             p.append(
                 "peak event rate cannot be drained within the SLO: "
-                + self.slo_arithmetic()[1]
+                + self.drain_arithmetic()
                 + ", so the backlog would grow every cycle. Raise poll_apply_concurrency to at least "
                 f"{self._min_concurrency()} or lower peak_events_per_second to at most {_n(self._max_peak())}."
             )
@@ -176,8 +224,8 @@ class Settings(Tunables):
         per_poll = self.poll_apply_concurrency * c.POLLER_TIMEOUT_SECONDS * 1000 / c.APPLY_MS_PER_EVENT
         return per_poll / self.poll_interval_seconds
 
-    def _max_poll_interval(self) -> int:
-        budget = self.suppression_lag_slo_seconds - c.SES_EVENT_DELIVERY_DELAY_SECONDS - c.POLLER_TIMEOUT_SECONDS
+    def _max_poll_interval(self, delay: int) -> int:
+        budget = self.suppression_lag_slo_seconds - delay - c.POLLER_TIMEOUT_SECONDS
         return max(budget // 60 * 60, 0)
 
 

@@ -83,6 +83,15 @@ class Fragment(BaseModel):
         """The tunables as the Lambda environment (the wiring is the constructs' to set)."""
         return {self.variable(name): _env_text(getattr(self, name)) for name in self.tunables()}
 
+    def event_delay(self) -> tuple[str, int]:
+        """The provider's own delay before a poll can apply an event it emitted (synthesis adds
+        the poll interval and one poll cycle and checks the sum against the suppression-lag SLO)."""
+        raise NotImplementedError(f"{self.PROVIDER.value} states no event delay")
+
+    def capacity_problem(self, peak_events_per_second: float, poll_interval_seconds: int) -> str | None:
+        """Why the provider's own lane cannot keep up with the stated peak (None: it can)."""
+        return None
+
 
 def _env_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)

@@ -18,7 +18,7 @@ ROUTE = "/v1/providers/mailgun/events"
 
 @pytest.fixture(scope="module")
 def mailgun() -> Template:
-    return synth(email_provider="mailgun")
+    return synth(email_provider="mailgun", suppression_lag_slo_seconds=2000)  # Mailgun: final after 1800 s
 
 
 @pytest.fixture(scope="module")

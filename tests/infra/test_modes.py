@@ -10,6 +10,7 @@ from aws_cdk.assertions import Template
 
 from infra.settings import Settings, SettingsError
 from sendledger import names
+from sendledger.providers import registry
 from sendledger.settings import Settings as RuntimeSettings
 from sendledger.settings import Tunables
 from tests.infra.conftest import resources, synth
@@ -101,7 +102,7 @@ def test_the_default_peak_rate_drains_within_one_poll() -> None:
     settings = Settings.from_context({})
     assert (settings.peak_events_per_second, settings.poll_apply_concurrency) == (50, 8)
     assert settings.drain_seconds == 3000 * 0.025 / 8
-    assert "= 9.4 s <= 60 s poller timeout" in settings.slo_arithmetic()[1]
+    assert "= 9.4 s <= 60 s poller timeout" in settings.drain_arithmetic()
 
 
 def test_default_and_sixty_seconds_meet_the_slo() -> None:
@@ -141,4 +142,8 @@ def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
     deployed = Settings.from_context(context)
     runtime = RuntimeSettings.from_env(deployed.environment())
     for name in Tunables.model_fields:
-        assert getattr(runtime, name) == getattr(deployed, name), name
+        if name != "providers":
+            assert getattr(runtime, name) == getattr(deployed, name), name
+    for provider in deployed.enabled_providers:  # each enabled provider's tunables too
+        fragment = registry.fragment_of(provider.value)
+        assert runtime.provider(fragment) == deployed.provider(fragment), provider

@@ -30,11 +30,11 @@ def built_world(
     from sendledger.adapters import aws as aws_clients
 
     parameters.clear_caches()  # secrets of an earlier test's moto account must not be served
-    services.settings = services.settings.model_copy(update={"email_provider": provider})
     # Installed before any client is built: the hooks are copied into each new client.
     aws_clients.client.cache_clear()
     simulator = Simulator.install(clock=clock.now)
-    ingestion = make_ingestion(services)
+    ingestion = make_ingestion(services)  # SES and SNS, which the world then replaces in part
+    services.settings = services.settings.model_copy(update={"email_provider": provider})
     parts = Parts(services, Api(services, monkeypatch), ingestion, simulator, clock)
     world = build(parts)
     for source in ("ses", "sms", provider.value):

@@ -21,6 +21,7 @@ from local.simulator.providers.sendgrid import side_of
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
 from sendledger.bootstrap import build_pipeline
+from sendledger.domain.recipients import Channel
 from sendledger.providers.mailgun.lane import EventsLane
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.registry import Provider, slice_of
@@ -166,10 +167,53 @@ def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWor
     return SendGridWorld(Provider.SENDGRID, parts, http, queue_url)
 
 
+@dataclass
+class InfraiWorld:
+    provider: Provider
+    parts: Parts
+    http: InProcessHttp  # Infrai's API played by the simulator
+
+    def emit(self) -> None:
+        """Nothing is pushed: the poller asks for each message's status."""
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return [entry for entry in self.parts.simulator.outbox() if entry["provider"] == "infrai"]
+
+
+def infrai_world(parts: Parts) -> InfraiWorld:
+    """Infrai's key in Secrets Manager, its sender, lookup and status lane over the simulated API."""
+    from local.simulator.providers.infrai import side_of as infrai_side
+    from sendledger.providers.infrai.client import InfraiClient
+    from sendledger.providers.infrai.lane import StatusLane
+    from sendledger.providers.infrai.lookup import InfraiLookup
+    from sendledger.providers.infrai.sender import InfraiSender
+    from sendledger.providers.infrai.settings import InfraiSettings
+
+    side = infrai_side(parts.simulator)
+    secret = boto3.client("secretsmanager").create_secret(Name="sendledger/infrai-api-key", SecretString=side.api_key)
+    services = parts.services
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.INFRAI})
+    services.settings = services.settings.configure_provider(
+        InfraiSettings, api_base="https://infrai.simulator.invalid/v1", api_key_secret_arn=secret["ARN"],
+        status_interval_seconds=INFRAI_STATUS_INTERVAL_SECONDS,
+    )  # fmt: skip
+    http = InProcessHttp(side.handle)
+    fragment = services.settings.provider(InfraiSettings)
+    client = InfraiClient(fragment.api_base, lambda: provider_secret(secret["ARN"]), http)
+    services.email = InfraiSender(client, Channel.EMAIL)
+    pipeline = parts.ingestion.pipeline
+    pipeline.lanes = [StatusLane(client), *(lane for lane in pipeline.lanes if lane.source == "sms")]
+    pipeline.lookups[Provider.INFRAI.value] = InfraiLookup(client)
+    return InfraiWorld(Provider.INFRAI, parts, http)
+
+
+INFRAI_STATUS_INTERVAL_SECONDS = 1
+
 WORLDS: dict[Provider, Callable[[Parts], ProviderWorld]] = {
     Provider.SES: ses_world,
     Provider.SENDGRID: sendgrid_world,
     Provider.MAILGUN: mailgun_world,
+    Provider.INFRAI: infrai_world,
 }
 
 

@@ -88,6 +88,7 @@ class DueKind(StrEnum):
     PENDING = "pending"  # throttled, retry or reset mail: send (again)
     OUTCOME = "outcome"  # failed for good: escalate before the deadline
     ESCALATION = "escalation"  # the escalation deadline
+    STATUS = "status"  # accepted by a provider that pushes nothing: ask for its status
 
 
 class Transition(StrEnum):

@@ -76,12 +76,16 @@ class ProviderSlice(Protocol):
     name: str  # the registry's name, recorded on every message it carries
     source: str  # its event source: watermarks and event dedupe keys
     channels: frozenset[Channel]
+    polls_status: bool  # pushes nothing: each accepted message is asked for its status (DueKind.STATUS)
 
     def email_sender(self, settings: Settings) -> EmailSender: ...
 
     def sms_sender(self, settings: Settings) -> SmsSender: ...
 
     def lookup(self, settings: Settings) -> AcceptanceLookup | None: ...
+
+    def status_interval_seconds(self, settings: Settings) -> int:
+        """How long after acceptance (and after each answer) a message's status is asked again."""
 
     def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]: ...
 

@@ -27,12 +27,16 @@ class SliceBase:
     name: str
     source: str
     channels: frozenset[Channel]
+    polls_status = False
 
     def email_sender(self, settings: Settings) -> EmailSender:
         raise NotCarried(f"{self.name} carries no email")
 
     def sms_sender(self, settings: Settings) -> SmsSender:
         raise NotCarried(f"{self.name} carries no SMS")
+
+    def status_interval_seconds(self, settings: Settings) -> int:
+        return 0  # its events come by themselves
 
     def lookup(self, settings: Settings) -> AcceptanceLookup | None:
         """No lookup API: absence of a timed-out send is proven by the source's watermark alone."""

@@ -26,6 +26,7 @@ class Provider(StrEnum):
     SNS = "sns"
     SENDGRID = "sendgrid"
     MAILGUN = "mailgun"
+    INFRAI = "infrai"
 
 
 PACKAGE = "sendledger.providers"

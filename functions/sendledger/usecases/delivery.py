@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
@@ -13,7 +13,11 @@ from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Messa
 from sendledger.domain.provider import CallResult, ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel
 from sendledger.ports.messages import Outcome, SendIntent, StoredResponse
+from sendledger.providers import registry
 from sendledger.usecases.context import Services
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -53,6 +57,8 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
     )
     if message.escalation and message.state is MessageState.REJECTED:
         due_kind, due_at = DueKind.OUTCOME, now  # refused for good before the deadline: escalate now
+    if message.state is MessageState.ACCEPTED:
+        due_kind, due_at = status_due(message, settings, now) or (due_kind, due_at)
     entry = HistoryEntry(
         at=now, type=HistoryType.PROVIDER_OUTCOME, state=message.state, evidence=response.evidence(), step=1
     )
@@ -74,6 +80,14 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
         extra={"message_id": message.message_id, "state": message.state.value, **response.evidence()},
     )
     return message
+
+
+def status_due(message: Message, settings: Settings, now: datetime) -> tuple[DueKind, datetime] | None:
+    """An accepted message of a provider that pushes nothing is asked for its status from then on."""
+    carrier = registry.slice_of(message.provider)
+    if not carrier.polls_status:
+        return None
+    return DueKind.STATUS, now + timedelta(seconds=carrier.status_interval_seconds(settings))
 
 
 def _due_work(

@@ -31,7 +31,7 @@ from sendledger.domain.messages import (
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports.messages import Expectations, SendIntent
 from sendledger.ports.providers import Finding, LookupResult
-from sendledger.usecases.delivery import deliver, record_provider_outcome
+from sendledger.usecases.delivery import deliver, record_provider_outcome, status_due
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import LEASE_SECONDS, source_for
 from sendledger.usecases.resets import send_reset_mail
@@ -99,7 +99,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
     log = {"message_id": message_id, "recipient": fingerprint_of(message.recipient_key), **evidence}
     lookup = _lookup(pipeline, message, evidence)
     if lookup is not None and lookup.found:
-        _accepted_by_lookup(pipeline, message, lookup, evidence, report)
+        accept_found(pipeline, message, lookup, evidence, report)
         return
     # The provider's index may lag the send: its "not found" counts only after the same grace.
     absent_by_lookup = lookup is not None and lookup.finding is Finding.NOT_FOUND and now > sent_at + grace
@@ -146,9 +146,10 @@ def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -
     return result
 
 
-def _accepted_by_lookup(
+def accept_found(
     pipeline: Pipeline, message: Message, lookup: LookupResult, evidence: dict[str, object], report: Counter
 ) -> None:
+    """The provider's lookup found the timed-out send: accepted, its id recorded, nothing resent."""
     services = pipeline.services
     now = services.clock.now()
     found = {"provider_message_id": lookup.provider_message_id, "provider_status": lookup.status}
@@ -163,7 +164,7 @@ def _accepted_by_lookup(
         frozenset({S.UNKNOWN}),
         S.ACCEPTED,
         [entry],
-        None,
+        status_due(message, services.settings, now),  # found: asked for its status from now on
         provider_message_id=lookup.provider_message_id,
     )
     logger.info(

@@ -39,6 +39,12 @@ class FakeDueWork:
             if holder is not None and holder.due is not None and holder.due[0] is kind:
                 holder.due = None  # else: already moved on to other work
 
+    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime) -> None:
+        with self.db.lock:
+            item = self.db.messages.get(message_id)
+            if item is not None and item.due is not None and item.due[0] is kind:
+                item.due = (kind, due_at)
+
     def _index(self) -> Iterator[DueItem]:
         """What the sparse index projects: message_id, state, escalation, idem_key, escalates."""
         for message_id, item in self.db.messages.items():

@@ -52,6 +52,12 @@ class DueWork:
         with contextlib.suppress(ConditionFailed):  # already moved on to other work
             self.table.update(pk, sk, update)
 
+    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime) -> None:
+        update = Update().set(names.DUE_WORK_INDEX_SORT_KEY, int(due_at.timestamp()))
+        update.when(f"{update.name(DUE_KIND)} = {update.value(due_shard(kind.value, message_id))}")
+        with contextlib.suppress(ConditionFailed):  # moved on to other work since
+            self.table.update(message_pk(message_id), MESSAGE_SK, update)
+
     def _query(self, partition: str, until: datetime | None, limit: int) -> list[Item]:
         request = self._request(partition)
         if until is not None:

@@ -32,5 +32,10 @@ class MailgunSettings(Fragment):
     # Where verified webhook events wait for the poller.
     events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
 
+    def event_delay(self) -> tuple[str, int]:
+        # Only Events API results older than this are final: an event visible late is applied by
+        # the finality pass (webhooks are faster, but Mailgun never retries a missed `delivered`).
+        return "Mailgun Events API finality (mailgun_events_final_after_seconds)", self.events_final_after_seconds
+
 
 SETTINGS = MailgunSettings

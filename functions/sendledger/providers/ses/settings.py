@@ -20,5 +20,9 @@ class SesSettings(Fragment):
     # Configuration-set event publishing -> SNS -> this queue; empty: no SES events are read.
     events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
 
+    def event_delay(self) -> tuple[str, int]:
+        # Event publishing to SNS and SNS to SQS: typically seconds; 30 s leaves margin for SNS retries.
+        return "SES delivery delay", 30
+
 
 SETTINGS = SesSettings

@@ -21,6 +21,10 @@ class SnsSettings(Fragment):
     success_log_group: str = Field("", validation_alias=ENV_SUCCESS_LOG_GROUP)
     failure_log_group: str = Field("", validation_alias=ENV_FAILURE_LOG_GROUP)
 
+    def event_delay(self) -> tuple[str, int]:
+        # A status record reaches CloudWatch Logs, and the subscription, within seconds of SNS writing it.
+        return "SNS delivery-status log delay", 30
+
     @property
     def log_groups(self) -> list[str]:
         return [group for group in (self.success_log_group, self.failure_log_group) if group]

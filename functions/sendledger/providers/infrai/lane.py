@@ -1,0 +1,139 @@
+"""Infrai pushes nothing: each poll cycle asks for the status of every Infrai message still in
+flight (its STATUS marker is due), oldest first, at most INFRAI_STATUSES_PER_CYCLE of them.
+
+A status seen for the first time is one event through the one apply routine (a status that
+proves nothing the message does not show already is not written again). Each cycle also looks up
+the timed-out Infrai sends (by the Idempotency-Key they were sent with): one found is accepted
+at once and asked for its status from then on; absence still waits for the grace (resolve_unknown). A final
+status drops the marker; otherwise it is due again INFRAI_STATUS_INTERVAL_SECONDS later, until
+INFRAI_STATUS_MAX_AGE_SECONDS. When every due message was asked, every status reached before the
+cycle's start minus the interval is applied: that is the `infrai` watermark (absence of a
+timed-out send is proven by the lookup, not by it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+from urllib3.exceptions import HTTPError as Urllib3Error
+
+from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.events import MalformedEvent
+from sendledger.domain.messages import TERMINAL, DueKind, Message, MessageState
+from sendledger.domain.outcomes import target_state
+from sendledger.domain.recipients import fingerprint_of
+from sendledger.ports.providers import Finding, LookupResult
+from sendledger.providers.infrai import NAME, SOURCE
+from sendledger.providers.infrai.client import InfraiClient
+from sendledger.providers.infrai.events import Record, read_record, status_event
+from sendledger.providers.infrai.settings import InfraiSettings
+from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
+from sendledger.usecases.resolve_unknown import accept_found
+
+if TYPE_CHECKING:
+    from sendledger.usecases.poll import CycleReport
+
+logger = Logger(child=True)
+
+SAFETY_SECONDS = 8.0
+
+
+@dataclass
+class StatusLane:
+    client: InfraiClient
+    name: str = NAME
+    source: str = SOURCE
+
+    def run(
+        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+    ) -> datetime | None:
+        fragment = pipeline.services.settings.provider(InfraiSettings)
+        due = pipeline.due_work.items(DueKind.STATUS, started, fragment.statuses_per_cycle)
+        caught_up = len(due) < fragment.statuses_per_cycle
+        self._find_timed_out_sends(pipeline, fragment, seconds_left, report)
+        for item in due:
+            if seconds_left() < SAFETY_SECONDS:
+                return None
+            message = pipeline.services.messages.get(item.message_id)
+            if message is None or message.provider != NAME:
+                # Not ours to ask (another provider that polls its statuses); gone: drop it.
+                if message is None:
+                    pipeline.due_work.clear(item.message_id, DueKind.STATUS)
+                continue
+            caught_up = self._ask(pipeline, message, fragment, report) and caught_up
+        return started - timedelta(seconds=fragment.status_interval_seconds) if caught_up else None
+
+    def _find_timed_out_sends(
+        self, pipeline: Pipeline, fragment: InfraiSettings, seconds_left: Callable[[], float], report: CycleReport
+    ) -> None:
+        for item in pipeline.due_work.items(DueKind.UNKNOWN, None, fragment.statuses_per_cycle):
+            if seconds_left() < SAFETY_SECONDS:
+                return
+            message = pipeline.services.messages.get(item.message_id)
+            if message is None or message.provider != NAME or message.state is not MessageState.UNKNOWN:
+                continue
+            try:
+                answer = self.client.get(message.channel, message.message_id)
+                record = read_record(json.loads(answer.body)) if answer.status == 200 else None
+            except (Urllib3Error, DependencyUnavailable, ValueError, MalformedEvent):
+                continue  # proves nothing: the lookup at the grace asks again
+            if record is None:
+                continue  # not found yet: absence is proven only after the grace
+            found = LookupResult(Finding.FOUND, provider_message_id=record.provider_message_id, status=record.status)
+            accept_found(pipeline, message, found, {"lookup": "found", "source": SOURCE}, report)
+            message.provider_message_id = record.provider_message_id
+            message.state = MessageState.ACCEPTED
+            self._apply(pipeline, message, record, report)
+
+    def _apply(self, pipeline: Pipeline, message: Message, record: Record, report: IngestReport | None = None) -> None:
+        event = status_event(
+            record,
+            message_id=message.message_id,
+            recipient_key=message.recipient_key,
+            channel=message.channel,
+            seen_at=pipeline.services.clock.now(),
+        )
+        if event is not None and target_state(event) is not message.state:
+            ingest_event(pipeline.services, pipeline.events, event, report or IngestReport())  # news only
+
+    def _ask(self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, report: CycleReport) -> bool:
+        """True when Infrai answered (the message is settled or due again)."""
+        now = pipeline.services.clock.now()
+        if message.state in TERMINAL:  # settled since (an earlier status, an escalation)
+            pipeline.due_work.clear(message.message_id, DueKind.STATUS)
+            return True
+        key = message.provider_message_id or message.message_id
+        try:
+            answer = self.client.get(message.channel, key)
+            record = read_record(json.loads(answer.body)) if answer.status == 200 else None
+        except (Urllib3Error, DependencyUnavailable, ValueError, MalformedEvent) as exc:
+            logger.warning(
+                "infrai status not read", extra={"message_id": message.message_id, "error": type(exc).__name__}
+            )
+            report.bump("status_unread")
+            return False
+        if record is not None:
+            self._apply(pipeline, message, record, report)
+            if record.meaning is None:
+                logger.warning("unknown infrai status, treated as in flight", extra={"status": record.status})
+            if record.meaning is not None and record.meaning.final:
+                pipeline.due_work.clear(message.message_id, DueKind.STATUS)
+                report.bump("status_final")
+                return True
+        if now - message.created_at > timedelta(seconds=fragment.status_max_age_seconds):
+            pipeline.due_work.clear(message.message_id, DueKind.STATUS)
+            logger.warning(
+                "infrai message never final: no longer asked",
+                extra={"message_id": message.message_id, "recipient": fingerprint_of(message.recipient_key)},
+            )
+            report.bump("status_given_up")
+            return True
+        due_at = now + timedelta(seconds=fragment.status_interval_seconds)
+        pipeline.due_work.reschedule(message.message_id, DueKind.STATUS, due_at)
+        report.bump("status_in_flight" if record is not None else "status_not_found")
+        return True
