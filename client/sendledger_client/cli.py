@@ -19,6 +19,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
+from sendledger_client.conformance import conformance
 from sendledger_client.errors import DeadlineExceeded, ProblemError
 
 CSV_COLUMNS = (
@@ -240,6 +241,9 @@ def events(ctx: Context) -> None:
 def poll(ctx: Context) -> None:
     """Run one local poller cycle now."""
     ctx.emit(ctx.client.poll())
+
+
+cli.add_command(conformance)
 
 
 # --- rendering -----------------------------------------------------------------------------

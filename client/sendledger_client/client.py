@@ -104,8 +104,21 @@ class SendledgerClient:
     def reset(self, reset_id: str) -> View:
         return self._get(f"/v1/password-resets/{quote(reset_id, safe='')}")
 
-    def request_reset(self, account_id: str, email: str) -> View:
-        return _as_view(self._call("POST", "/v1/password-resets", body={"account_id": account_id, "email": email}))
+    def request_reset(self, account_id: str, email: str, provider: str | None = None) -> View:
+        """POST /v1/password-resets; `provider`: one of the deployment's enabled email providers."""
+        body = {"account_id": account_id, "email": email, **({"provider": provider} if provider else {})}
+        return _as_view(self._call("POST", "/v1/password-resets", body=body))
+
+    def consume_reset(self, account_id: str, token: str) -> int:
+        """POST /v1/password-resets/consume: the status alone (200 consumed, 400 refused)."""
+        try:
+            self._call("POST", "/v1/password-resets/consume", body={"account_id": account_id, "token": token})
+        except ProblemError as problem:
+            if problem.status >= 500:
+                raise
+            status: int = problem.status
+            return status
+        return 200
 
     # --- evidence export ---------------------------------------------------------------------
     def export_pages(self, since: str, until: str, limit: int | None = None) -> Iterator[Page]:

@@ -83,9 +83,11 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
 
 def email_sender(settings: Settings, provider: str | None = None) -> EmailSender:
     """The email port's adapter of `provider` (default: the deployment's default email provider)."""
+    from sendledger.providers.injected import TimeoutAfterAcceptance
     from sendledger.providers.registry import slice_of
 
-    return slice_of(provider or settings.email_provider.value).email_sender(settings)
+    sender = slice_of(provider or settings.email_provider.value).email_sender(settings)
+    return TimeoutAfterAcceptance(sender) if settings.inject_timeouts else sender
 
 
 def sms_sender(settings: Settings) -> SmsSender:

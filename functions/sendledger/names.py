@@ -40,6 +40,7 @@ ENV_CALLBACK_MAX_ATTEMPTS = "CALLBACK_MAX_ATTEMPTS"
 ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
 ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
 ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
+ENV_INJECT_TIMEOUTS = "SENDLEDGER_INJECT_TIMEOUTS"  # "true": conformance runs (providers/injected.py)
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 

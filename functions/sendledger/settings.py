@@ -138,6 +138,9 @@ class Tunables(BaseModel):
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
     # principals are one caller, the tenant (keys, messages, exports, resets).
     caller_tenants: dict[str, str] = Field(default_factory=dict, validation_alias=names.ENV_CALLER_TENANTS)
+    # Conformance runs against a real provider: drop the answer of an accepted send to a
+    # `+timeout-accepted` address (providers/injected.py). Never on a stage real callers use.
+    inject_timeouts: bool = Field(False, validation_alias=names.ENV_INJECT_TIMEOUTS)
     # Each provider's own settings (its slice's Fragment), by provider name.
     providers: Mapping[str, Fragment] = Field(default_factory=dict, exclude=True)
 

@@ -70,7 +70,10 @@ def _stop(process: subprocess.Popen[bytes], log_path: Path) -> None:
 
 @contextmanager
 def running_stack(
-    tmp_path_factory: pytest.TempPathFactory, name: str, settings: dict[str, str]
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    settings: dict[str, str],
+    command: tuple[str, ...] = ("-m", "local"),
 ) -> Iterator[StackProcess]:
     """`python -m local` on free ports with `settings` on top of a clean environment, until the
     block ends (then SIGTERM): what every test of the stack as a subprocess starts."""
@@ -84,7 +87,7 @@ def running_stack(
     )
     log_path = tmp_path_factory.mktemp(name) / "stack.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "local"], cwd=REPO, env=env, stdout=log, stderr=log)
+        process = subprocess.Popen([sys.executable, *command], cwd=REPO, env=env, stdout=log, stderr=log)
         url = f"http://127.0.0.1:{port}"
         try:
 

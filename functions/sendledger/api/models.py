@@ -50,11 +50,27 @@ class SendMessageRequest(Strict):
     category: Literal["transactional", "alert", "security"] = "transactional"
     event_id: str | None = Field(default=None, min_length=1, max_length=255)
     escalation: Escalation | None = None
+    provider: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=32,
+        pattern=r"^[a-z0-9-]+$",
+        description="one of this deployment's enabled providers for the channel, instead of its own choice "
+        "(conformance legs, canaries); the message keeps it for every attempt",
+    )
 
 
 class PasswordResetRequest(Strict):
     account_id: str = Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$")
     email: str = Field(min_length=3, max_length=320)
+    provider: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=32,
+        pattern=r"^[a-z0-9-]+$",
+        description="one of this deployment's enabled providers for the channel, instead of its own choice "
+        "(conformance legs, canaries); the message keeps it for every attempt",
+    )
 
 
 class ConsumeResetRequest(Strict):

@@ -136,6 +136,7 @@ def post_message(
         idempotency_header=idempotency_key,
         event_id=body.event_id,
         escalation=body.escalation.model_dump() if body.escalation else None,
+        provider=body.provider,
     )
     result = send_message(_services(), command, _seconds_left)
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
@@ -206,7 +207,9 @@ def get_evidence(
 
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    requested: ResetRequested = resets.request_reset(_services(), _caller(), body.account_id, body.email)
+    requested: ResetRequested = resets.request_reset(
+        _services(), _caller(), body.account_id, body.email, provider=body.provider
+    )
     accepted = {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)}
     return json_response(202, accepted)
 

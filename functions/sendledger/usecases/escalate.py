@@ -141,6 +141,8 @@ def _send_fallback(
         else None,
         parent_key=parent_key,
         owner=message.owner,
+        # A fallback on the same channel goes through the provider its parent was carried by.
+        provider=message.provider if Channel(nxt["channel"]) is message.channel else None,
     )
     try:
         result = send_message(pipeline.services, command, seconds_left)

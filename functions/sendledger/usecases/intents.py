@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger
 from sendledger.domain import ids
 from sendledger.domain.callers import CallerId
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
-from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.errors import DependencyUnavailable, InvalidRequest
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
 from sendledger.domain.values import value
@@ -47,6 +47,7 @@ class SendCommand:
     escalation: dict[str, Any] | None = None
     parent_key: str | None = None
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
+    provider: str | None = None  # the caller's pick among the enabled providers (None: the deployment's)
 
 
 def source_for(message: Message) -> str:
@@ -54,9 +55,16 @@ def source_for(message: Message) -> str:
     return registry.source_of(message.provider)
 
 
-def carrier_for(settings: Settings, channel: Channel) -> str:
-    """The provider a new message of `channel` is sent through (recorded on it for good)."""
-    return (settings.sms_provider if channel is Channel.SMS else settings.email_provider).value
+def carrier_for(settings: Settings, channel: Channel, requested: str | None = None) -> str:
+    """The provider a new message of `channel` is sent through (recorded on it for good): the
+    caller's pick if this deployment enables it for the channel, else the deployment's own."""
+    if requested is None:
+        return (settings.sms_provider if channel is Channel.SMS else settings.email_provider).value
+    if not settings.carries(requested, channel):
+        enabled = settings.enabled_email_providers if channel is Channel.EMAIL else [settings.sms_provider]
+        detail = f"{requested!r} does not carry {channel.value} here (enabled: {', '.join(p.value for p in enabled)})"
+        raise InvalidRequest(detail, errors=[{"field": "provider", "message": detail}])
+    return requested
 
 
 @value

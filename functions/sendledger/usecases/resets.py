@@ -45,7 +45,9 @@ EMAIL_CHANGED = "email changed"
 MAX_REPLACEMENTS = 3  # a request that keeps meeting a newer reset for another address gives up (503)
 
 
-def request_reset(services: Services, caller: CallerId, account_id: str, email: str) -> ResetRequested:
+def request_reset(
+    services: Services, caller: CallerId, account_id: str, email: str, provider: str | None = None
+) -> ResetRequested:
     """Record the reset and its mail as due work; the poller mints the token and sends it.
 
     Answering before any provider call gives every address — deliverable, unknown or
@@ -56,7 +58,7 @@ def request_reset(services: Services, caller: CallerId, account_id: str, email: 
     recipient = parse_recipient(Channel.EMAIL, email, field="email")
     replacing: ResetRecord | None = None
     for _ in range(MAX_REPLACEMENTS):
-        intent = _reset_intent(services, caller, account_id, recipient, replacing)
+        intent = _reset_intent(services, caller, account_id, recipient, replacing, provider)
         committed = commit_with_eligibility(services, intent)
         if not isinstance(committed, ActiveReset):
             assert intent.reset is not None
@@ -69,7 +71,12 @@ def request_reset(services: Services, caller: CallerId, account_id: str, email: 
 
 
 def _reset_intent(
-    services: Services, caller: CallerId, account_id: str, recipient: Recipient, replacing: ResetRecord | None
+    services: Services,
+    caller: CallerId,
+    account_id: str,
+    recipient: Recipient,
+    replacing: ResetRecord | None,
+    provider: str | None = None,
 ) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     command = SendCommand(
@@ -78,7 +85,11 @@ def _reset_intent(
     window = timedelta(seconds=settings.reset_window_seconds)
     reset_id = ids.reset_id(now)
     message = new_message(
-        command, recipient, now, ids.reset_message_id(reset_id), provider=carrier_for(settings, recipient.channel)
+        command,
+        recipient,
+        now,
+        ids.reset_message_id(reset_id),
+        provider=carrier_for(settings, recipient.channel, provider),
     )
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id

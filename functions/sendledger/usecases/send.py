@@ -79,7 +79,11 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
 def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     message = new_message(
-        command, recipient, now, ids.keyed_message_id(scoped_key), provider=carrier_for(settings, recipient.channel)
+        command,
+        recipient,
+        now,
+        ids.keyed_message_id(scoped_key),
+        provider=carrier_for(settings, recipient.channel, command.provider),
     )
     return SendIntent(
         message=message,
@@ -101,4 +105,6 @@ def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str
         "category": command.category,
         "event_id": command.event_id,
         "escalation": command.escalation,
+        # Only when given: the fingerprints of keys used before the pin existed stay the same.
+        **({"provider": command.provider} if command.provider else {}),
     }

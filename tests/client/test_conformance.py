@@ -1,0 +1,99 @@
+"""The conformance conditions, judged from what a leg saw: each passes on a sound leg and fails
+on the leg that breaks it (the end-to-end run is tests/local/test_conformance_local.py)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sendledger_client.conformance import CONDITIONS, Observation, evaluate
+
+SEND = {
+    "at": "2026-12-03T10:00:01.000Z",
+    "type": "provider_outcome",
+    "provider_result": "ambiguous",
+    "state": "unknown",
+}
+EVENT = {"at": "2026-12-03T10:00:03.000Z", "type": "event:Delivery", "provider_message_id": "p-1"}
+MESSAGE = {"message_id": "m-1", "state": "delivered", "provider": "ses", "provider_message_id": "p-1",
+           "history": [SEND, EVENT]}  # fmt: skip
+
+
+def sound() -> Observation:
+    return Observation(
+        provider="ses",
+        reset_ids=["r-1", "r-1"],
+        reset={"state": "active", "token_versions": [{"version": 1, "invalidated_at": None}]},
+        message=copy.deepcopy(MESSAGE),
+        mailbox=[{"message_id": "m-1", "sent_at": "2026-12-03T10:00:01.000Z", "text": "token=abc"}],
+        exported=[copy.deepcopy(MESSAGE)],
+        consumed=[200],
+    )
+
+
+def results(seen: Observation) -> dict[str, bool]:
+    return {row.condition: row.passed for row in evaluate(seen)}
+
+
+def test_a_sound_leg_passes_every_condition() -> None:
+    assert results(sound()) == dict.fromkeys(CONDITIONS, True)
+
+
+def two_mails(seen: Observation) -> None:
+    assert seen.mailbox is not None
+    seen.mailbox.append({"message_id": "m-1", "sent_at": "2026-12-03T10:00:05.000Z", "text": "token=def"})
+
+
+def second_token(seen: Observation) -> None:
+    seen.reset["token_versions"].append({"version": 2, "invalidated_at": None})
+
+
+def still_unknown(seen: Observation) -> None:
+    seen.message.update(state="unknown", provider_message_id=None)
+    seen.exported = [copy.deepcopy(seen.message)]
+
+
+def resent_after_the_event(seen: Observation) -> None:
+    resend = {"at": "2026-12-03T10:00:04.000Z", "type": "provider_outcome", "provider_result": "accepted"}
+    seen.message["history"].append(resend)
+    seen.exported = [copy.deepcopy(seen.message)]
+
+
+def an_old_token_still_consumes(seen: Observation) -> None:
+    seen.consumed = [200, 400]
+
+
+def export_lost_it(seen: Observation) -> None:
+    seen.exported = []
+
+
+BREAKS: dict[str, Callable[[Observation], None]] = {
+    "one_accepted_message": two_mails,
+    "one_active_token": second_token,
+    "final_id_or_unresolved": still_unknown,
+    "no_blind_retry": resent_after_the_event,
+    "no_second_valid_token": an_old_token_still_consumes,
+    "evidence_exportable": export_lost_it,
+}
+
+
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_each_condition_fails_on_the_leg_that_breaks_it(condition: str) -> None:
+    seen = sound()
+    BREAKS[condition](seen)
+    assert results(seen)[condition] is False
+
+
+def test_deployed_without_a_mailbox_it_judges_from_the_record() -> None:
+    seen = sound()
+    seen.mailbox, seen.consumed = None, []
+    assert all(results(seen).values())
+    other: dict[str, Any] = {"at": "2026-12-03T10:00:06.000Z", "type": "event:Delivery", "provider_message_id": "p-2"}
+    seen.message["history"].append(other)
+    assert results(seen)["one_accepted_message"] is False, "two provider ids: two accepted mails"
+    seen.reset_ids = ["r-1", "r-2"]
+    assert results(seen)["no_second_valid_token"] is False, "the retry made another reset"
+    seen.message["state"], seen.message["provider_message_id"] = "unresolved", None
+    assert results(seen)["final_id_or_unresolved"] is True, "explicitly unresolved is a final answer"
