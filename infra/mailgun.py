@@ -1,7 +1,7 @@
 """Mailgun (email_provider=mailgun): its two keys in Secrets Manager and who may read them.
 
 The secrets are created with a generated placeholder; the operator puts Mailgun's API key and
-HTTP webhook signing key in after the first deploy (README). The api Lambda sends and verifies
+HTTP webhook signing key in after the first deploy (docs/providers.md). The api Lambda sends and verifies
 webhooks; the poller resends and reads the Events API: the signing key is the api's alone.
 """
 

@@ -2,7 +2,7 @@
 
 Settings come from the environment: SENDLEDGER_PORT (8080), SENDLEDGER_MOTO_PORT (5000),
 POLL_INTERVAL_SECONDS (5), SENDLEDGER_LOCAL_LOG_FORMAT (text; json for the raw stream) and every
-handler setting the README lists. Both ports are checked before anything starts; SIGINT and
+handler setting docs/operations.md lists. Both ports are checked before anything starts; SIGINT and
 SIGTERM stop every part within seconds (a second one exits at once).
 """
 
