@@ -32,6 +32,7 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sqs import models as sqs_models
 
+from local import moto_sqs
 from local.status_out import first_failure, sqs_record, stream_event
 from tests.reliability.killer import LambdaKilled
 from tests.reliability.status_events import TapReader
@@ -51,8 +52,9 @@ def sqs_on(clock: FakeClock) -> Iterator[None]:
         return real_seconds(dt) if dt is not None else clock.now().timestamp()
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sqs_models, "unix_time", seconds)
-        patch.setattr(sqs_models, "unix_time_millis", lambda dt=None: seconds(dt) * 1000.0)
+        for module in (sqs_models, moto_sqs):  # local/moto_sqs.py counts visible messages itself
+            patch.setattr(module, "unix_time", seconds)
+            patch.setattr(module, "unix_time_millis", lambda dt=None: seconds(dt) * 1000.0)
         yield
 
 
@@ -261,7 +263,11 @@ class SqsEventSource:
             if visible is None or (until is not None and visible > until):
                 return
             self.clock.current = visible
-        raise AssertionError(f"the callback queue did not empty in {max_invocations} invocations")
+        left = [(m.approximate_receive_count, m.visible_at) for m in _queue(self.queue_url)._messages]
+        raise AssertionError(
+            f"the callback queue did not empty in {max_invocations} invocations: now {self.clock.now().timestamp()}, "
+            f"left (receives, visible at) {left[:5]} of {len(left)}, invocations {self.invocations}"
+        )
 
     def check_deadline(self) -> None:
         """Lambda ends an invocation at its timeout, wherever it is."""
@@ -277,6 +283,11 @@ def _seconds(value: float) -> Any:
 
 def _queue(url: str) -> Any:
     return sqs_models.sqs_backends[DEFAULT_ACCOUNT_ID][REGION].get_queue(url.rsplit("/", 1)[1])
+
+
+def queue_depth(url: str) -> int:
+    """Messages a queue holds, visible or in flight."""
+    return len(_queue(url)._messages)
 
 
 def empty_queue(url: str) -> None:
