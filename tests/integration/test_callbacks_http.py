@@ -147,3 +147,25 @@ def test_a_record_without_time_for_its_post_is_left_for_the_next_receive(api, cl
         # And with 13 s left it is
         answer = pump.callbacks({"Records": [record]}, FakeLambdaContext(remaining_ms=13_000))
         assert len(receiver.requests) == 1 and answer == {"batchItemFailures": []}
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_an_answer_that_is_not_http_is_no_answer():
+    # Given a receiver that answers with something that is not an HTTP status line
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def garble() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"hello, this is not HTTP\r\n\r\n")
+
+    threading.Thread(target=garble, daemon=True).start()
+    try:
+        # When a callback is posted to it
+        status = UrllibEndpoint().post(f"http://127.0.0.1:{server.getsockname()[1]}/hook", b"{}", {}, 2)
+    finally:
+        server.close()
+    # Then it counts as no answer (retried with backoff), and nothing is raised, on the POST's
+    # own thread either (it has ended: the answer came well within the timeout)
+    assert status is None

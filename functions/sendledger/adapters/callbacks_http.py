@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import threading
 import urllib.error
 import urllib.request
@@ -48,8 +49,8 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout_seconds: float
             return int(response.status)
     except urllib.error.HTTPError as error:
         return int(error.code)
-    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError):
-        return None
+    except (urllib.error.URLError, http.client.HTTPException, OSError):
+        return None  # no answer, or none that HTTP can read (a malformed or cut-off status line)
 
 
 def callback_secret(settings: Settings) -> str:
