@@ -297,6 +297,7 @@ def empty_queue(url: str) -> None:
     queue.pending_messages.clear()
 
 
-def queue_bodies(url: str) -> list[dict[str, Any]]:
-    """Every message a queue holds, read from moto's backend (visible or not, nothing received)."""
-    return [json.loads(m.body) for m in _queue(url)._messages]
+def queue_bodies(url: str, start: int = 0) -> list[dict[str, Any]]:
+    """Every message a queue holds (from the `start`-th on, in the order sent), read from moto's
+    backend: visible or not, nothing received."""
+    return [json.loads(m.body) for m in _queue(url)._messages[start:]]

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from tests.reliability.event_sources import queue_bodies, queue_depth
+from tests.reliability.event_sources import queue_depth
 from tests.reliability.faults import FIGURES, Fault
 from tests.reliability.killer import LambdaKilled
 from tests.reliability.status_out_world import StatusOutWorld, every, put_events_partly_failing
@@ -120,7 +120,7 @@ class StatusOutSteps(RuleBasedStateMachine):
     def status_out_holds_only_what_the_ledger_holds(self) -> None:
         world = self.status_out
         ledger = world.ledger_events()
-        on_bus = {body["detail"]["event_id"] for body in queue_bodies(world.resources.events_queue_url)}
+        on_bus = {body["detail"]["event_id"] for body in world.bus_events_since_last()}
         assert on_bus <= set(ledger), f"published but not in the ledger: {sorted(on_bus - set(ledger))}"
         assert set(world.receiver.processed()) <= set(ledger), "a callback for a change the ledger does not hold"
         assert not world.receiver.invalid(), "a callback the receiver could not verify"

@@ -212,6 +212,7 @@ class StatusOutWorld:
             empty_queue(url)
         self.truth: TapReader | Replay = STREAM.reader()
         self.seen_records: list[dict[str, Any]] = []
+        self.bus_read = 0  # messages of the bus observer's queue already looked at
         self.found: dict[str, tuple[StatusEvent, str]] = {}
         self.stream = self._stream_source(STREAM.reader())
         self.callbacks = SqsEventSource(
@@ -292,6 +293,12 @@ class StatusOutWorld:
                 for event in reading.events_of(record):
                     self.found.setdefault(event.event_id, (event, record["dynamodb"]["SequenceNumber"]))
         return self.found
+
+    def bus_events_since_last(self) -> list[dict[str, Any]]:
+        """What reached the bus observer's queue since the last look (nothing consumes it meanwhile)."""
+        bodies = queue_bodies(self.resources.events_queue_url, start=self.bus_read)
+        self.bus_read += len(bodies)
+        return bodies
 
     def check(self, *, changes_expected: bool = True) -> Counter[str]:
         ledger = self.ledger_events()
