@@ -115,6 +115,18 @@ class StatusOutSteps(RuleBasedStateMachine):
             self.advance_clock(seconds)  # type: ignore[attr-defined]
             FIGURES["stateful_callback_retries_expired"] += 1
 
+    @rule(mode=st.sampled_from([r.FAIL, r.RESET, r.SLOW, r.BLACKHOLE]))
+    def callback_fails_then_its_retry_comes_due(self, mode: str) -> None:
+        """The hard path as one rule, so that most runs reach it: what the ledger committed is
+        published, a callback fails, time passes to its retry, and the retry is delivered."""
+        self._step()  # type: ignore[attr-defined]
+        self.status_out.stream.drain()
+        if queue_depth(self.status_out.resources.callback_queue_url) == 0:
+            return
+        self.deliver_callbacks(mode)
+        self.callback_retries_expire()
+        self.deliver_callbacks(r.OK)
+
     # --- invariants -------------------------------------------------------------------------------
     @invariant()
     def status_out_holds_only_what_the_ledger_holds(self) -> None:
