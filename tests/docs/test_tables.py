@@ -30,3 +30,11 @@ def test_no_problem_type_is_spelled_outside_the_list() -> None:
     sources = [*(REPO / "functions").rglob("*.py"), *(REPO / "local").rglob("*.py")]
     found = [str(path.relative_to(REPO)) for path in sources if spelled.search(path.read_text())]
     assert found == [], f"problem types spelled outside sendledger.api.problems: {found} ({TYPE_BASE})"
+
+
+def test_the_commands_exit_codes_are_the_documented_table() -> None:
+    from sendledger_client.cli import EXIT_CODES
+
+    section = (REPO / "docs" / "cli.md").read_text().split("## When it fails", 1)[1]
+    rows = re.findall(r"^\| (\d+) \| ", section, re.MULTILINE)
+    assert [int(code) for code in rows] == sorted(EXIT_CODES)
