@@ -7,8 +7,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import uuid
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,3 +310,43 @@ def test_password_reset_mail_arrives_within_a_poll_and_the_token_works_once(base
     assert first.status_code == 200 and first.json()["reset_id"] == reset.json()["reset_id"]
     again = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=REQUEST_TIMEOUT_SECONDS)
     assert again.status_code == 400 and again.headers["Content-Type"].startswith("application/problem+json")
+
+
+# --- identical requests in flight ----------------------------------------------------------------
+STRESS_CLIENTS = 64  # simultaneous identical requests (same key, same body) per round
+STRESS_ROUNDS = 20
+
+
+def test_identical_requests_at_once_are_202_or_409_and_send_once(base_url: str) -> None:
+    """64 clients send the same request at the same instant, 20 times over: every answer is the
+    stored 202 (or 409 with Retry-After while the first is in flight), never a 5xx or a reset
+    connection, and each key sends one mail."""
+    body = {
+        "channel": "email",
+        "to": "success+stress@simulator.amazonses.com",
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "same request"},
+    }
+    sent: dict[str, str] = {}  # key -> the one message id its 202s name
+    with ThreadPoolExecutor(STRESS_CLIENTS) as pool:
+        for _ in range(STRESS_ROUNDS):
+            key, start = f"stress-{uuid.uuid4()}", threading.Barrier(STRESS_CLIENTS)
+
+            def one(_: int, key: str = key, start: threading.Barrier = start) -> requests.Response:
+                start.wait(REQUEST_TIMEOUT_SECONDS)
+                headers = {"Idempotency-Key": key}
+                return requests.post(
+                    f"{base_url}/v1/messages", json=body, headers=headers, timeout=REQUEST_TIMEOUT_SECONDS
+                )
+
+            answers = list(pool.map(one, range(STRESS_CLIENTS)))
+            assert {answer.status_code for answer in answers} <= {202, 409}, [
+                a.text for a in answers if a.status_code >= 400
+            ]
+            for answer in answers:
+                if answer.status_code == 409:
+                    assert int(answer.headers["Retry-After"]) >= 1 and "in-flight" in answer.json()["type"]
+            [sent[key]] = {answer.json()["message_id"] for answer in answers if answer.status_code == 202}
+    outbox = requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+    mails = Counter(entry["message_id"] for entry in outbox if entry["message_id"] in set(sent.values()))
+    assert mails == Counter(set(sent.values())), "one mail per key"

@@ -78,7 +78,14 @@ class ActiveReset:
     record: ResetRecord
 
 
-IntentResult = Committed | Decided | KeyTaken | ActiveReset
+@value
+class KeyInFlight:
+    """Another request with the same key is writing its message item right now: nothing was written."""
+
+    retry_after_seconds: int = 1
+
+
+IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 
 
 def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
@@ -109,6 +116,8 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
             return KeyTaken(conflict.existing)
         if conflict.reset is not None:
             return ActiveReset(conflict.reset)
+        if conflict.in_flight and intent.idempotency_key is not None:
+            return KeyInFlight()
         if conflict.recipient is None:
             raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
         recipient = conflict.recipient
@@ -189,6 +198,8 @@ def _commit_decided(
         return KeyTaken(conflict.existing)
     if conflict.reset is not None:
         return ActiveReset(conflict.reset)
+    if conflict.in_flight and intent.idempotency_key is not None:
+        return KeyInFlight()
     raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 

@@ -22,6 +22,7 @@ from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.intents import (
     LEASE_SECONDS,
     Committed,
+    KeyInFlight,
     KeyTaken,
     SendCommand,
     commit_with_eligibility,
@@ -30,6 +31,8 @@ from sendledger.usecases.intents import (
 )
 from sendledger.usecases.results import Accepted, Replayed, SendResult
 from sendledger.usecases.views import message_view
+
+IN_FLIGHT = "a request with this Idempotency-Key is still in flight"
 
 
 def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
@@ -48,6 +51,8 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
     committed = commit_with_eligibility(services, intent)
     if isinstance(committed, KeyTaken):
         return _replay(services, intent, committed.record)
+    if isinstance(committed, KeyInFlight):
+        raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
     if not isinstance(committed, Committed):
         return _accepted(services, intent.message)  # decided without a send (suppressed, deferred)
     response = deliver(services, intent.message, seconds_left)
@@ -67,7 +72,7 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
         return Replayed(message_view(record.response.message, services.settings))
     if record.lease_until > now:
         wait = max(1, int((record.lease_until - now).total_seconds()))
-        raise IdempotencyKeyInFlight("a request with this Idempotency-Key is still in flight", retry_after_seconds=wait)
+        raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=wait)
     # The first request crashed mid-flight: its message is the evidence (the poller resolves it).
     message = services.messages.get(record.message_id)
     if message is None:
