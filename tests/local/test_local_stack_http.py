@@ -274,6 +274,14 @@ def test_timed_out_sends_end_accepted_with_one_outbox_entry(stack: StackProcess,
     )
     assert final in {"accepted", "delivered"}
     assert outbox_count(stack.url, address) == 1
+    # And the stack's log says how each one was settled, one line per message
+    expected = {
+        "timeout-accepted": ["unknown resolved by a provider event: accepted, not resent"],
+        "timeout-lost": ["unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS", "resent: accepted"],
+    }[label]
+    log = stack.log_path.read_text()
+    for words in expected:
+        assert f"poll: {message['message_id']} {words}" in log, log[-3000:]
 
 
 def test_escalation_deadline_sends_the_fallback(stack: StackProcess) -> None:
