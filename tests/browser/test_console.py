@@ -47,7 +47,8 @@ def system_browser() -> tuple[str, str]:
     if not (chromium and driver):
         pytest.fail(
             "headless Chromium is needed: apt-get install -y chromium chromium-driver "
-            "(.ci/run installs them), or set SENDLEDGER_SKIP_BROWSER=1 to skip the browser test"
+            "(scripts/system-packages.sh, the first step of make test, installs them), "
+            "or set SENDLEDGER_SKIP_BROWSER=1 to skip the browser test"
         )
     return chromium, driver
 
