@@ -103,7 +103,7 @@ def post_message(
         principal=_principal(),
         idempotency_header=idempotency_key,
         event_id=body.event_id,
-        escalation=body.escalation.model_dump() if body.escalation else None,
+        escalation=body.escalation.to_domain() if body.escalation else None,
     )
     result = send_message(_services(), command, _seconds_left)
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.

@@ -15,6 +15,7 @@ from aws_lambda_powertools import Logger
 from sendledger.domain import idempotency, ids
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
@@ -40,7 +41,7 @@ class SendCommand:
     principal: str
     idempotency_header: str | None
     event_id: str | None = None
-    escalation: dict[str, Any] | None = None
+    escalation: Escalation | None = None
     parent_key: str | None = None
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
 

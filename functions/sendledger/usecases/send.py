@@ -15,7 +15,7 @@ from typing import Any
 from sendledger.domain import idempotency, ids, templates
 from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
 from sendledger.domain.messages import Message
-from sendledger.domain.recipients import Channel, Recipient, parse_recipient
+from sendledger.domain.recipients import Recipient, parse_recipient
 from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
@@ -38,12 +38,16 @@ IN_FLIGHT = "a request with this Idempotency-Key is still in flight"
 def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
     recipient = parse_recipient(command.channel, command.to)
     templates.check(command.template.id, command.template.version, command.channel, command.params)
-    for step, fallback in enumerate((command.escalation or {}).get("fallback", [])):
+    for step, fallback in enumerate(command.escalation.fallback if command.escalation else ()):
         # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
-        channel, field = Channel(fallback["channel"]), f"escalation.fallback.{step}"
-        parse_recipient(channel, fallback["to"], field=f"{field}.to")
+        field = f"escalation.fallback.{step}"
+        parse_recipient(fallback.channel, fallback.to, field=f"{field}.to")
         templates.check(
-            command.template.id, command.template.version, channel, command.params, channel_field=f"{field}.channel"
+            command.template.id,
+            command.template.version,
+            fallback.channel,
+            command.params,
+            channel_field=f"{field}.channel",
         )
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.principal, key)
@@ -104,5 +108,5 @@ def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str
         "params": command.params,
         "category": command.category,
         "event_id": command.event_id,
-        "escalation": command.escalation,
+        "escalation": command.escalation.as_json() if command.escalation else None,
     }
