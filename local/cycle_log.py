@@ -14,7 +14,7 @@ RESOLUTIONS = {
     "unknown_found_by_search": "unknown resolved by Mailgun's Events API: accepted, not resent",
     "absence_proven": "unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS, sending again",
     "unresolved": "unknown for longer than UNKNOWN_MAX_AGE_SECONDS: unresolved",
-    "reset_resent": "reset mail sent again under the same reset",
+    "reset_resent": "reset mail sent, with a newly minted token",
     "reset_mail_cancelled": "reset mail withdrawn: its reset is no longer active",
     "resend_suppressed": "not sent again: the recipient is suppressed now",
 }
