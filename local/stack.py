@@ -14,7 +14,7 @@ from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
-from local.auth import LocalAuth, banner_lines
+from local.auth import AuthMode, LocalAuth, banner_lines
 from local.constants import (
     ACCOUNT_ID,
     API_FUNCTION,
@@ -365,6 +365,16 @@ class LocalStack:
             f"  Callback key:  CALLBACK_SECRET={settings.callback_secret}",
         ]
 
+    def _cli_line(self) -> str:
+        """How to point the sendledger command at this stack (signing when unsigned requests are refused)."""
+        assert self.gateway is not None
+        if self.gateway.auth.mode is AuthMode.SIGV4:
+            app = self.gateway.auth.credentials[0]
+            signed = f"AWS_ACCESS_KEY_ID={app.access_key} AWS_SECRET_ACCESS_KEY={app.secret_key} "
+            command = f".venv/bin/sendledger --sign --endpoint {self.gateway.url} suppression show bob@example.com"
+            return f"  CLI:           {signed}{command}"
+        return f"  CLI:           .venv/bin/sendledger --endpoint {self.gateway.url} outbox   (docs/cli.md)"
+
     def _banner(self, table: str, interval: float) -> None:
         assert self.gateway is not None
         lines = [
@@ -385,6 +395,7 @@ class LocalStack:
             f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
             + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
             *banner_lines(self.gateway.auth, self.gateway.url),
+            self._cli_line(),
             "",
         ]
         print("\n".join(lines), flush=True)

@@ -220,6 +220,7 @@ def test_the_banners_aws_commands_carry_everything_they_need_when_pasted_elsewhe
     running = start()  # type: ignore[operator]
     # Locally a timed-out send is settled in seconds, not the deployed 15 minutes, and the banner says so
     assert "Unknown grace: 20 s" in running.out.read_text()
+    assert f".venv/bin/sendledger --endpoint {running.url} outbox" in running.out.read_text()
     commands = [line.strip() for line in running.out.read_text().splitlines() if " aws --endpoint-url " in line]
     assert len(commands) == 2
     for command in commands:
