@@ -48,7 +48,7 @@ def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
     # Every route but the provider webhooks, which exist only in a SendGrid or Mailgun deployment.
     iam_routes = [path for _, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values()]
-    assert len(methods) == len(iam_routes) == 12
+    assert len(methods) == len(iam_routes) == 19  # 12 routes, and HEAD beside each of the 7 GETs
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
 
