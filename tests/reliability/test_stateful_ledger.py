@@ -54,6 +54,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from sendledger.adapters.dynamodb.keys import reset_pk
 from sendledger.domain import ids
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL
@@ -77,7 +78,7 @@ from tests.reliability.faults import (
 from tests.reliability.status_out_model import StatusOutSteps
 from tests.reliability.status_out_world import StatusOutWorld
 from tests.support.counting import ledger_emitters
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, CALLER
 
 SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
 # make soak runs this file in 10 processes of 100 examples each, SENDLEDGER_SOAK_RUN=0..9 offsetting
@@ -318,7 +319,7 @@ class LedgerMachine(StatusOutSteps):
 
     def _reset_item(self, account: str) -> dict[str, Any] | None:
         item = ddb().get_item(
-            TableName=TABLE, Key={"pk": {"S": f"RESET#{account}"}, "sk": {"S": "ACTIVE"}}, ConsistentRead=True
+            TableName=TABLE, Key={"pk": {"S": reset_pk(CALLER, account)}, "sk": {"S": "ACTIVE"}}, ConsistentRead=True
         )
         return item.get("Item")
 
