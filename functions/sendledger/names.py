@@ -92,7 +92,7 @@ def webhook_path(provider: str) -> str:
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 ADMIN_PATH_PREFIX = "/v1/admin/"  # only ADMIN_PRINCIPALS: the api Lambda and the API's resource policy
-API_ROUTES = (  # (method, path); {name} is one path segment
+_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),
     ("GET", "/v1/messages"),
@@ -109,3 +109,5 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )
+# HEAD is GET without the body (RFC 9110): API Gateway has a method only for what it is given.
+API_ROUTES = (*_ROUTES, *(("HEAD", path) for method, path in _ROUTES if method == "GET"))

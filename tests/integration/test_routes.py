@@ -13,13 +13,20 @@ from tests.support.fakes import ADMIN, FakeLambdaContext, api_event
 
 PROBLEM_JSON = "application/problem+json"
 DOCUMENT = json.loads(openapi_json())
+
+
+def with_head(methods: list[str]) -> list[str]:
+    """HEAD is GET without the body: every GET route also takes it."""
+    return sorted({*methods, "HEAD"} if "GET" in methods else methods)
+
+
 # Every route with a concrete path: the documented ones, and the document itself.
 ROUTES = {
-    path.replace("{message_id}", "msg_x").replace("{recipient}", "a%40example.com"): sorted(
-        method.upper() for method in operations
+    path.replace("{message_id}", "msg_x").replace("{recipient}", "a%40example.com"): with_head(
+        [method.upper() for method in operations]
     )
     for path, operations in DOCUMENT["paths"].items()
-} | {"/openapi.json": ["GET"]}
+} | {"/openapi.json": ["GET", "HEAD"]}
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE", "CONNECT", "FOO", "M-SEARCH", "get", ""]
 UNKNOWN_PATHS = ["/", "/nope", "/v1", "/v1/messages/a/b", "/v1/suppressions", "/V1/MESSAGES", "/v1/admin/suppressions"]
 
@@ -63,7 +70,7 @@ def test_an_unknown_path_is_404_for_every_method(path, method):
 def test_a_lower_case_method_does_not_skip_the_body_checks(raw_body):
     # `post` is not POST (methods are case-sensitive): it must not reach the route unchecked
     status, headers, problem = call("post", "/v1/messages", raw_body=raw_body, headers={"Idempotency-Key": "k"})
-    assert status == 405 and headers["allow"] == "GET, POST" and problem["status"] == 405
+    assert status == 405 and headers["allow"] == "GET, HEAD, POST" and problem["status"] == 405
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import uuid
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -278,6 +281,24 @@ def test_timed_out_sends_end_accepted_with_one_outbox_entry(stack: StackProcess,
     )
     assert final in {"accepted", "delivered"}
     assert outbox_count(stack.url, address) == 1
+    # And the stack's log says how each one was settled, one line per message
+    expected = {
+        "timeout-accepted": ["unknown resolved by a provider event: accepted, not resent"],
+        "timeout-lost": ["unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS", "resent: accepted"],
+    }[label]
+    # The cycle that settles the unknown can come after the one whose events made it accepted.
+    lines = [f"poll: {message['message_id']} {words}" for words in expected]
+
+    def poll_then_log() -> str:
+        requests.post(f"{stack.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
+        return stack.log_path.read_text()
+
+    wait_until(
+        poll_then_log,
+        stack.settings.unknown_grace_seconds + POLLER_TIMEOUT_SECONDS,
+        f"the stack's log to say how {message['message_id']} was settled: {lines}",
+        done=lambda log: all(line in log for line in lines),
+    )
 
 
 def test_escalation_deadline_sends_the_fallback(stack: StackProcess) -> None:
@@ -375,3 +396,43 @@ def test_another_callers_reset_attack_changes_nothing_for_the_victim(base_url: s
     assert _signed_json("GET", evidence_url, None, APP).json() == before
     consumed = _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": token}, APP)
     assert consumed.status_code == 200 and consumed.json()["reset_id"] == victim.json()["reset_id"]
+
+
+# --- identical requests in flight ----------------------------------------------------------------
+STRESS_CLIENTS = 64  # simultaneous identical requests (same key, same body) per round
+STRESS_ROUNDS = 20
+
+
+def test_identical_requests_at_once_are_202_or_409_and_send_once(base_url: str) -> None:
+    """64 clients send the same request at the same instant, 20 times over: every answer is the
+    stored 202 (or 409 with Retry-After while the first is in flight), never a 5xx or a reset
+    connection, and each key sends one mail."""
+    body = {
+        "channel": "email",
+        "to": "success+stress@simulator.amazonses.com",
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "same request"},
+    }
+    sent: dict[str, str] = {}  # key -> the one message id its 202s name
+    with ThreadPoolExecutor(STRESS_CLIENTS) as pool:
+        for _ in range(STRESS_ROUNDS):
+            key, start = f"stress-{uuid.uuid4()}", threading.Barrier(STRESS_CLIENTS)
+
+            def one(_: int, key: str = key, start: threading.Barrier = start) -> requests.Response:
+                start.wait(REQUEST_TIMEOUT_SECONDS)
+                headers = {"Idempotency-Key": key}
+                return requests.post(
+                    f"{base_url}/v1/messages", json=body, headers=headers, timeout=REQUEST_TIMEOUT_SECONDS
+                )
+
+            answers = list(pool.map(one, range(STRESS_CLIENTS)))
+            assert {answer.status_code for answer in answers} <= {202, 409}, [
+                a.text for a in answers if a.status_code >= 400
+            ]
+            for answer in answers:
+                if answer.status_code == 409:
+                    assert int(answer.headers["Retry-After"]) >= 1 and "in-flight" in answer.json()["type"]
+            [sent[key]] = {answer.json()["message_id"] for answer in answers if answer.status_code == 202}
+    outbox = requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+    mails = Counter(entry["message_id"] for entry in outbox if entry["message_id"] in set(sent.values()))
+    assert mails == Counter(set(sent.values())), "one mail per key"

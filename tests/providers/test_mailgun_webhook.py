@@ -84,7 +84,7 @@ def test_a_wrong_signature_gets_403_and_changes_nothing(enabled, api, clock):
     body = signed(clock, WEBHOOK["event-data"], key="not-the-signing-key")
     status, headers, answer = post(api, body)
     assert status == 403 and headers["content-type"] == "application/problem+json"
-    assert answer["type"].endswith("/invalid-signature")
+    assert answer["type"].endswith("/webhook-signature-invalid")
     unsigned = json.dumps({"event-data": WEBHOOK["event-data"]})
     assert post(api, unsigned)[0] == 403
     assert drain(api).applied == 0 and not suppressed(api, BOUNCED)
@@ -104,7 +104,7 @@ def test_a_captured_signature_with_another_event_is_a_replay(enabled, api):
 def test_a_stale_timestamp_is_refused(enabled, api, clock):
     clock.advance(enabled.settings.provider(MailgunSettings).webhook_max_age_seconds + 1)
     status, _, answer = post(api, json.dumps(WEBHOOK))
-    assert status == 403 and answer["type"].endswith("/invalid-signature")
+    assert status == 403 and answer["type"].endswith("/webhook-signature-stale")
     assert drain(api).applied == 0 and not suppressed(api, BOUNCED)
 
 

@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.events import DeliveryEvent, EventKind
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
@@ -47,7 +48,7 @@ def command(
         category=category,
         caller=caller_id(principal),
         idempotency_header=key,
-        escalation=escalation,
+        escalation=Escalation.from_json(escalation) if escalation else None,
     )
 
 

@@ -29,7 +29,7 @@ from sendledger.api.models import (
     SuppressRequest,
 )
 from sendledger.api.openapi import documented
-from sendledger.api.problems import JSON, problem, validation_errors
+from sendledger.api.problems import JSON, ProblemType, problem, validation_errors
 from sendledger.api.responses import json_response, message_response, send_response, suppression_response
 from sendledger.domain import callers, errors, idempotency
 from sendledger.domain.callers import CallerId
@@ -135,7 +135,7 @@ def post_message(
         caller=_caller(),
         idempotency_header=idempotency_key,
         event_id=body.event_id,
-        escalation=body.escalation.model_dump() if body.escalation else None,
+        escalation=body.escalation.to_domain() if body.escalation else None,
         provider=body.provider,
     )
     result = send_message(_services(), command, _seconds_left)
@@ -150,7 +150,7 @@ def get_message(message_id: str) -> Response[str]:
     services = _services()
     message = messages.get_message(services, message_id, _caller())
     if message is None:
-        return problem(404, "not-found", f"no message {message_id!r}")
+        return problem(ProblemType.NOT_FOUND, f"no message {message_id!r}")
     return message_response(200, message_view(message, services.settings, with_history=True))
 
 
@@ -166,7 +166,7 @@ def find_message(
     services = _services()
     message = evidence.find_message(services, _caller(), idempotency_key, event_id, template_version)
     if message is None:
-        return problem(404, "not-found", "no message of yours has that key")
+        return problem(ProblemType.NOT_FOUND, "no message of yours has that key")
     return message_response(200, message_view(message, services.settings, with_history=True))
 
 
@@ -177,7 +177,7 @@ def get_password_reset(reset_id: str) -> Response[str]:
     services = _services()
     found = evidence.reset_evidence(services, _caller(), reset_id)
     if found is None:
-        return problem(404, "not-found", f"no reset {reset_id!r}")
+        return problem(ProblemType.NOT_FOUND, f"no reset {reset_id!r}")
     return json_response(200, reset_evidence_view(found, services.settings))
 
 
@@ -219,7 +219,7 @@ def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
     result = resets.consume_reset(_services(), _caller(), body.account_id, body.token)
     if isinstance(result, TokenConsumed):
         return json_response(200, {"reset_id": result.reset_id, "account_id": result.account_id})
-    return problem(400, "invalid-token", "the token is invalid, expired or already used")
+    return problem(ProblemType.INVALID_TOKEN, "the token is invalid, expired or already used")
 
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
@@ -259,7 +259,8 @@ def openapi_json() -> str:
 # --- errors: every one is application/problem+json ----------------------------------------
 @app.exception_handler(RequestValidationError)
 def on_validation_error(exc: RequestValidationError) -> Response[str]:
-    return problem(400, "validation-error", "the request does not match the schema", validation_errors(exc.errors()))
+    detail = "the request does not match the schema"
+    return problem(ProblemType.VALIDATION_ERROR, detail, validation_errors(exc.errors()))
 
 
 @app.exception_handler(errors.DomainError)
@@ -271,7 +272,7 @@ def on_domain_error(exc: errors.DomainError) -> Response[str]:
 
 @app.not_found
 def on_not_found(_: Exception) -> Response[str]:
-    return problem(404, "not-found", "no such route")
+    return problem(ProblemType.NOT_FOUND, "no such route")
 
 
 def _allowed_methods(path: str) -> list[str]:
@@ -298,6 +299,8 @@ def lambda_handler(
                 "body": early.body,
                 "isBase64Encoded": False,
             }
+        if event.get("httpMethod") == "HEAD":
+            return {**app.resolve(request_gate.as_get(event), context), "body": "", "isBase64Encoded": False}
         return app.resolve(event, context)
     finally:
         RUNTIME.reset(token)

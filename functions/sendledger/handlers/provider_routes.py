@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from sendledger import names
 from sendledger.api.models import WebhookReceipt
 from sendledger.api.openapi import documented
-from sendledger.api.problems import JSON, problem
+from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.handlers.invocation import current_runtime
 
 # The largest body any provider's webhook takes (the largest batch a provider posts); each
@@ -38,12 +38,12 @@ def post_provider_events(provider: str) -> Response[str]:
 
     hook = current_runtime().webhook(provider)
     if hook is None:
-        return problem(404, "not-found", f"no webhook of {provider!r} is enabled here")
+        return problem(ProblemType.NOT_FOUND, f"no webhook of {provider!r} is enabled here")
     event = router.current_event
     body = (event.body or "").encode("utf-8", errors="surrogatepass")
     if len(body) > hook.intake.max_body_bytes:
         return problem(
-            413, "payload-too-large", f"this provider's bodies are limited to {hook.intake.max_body_bytes} bytes"
+            ProblemType.PAYLOAD_TOO_LARGE, f"this provider's bodies are limited to {hook.intake.max_body_bytes} bytes"
         )
     result = receive_webhook(hook, dict(event.headers or {}), body)
     if result.outcome in (WebhookOutcome.QUEUED, WebhookOutcome.DUPLICATE):
@@ -54,7 +54,10 @@ def post_provider_events(provider: str) -> Response[str]:
         }
         return Response(status_code=200, content_type=JSON, body=json.dumps(answer))
     if result.outcome is WebhookOutcome.MALFORMED:
-        return problem(400, "invalid-request", result.detail)
-    if result.outcome is WebhookOutcome.REPLAYED:
-        return problem(403, "webhook-replayed", result.detail)
-    return problem(403, "invalid-signature", result.detail)  # unsigned, stale, bad or unverifiable
+        return problem(ProblemType.INVALID_REQUEST, result.detail)
+    refusals = {
+        WebhookOutcome.REPLAYED: ProblemType.WEBHOOK_REPLAYED,
+        WebhookOutcome.STALE: ProblemType.WEBHOOK_SIGNATURE_STALE,
+    }
+    # unsigned, bad, unverifiable (no key configured): one meaning, whichever provider posted
+    return problem(refusals.get(result.outcome, ProblemType.WEBHOOK_SIGNATURE_INVALID), result.detail)

@@ -16,6 +16,7 @@ from sendledger.domain import ids
 from sendledger.domain.callers import CallerId
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
 from sendledger.domain.errors import DependencyUnavailable, InvalidRequest
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
 from sendledger.domain.values import value
@@ -44,7 +45,7 @@ class SendCommand:
     caller: CallerId  # keys and messages are scoped by it
     idempotency_header: str | None
     event_id: str | None = None
-    escalation: dict[str, Any] | None = None
+    escalation: Escalation | None = None
     parent_key: str | None = None
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
     provider: str | None = None  # the caller's pick among the enabled providers (None: the deployment's)
@@ -95,7 +96,14 @@ class ActiveReset:
     record: ResetRecord
 
 
-IntentResult = Committed | Decided | KeyTaken | ActiveReset
+@value
+class KeyInFlight:
+    """Another request with the same key is writing its message item right now: nothing was written."""
+
+    retry_after_seconds: int = 1
+
+
+IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 
 
 def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
@@ -126,6 +134,8 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
             return KeyTaken(conflict.existing)
         if conflict.reset is not None:
             return ActiveReset(conflict.reset)
+        if conflict.in_flight and intent.idempotency_key is not None:
+            return KeyInFlight()
         if conflict.recipient is None:
             raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
         recipient = conflict.recipient
@@ -206,6 +216,8 @@ def _commit_decided(
         return KeyTaken(conflict.existing)
     if conflict.reset is not None:
         return ActiveReset(conflict.reset)
+    if conflict.in_flight and intent.idempotency_key is not None:
+        return KeyInFlight()
     raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 

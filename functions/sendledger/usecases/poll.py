@@ -33,11 +33,14 @@ class CycleReport(IngestReport):
     started_at: datetime | None = None
     read_to_end: dict[str, bool] = field(default_factory=dict)  # by lane: everything there was applied
     resolved: dict[str, int] = field(default_factory=dict)
+    resolved_messages: list[tuple[str, str]] = field(default_factory=list)  # (what, message id)
     escalated: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def bump(self, what: str) -> None:
+    def bump(self, what: str, message_id: str | None = None) -> None:
         self.resolved[what] = self.resolved.get(what, 0) + 1
+        if message_id is not None:
+            self.resolved_messages.append((what, message_id))
 
     def summary(self) -> dict[str, object]:
         return {
@@ -47,6 +50,7 @@ class CycleReport(IngestReport):
             "poison": self.poison,
             "read_to_end": self.read_to_end,
             "resolved": self.resolved,
+            "resolved_messages": [{"message_id": mid, "outcome": what} for what, mid in self.resolved_messages],
             "escalated": self.escalated,
         }
 

@@ -23,6 +23,7 @@ from sendledger.adapters.dynamodb.keys import (
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
 from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient
 from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
@@ -92,7 +93,7 @@ def message_fields(message: Message) -> dict[str, Any]:
         "template_version": message.template.version,
         "category": message.category,
         "created_at": iso(message.created_at),
-        "escalation": json.dumps(message.escalation, separators=(",", ":")) if message.escalation else None,
+        "escalation": json.dumps(message.escalation.as_json(), separators=(",", ":")) if message.escalation else None,
         # Written only when it is not the channel's first provider: the default path keeps its
         # item size, and items from before provider selection read back right.
         "provider": None if message.provider == IMPLIED_PROVIDER[message.channel] else message.provider,
@@ -101,7 +102,7 @@ def message_fields(message: Message) -> dict[str, Any]:
 
 def escalation_item(message: Message) -> Item:
     assert message.escalation is not None
-    deadline = message.created_at + timedelta(seconds=int(message.escalation["deadline_seconds"]))
+    deadline = message.created_at + timedelta(seconds=message.escalation.deadline_seconds)
     return encode_item(
         {
             "pk": message_pk(message.message_id),
@@ -133,7 +134,7 @@ def message_from(item: Item) -> Message:
         reason=values.get("reason"),
         reset_account_id=values.get("reset_account_id"),
         params=json.loads(values["params"]) if values.get("params") else None,
-        escalation=json.loads(values["escalation"]) if values.get("escalation") else None,
+        escalation=Escalation.from_json(json.loads(values["escalation"])) if values.get("escalation") else None,
         attempt=int(values.get("attempt", 1)),
         parent_key=values.get("parent_key"),
         owner=values.get("owner"),

@@ -64,8 +64,8 @@ class EventsLane:
         self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
         watermark = poll_mailgun(pipeline, self.api, started, seconds_left, report)
-        for _ in range(look_up_unknown_sends(pipeline, self.api, seconds_left, report)):
-            report.bump("unknown_found_by_search")
+        for message_id in look_up_unknown_sends(pipeline, self.api, seconds_left, report):
+            report.bump("unknown_found_by_search", message_id)
         return watermark
 
 

@@ -34,10 +34,10 @@ SAFETY_SECONDS = 8.0
 
 def look_up_unknown_sends(
     pipeline: Pipeline, api: EventsApi, seconds_left: Callable[[], float], report: IngestReport
-) -> int:
-    """Returns how many unknown sends the search proved accepted."""
+) -> list[str]:
+    """The message ids of the unknown sends the search proved accepted."""
     services = pipeline.services
-    found = 0
+    found: list[str] = []
     for due in pipeline.due_work.items(DueKind.UNKNOWN, None, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             break
@@ -65,7 +65,7 @@ def look_up_unknown_sends(
             )
             if match is not None:
                 ingest_event(services, pipeline.events, match, report)
-                found += 1
+                found.append(message.message_id)
                 logger.info(
                     "unknown send found in the Events API: accepted, nothing is resent",
                     extra={"message_id": message.message_id, "recipient": fingerprint_of(message.recipient_key)},
