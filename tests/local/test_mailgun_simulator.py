@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from urllib.parse import parse_qs
 
 import pytest
@@ -12,6 +12,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
 from sendledger.domain.provider import CallResult
 from sendledger.domain.templates import Rendered
+from sendledger.providers.http import HttpAnswer
 from sendledger.providers.mailgun.events_api import MailgunEventsApi
 from sendledger.providers.mailgun.sender import MailgunEmailSender, classify_answer
 from tests.support.fakes import FakeClock
@@ -42,17 +43,16 @@ def events_api(url: str) -> MailgunEventsApi:
     return MailgunEventsApi(url, DEFAULT_DOMAIN, lambda: LOCAL_API_KEY)
 
 
-class _Recorded:
-    status, headers, data = 200, {}, b'{"id": "<20261129100000.0000000000000010@mg.example.com>", "message": "Queued"}'
+RECORDED = b'{"id": "<20261129100000.0000000000000010@mg.example.com>", "message": "Queued"}'
 
 
 class _Recorder:
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, dict[str, str], str]] = []
 
-    def request(self, method: str, url: str, body: str, headers: dict[str, str]) -> _Recorded:
-        self.requests.append((method, url, headers, body))
-        return _Recorded()
+    def request(self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str]) -> HttpAnswer:
+        self.requests.append((method, url, dict(headers), (body or b"").decode()))
+        return HttpAnswer(200, {}, RECORDED)
 
 
 def test_the_send_request_is_the_reference_request():
@@ -65,7 +65,7 @@ def test_the_send_request_is_the_reference_request():
         "mg.example.com",
         "Example Notifications <no-reply@mg.example.com>",
         lambda: "EXAMPLE-not-a-real-api-key",
-        http=recorder,  # type: ignore[arg-type]
+        http=recorder,
     )
     expected = parse_qs(reference_body.strip())
     response = adapter.send_email(

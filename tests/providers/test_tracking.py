@@ -40,20 +40,16 @@ class SendGridHttp:
         return HttpAnswer(202, {"x-message-id": "EXAMPLE-xMsgId"}, b"")
 
 
-@dataclass
-class MailgunAnswer:
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    data: bytes = b'{"id": "<20261129100000.1.EXAMPLE@mg.example.com>", "message": "Queued. Thank you."}'
+MAILGUN_ACCEPTED = b'{"id": "<20261129100000.1.EXAMPLE@mg.example.com>", "message": "Queued. Thank you."}'
 
 
 @dataclass
 class MailgunHttp:
     forms: list[list[tuple[str, str]]] = field(default_factory=list)
 
-    def request(self, method: str, url: str, *, body: str, headers: Mapping[str, str]) -> MailgunAnswer:
-        self.forms.append(parse_qsl(body, keep_blank_values=True))
-        return MailgunAnswer()
+    def request(self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str]) -> HttpAnswer:
+        self.forms.append(parse_qsl((body or b"").decode(), keep_blank_values=True))
+        return HttpAnswer(200, {}, MAILGUN_ACCEPTED)
 
 
 def send_with_sendgrid(content: templates.Rendered) -> dict[str, Any]:

@@ -16,12 +16,13 @@ import boto3
 
 from local.simulator import Simulator
 from local.simulator.http import InProcessHttp
-from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
+from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, LOCAL_SIGNING_KEY, MailgunSimulator
 from local.simulator.providers.sendgrid import side_of
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
 from sendledger.bootstrap import build_pipeline
 from sendledger.domain.recipients import Channel
+from sendledger.providers.http import Http
 from sendledger.providers.mailgun.lane import EventsLane
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.registry import Provider, slice_of
@@ -33,6 +34,12 @@ from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
 from tests.integration.conftest import Ingestion
 from tests.support.fakes import FakeClock, ledger_of
+
+Wrap = Callable[[Http], Http]  # what stands between an adapter and the simulated API (a fault injector)
+
+
+def unwrapped(http: Http) -> Http:
+    return http
 
 
 @dataclass
@@ -89,30 +96,49 @@ class MailgunWorld:
         self.mailgun.stop()
 
 
-def mailgun_world(parts: Parts) -> ProviderWorld:
-    """The Mailgun adapters, built by bootstrap from settings, against the simulator over HTTP."""
+def mailgun_world(parts: Parts, *, wrap: Wrap = unwrapped, webhooks: bool = False) -> MailgunWorld:
+    """The Mailgun adapters, built from settings, against the simulator over HTTP; with `webhooks`,
+    its signing key and events queue too (the signed webhook route and its queue lane)."""
     from sendledger import bootstrap
+    from sendledger.providers.http import Urllib3Http
+    from sendledger.providers.mailgun.sender import MailgunEmailSender
 
     mailgun = MailgunSimulator(clock=parts.clock.now)
     url = mailgun.serve()
-    secret = boto3.client("secretsmanager").create_secret(Name="sendledger/mailgun-api-key", SecretString=LOCAL_API_KEY)
+    secrets = boto3.client("secretsmanager")
+    secret = secrets.create_secret(Name="sendledger/mailgun-api-key", SecretString=LOCAL_API_KEY)
+    hooks: dict[str, Any] = {}
+    if webhooks:
+        signing = secrets.create_secret(Name="sendledger/mailgun-signing-key", SecretString=LOCAL_SIGNING_KEY)
+        queue = boto3.client("sqs").create_queue(QueueName=MAILGUN_EVENTS_QUEUE, Attributes={"VisibilityTimeout": "0"})
+        hooks = {"signing_key_secret_arn": signing["ARN"], "events_queue_url": queue["QueueUrl"]}
     parts.services.settings = parts.services.settings.configure_provider(
         MailgunSettings,
         api_base=url,
         domain=DEFAULT_DOMAIN,
         api_key_secret_arn=secret["ARN"],
         events_final_after_seconds=MAILGUN_FINAL_AFTER_SECONDS,
+        **hooks,
     )
-    parts.services.email = bootstrap.email_sender(parts.services.settings)
-    # The SES queue lane gives way to the Events API lane (the SMS log lane stays).
+    settings = parts.services.settings
+    if wrap is unwrapped:
+        parts.services.email = bootstrap.email_sender(settings)
+    else:
+        from sendledger.providers.mailgun.http import secret_value
+
+        fragment, key = settings.provider(MailgunSettings), secret_value(secret["ARN"])
+        http = wrap(Urllib3Http())
+        parts.services.email = MailgunEmailSender(fragment.api_base, fragment.domain, settings.sender_email, key, http)
+    # The SES queue lane gives way to the Events API lane (and the webhook lane; the SMS log lane stays).
     pipeline = parts.ingestion.pipeline
-    [events_lane] = slice_of(Provider.MAILGUN.value).lanes(parts.services.settings, ledger_of(parts.services))
-    assert isinstance(events_lane, EventsLane)
-    pipeline.lanes = [events_lane, *(lane for lane in pipeline.lanes if lane.source == "sms")]
+    lanes = slice_of(Provider.MAILGUN.value).lanes(settings, ledger_of(parts.services))
+    assert isinstance(lanes[-1], EventsLane) and len(lanes) == (2 if webhooks else 1)
+    pipeline.lanes = [*lanes, *(lane for lane in pipeline.lanes if lane.source == "sms")]
     return MailgunWorld(Provider.MAILGUN, parts, mailgun)
 
 
 MAILGUN_FINAL_AFTER_SECONDS = 10
+MAILGUN_EVENTS_QUEUE = "sendledger-mailgun-events"
 
 
 @dataclass
@@ -133,7 +159,7 @@ class SendGridWorld:
         return [entry for entry in self.parts.simulator.outbox() if entry["provider"] == "sendgrid"]
 
 
-def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWorld:
+def sendgrid_world(parts: Parts, *, email_activity: bool = False, wrap: Wrap = unwrapped) -> SendGridWorld:
     """SendGrid's key and the webhook's verification key in Secrets Manager, its events queue, its adapter."""
     sqs, secrets = boto3.client("sqs"), boto3.client("secretsmanager")
     side = side_of(parts.simulator)
@@ -157,7 +183,7 @@ def sendgrid_world(parts: Parts, *, email_activity: bool = False) -> SendGridWor
         services.settings.sender_email,
         fragment.api_base,
         lambda: provider_secret(api_key),
-        http=http,
+        http=wrap(http),
         now=lambda: parts.clock.now().timestamp(),
     )
     parts.ingestion.pipeline = build_pipeline(services, ledger_of(services))
@@ -180,7 +206,7 @@ class InfraiWorld:
         return [entry for entry in self.parts.simulator.outbox() if entry["provider"] == "infrai"]
 
 
-def infrai_world(parts: Parts) -> InfraiWorld:
+def infrai_world(parts: Parts, *, wrap: Wrap = unwrapped) -> InfraiWorld:
     """Infrai's key in Secrets Manager, its sender, lookup and status lane over the simulated API."""
     from local.simulator.providers.infrai import side_of as infrai_side
     from sendledger.providers.infrai.client import InfraiClient
@@ -199,7 +225,7 @@ def infrai_world(parts: Parts) -> InfraiWorld:
     )  # fmt: skip
     http = InProcessHttp(side.handle)
     fragment = services.settings.provider(InfraiSettings)
-    client = InfraiClient(fragment.api_base, lambda: provider_secret(secret["ARN"]), http)
+    client = InfraiClient(fragment.api_base, lambda: provider_secret(secret["ARN"]), wrap(http))
     services.email = InfraiSender(client, Channel.EMAIL)
     pipeline = parts.ingestion.pipeline
     pipeline.lanes = [StatusLane(client), *(lane for lane in pipeline.lanes if lane.source == "sms")]

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ from tests.integration.conftest import (
     ingestion,  # noqa: F401  (the integration fixture, for these tests too)
     make_ingestion,
 )
-from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch, ProviderCalls
+from tests.reliability.faults import FIGURES, GROUND_TRUTH, Client, Hooks, LedgerWatch, ProviderCalls
+from tests.reliability.provider_legs import Leg, build_leg, drain
 from tests.support.counting import ledger_emitters
 from tests.support.fakes import ADMIN, FakeClock, FakeSleeper
 from tests.support.fixtures import put_watermark
@@ -100,6 +101,7 @@ class SharedWorld:
     ses: Hooks
     watch: LedgerWatch
     ingestion: Ingestion
+    leg: Leg = field(init=False)  # the email provider under test (tests/reliability/provider_legs.py)
 
     def poll(self) -> Any:
         return run_poll(self.ingestion)
@@ -114,21 +116,20 @@ class SharedWorld:
             batch = [{"DeleteRequest": {"Key": key}} for key in keys[start : start + 25]]
             client.batch_write_item(RequestItems={TABLE: batch})
         self.drain_queue()
+        for queue in self.leg.queues:
+            drain(queue)
         self.simulator.reset()
         forget_moto_instances()
-        for hooks in (self.dynamo, self.ses):
+        for hooks in (self.dynamo, self.ses, self.leg.faults):
             hooks.requests.clear()
         self.watch = LedgerWatch()
         self.healthy_watermarks()
 
     def drain_queue(self) -> None:
-        sqs = boto3.client("sqs")
-        while batch := sqs.receive_message(QueueUrl=self.ingestion.queue_url, MaxNumberOfMessages=10).get("Messages"):
-            for message in batch:
-                sqs.delete_message(QueueUrl=self.ingestion.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        drain(self.ingestion.queue_url)
 
     def healthy_watermarks(self) -> None:
-        for source in ("ses", "sms"):
+        for source in self.leg.sources:
             put_watermark(TABLE, source, self.clock.now())
 
 
@@ -143,8 +144,12 @@ def forget_moto_instances() -> None:
 
 
 @contextmanager
-def shared_world() -> Iterator[SharedWorld]:
+def shared_world(provider: str = "ses") -> Iterator[SharedWorld]:
+    """The world, with `provider` the email provider (one of provider_legs.LEGS)."""
+    from aws_lambda_powertools.utilities import parameters
+
     with mock_aws(), pytest.MonkeyPatch.context() as patch:
+        parameters.clear_caches()  # a secret of an earlier module's moto account must not be served
         aws_clients.client.cache_clear()
         create_ledger_table(boto3.client("dynamodb"), TABLE)
         boto3.client("ses").verify_email_identity(EmailAddress=SENDER)
@@ -174,10 +179,14 @@ def shared_world() -> Iterator[SharedWorld]:
             services, clock, Client(Api(services, patch)), simulator, dynamo, ses, LedgerWatch(), ingestion
         )
         watching.append(world)
+        world.leg = build_leg(provider, world)
+        GROUND_TRUTH.append(world.leg.emails_to)
         world.healthy_watermarks()
         try:
             yield world
         finally:
+            GROUND_TRUTH.remove(world.leg.emails_to)
+            world.leg.close()
             provider_calls.uninstall()
             dynamo.close()
             ses.close()

@@ -321,8 +321,15 @@ def items_with(items: list[dict[str, Any]], prefix: str, sk: str | None = None) 
     return [i for i in items if s(i, "pk").startswith(prefix) and (sk is None or s(i, "sk") == sk)]
 
 
+# The email provider under test, when a shared world runs one (tests/reliability/provider_legs.py).
+GROUND_TRUTH: list[Callable[[str], list[Any]]] = []
+
+
 def emails_to(address: str) -> list[Any]:
-    """What the provider accepted for this address (moto's SES backend: the ground truth)."""
+    """What the provider accepted for this address (the ground truth: moto's SES backend, or the
+    outbox of the provider a shared world runs); each has the mail's text as `body`."""
+    if GROUND_TRUTH:
+        return GROUND_TRUTH[-1](address)
     return [m for m in sent_emails() if address in (m.destinations.get("ToAddresses") or [])]
 
 

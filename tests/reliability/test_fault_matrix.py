@@ -194,7 +194,9 @@ class World:
     def __init__(self, shared: SharedWorld) -> None:
         self.shared = shared
         self.client, self.clock, self.services = shared.client, shared.clock, shared.services
-        self.dynamo, self.ses, self.watch = shared.dynamo, shared.ses, shared.watch
+        # `ses`: the provider call's faults, whichever provider the world runs (SES's SendEmail hooks,
+        # or an HTTP provider's transport: tests/reliability/provider_legs.py)
+        self.dynamo, self.ses, self.watch = shared.dynamo, shared.leg.faults, shared.watch
         self.schedules_run = 0
         self.faults_fired = 0
 
@@ -253,15 +255,15 @@ def settle(world: World) -> dict[str, str]:
     def snapshot() -> tuple[dict[str, str], int]:
         items = world.watch.check()
         states = {message_id_of(m): merged_state(items, message_id_of(m)) for m in items_with(items, "MSG#", "MSG")}
-        return states, len(world.shared.simulator.outbox())
+        return states, len(world.shared.leg.outbox())
 
     last, aged = snapshot(), False
     for _ in range(QUIESCENCE_CYCLES):
         world.clock.advance(GRACE_SECONDS + LEASE_SECONDS)  # each cycle sees leases and the grace pass
-        world.shared.simulator.flush()
+        world.shared.leg.emit()  # the provider's events for what it accepted reach sendledger
         world.shared.poll()
         now = snapshot()
-        if now == last and not world.shared.simulator.pending()["ses_events"]:
+        if now == last and not world.shared.leg.pending():
             unsettled = {m: state for m, state in now[0].items() if state not in SETTLED}
             if unsettled and not aged:
                 # An `unknown` whose absence cannot be proven waits for UNKNOWN_MAX_AGE_SECONDS
@@ -326,7 +328,7 @@ def run_message_schedule(world: World, schedule: Schedule) -> None:
         assert_well_formed(answer)
         world.watch.check()
         assert len(emails_to(to)) <= 1, f"{schedule.name}: two accepted sends for one intent"
-        assert len([e for e in world.shared.simulator.outbox() if e["to"] == to]) <= 1, schedule.name
+        assert len([e for e in world.shared.leg.outbox() if e["to"] == to]) <= 1, schedule.name
         return answer
 
     # Given the first request meets the fault
@@ -424,7 +426,10 @@ def run_reset_schedule(world: World, schedule: Schedule) -> None:
     assert s(reset, "reset_id") == settled.body["reset_id"]
     [message] = [m for m in items_with(items, "MSG#", "MSG") if message_id_of(m) == s(reset, "message_id")]
     state = merged_state(items, message_id_of(message))
-    assert state == expected_state, (schedule.name, state)
+    # (where the poll cycle reads the provider's record, its lookup or events may already have
+    # resolved an accepted mail: to `accepted`, or on to where the provider's events take it)
+    pulled = {"accepted", schedule.settled} if world.shared.leg.pulls_events and expected_sends else set()
+    assert state in {expected_state, *pulled}, (schedule.name, state)
     # And consuming every token ever mailed, oldest first: only the newest works, once
     mailed = mailed_tokens(email)
     results = [world.client("POST", "/v1/password-resets/consume", {"account_id": account, "token": t}) for t in mailed]
@@ -527,6 +532,10 @@ def plans(reset: bool) -> st.SearchStrategy[tuple[bool, list[tuple[Schedule, int
 )
 @given(flow=st.booleans().flatmap(plans), label=st.sampled_from(["", "timeout-accepted", "timeout-lost", "throttle"]))
 def test_random_fault_schedules_keep_the_invariants(world, flow, label):
+    run_random_schedule(world, flow, label)
+
+
+def run_random_schedule(world: World, flow: tuple[bool, list[tuple[Schedule, int]]], label: str) -> None:
     reset, plan = flow
     # Given a fresh intent (a new key, account and address), a healthy pipeline now
     world.shared.fresh()

@@ -1,5 +1,5 @@
-"""The HTTP client of the SendGrid adapters: urllib3 (it ships with botocore in the Lambda
-runtime), never retried by the client, with the same timeouts as the SES client.
+"""The one HTTP client of the providers that have no SDK: urllib3 (it ships with botocore in the
+Lambda runtime), never retried by the client, with the same timeouts as the SDK clients.
 
 A send must never be retried by a transport layer: a retried POST after a read timeout is the
 duplicate this project exists to prevent. Retries happen in the domain's backoff, only on

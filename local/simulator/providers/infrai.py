@@ -157,6 +157,13 @@ class InfraiSide:
         )
         return sent
 
+    def reach(self, provider_id: str, status: str) -> None:
+        """The message reaches `status` now (a test's own course of events, over the address's)."""
+        with self._lock:
+            sent = self._sent[provider_id]
+            now = self.simulator.now()
+            sent.timeline = [(at, known) for at, known in sent.timeline if at <= now] + [(now, status)]
+
     def _get(self, channel: str, id_or_key: str) -> Answer:
         with self._lock:
             sent = self._sent.get(id_or_key) or self._sent.get(self._keys.get(id_or_key, ""))

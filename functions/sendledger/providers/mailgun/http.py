@@ -1,33 +1,19 @@
-"""What the Mailgun adapters share: one urllib3 pool, Basic auth `api:<key>`, the key itself.
+"""What the Mailgun adapters share: Basic auth `api:<key>` and the key itself.
 
-urllib3 ships with botocore, so no dependency is added. The pool never retries: a resent
-`POST /messages` after a read timeout is exactly the duplicate the project prevents.
+The send goes through the HTTP providers' one client (providers/http.py: urllib3, never
+retried: a resent `POST /messages` after a read timeout is exactly the duplicate the project
+prevents); the Events API reader keeps its own retrying pool (a read is safe to retry).
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from functools import cache
-
-import urllib3
 
 from sendledger.adapters.secrets import provider_secret
 from sendledger.domain.errors import DependencyUnavailable
 
-CONNECT_TIMEOUT_SECONDS = 2.0
-READ_TIMEOUT_SECONDS = 5.0
-
 KeySource = Callable[[], str]
-
-
-@cache
-def pool() -> urllib3.PoolManager:
-    return urllib3.PoolManager(
-        retries=False,
-        timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_SECONDS, read=READ_TIMEOUT_SECONDS),
-        maxsize=16,
-    )
 
 
 def basic_auth(api_key: str) -> str:

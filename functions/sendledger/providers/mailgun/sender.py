@@ -15,14 +15,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ProtocolError, ReadTimeoutError
 
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
+from sendledger.providers.http import Http, default_http
 from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE, bare_message_id
-from sendledger.providers.mailgun.http import KeySource, basic_auth, pool
+from sendledger.providers.mailgun.http import KeySource, basic_auth
 
 TAG = "sendledger"
 # Per message, over the domain's settings: no click redirects (they would carry a reset token
@@ -38,13 +38,13 @@ class MailgunEmailSender:
         domain: str,
         sender: str,
         api_key: KeySource,
-        http: urllib3.PoolManager | None = None,
+        http: Http | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.url = f"{api_base.rstrip('/')}/v3/{quote(domain, safe='')}/messages"
         self.sender = sender
         self.api_key = api_key
-        self.http = http or pool()
+        self.http = http or default_http()  # the HTTP providers' one client: never retries
         self.now = now
 
     def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
@@ -74,7 +74,7 @@ class MailgunEmailSender:
             response = self.http.request(
                 "POST",
                 self.url,
-                body=urlencode(fields),
+                body=urlencode(fields).encode(),
                 headers={
                     "Authorization": authorization,
                     "Content-Type": "application/x-www-form-urlencoded",
@@ -83,7 +83,7 @@ class MailgunEmailSender:
             )
         except (HTTPError, OSError) as exc:
             return classify_failure(exc)
-        return classify_answer(response.status, response.headers, response.data, self.now())
+        return classify_answer(response.status, response.headers, response.body, self.now())
 
 
 def classify_failure(exc: BaseException) -> ProviderResponse:
@@ -115,8 +115,9 @@ def classify_answer(status: int, headers: Any, data: bytes, now: float) -> Provi
 
 def _wait(headers: Any, body: Any, now: float) -> float | None:
     """Retry-After, else X-RateLimit-Reset (Unix seconds), else the wait the message names."""
-    for name, convert in (("Retry-After", float), ("X-RateLimit-Reset", lambda raw: float(raw) - now)):
-        raw = headers.get(name) if headers is not None else None
+    named = {str(name).lower(): raw for name, raw in (headers or {}).items()}
+    for name, convert in (("retry-after", float), ("x-ratelimit-reset", lambda raw: float(raw) - now)):
+        raw = named.get(name)
         if raw is None:
             continue
         try:

@@ -1,0 +1,98 @@
+"""The fault schedules against every other email provider (provider_legs.LEGS).
+
+SES runs the whole fault matrix in test_fault_matrix.py. Each other provider runs, in CI, the
+schedules that reach its own code: its adapter's reading of each fault (no connection, a 5xx, an
+answer lost before or after acceptance, a throttle, a refusal, a crash once it accepted), and its
+way of settling an `unknown` (SendGrid's webhook watermark, Mailgun's Events API search,
+Infrai's lookup by key), its own events. The DynamoDB faults (the intent and outcome writes)
+run the same use cases whichever provider carries the message, in full for SES and one of
+each here. SENDLEDGER_SOAK=1 runs every schedule, and the random multi-fault schedules, for
+every provider. The state machine's provider legs are in test_stateful_ledger.py.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from tests.conftest import HYPOTHESIS_SEED
+from tests.reliability.conftest import SharedWorld, shared_world
+from tests.reliability.provider_legs import LEGS
+from tests.reliability.test_fault_matrix import (
+    MINT_SCHEDULES,
+    REJECTED,
+    SCHEDULES,
+    World,
+    plans,
+    run_message_schedule,
+    run_random_schedule,
+    run_reset_schedule,
+)
+
+SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
+OTHER_LEGS = [leg for leg in LEGS if leg != "ses"]
+# The CI sample (see the docstring): the provider-facing schedules, and one DynamoDB fault each side of the call.
+MESSAGE_SAMPLE = {
+    "provider-call-crashes",
+    "provider-unreachable",
+    "provider-5xx",
+    "provider-timeout-lost",
+    "provider-throttled-twice",
+    "accepted-then-timeout",
+    "accepted-then-crash",
+    "provider-rejects",
+    "intent-timeout-after-write",
+    "outcome-crash-before-write",
+}
+RESET_SAMPLE = {"provider-timeout-lost", "accepted-then-timeout", "outcome-crash-before-write"}
+
+
+def cases(schedules: list, sample: set[str]) -> list:  # type: ignore[type-arg]
+    return [
+        pytest.param(leg, schedule, id=f"{leg}-{schedule.name}")
+        for leg in OTHER_LEGS
+        for schedule in schedules
+        if SOAK or schedule.name in sample
+    ]
+
+
+@pytest.fixture(scope="module")
+def shared(request: pytest.FixtureRequest) -> Iterator[SharedWorld]:
+    with shared_world(request.param) as world:
+        yield world
+
+
+@pytest.fixture
+def world(shared: SharedWorld) -> World:
+    shared.fresh()
+    return World(shared)
+
+
+@pytest.mark.parametrize(("shared", "schedule"), cases([*SCHEDULES, REJECTED], MESSAGE_SAMPLE), indirect=["shared"])
+def test_message_fault_schedule_per_provider(world, schedule):
+    run_message_schedule(world, schedule)
+
+
+@pytest.mark.parametrize(
+    ("shared", "schedule"), cases([*SCHEDULES, REJECTED, *MINT_SCHEDULES], RESET_SAMPLE), indirect=["shared"]
+)
+def test_reset_fault_schedule_per_provider(world, schedule):
+    run_reset_schedule(world, schedule)
+
+
+@pytest.mark.skipif(not SOAK, reason="SENDLEDGER_SOAK=1: random multi-fault schedules for every provider")
+@pytest.mark.parametrize("shared", OTHER_LEGS, indirect=True)
+@seed(HYPOTHESIS_SEED)
+@settings(
+    max_examples=100,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(flow=st.booleans().flatmap(plans), label=st.sampled_from(["", "timeout-accepted", "timeout-lost", "throttle"]))
+def test_random_fault_schedules_per_provider(world, flow, label):
+    run_random_schedule(world, flow, label)
