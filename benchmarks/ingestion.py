@@ -203,6 +203,9 @@ def measure_events(world: World) -> dict[str, Any]:
         from benchmarks import mailgun  # its own simulator, over HTTP
 
         result["mailgun"] = mailgun.measure(world)
+        from benchmarks import infrai  # pull only: its sends and its status lane
+
+        result["infrai"] = infrai.measure(world, provider.simulator)
     finally:
         provider.close()
     return result

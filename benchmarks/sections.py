@@ -66,7 +66,27 @@ def capacity(results: dict[str, Any]) -> list[str]:
             f"{step['write_request_units_per_event']} WRU per Mailgun event.",
             "",
         ]
+    lines += infrai_rows(events.get("infrai") or {})
     return [*lines, CAPACITY_RULES, ""]
+
+
+def infrai_rows(block: dict[str, Any]) -> list[str]:
+    """Infrai pushes nothing: its cost is the send and the status poll (benchmarks/infrai.py)."""
+    send, poll = block.get("send") or {}, block.get("status_poll") or {}
+    if not send:
+        return []
+    rows = [
+        ["Infrai send (api handler)", send["requests_per_send"], send["wru_per_send"], send["wru_max"]],
+        ["Infrai status poll, per message asked", poll["requests_per_message"], poll["wru_per_message"], None],
+    ]
+    idle = poll.get("idle_pass") or {}
+    return [
+        *table(["operation", "requests", "WRU", "WRU max"], rows),
+        f"Over {block['sends']} sends, then the status lane asking for {poll['messages_asked']} messages once "
+        f"final ({poll['statuses_applied']} statuses applied); a cycle with nothing left to ask: "
+        f"{idle.get('requests')} requests, {idle.get('wru')} WRU.",
+        "",
+    ]
 
 
 def lambda_cpu(timing: dict[str, Any]) -> list[str]:

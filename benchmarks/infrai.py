@@ -1,0 +1,106 @@
+"""Infrai: DynamoDB requests and units per send, and per status poll.
+
+Infrai pushes nothing (fixtures/provider-formats/infrai/README.md), so what its leg costs the
+ledger is the send (through the `api` handler, the Infrai adapter against the simulated API, in
+process) and the poll cycle's status lane asking for every message still in flight. The status
+poll is run twice over the same messages: once they are final (each status applied, the marker
+dropped), and once more before anything changed (nothing left to ask: the lane's floor).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from benchmarks import ours
+from benchmarks.aws import World
+from benchmarks.counting import counting
+from benchmarks.ingestion import EMAIL_OUTCOMES, _ledger
+
+SENDS = 30
+
+
+class _Clock:
+    """The simulator's and the use case's time: real, plus what the benchmark skips ahead."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+def _units(log: Any) -> float:
+    return float(sum(r.capacity.get("write_request_units", 0.0) for r in log.requests))
+
+
+def measure(world: World, simulator: Any) -> dict[str, Any]:
+    from local.simulator.http import InProcessHttp
+    from local.simulator.providers.infrai import side_of
+    from sendledger import bootstrap
+    from sendledger.domain.recipients import Channel
+    from sendledger.providers.infrai.client import InfraiClient
+    from sendledger.providers.infrai.lane import StatusLane
+    from sendledger.providers.infrai.sender import InfraiSender
+    from sendledger.providers.infrai.settings import InfraiSettings
+    from sendledger.providers.registry import Provider
+    from sendledger.usecases.poll import CycleReport
+
+    clock = _Clock()
+    side = side_of(simulator)
+    http = InProcessHttp(side.handle)
+    client = InfraiClient("https://infrai.simulator.invalid/v1", lambda: side.api_key, http)
+    runtime = bootstrap.runtime()
+    services, pipeline = runtime.services, runtime.pipeline  # the pipeline built before the swap
+    saved = (services.email, services.settings, services.clock, simulator.clock)
+    services.email = InfraiSender(client, Channel.EMAIL)
+    services.settings = services.settings.model_copy(update={"email_provider": Provider.INFRAI}).configure_provider(
+        InfraiSettings, status_interval_seconds=1, statuses_per_cycle=SENDS
+    )
+    services.clock = clock
+    simulator.clock = clock.now
+    lane = StatusLane(client)
+    try:
+        world.refresh_watermarks()
+        run = uuid.uuid4().hex[:8]
+        addresses = list(EMAIL_OUTCOMES.values())
+        sends: list[tuple[int, float]] = []
+        for i in range(SENDS):
+            local, _, domain = addresses[i % len(addresses)].partition("@")
+            with counting(_ledger()) as log:
+                status, _, body = ours.post(
+                    "/v1/messages", ours.email_body(f"{local}+{run}{i}@{domain}"), key=f"ifr-{run}-{i}"
+                )
+            if status != 202:
+                raise RuntimeError(f"Infrai send {i} failed: {status} {body}")
+            sends.append((log.total, _units(log)))
+        clock.offset += timedelta(seconds=5)  # every simulated status is final now
+        passes = []
+        for _ in range(2):
+            asked = len(http.requests)
+            report = CycleReport()
+            with counting(_ledger()) as log:
+                lane.run(pipeline, clock.now(), lambda: 60.0, report)
+            passes.append((log.total, _units(log), len(http.requests) - asked, report.applied))
+    finally:
+        services.email, services.settings, services.clock, simulator.clock = saved
+    (final_requests, final_wru, gets, applied), (floor_requests, floor_wru, floor_gets, _) = passes
+    return {
+        "method": "the api handler with the Infrai adapter, then its status lane, against the simulated API",
+        "sends": SENDS,
+        "send": {
+            "requests_max": max(r for r, _ in sends),
+            "requests_per_send": round(sum(r for r, _ in sends) / SENDS, 3),
+            "wru_max": max(w for _, w in sends),
+            "wru_per_send": round(sum(w for _, w in sends) / SENDS, 3),
+        },
+        "status_poll": {
+            "messages_asked": gets,
+            "statuses_applied": applied,
+            "requests": final_requests,
+            "requests_per_message": round(final_requests / gets, 3) if gets else None,
+            "wru_per_message": round(final_wru / gets, 3) if gets else None,
+            "idle_pass": {"requests": floor_requests, "wru": floor_wru, "asked": floor_gets},
+        },
+    }
