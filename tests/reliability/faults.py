@@ -175,8 +175,30 @@ class Fault:
     key_prefix: str | None = None
 
 
+class Arming:
+    """What every fault hook shares: the faults armed for one invocation, the calls counted since."""
+
+    faults: list[Fault]
+    calls: Counter[str]
+
+    def arm(self, *faults: Fault) -> None:
+        self.faults = list(faults)
+        self.calls.clear()
+
+    def disarm(self) -> None:
+        self.faults = []
+
+    @contextmanager
+    def armed(self, *faults: Fault) -> Iterator[None]:
+        self.arm(*faults)
+        try:
+            yield
+        finally:
+            self.disarm()
+
+
 @dataclass
-class Hooks:
+class Hooks(Arming):
     """Faults on a set of botocore event emitters (one service); calls are counted per operation."""
 
     service: str
@@ -201,21 +223,6 @@ class Hooks:
             emitter.unregister(f"before-parameter-build.{self.service}", self._record)
             emitter.unregister(f"before-send.{self.service}", self._before_send)
             emitter.unregister(f"after-call.{self.service}", self._after_call)
-
-    def arm(self, *faults: Fault) -> None:
-        self.faults = list(faults)
-        self.calls.clear()
-
-    def disarm(self) -> None:
-        self.faults = []
-
-    @contextmanager
-    def armed(self, *faults: Fault) -> Iterator[None]:
-        self.arm(*faults)
-        try:
-            yield
-        finally:
-            self.disarm()
 
     def _matching(self, operation: str, stage: str) -> list[Fault]:
         numbers: dict[str | None, int] = getattr(self._current, "numbers", {})

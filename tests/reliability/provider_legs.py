@@ -24,8 +24,7 @@ import hashlib
 import json
 import secrets
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,7 +40,7 @@ from sendledger.providers.http import Http, HttpAnswer
 from sendledger.providers.registry import Provider, carriers
 from tests.integration.conftest import ses_record
 from tests.providers.worlds import Parts, infrai_world, mailgun_world, sendgrid_world
-from tests.reliability.faults import Fault, LedgerWatch, ledger_at_call
+from tests.reliability.faults import Arming, Fault, LedgerWatch, ledger_at_call
 from tests.support.outbox import sent_emails
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ class Mail:
 
 # --- faults on an HTTP provider's transport ----------------------------------------------------
 @dataclass
-class HttpFaults:
+class HttpFaults(Arming):
     """The suite's Fault hooks over an HTTP provider's transport (the Hooks interface, for POSTs).
 
     A send-stage fault acts before the request reaches the provider (nothing is accepted); an
@@ -102,21 +101,6 @@ class HttpFaults:
     def around(self, http: Http) -> Http:
         self.inner = http
         return self
-
-    def arm(self, *faults: Fault) -> None:
-        self.faults = list(faults)
-        self.calls.clear()
-
-    def disarm(self) -> None:
-        self.faults = []
-
-    @contextmanager
-    def armed(self, *faults: Fault) -> Iterator[None]:
-        self.arm(*faults)
-        try:
-            yield
-        finally:
-            self.disarm()
 
     def close(self) -> None:
         self.disarm()
