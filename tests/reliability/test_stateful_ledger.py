@@ -94,7 +94,7 @@ MAX_EXAMPLES = 100 if SOAK else 25
 STEPS = 30 if SOAK else 20
 # The other email providers' legs in CI: a short run each (the same rules, their adapters, their
 # events by their own paths); the hard-path coverage bar is SES's run's. Soak runs them in full.
-LEG_EXAMPLES = MAX_EXAMPLES if SOAK else 4
+LEG_EXAMPLES = MAX_EXAMPLES if SOAK else 3
 LEASE_SECONDS = 60
 GRACE_SECONDS = 900
 SETTLED = {state.value for state in TERMINAL} | {"accepted"}
