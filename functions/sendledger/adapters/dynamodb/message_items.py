@@ -18,7 +18,7 @@ from sendledger.adapters.dynamodb.keys import (
     MESSAGE_PK_PREFIX,
     MESSAGE_SK,
     due_shard,
-    evidence_day,
+    evidence_partition,
     message_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
@@ -56,7 +56,7 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         BUSINESS_EVENT_ID: message.business_event_id,
     }
     if message.owner:
-        values[EVIDENCE_DAY] = evidence_day(message.owner, message.created_at)
+        values[EVIDENCE_DAY] = evidence_partition(message.owner, message.created_at, message.message_id)
     if due is not None:
         values[DUE_KIND] = due_shard(due[0].value, message.message_id)
         values[DUE_AT] = int(due[1].timestamp())
