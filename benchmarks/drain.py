@@ -26,8 +26,8 @@ from benchmarks.canned import CannedEndpoint
 from benchmarks.environment import lambda_environment
 
 LATENCY_MS = 10.0
-EVENTS = 30
-ROUNDS = 5
+EVENTS = 50
+ROUNDS = 7
 CONCURRENCY_ENV = "POLL_APPLY_CONCURRENCY"
 
 

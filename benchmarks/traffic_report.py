@@ -59,6 +59,12 @@ def why(m: dict[str, Any]) -> str:
   and the SMS handler, then applied again as duplicates."""
 
 
+def _value(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(f"{name} {weight}" for name, weight in value)
+    return fmt(value)
+
+
 def _pct(share: float) -> str:
     return f"{100 * share:g}%"
 
@@ -87,7 +93,7 @@ def model(detail: dict[str, Any]) -> list[str]:
         "| parameter | value |",
         "|---|---|",
     ]
-    lines += [f"| `{name}` | {fmt(value)} |" for name, value in found.items()]
+    lines += [f"| `{name}` | {_value(value)} |" for name, value in found.items()]
     return [*lines, "", why(found), ""]
 
 
