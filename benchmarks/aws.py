@@ -159,7 +159,7 @@ def api_event(
     principal: str = PRINCIPAL,
 ) -> dict[str, Any]:
     """The API Gateway REST (v1) proxy event the local stack builds for the same request."""
-    from local.gateway import build_event
+    from local.apigateway import build_event
 
     all_headers = {"Content-Type": "application/json"} if body is not None else {}
     all_headers.update(headers or {})

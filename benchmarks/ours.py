@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.aws import World, api_event, lambda_context, status_of
+from benchmarks.aws import PRINCIPAL, World, api_event, lambda_context, status_of
 from benchmarks.counting import counting
 
 
@@ -84,8 +84,9 @@ def count_requests(world: World) -> dict[str, Any]:
 
 def _reset(account_id: str) -> Any:
     from sendledger import bootstrap
+    from sendledger.domain.callers import caller_of
 
-    return bootstrap.runtime().services.resets.get(account_id)
+    return bootstrap.runtime().services.resets.get(caller_of(PRINCIPAL, {}).id, account_id)
 
 
 def _mail_reset(record: Any) -> None:

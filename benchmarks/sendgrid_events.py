@@ -66,7 +66,7 @@ def sendgrid_selected(simulator: Any) -> Iterator[str]:
 
 
 def measure(world: World, simulator: Any) -> dict[str, Any]:
-    from local.gateway import build_event
+    from local.apigateway import build_event
     from sendledger import bootstrap
     from sendledger.domain.sendgrid_events import parse_queued
     from sendledger.handlers import api

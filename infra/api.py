@@ -1,5 +1,6 @@
 """REST API (IAM/SigV4 on every method) proxying to the `api` Lambda, plus the two
-execute-api policies that grant callers the client routes and the admin routes separately."""
+execute-api policies that grant callers the client routes and the admin routes separately,
+and a resource policy that refuses `/v1/admin/*` to every principal but the admin ones."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ from infra.lambdas import SendledgerFunction, xray_and_publish_reason
 from infra.messaging import Messaging
 from infra.settings import Settings
 from sendledger import names
+from sendledger.domain.callers import PrincipalKind, principal_of
 from sendledger.domain.provider import EmailProvider
+
+ADMIN_PATH = names.ADMIN_PATH_PREFIX
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class Route:
 
     @property
     def admin(self) -> bool:
-        return self.path.startswith("/v1/admin/")
+        return self.path.startswith(ADMIN_PATH)
 
     @property
     def arn_path(self) -> str:
@@ -63,6 +67,39 @@ _GATEWAY_PROBLEMS = {
     apigw.ResponseType.THROTTLED: "429",
     apigw.ResponseType.REQUEST_TOO_LARGE: "413",
 }
+
+
+def principal_arn_patterns(admin_principals: tuple[str, ...]) -> list[str]:
+    """`aws:PrincipalArn` patterns (ArnLike) of the admin principals, as normalised in settings.
+
+    For a role session `aws:PrincipalArn` is the role's ARN *with* its path, for a user the
+    user's; a name is unique in its account whatever the path, so `role/<name>` and
+    `role/*/<name>` match exactly that role (IAM names contain no `*` or `?`).
+    """
+    patterns = []
+    for arn in admin_principals:
+        principal = principal_of(arn)
+        patterns.append(arn)
+        if principal.kind in (PrincipalKind.ROLE, PrincipalKind.USER):
+            prefix = f"arn:{principal.partition}:iam::{principal.account_id}:{principal.kind.value}"
+            patterns.append(f"{prefix}/*/{principal.name}")
+    return patterns
+
+
+def admin_only_policy(admin_principals: tuple[str, ...]) -> iam.PolicyDocument:
+    """Deny `/v1/admin/*` to anyone but the admins (no admins: to everyone). Deny only: the
+    caller's own IAM policy still grants every route, so nothing here widens access."""
+    statement = iam.PolicyStatement(
+        sid="AdminRoutesOnlyForAdminPrincipals",
+        effect=iam.Effect.DENY,
+        principals=[iam.AnyPrincipal()],
+        actions=["execute-api:Invoke"],
+        resources=[f"execute-api:/*/*{ADMIN_PATH}*"],  # every stage and method (the API's own ARN is circular here)
+    )
+    if admin_principals:
+        statement.add_condition("ArnNotLike", {"aws:PrincipalArn": principal_arn_patterns(admin_principals)})
+    return iam.PolicyDocument(statements=[statement])
+
 
 _ACCESS_LOG_FORMAT = {
     "requestId": "$context.requestId",
@@ -140,6 +177,7 @@ class Api(Construct):
                 method_options={f"{webhook}/POST": webhook_throttle} if webhook else None,
             ),
             default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
+            policy=admin_only_policy(settings.admin_principals),
         )
         # Parameters are checked at the gateway; bodies have no gateway model (the Lambda's
         # Powertools/pydantic validation answers problem+json), so body validation is a no-op.

@@ -23,7 +23,7 @@ import threading  # noqa: E402
 from types import FrameType  # noqa: E402
 
 from local import logs  # noqa: E402
-from local.ports import PortTaken  # noqa: E402
+from local.ports import Misconfigured, PortTaken  # noqa: E402
 from local.stack import (  # noqa: E402
     DEFAULT_MOTO_PORT,
     DEFAULT_PORT,
@@ -81,7 +81,8 @@ def main() -> int:
             stack.start()
         finally:
             starting.clear()
-    except PortTaken as error:
+    except Misconfigured as error:
+        stack.stop()
         print(f"sendledger local stack: {error}", file=sys.stderr, flush=True)
         return EXIT_MISCONFIGURED
     except StopRequested:

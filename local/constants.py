@@ -12,13 +12,18 @@ REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"  # moto's default account: its backends are keyed by it
 LOCAL_PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:user/local-developer"
 
-# SigV4 on the local gateway: the credentials it accepts (name:access_key:secret, comma-separated;
-# each signs as arn:aws:iam::<account>:user/<name>), and whether unsigned requests still pass.
+# SigV4 on the local gateway: the credentials it accepts (name:access_key:secret[:caller ARN],
+# comma-separated; without an ARN each signs as arn:aws:iam::<account>:user/<name>), and
+# whether unsigned requests still pass. app-task-1 and app-task-2 are two sessions of one role,
+# as two ECS tasks of one service sign: one caller.
 ENV_LOCAL_CREDENTIALS = "SENDLEDGER_LOCAL_CREDENTIALS"
+APP_ROLE_SESSION = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/app-role/"
 DEFAULT_LOCAL_CREDENTIALS = (
     "app:AKIALOCALAPP0000001:local-app-secret,"
     "app2:AKIALOCALAPP0000002:local-app2-secret,"
-    "admin:AKIALOCALADMIN00001:local-admin-secret"
+    "admin:AKIALOCALADMIN00001:local-admin-secret,"
+    f"app-task-1:AKIALOCALTASK000001:local-task-1-secret:{APP_ROLE_SESSION}task-1,"
+    f"app-task-2:AKIALOCALTASK000002:local-task-2-secret:{APP_ROLE_SESSION}task-2"
 )
 ADMIN_CREDENTIAL = "admin"  # the only one a signed /v1/admin/* request may use
 ENV_LOCAL_AUTH = "SENDLEDGER_LOCAL_AUTH"  # "open" (default): unsigned requests act as LOCAL_PRINCIPAL; "sigv4"

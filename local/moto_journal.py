@@ -15,6 +15,10 @@ dict position may differ; moto's Scan and Query sort what they return, so no ans
 
 from __future__ import annotations
 
+from local.moto_version import require_supported_moto
+
+require_supported_moto("local/moto_journal.py")
+
 import copy
 from dataclasses import dataclass, field
 from typing import Any

@@ -10,6 +10,10 @@ requests, which is where the product's own races live.
 
 from __future__ import annotations
 
+from local.moto_version import require_supported_moto
+
+require_supported_moto("local/moto_serial.py")
+
 import threading
 from typing import Any
 

@@ -12,6 +12,10 @@ messages are visible, delayed, expired or counted is moto's rule, unchanged.
 
 from __future__ import annotations
 
+from local.moto_version import require_supported_moto
+
+require_supported_moto("local/moto_sqs.py")
+
 from typing import Any
 
 from moto.core.utils import unix_time, unix_time_millis

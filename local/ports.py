@@ -7,7 +7,11 @@ import socket
 from collections.abc import Iterable
 
 
-class PortTaken(Exception):
+class Misconfigured(Exception):
+    """A setting the stack cannot start with; the message names the variable and what it takes."""
+
+
+class PortTaken(Misconfigured):
     """A port the stack needs is in use; the message names the variable that moves it."""
 
 

@@ -20,6 +20,8 @@ from urllib.parse import quote, unquote, unquote_plus
 from botocore.utils import normalize_url_path
 
 from local.constants import ACCOUNT_ID, SIGV4_SERVICE
+from sendledger.domain.callers import PrincipalKind, principal_of
+from sendledger.domain.errors import UnknownCaller
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 AMZ_DATE_FORMAT = "%Y%m%dT%H%M%SZ"
@@ -32,34 +34,50 @@ _CREDENTIAL_NAME = re.compile(r"[A-Za-z0-9_+=,.@-]{1,64}")  # an IAM user name
 
 @dataclass(frozen=True)
 class LocalCredential:
-    """One IAM user's access key, as the local gateway knows it."""
+    """One access key, as the local gateway knows it: an IAM user's, or a role session's."""
 
     name: str
     access_key: str
     secret_key: str
     account_id: str = ACCOUNT_ID
+    caller_arn: str | None = None  # what API Gateway reports as userArn; None: the IAM user <name>
 
     @property
     def arn(self) -> str:
-        return f"arn:aws:iam::{self.account_id}:user/{self.name}"
+        return self.caller_arn or f"arn:aws:iam::{self.account_id}:user/{self.name}"
 
     @property
     def user_id(self) -> str:
-        """A stable IAM-style unique id (``AIDA...``): what API Gateway puts in ``caller``."""
-        digest = hashlib.sha256(self.arn.encode()).hexdigest().upper()
-        return "AIDA" + digest[:17]
+        """What API Gateway puts in ``caller`` and ``user`` (IAM's aws:userid): a user's unique
+        id (``AIDA...``), a role session's ``AROA...:<session>``, a federated user's
+        ``<account>:<name>``, the root user's account id. The unique ids are stable hashes."""
+        principal = principal_of(self.arn)
+        if principal.kind is PrincipalKind.ROOT:
+            return principal.account_id
+        if principal.kind is PrincipalKind.FEDERATED_USER:
+            return f"{principal.account_id}:{principal.name}"
+        digest = hashlib.sha256(principal.arn.encode()).hexdigest().upper()[:17]
+        if principal.kind is PrincipalKind.ROLE:
+            return f"AROA{digest}:{self.arn.rpartition('/')[2]}"
+        return "AIDA" + digest
 
 
 def parse_credentials(raw: str, account_id: str = ACCOUNT_ID) -> tuple[LocalCredential, ...]:
-    """``name:access_key:secret,...``; a malformed or repeated entry is a ValueError naming it."""
+    """``name:access_key:secret[:caller ARN],...`` (split on the first three colons: an ARN has
+    its own); a malformed or repeated entry is a ValueError naming it."""
     found: list[LocalCredential] = []
     for position, entry in enumerate(part.strip() for part in raw.split(",")):
-        name, access_key, secret = [*entry.split(":", 2), "", ""][:3]
+        name, access_key, secret, arn = [*entry.split(":", 3), "", "", ""][:4]
         if not (_CREDENTIAL_NAME.fullmatch(name) and access_key.isalnum() and secret):
-            raise ValueError(f"credential {position + 1} is not name:access_key:secret")
+            raise ValueError(f"credential {position + 1} is not name:access_key:secret[:caller ARN]")
+        if arn:
+            try:
+                principal_of(arn)
+            except UnknownCaller as refused:
+                raise ValueError(f"credential {position + 1}: {refused.detail}") from None
         if any(known.name == name or known.access_key == access_key for known in found):
             raise ValueError(f"credential {position + 1} repeats a name or an access key")
-        found.append(LocalCredential(name, access_key, secret, account_id))
+        found.append(LocalCredential(name, access_key, secret, account_id, arn or None))
     return tuple(found)
 
 

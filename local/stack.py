@@ -10,33 +10,39 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
-from local.auth import banner_lines
+from local.auth import AuthMode, LocalAuth, banner_lines
 from local.constants import (
     ACCOUNT_ID,
+    ADMIN_CREDENTIAL,
     API_FUNCTION,
+    DEFAULT_LOCAL_CREDENTIALS,
+    ENV_LOCAL_CREDENTIALS,
     LOCAL_PRINCIPAL,
     POLLER_FUNCTION,
     PUBLISHER_FUNCTION,
     REGION,
     SMS_DELIVERY_LOGS_FUNCTION,
 )
+from local.cycle_log import cycle_line, resolution_lines
 from local.gateway import Gateway
 from local.inspection import LedgerInspector
 from local.lambda_context import context_factory
 from local.outbox import LedgerOutbox
-from local.ports import check_free
+from local.ports import Misconfigured, check_free
 from local.resources import create_resources
 from local.scheduler import Scheduler, scheduled_event
 from local.sendgrid import LocalSendGrid, start_sendgrid
+from local.sigv4 import parse_credentials
 from local.simulator import Simulator
 from local.simulator.mailgun import MailgunSimulator
 from local.simulator.mailgun import start_local as start_local_mailgun
 from local.status_out import StatusOut, create_status_out_resources
 from sendledger import names
+from sendledger.domain.callers import principal_of
 from sendledger.domain.provider import EmailProvider
 
 LOG = logging.getLogger("sendledger.local")
@@ -44,6 +50,9 @@ LOG = logging.getLogger("sendledger.local")
 DEFAULT_PORT = 8080
 DEFAULT_MOTO_PORT = 5000
 DEFAULT_POLL_INTERVAL_SECONDS = 5.0
+# The simulated providers publish their events within a poll or two: a timed-out send proven not
+# accepted is resent about this long after it, not after the deployed default's 15 minutes.
+DEFAULT_UNKNOWN_GRACE_SECONDS = 20
 # Locally a failed callback is retried after 1, 2, 4, ... s; the stream is read this often.
 DEFAULT_CALLBACK_RETRY_BASE_SECONDS = 1
 STATUS_OUT_INTERVAL_SECONDS = 0.5
@@ -89,11 +98,23 @@ def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
         **resources_env,
         names.ENV_LOCAL_PRINCIPAL: LOCAL_PRINCIPAL,
         names.ENV_POLL_INTERVAL_SECONDS: str(int(DEFAULT_POLL_INTERVAL_SECONDS)),
+        names.ENV_UNKNOWN_GRACE_SECONDS: str(DEFAULT_UNKNOWN_GRACE_SECONDS),
         names.ENV_CALLBACK_RETRY_BASE_SECONDS: str(DEFAULT_CALLBACK_RETRY_BASE_SECONDS),
         "POWERTOOLS_SERVICE_NAME": names.METRICS_SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
         "POWERTOOLS_TRACE_DISABLED": "true",
     }
+
+
+def local_admins(environ: Mapping[str, str]) -> str:
+    """ADMIN_PRINCIPALS by default locally: the admin credential's principal and the unsigned
+    local principal (the console's Lift and Suppress buttons send unsigned requests)."""
+    try:
+        credentials = parse_credentials(environ.get(ENV_LOCAL_CREDENTIALS) or DEFAULT_LOCAL_CREDENTIALS)
+    except ValueError:
+        credentials = ()  # the gateway refuses them at start, saying why
+    admins = [principal_of(c.arn).arn for c in credentials if c.name == ADMIN_CREDENTIAL]
+    return " ".join([*admins, environ.get(names.ENV_LOCAL_PRINCIPAL) or LOCAL_PRINCIPAL])
 
 
 def load_handler(dotted: str) -> Handler:
@@ -135,7 +156,9 @@ class LocalStack:
         self._gateway_serving = False
 
     def start(self) -> None:
-        # Before anything starts: moto's server thread dies on a taken port and leaves start() waiting.
+        # Before anything starts: a bad setting is one line, not a traceback once half the stack runs;
+        # moto's server thread dies on a taken port and leaves start() waiting.
+        auth = self._checked_settings()
         check_free([(self.host, self.port, ENV_PORT), ("127.0.0.1", self.moto_port, ENV_MOTO_PORT)])
         self.aws_endpoint = configure_aws_environment(self.moto_port, self.environ)
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
@@ -148,6 +171,7 @@ class LocalStack:
         resources = create_resources(region=self.environ["AWS_DEFAULT_REGION"])
         for key, value in handler_defaults(resources.handler_environment()).items():
             self.environ.setdefault(key, value)
+        self.environ.setdefault(names.ENV_ADMIN_PRINCIPALS, local_admins(self.environ))
         region = resources.region
 
         # Hook the default session before any handler builds a client from it.
@@ -191,6 +215,7 @@ class LocalStack:
             host=self.host,
             port=self.port,
             events=self.status_out.listed if self.status_out is not None else list,
+            auth=auth,
             inspector=LedgerInspector(resources.ledger_table),
         )
         if sendgrid_server is not None:
@@ -202,6 +227,18 @@ class LocalStack:
         self._banner(resources.ledger_table, interval)
         self.gateway.start()  # /healthz answers from here on
         self._gateway_serving = True
+
+    def _checked_settings(self) -> LocalAuth:
+        """The gateway's authentication and the handlers' settings, read as they will be."""
+        from sendledger.settings import Settings
+
+        try:
+            Settings.from_env({**handler_defaults({}), **self.environ})
+            return LocalAuth.from_env(
+                self.environ, principal=self.environ.get(names.ENV_LOCAL_PRINCIPAL) or LOCAL_PRINCIPAL
+            )
+        except ValueError as error:  # SettingsError, or a bad SENDLEDGER_LOCAL_AUTH / _CREDENTIALS
+            raise Misconfigured(str(error)) from None
 
     def outbox(self) -> list[dict[str, Any]]:
         """Every provider's accepted messages, oldest first."""
@@ -236,8 +273,8 @@ class LocalStack:
                     result = self.poller(event, make())
             summary = {"flush": flushed, "poller": _jsonable(result)}
             line = cycle_line(summary, time.perf_counter() - started)
-            if line:
-                LOG.info("%s", line)
+            for printed in ([line] if line else []) + resolution_lines(summary):
+                LOG.info("%s", printed)
             return summary
 
     def scheduled_tick(self) -> None:
@@ -345,6 +382,16 @@ class LocalStack:
             f"  Callback key:  CALLBACK_SECRET={settings.callback_secret}",
         ]
 
+    def _cli_line(self) -> str:
+        """How to point the sendledger command at this stack (signing when unsigned requests are refused)."""
+        assert self.gateway is not None
+        if self.gateway.auth.mode is AuthMode.SIGV4:
+            app = self.gateway.auth.credentials[0]
+            signed = f"AWS_ACCESS_KEY_ID={app.access_key} AWS_SECRET_ACCESS_KEY={app.secret_key} "
+            command = f".venv/bin/sendledger --sign --endpoint {self.gateway.url} suppression show bob@example.com"
+            return f"  CLI:           {signed}{command}"
+        return f"  CLI:           .venv/bin/sendledger --endpoint {self.gateway.url} outbox   (docs/cli.md)"
+
     def _banner(self, table: str, interval: float) -> None:
         assert self.gateway is not None
         lines = [
@@ -357,24 +404,19 @@ class LocalStack:
             f"    {self.aws_command('sqs', 'list-queues')}",
             f"  Outbox:        GET {self.gateway.url}/local/outbox",
             f"  Poll now:      POST {self.gateway.url}/local/poll   (scheduled every {interval:g} s)",
+            f"  Unknown grace: {self.environ[names.ENV_UNKNOWN_GRACE_SECONDS]} s   "
+            f"({names.ENV_UNKNOWN_GRACE_SECONDS}: a timed-out send with no event by then is sent again)",
             f"  Events:        GET {self.gateway.url}/local/events   (the {self._bus()} bus)",
             *self._callback_lines(),
             f"  Principal:     {self.environ[names.ENV_LOCAL_PRINCIPAL]}",
+            f"  Admins:        {self.environ[names.ENV_ADMIN_PRINCIPALS]}   ({names.ENV_ADMIN_PRINCIPALS})",
             f"  Email:         {self.environ.get(names.ENV_EMAIL_PROVIDER) or 'ses'}"
             + (f" (simulated SendGrid API: {self.sendgrid.server.url})" if self.sendgrid else ""),
             *banner_lines(self.gateway.auth, self.gateway.url),
+            self._cli_line(),
             "",
         ]
         print("\n".join(lines), flush=True)
-
-
-def cycle_line(summary: dict[str, Any], seconds: float) -> str:
-    """``poll: 4 ses_events_published, 4 applied (85 ms)``; "" for a cycle that did nothing."""
-    poller = summary.get("poller")
-    counts: dict[str, Any] = {**summary.get("flush", {}), **(poller if isinstance(poller, dict) else {})}
-    counts.pop("sms_records_awaiting_delivery", None)  # a level, not work done
-    done = [f"{value} {name}" for name, value in counts.items() if type(value) is int and value]
-    return f"poll: {', '.join(done)} ({seconds * 1000:.0f} ms)" if done else ""
 
 
 def _jsonable(value: Any) -> Any:

@@ -32,7 +32,7 @@ from sendledger.adapters.sns import SnsSmsSender
 from sendledger.domain.provider import Backoff
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
-from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
+from tests.support.fakes import ADMIN, PRINCIPAL, FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
 from tests.support.fixtures import put_watermark
 
 # One seed per run for every randomized Hypothesis test (the reliability suite's schedules and
@@ -86,7 +86,7 @@ def aws() -> Iterator[None]:
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60)
+    return Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60, admin_principals=[ADMIN])
 
 
 @pytest.fixture
@@ -123,6 +123,7 @@ class Api:
     def __call__(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, dict[str, str], Any]:
         from sendledger.handlers import api
 
+        kwargs.setdefault("principal", ADMIN if path.startswith("/v1/admin/") else PRINCIPAL)  # as deployed
         response = api.lambda_handler(api_event(method, path, body, **kwargs), FakeLambdaContext(), self.runtime)
         headers = {k.lower(): v[0] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers.update({k.lower(): v for k, v in (response.get("headers") or {}).items()})

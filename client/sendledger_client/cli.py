@@ -1,16 +1,19 @@
 """The `sendledger` command: the client's calls, as tables for people or JSON for scripts.
 
-Global options come before the subcommand (`sendledger --json show ID`). Any 4xx/5xx exits
-non-zero with the problem's title and detail on stderr.
+Global options come before the subcommand (`sendledger --json show ID`). Every failure is one
+line on stderr saying what to do (with `--json`, one JSON object), never a traceback, and ends
+the command with the exit code of its kind (EXIT_CODES; docs/cli.md has the same table).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import IO, Any
 
 import click
@@ -19,7 +22,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
-from sendledger_client.errors import DeadlineExceeded, ProblemError
+from sendledger_client.errors import DeadlineExceeded, NoAnswer, NotConfigured, ProblemError
+from sendledger_client.transport import is_local
 
 CSV_COLUMNS = (
     "message_id",
@@ -34,18 +38,42 @@ CSV_COLUMNS = (
     "reason",
 )
 PIPED_WIDTH = 200
-EXIT_CLIENT_ERROR = 1  # a 4xx: the request needs changing
-EXIT_SERVER_ERROR = 2  # a 5xx, a deadline spent waiting, or no answer at all
+EXIT_REFUSED = 1  # the API answered 4xx: the request needs changing
+EXIT_NO_ANSWER = 2  # a 5xx, no answer at all, or the deadline spent waiting: try again later
+EXIT_NOT_CONFIGURED = 3  # no credentials or no region to sign with
+EXIT_USAGE = 64  # a bad option or argument (click's own 2 would mean "no answer" here)
+EXIT_INTERNAL = 70  # a bug in the command: please report it
+EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_PIPE_CLOSED = 141  # the reader of stdout went away (`sendledger export | head`)
+EXIT_CODES = {
+    0: "success",
+    EXIT_REFUSED: "the API refused the request (4xx): change it",
+    EXIT_NO_ANSWER: "no usable answer (5xx, no connection, timeout, deadline spent waiting): try again later",
+    EXIT_NOT_CONFIGURED: "not configured: no AWS credentials or no region to sign with",
+    EXIT_USAGE: "usage: a bad option or argument",
+    EXIT_INTERNAL: "an unexpected error in the command itself",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_PIPE_CLOSED: "stdout was closed before the output was written",
+}
 
 
 class Context:
-    def __init__(self, client: SendledgerClient, as_json: bool) -> None:
-        self.client = client
+    """What every subcommand gets; the client is made on first use, so `--help` needs no config."""
+
+    def __init__(self, connect: Callable[[], SendledgerClient], as_json: bool) -> None:
+        self._connect = connect
+        self._client: SendledgerClient | None = None
         self.as_json = as_json
         self.out = Console()
         if not self.out.is_terminal:  # piped or captured: no terminal width to fit, keep rows whole
             self.out = Console(width=PIPED_WIDTH)
         self.err = Console(stderr=True)
+
+    @property
+    def client(self) -> SendledgerClient:
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
 
     def emit(self, value: Any, render: Callable[[Any], Any] | None = None) -> None:
         if self.as_json or render is None:
@@ -61,18 +89,30 @@ pass_context = click.make_pass_decorator(Context)
 @click.option("--endpoint", envvar="SENDLEDGER_ENDPOINT", default=DEFAULT_ENDPOINT, show_default=True)
 @click.option("--region", default=None, help="for SigV4 (default: from the endpoint or the AWS config)")
 @click.option("--profile", default=None, help="AWS profile for the credential chain")
+@click.option(
+    "--sign/--no-sign",
+    default=None,
+    envvar="SENDLEDGER_SIGN",
+    help="sign with SigV4 from the AWS credential chain (default: sign unless the endpoint is local; "
+    "--sign for a local stack with SENDLEDGER_LOCAL_AUTH=sigv4)",
+)
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output: the API's JSON")
 @click.option("--deadline", default=30.0, show_default=True, help="seconds one call may wait on Retry-After")
 @click.pass_context
 def cli(
-    ctx: click.Context, endpoint: str, region: str | None, profile: str | None, as_json: bool, deadline: float
+    ctx: click.Context,
+    endpoint: str,
+    region: str | None,
+    profile: str | None,
+    sign: bool | None,
+    as_json: bool,
+    deadline: float,
 ) -> None:
     """sendledger: send, look up and export the evidence of transactional email and SMS."""
-    try:
-        client = SendledgerClient.connect(endpoint, region, profile, deadline_seconds=deadline)
-    except RuntimeError as exc:
-        raise click.ClickException(str(exc)) from None
-    ctx.obj = Context(client, as_json)
+    ctx.obj = Context(
+        lambda: SendledgerClient.connect(endpoint, region, profile, sign=sign, deadline_seconds=deadline), as_json
+    )
+    ctx.meta["endpoint"], ctx.meta["sign"] = endpoint, sign
 
 
 # --- messages ------------------------------------------------------------------------------
@@ -224,15 +264,15 @@ def suppression_lift(ctx: Context, recipient: str, reason: str) -> None:
 @cli.command()
 @pass_context
 def outbox(ctx: Context) -> None:
-    """What the local simulator's SES/SNS accepted."""
-    ctx.emit(ctx.client.outbox(), lambda rows: _rows_table("outbox", rows))
+    """What the local simulator's providers accepted, newest last (--json: every field, the HTML too)."""
+    ctx.emit(ctx.client.outbox(), _outbox_table)
 
 
 @cli.command()
 @pass_context
 def events(ctx: Context) -> None:
-    """What reached the local event bus."""
-    ctx.emit(ctx.client.events(), lambda rows: _rows_table("events", rows))
+    """What reached the local event bus, oldest first."""
+    ctx.emit(ctx.client.events(), _events_table)
 
 
 @cli.command()
@@ -312,32 +352,141 @@ def _suppression_table(view: View) -> Any:
     return Group(*parts)
 
 
-def _rows_table(title: str, rows: Any) -> Any:
-    if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
-        return json.dumps(rows, indent=2)
-    columns = list(rows[0])
-    table = _table(*columns, title=title)
+def _one_line(text: Any, limit: int = 160) -> str:
+    words = " ".join(str(text or "").split())
+    return words if len(words) <= limit else words[: limit - 1] + "…"
+
+
+def _outbox_table(rows: list[dict[str, Any]]) -> Table:
+    """One row per accepted message; the text part on one line (a reset link stays whole)."""
+    table = _table("sent_at", "provider", "to", "subject", "message_id", "text", title="outbox")
     for row in rows:
-        table.add_row(*(str(row.get(column, "")) for column in columns))
+        subject = row.get("subject") or ""
+        text = row.get("text") or ""
+        table.add_row(
+            str(row.get("sent_at", "")),
+            str(row.get("provider") or row.get("channel") or ""),
+            str(row.get("to", "")),
+            _one_line(subject),
+            str(row.get("message_id") or ""),
+            _one_line(text, limit=400),
+        )
     return table
 
 
-def main() -> None:
+def _event_change(detail: dict[str, Any]) -> tuple[str, str, str]:
+    """(subject, change, why) of one state-change or suppression event."""
+    if "message_id" in detail:
+        change = f"{detail.get('previous_state') or '-'} -> {detail.get('state')}"
+        template = detail.get("template") or {}
+        why = detail.get("reason") or f"{detail.get('channel')} {template.get('id')} v{template.get('version')}"
+        return str(detail["message_id"]), change, str(why)
+    state = "suppressed" if detail.get("suppressed") else "sendable"
+    actor = f" by {detail['actor']}" if detail.get("actor") else ""
+    return (
+        str(detail.get("recipient", "")),
+        f"{state} (v{detail.get('version')})",
+        f"{detail.get('reason') or ''}{actor}",
+    )
+
+
+def _events_table(rows: list[dict[str, Any]]) -> Table:
+    table = _table("time", "event", "subject", "change", "why", title="events")
+    for row in rows:
+        detail = row.get("detail")
+        subject, change, why = _event_change(detail if isinstance(detail, dict) else {})
+        kind = str(row.get("detail-type", "")).removeprefix("sendledger.")
+        table.add_row(str(row.get("time", "")), kind, subject, change, _one_line(why))
+    return table
+
+
+# --- failures ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Failure:
+    """What went wrong, said once: a title, what to do, the exit code, and the API's problem if any."""
+
+    exit_code: int
+    title: str
+    detail: str
+    problem: dict[str, Any] | None = None
+
+    def line(self) -> str:
+        return f"sendledger: {self.title}: {self.detail}"
+
+    def document(self) -> dict[str, Any]:
+        body = self.problem or {"type": "about:blank", "title": self.title, "detail": self.detail}
+        return {**body, "exit_code": self.exit_code}
+
+
+def _problem_failure(problem: ProblemError, endpoint: str, sign: bool | None) -> Failure:
+    fields = "; ".join(f"{error.get('field')}: {error.get('message')}" for error in problem.errors)
+    detail = problem.detail + (f" ({fields})" if fields else "")
+    if problem.status == 403 and is_local(endpoint) and not sign:
+        detail += "; to sign requests to the local stack, pass --sign (or set SENDLEDGER_SIGN=1) with its credentials"
+    document = {"type": problem.type, "title": problem.title, "status": problem.status, "detail": problem.detail}
+    if problem.errors:
+        document["errors"] = problem.errors
+    code = EXIT_REFUSED if problem.status < 500 else EXIT_NO_ANSWER
+    return Failure(code, f"{problem.status} {problem.title}", detail, document)
+
+
+def _failure(error: BaseException, endpoint: str, sign: bool | None) -> Failure:
+    if isinstance(error, ProblemError):
+        return _problem_failure(error, endpoint, sign)
+    if isinstance(error, DeadlineExceeded):
+        return Failure(
+            EXIT_NO_ANSWER, "gave up waiting", f"{error.detail}; try again later, or pass a longer --deadline"
+        )
+    if isinstance(error, NoAnswer):
+        todo = (
+            "is the local stack running? Start it with `make run`, or pass --endpoint URL"
+            if is_local(error.url)
+            else "check --endpoint (or SENDLEDGER_ENDPOINT) and the network"
+        )
+        return Failure(EXIT_NO_ANSWER, "no answer", f"{error.url} ({error.reason}); {todo}")
+    if isinstance(error, NotConfigured):
+        return Failure(EXIT_NOT_CONFIGURED, "not configured", str(error))
+    if isinstance(error, click.UsageError):
+        command = error.ctx.command_path if error.ctx is not None else "sendledger"
+        return Failure(EXIT_USAGE, "usage", f"{error.format_message()} (see `{command} --help`)")
+    if isinstance(error, click.ClickException):
+        return Failure(EXIT_USAGE, "usage", error.format_message())
+    return Failure(EXIT_INTERNAL, "unexpected error", f"{type(error).__name__}: {error} (please report it)")
+
+
+def _report(failure: Failure, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(failure.document()), err=True)
+    else:
+        click.echo(click.style(failure.line(), fg="red") if sys.stderr.isatty() else failure.line(), err=True)
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if args is None else args)
+    ctx: click.Context | None = None
     try:
-        cli.main(standalone_mode=False)
-    except ProblemError as problem:
-        Console(stderr=True).print(f"[bold red]{problem.status} {problem.title}[/]: {problem.detail}", highlight=False)
-        for error in problem.errors:
-            Console(stderr=True).print(f"  {error.get('field')}: {error.get('message')}", highlight=False)
-        sys.exit(EXIT_CLIENT_ERROR if problem.status < 500 else EXIT_SERVER_ERROR)
-    except DeadlineExceeded as exc:
-        Console(stderr=True).print(f"[bold red]gave up waiting[/]: {exc.detail}", highlight=False)
-        sys.exit(EXIT_SERVER_ERROR)
+        ctx = cli.make_context("sendledger", list(argv))  # click consumes the list it is given
+        with ctx:
+            cli.invoke(ctx)
+    except click.exceptions.NoArgsIsHelpError as bare:  # `sendledger` alone: the help, as a usage error
+        click.echo(bare.ctx.get_help() if bare.ctx is not None else bare.format_message(), err=True)
+        sys.exit(EXIT_USAGE)
+    except click.exceptions.Exit as done:  # --help, --version
+        sys.exit(done.exit_code)
     except click.exceptions.Abort:
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except OSError as exc:  # no answer at all (connection refused, DNS, timeout)
-        Console(stderr=True).print(f"[bold red]no answer[/]: {exc}", highlight=False)
-        sys.exit(EXIT_SERVER_ERROR)
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more for Python to flush
+        sys.exit(EXIT_PIPE_CLOSED)
+    except Exception as error:  # every failure the same way: one line (or one JSON object), its exit code
+        meta = ctx.meta if ctx is not None else {}
+        endpoint = meta.get("endpoint") or os.environ.get("SENDLEDGER_ENDPOINT") or DEFAULT_ENDPOINT
+        failure = _failure(error, endpoint, meta.get("sign"))
+        _report(failure, "--json" in argv[: _subcommand_index(argv)])
+        sys.exit(failure.exit_code)
+    sys.exit(0)
+
+
+def _subcommand_index(argv: list[str]) -> int:
+    """Global options come before the subcommand: the first word that is one of its names."""
+    return next((i for i, word in enumerate(argv) if word in cli.commands), len(argv))

@@ -52,9 +52,16 @@ class SendledgerClient:
 
     @classmethod
     def connect(
-        cls, endpoint: str = DEFAULT_ENDPOINT, region: str | None = None, profile: str | None = None, **options: Any
+        cls,
+        endpoint: str = DEFAULT_ENDPOINT,
+        region: str | None = None,
+        profile: str | None = None,
+        *,
+        sign: bool | None = None,
+        **options: Any,
     ) -> SendledgerClient:
-        return cls(endpoint, transport_for(endpoint, region, profile), **options)
+        """SigV4-signed unless the endpoint is local; `sign=True` signs a local one too."""
+        return cls(endpoint, transport_for(endpoint, region, profile, sign=sign), **options)
 
     # --- messages ----------------------------------------------------------------------------
     def send(
@@ -99,7 +106,7 @@ class SendledgerClient:
         self, idempotency_key: str | None = None, event_id: str | None = None, template_version: str | None = None
     ) -> View:
         query = {"idempotency_key": idempotency_key, "event_id": event_id, "template_version": template_version}
-        return self._get("/v1/messages?" + urlencode({k: v for k, v in query.items() if v is not None}))
+        return self._get("/v1/messages?" + _query({k: v for k, v in query.items() if v is not None}))
 
     def reset(self, reset_id: str) -> View:
         return self._get(f"/v1/password-resets/{quote(reset_id, safe='')}")
@@ -113,7 +120,7 @@ class SendledgerClient:
         query: dict[str, Any] = {"since": since, "until": until}
         if limit is not None:
             query["limit"] = limit
-        url: str | None = f"{self.endpoint}/v1/evidence?{urlencode(query)}"
+        url: str | None = f"{self.endpoint}/v1/evidence?{_query(query)}"
         while url is not None:
             response = self._attempts(Request("GET", url, {"Accept": "application/x-ndjson"}), self.clock())
             lines = [json.loads(line) for line in response.text().splitlines() if line.strip()]
@@ -133,7 +140,7 @@ class SendledgerClient:
         return _as_view(self._call("PUT", path, body={"reason": reason}))
 
     def unsuppress(self, recipient: str, reason: str) -> View:
-        path = f"/v1/admin/suppressions/{quote(recipient, safe='')}?{urlencode({'reason': reason})}"
+        path = f"/v1/admin/suppressions/{quote(recipient, safe='')}?{_query({'reason': reason})}"
         return _as_view(self._call("DELETE", path))
 
     # --- the local stack only ----------------------------------------------------------------
@@ -183,6 +190,12 @@ class SendledgerClient:
             detail = f"still {body.get('state') if status < 400 and isinstance(body, dict) else status}"
             raise DeadlineExceeded(f"{detail} after {self.deadline_seconds:g} s", status, body)
         self.sleep(seconds)
+
+
+def _query(values: dict[str, Any]) -> str:
+    """A query string percent-encoded as RFC 3986 says (a space is %20, a plus %2B), never
+    form-encoded: the API decodes both, but only this form is what SigV4 signs canonically."""
+    return urlencode(values, quote_via=quote)
 
 
 def _as_view(value: Any) -> View:

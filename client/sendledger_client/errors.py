@@ -42,3 +42,18 @@ class DeadlineExceeded(Exception):
 
     def __post_init__(self) -> None:
         super().__init__(self.detail)
+
+
+class NotConfigured(Exception):
+    """What signing needs is missing (credentials, a region); the message says what to set."""
+
+
+@dataclass
+class NoAnswer(Exception):
+    """No HTTP answer at all: connection refused, name not resolved, a timeout."""
+
+    url: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        super().__init__(f"no answer from {self.url} ({self.reason})")

@@ -1,7 +1,8 @@
 """HTTP for the client: one request in, one response out; SigV4-signed unless the endpoint is local.
 
 botocore already carries what a signed request needs (credential chain, SigV4, an HTTP session),
-so no other HTTP library is used.
+so no other HTTP library is used. A local endpoint is signed too when asked (``sign=True``): the
+local stack verifies SigV4 against its own credentials, which botocore's chain then supplies.
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from urllib.parse import urlsplit
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
+from botocore.exceptions import BotoCoreError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from botocore.httpsession import URLLib3Session
 from botocore.session import Session
 
+from sendledger_client.errors import NoAnswer, NotConfigured
+
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 SERVICE = "execute-api"
+LOCAL_REGION = "us-east-1"  # the local stack's region unless AWS_DEFAULT_REGION says otherwise
 
 
 @dataclass(frozen=True)
@@ -65,10 +71,17 @@ class Signer:
         self.region = region
 
     def sign(self, request: AWSRequest) -> None:
-        credentials = self.session.get_credentials()
-        if credentials is None:
-            raise RuntimeError("no AWS credentials found (environment, profile, SSO or instance role)")
-        SigV4Auth(credentials.get_frozen_credentials(), SERVICE, self.region).add_auth(request)
+        try:
+            credentials = self.session.get_credentials()
+            frozen = credentials.get_frozen_credentials() if credentials is not None else None
+        except BotoCoreError as error:  # a profile that does not exist, an expired SSO session...
+            raise NotConfigured(f"the AWS credentials could not be read: {error}") from None
+        if frozen is None:
+            raise NotConfigured(
+                "no AWS credentials to sign with: set AWS_PROFILE (or pass --profile), or "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            )
+        SigV4Auth(frozen, SERVICE, self.region).add_auth(request)
 
 
 class HttpTransport:
@@ -80,7 +93,10 @@ class HttpTransport:
         raw = AWSRequest(method=request.method, url=request.url, data=request.body, headers=dict(request.headers))
         if self.signer is not None:
             self.signer.sign(raw)
-        answer = self.http.send(raw.prepare())
+        try:
+            answer = self.http.send(raw.prepare())
+        except (HTTPClientError, BotocoreConnectionError) as error:  # refused, unresolvable, reset, timed out
+            raise NoAnswer(request.url.partition("?")[0], _reason(error)) from None
         return Response(
             status=answer.status_code,
             headers={name.lower(): value for name, value in answer.headers.items()},
@@ -88,12 +104,32 @@ class HttpTransport:
         )
 
 
-def transport_for(endpoint: str, region: str | None = None, profile: str | None = None) -> Transport:
-    """Unsigned for a local endpoint (the local stack's fixed principal); signed otherwise."""
-    if is_local(endpoint):
+def transport_for(
+    endpoint: str, region: str | None = None, profile: str | None = None, *, sign: bool | None = None
+) -> Transport:
+    """Signed unless the endpoint is local (the local stack's fixed principal); ``sign`` overrides.
+
+    A remote endpoint needs a region (from ``region``, the endpoint's host name or the AWS
+    config); a local one signed without one uses the local stack's.
+    """
+    local = is_local(endpoint)
+    if not ((not local) if sign is None else sign):
         return HttpTransport()
-    session = Session(profile=profile)
-    chosen = region or region_of(endpoint) or session.get_config_variable("region")
-    if not chosen:
-        raise RuntimeError("no region: pass --region or set AWS_REGION")
-    return HttpTransport(Signer(chosen, session=session))
+    try:
+        session = Session(profile=profile)
+        chosen = region or region_of(endpoint) or session.get_config_variable("region")
+    except BotoCoreError as error:  # e.g. --profile names no profile
+        raise NotConfigured(f"the AWS configuration could not be read: {error}") from None
+    if not chosen and not local:
+        raise NotConfigured(f"no region to sign requests to {endpoint} with: pass --region or set AWS_REGION")
+    return HttpTransport(Signer(chosen or LOCAL_REGION, session=session))
+
+
+def _reason(error: BotoCoreError) -> str:
+    """The innermost cause's words: "Connection refused", "Name or service not known", "timed out"."""
+    cause: BaseException | None = getattr(error, "kwargs", {}).get("error") or error
+    while cause is not None and not isinstance(cause, OSError) and (cause.__cause__ or cause.__context__):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return str(cause or error).rpartition(": ")[2] or type(error).__name__

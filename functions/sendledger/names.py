@@ -28,6 +28,9 @@ ENV_STALE_ELIGIBILITY_POLICY = "STALE_ELIGIBILITY_POLICY"
 ENV_IDEMPOTENCY_RETENTION_DAYS = "IDEMPOTENCY_RETENTION_DAYS"
 ENV_TRANSIENT_BOUNCE_LIMIT = "TRANSIENT_BOUNCE_LIMIT"
 ENV_TRANSIENT_BOUNCE_WINDOW_DAYS = "TRANSIENT_BOUNCE_WINDOW_DAYS"
+# Callers: the principals allowed /v1/admin/*, and principals mapped to one tenant id.
+ENV_ADMIN_PRINCIPALS = "ADMIN_PRINCIPALS"
+ENV_CALLER_TENANTS = "CALLER_TENANTS"
 # ARN of the recipient-fingerprint key (unset: the local-only key); a name, not a secret.
 ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
 # Mailgun (EMAIL_PROVIDER=mailgun); the secret variables hold ARNs, never the keys.
@@ -108,7 +111,8 @@ SENDGRID_EVENTS_PATH = "/v1/providers/sendgrid/events"
 MAILGUN_EVENTS_PATH = "/v1/providers/mailgun/events"
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
-API_ROUTES = (  # (method, path); {name} is one path segment
+ADMIN_PATH_PREFIX = "/v1/admin/"  # only ADMIN_PRINCIPALS: the api Lambda and the API's resource policy
+_ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),
     ("GET", "/v1/messages"),
@@ -126,3 +130,5 @@ API_ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),
 )
+# HEAD is GET without the body (RFC 9110): API Gateway has a method only for what it is given.
+API_ROUTES = (*_ROUTES, *(("HEAD", path) for method, path in _ROUTES if method == "GET"))

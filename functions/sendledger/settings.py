@@ -8,13 +8,15 @@ Plain pydantic: pydantic-settings is not a runtime dependency (it is only in the
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
+from sendledger.domain.callers import TENANT_ID, configured_principal
 from sendledger.domain.provider import EmailProvider
 
 __all__ = ["EmailProvider", "Settings", "SettingsError", "Tunables"]
@@ -87,6 +89,33 @@ class Tunables(BaseModel):
     sendgrid_webhook_max_age_seconds: int = Field(
         300, ge=1, validation_alias=names.ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS
     )
+    # IAM user, role, federated user or root ARNs, separated by spaces (or a JSON list), kept
+    # normalised (no path; see domain/callers.py). Nobody is an admin unless named here.
+    admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
+    # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
+    # principals are one caller, the tenant (keys, messages, exports, resets).
+    caller_tenants: dict[str, str] = Field(default_factory=dict, validation_alias=names.ENV_CALLER_TENANTS)
+
+    @field_validator("admin_principals", mode="before")
+    @classmethod
+    def _admins(cls, raw: Any) -> Any:
+        listed = _json_or(raw, str.split)
+        if not isinstance(listed, list | tuple):
+            return listed
+        return tuple(dict.fromkeys(configured_principal(str(arn)) for arn in listed))
+
+    @field_validator("caller_tenants", mode="before")
+    @classmethod
+    def _tenants(cls, raw: Any) -> Any:
+        pairs = _json_or(raw, _tenant_pairs)
+        if not isinstance(pairs, Mapping):
+            return pairs
+        tenants = {}
+        for arn, tenant in pairs.items():
+            if not (isinstance(tenant, str) and TENANT_ID.fullmatch(tenant)):
+                raise ValueError(f"tenant of {arn!r} must match {TENANT_ID.pattern}, not {tenant!r}")
+            tenants[configured_principal(str(arn))] = tenant
+        return tenants
 
     @field_validator("stale_eligibility_policy", mode="before")
     @classmethod
@@ -105,9 +134,15 @@ class Tunables(BaseModel):
         env = {}
         for name, info in Tunables.model_fields.items():
             value = getattr(self, name)
-            env[_alias(name, info.validation_alias)] = (
-                format_stale_policy(value) if name == "stale_eligibility_policy" else str(value)
-            )
+            if name == "stale_eligibility_policy":
+                text = format_stale_policy(value)
+            elif name == "admin_principals":
+                text = " ".join(value)
+            elif name == "caller_tenants":
+                text = " ".join(f"{arn}={tenant}" for arn, tenant in value.items())
+            else:
+                text = str(value)
+            env[_alias(name, info.validation_alias)] = text
         return env
 
 
@@ -169,6 +204,30 @@ def format_stale_policy(policy: Mapping[str, str]) -> str:
     if len(choices) == 1:
         return choices.pop()
     return ",".join(f"{category}={policy.get(category, 'allow')}" for category in CATEGORIES)
+
+
+def _tenant_pairs(text: str) -> dict[str, str]:
+    pairs = {}
+    for entry in text.split():
+        arn, equals, tenant = entry.rpartition("=")  # a role name may contain "=", a tenant id not
+        if not (arn and equals):
+            raise ValueError(f"{entry[:200]!r} is not <principal ARN>=<tenant id>")
+        pairs[arn] = tenant
+    return pairs
+
+
+def _json_or(raw: Any, parse_text: Callable[[str], Any]) -> Any:
+    """A JSON list or object as given (CDK context, or a variable starting with [ or {), else
+    `parse_text` of the plain form. IAM names may contain `,` and `=`, never a space."""
+    if not isinstance(raw, str):
+        return raw
+    text = raw.strip()
+    if text.startswith(("[", "{")):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError("not valid JSON") from None
+    return parse_text(text)
 
 
 def _check_choice(value: str) -> str:

@@ -47,7 +47,8 @@ def system_browser() -> tuple[str, str]:
     if not (chromium and driver):
         pytest.fail(
             "headless Chromium is needed: apt-get install -y chromium chromium-driver "
-            "(.ci/run installs them), or set SENDLEDGER_SKIP_BROWSER=1 to skip the browser test"
+            "(scripts/system-packages.sh, the first step of make test, installs them), "
+            "or set SENDLEDGER_SKIP_BROWSER=1 to skip the browser test"
         )
     return chromium, driver
 
@@ -84,6 +85,19 @@ def read(browser: WebDriver, what: str, value: Any) -> Any:
     return wait_for(browser, what, value)
 
 
+# Each row's reason field and Lift/Suppress button that does not lie wholly inside the viewport,
+# the page scrolled to its left edge (a control reachable only by scrolling sideways is clipped).
+CONTROLS_OUTSIDE_VIEWPORT = """
+window.scrollTo(0, window.scrollY);
+const width = document.documentElement.clientWidth;
+return [...document.querySelectorAll("#suppressions tbody tr")].flatMap((row) =>
+  [...row.querySelectorAll("input[name=reason], button")]
+    .map((control) => [row.dataset.recipient, control.textContent || control.name, control.getBoundingClientRect()])
+    .filter(([, , box]) => box.left < 0 || box.right > width)
+    .map(([recipient, what, box]) => `${recipient} ${what}: ${box.left | 0}-${box.right | 0} of ${width}`));
+"""
+
+
 def screenshot(browser: WebDriver, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
@@ -104,11 +118,28 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     sent = signed_request("POST", f"{base}/v1/messages", json.dumps(body).encode(), headers, credential=APP)
     assert sent.status_code == 202, sent.text
     message_id = sent.json()["message_id"]
+    # A bounce, whose suppression's last change carries an SES event's long ids as evidence.
+    bounce = {**body, "to": "bounce@simulator.amazonses.com"}
+    bounced = signed_request(
+        "POST",
+        f"{base}/v1/messages",
+        json.dumps(bounce).encode(),
+        headers | {"Idempotency-Key": "browser-bounce-1"},
+        credential=APP,
+    )
+    assert bounced.status_code == 202, bounced.text
     carol = "carol@example.com"
     admin_url = f"{base}/v1/admin/suppressions/{quote(carol, safe='')}"
     reason = json.dumps({"reason": "asked to stop"}).encode()
     suppressed = signed_request("PUT", admin_url, reason, {"Content-Type": "application/json"}, credential=ADMIN)
     assert suppressed.json()["suppressed"] is True
+    # An operator's reason with no space to wrap at: a ticket's URL pasted whole.
+    ticket = "https://tickets.example.com/browse/OPS-4711?focusedCommentId=1234567&page=com.example.tabpanels" * 2
+    erin = f"{base}/v1/admin/suppressions/{quote('erin.with.a.long.address@subdomain.example.com', safe='')}"
+    pasted = json.dumps({"reason": ticket}).encode()
+    assert (
+        signed_request("PUT", erin, pasted, {"Content-Type": "application/json"}, credential=ADMIN).status_code == 200
+    )
 
     # The outbox, newest first, with the message's state; "Poll now" applies SES's Delivery event.
     browser.get(f"{base}/")
@@ -198,6 +229,12 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     assert (view["suppressed"], view["version"]) == (False, 2)
     assert view["history"][-1]["reason"] == "confirmed by phone"
     assert view["history"][-1]["actor"] == LOCAL_PRINCIPAL  # the console's requests are unsigned
+    # At 1400 px every row's reason field and Lift/Suppress button are inside the viewport
+    browser.set_window_size(1400, 1000)
+    rows = read(browser, "the rows", lambda b: b.find_elements(By.CSS_SELECTOR, "#suppressions tbody tr"))
+    assert len(rows) >= 2
+    outside = browser.execute_script(CONTROLS_OUTSIDE_VIEWPORT)
+    assert outside == [], outside
     screenshot(browser, "console-suppressions.png")
 
     # The event stream: shown when the stack has one, otherwise said plainly.

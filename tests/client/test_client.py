@@ -152,3 +152,15 @@ def test_local_endpoints_are_unsigned_and_others_signed_for_execute_api():
     authorization = request.headers["Authorization"]
     assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
     assert "/eu-west-1/execute-api/aws4_request" in authorization and "secret" not in authorization
+
+
+def test_query_values_are_percent_encoded_as_rfc_3986_says():
+    """A space is %20, never "+": API Gateway signs the canonical query from decoded values, so a
+    form-encoded "+" would no longer match the client's signature once deployed."""
+    made, transport, _ = client([answer(200, {"recipient": "a"}), answer(200, ACCEPTED)])
+    made.unsuppress("bob+x@example.com", "confirmed by phone + 50% & more #1 é")
+    made.find(idempotency_key="my key 1")
+    lift, find = (urlsplit(request.url) for request in transport.sent)
+    assert lift.path == "/v1/admin/suppressions/bob%2Bx%40example.com"
+    assert lift.query == "reason=confirmed%20by%20phone%20%2B%2050%25%20%26%20more%20%231%20%C3%A9"
+    assert find.query == "idempotency_key=my%20key%201"

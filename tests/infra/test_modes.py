@@ -1,4 +1,7 @@
-"""Settings that change the template, and settings that must refuse to synthesize."""
+"""Settings that change the template, and settings that must refuse to synthesize.
+
+`/v1/admin/*` twice: the API's resource policy refuses it to all but `admin_principals`, and the
+api Lambda gets the same list (it checks again: a broad IAM grant is not enough)."""
 
 from __future__ import annotations
 
@@ -6,14 +9,18 @@ import pytest
 from aws_cdk.assertions import Template
 
 from infra.settings import Settings, SettingsError
+from sendledger import names
 from sendledger.settings import Settings as RuntimeSettings
 from sendledger.settings import Tunables
-from tests.infra.conftest import synth
+from tests.infra.conftest import resources, synth
+
+ACCOUNT = "123456789012"
+ADMINS = f"arn:aws:iam::{ACCOUNT}:role/service-role/ops arn:aws:iam::{ACCOUNT}:user/alice"
 
 
 @pytest.fixture(scope="module")
 def push_prod() -> Template:
-    return synth(ingestion_mode="push", stage="prod", poll_interval_seconds=120)
+    return synth(ingestion_mode="push", stage="prod", poll_interval_seconds=120, admin_principals=ADMINS)
 
 
 def test_push_mode_attaches_the_queue_with_partial_failures(push_prod: Template) -> None:
@@ -25,6 +32,34 @@ def test_push_mode_attaches_the_queue_with_partial_failures(push_prod: Template)
         {"FunctionResponseTypes": ["ReportBatchItemFailures"]},
     )
     push_prod.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(2 minutes)"})
+
+
+def test_admin_routes_are_denied_to_every_principal_but_the_admins(push_prod: Template) -> None:
+    [api] = resources(push_prod, "AWS::ApiGateway::RestApi").values()
+    [deny] = api["Properties"]["Policy"]["Statement"]
+    assert (deny["Effect"], deny["Principal"], deny["Action"]) == ("Deny", {"AWS": "*"}, "execute-api:Invoke")
+    assert deny["Resource"] == "execute-api:/*/*/v1/admin/*"
+    # aws:PrincipalArn of a role session is the role's ARN with its path: any path, this name
+    assert deny["Condition"] == {
+        "ArnNotLike": {
+            "aws:PrincipalArn": [
+                f"arn:aws:iam::{ACCOUNT}:role/ops",
+                f"arn:aws:iam::{ACCOUNT}:role/*/ops",
+                f"arn:aws:iam::{ACCOUNT}:user/alice",
+                f"arn:aws:iam::{ACCOUNT}:user/*/alice",
+            ]
+        }
+    }
+
+
+def test_the_api_lambda_checks_the_same_admin_principals(push_prod: Template) -> None:
+    [api_function] = [
+        fn
+        for fn in resources(push_prod, "AWS::Lambda::Function").values()
+        if fn["Properties"].get("Handler") == names.API_HANDLER
+    ]
+    admins = api_function["Properties"]["Environment"]["Variables"][names.ENV_ADMIN_PRINCIPALS]
+    assert admins.split() == [f"arn:aws:iam::{ACCOUNT}:role/ops", f"arn:aws:iam::{ACCOUNT}:user/alice"]
 
 
 def test_outside_dev_the_ledger_is_protected(push_prod: Template) -> None:
@@ -96,7 +131,13 @@ def test_an_invalid_context_value_is_named() -> None:
 
 
 def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
-    context = {"poll_interval_seconds": "120", "ingestion_mode": "push", "stale_eligibility_policy": "alert=defer"}
+    context = {
+        "poll_interval_seconds": "120",
+        "ingestion_mode": "push",
+        "stale_eligibility_policy": "alert=defer",
+        "admin_principals": ["arn:aws:iam::123456789012:role/ops/oncall"],  # cdk.json takes a list
+        "caller_tenants": "arn:aws:iam::123456789012:role/a=acme arn:aws:iam::123456789012:role/b=acme",
+    }
     deployed = Settings.from_context(context)
     runtime = RuntimeSettings.from_env(deployed.environment())
     for name in Tunables.model_fields:

@@ -36,11 +36,19 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def test_without_admin_principals_the_resource_policy_denies_admin_routes_to_everyone(template: Template) -> None:
+    # Deny only: an Allow would let other accounts' principals in (the callers' IAM policies grant).
+    [api] = resources(template, "AWS::ApiGateway::RestApi").values()
+    [deny] = api["Properties"]["Policy"]["Statement"]
+    assert (deny["Effect"], deny["Resource"]) == ("Deny", "execute-api:/*/*/v1/admin/*")
+    assert "Condition" not in deny
+
+
 def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
     # Every route but the provider webhooks, which exist only in a SendGrid or Mailgun deployment.
     iam_routes = [path for _, path in names.API_ROUTES if path not in WEBHOOK_PATHS.values()]
-    assert len(methods) == len(iam_routes) == 12
+    assert len(methods) == len(iam_routes) == 19  # 12 routes, and HEAD beside each of the 7 GETs
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
 

@@ -1,5 +1,11 @@
 """The audited admin acts on the suppression list: every act is recorded, only changes change state."""
 
+import json
+
+from sendledger.api.problems import PROBLEM_JSON, TYPE_BASE
+from sendledger.settings import Settings
+from tests.support.fakes import PRINCIPAL
+
 RECIPIENT = "/v1/admin/suppressions/erin%40example.com"
 
 
@@ -33,3 +39,47 @@ def test_re_enabling_a_never_suppressed_address_changes_nothing_but_is_recorded(
     # And a later real suppression starts from that version
     status, _, body = api("PUT", RECIPIENT, {"reason": "bounced"})
     assert body["version"] == 1 and body["suppressed"] is True
+
+
+OPS_ROLE = "arn:aws:iam::123456789012:role/ops/oncall"  # an admin role with a path, as IAM lists it
+
+
+def admins(services, *arns):
+    services.settings = services.settings.model_copy(
+        update={"admin_principals": Settings(admin_principals=arns).admin_principals}
+    )
+
+
+def test_only_the_admin_principals_act_on_admin_routes_and_a_refusal_changes_nothing(api, services, capsys):
+    admins(services, OPS_ROLE)
+    capsys.readouterr()
+    refused = [
+        api("PUT", RECIPIENT, {"reason": "x"}, principal=PRINCIPAL),  # a client, with IAM access to the route
+        api("PUT", RECIPIENT, {"reason": "x"}, principal="arn:aws:sts::123456789012:assumed-role/app-role/task-1"),
+        api(
+            "DELETE", RECIPIENT + "?reason=x", principal="arn:aws:iam::123456789012:user/oncall"
+        ),  # a user, not the role
+    ]
+    for status, headers, body in refused:
+        assert (status, headers["content-type"], body["type"]) == (403, PROBLEM_JSON, TYPE_BASE + "not-admin")
+    assert suppression(api)["history"] == [] and suppression(api)["version"] == 0
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"AdminRefused"' in line]
+    assert [metric["AdminRefused"] for metric in emitted] == [[1.0]] * 3
+    # Any session of the admin role is the admin, whatever its session name; the act names the session
+    oncall = "arn:aws:sts::123456789012:assumed-role/oncall/jane@example.com"
+    status, _, body = api("PUT", RECIPIENT, {"reason": "complaint"}, principal=oncall)
+    assert status == 200 and body["suppressed"] is True
+    assert body["history"][-1]["actor"] == oncall
+
+
+def test_an_unrecognised_identity_on_an_admin_route_is_a_403_before_any_body_check(api, services):
+    admins(services, OPS_ROLE)
+    status, _, body = api("PUT", RECIPIENT, {"unknown": "field"}, principal="AROAEXAMPLE:session")
+    assert status == 403 and body["type"] == TYPE_BASE + "unknown-caller"
+    status, _, body = api("PUT", RECIPIENT, {"unknown": "field"}, principal=PRINCIPAL)
+    assert status == 403 and body["type"] == TYPE_BASE + "not-admin", "refused before the body is read"
+
+
+def test_without_admin_principals_nobody_is_an_admin(api, services):
+    admins(services)
+    assert api("PUT", RECIPIENT, {"reason": "x"})[0] == 403

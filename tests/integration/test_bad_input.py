@@ -30,16 +30,17 @@ def post(api, body=None, raw_body=None, headers=None):
         ({**VALID, "channel": "sms", "to": "2065550123"}, 400, "invalid-request"),
         ({**VALID, "template": {"id": "nope", "version": "1"}}, 422, "unknown-template"),
         ({**VALID, "template": {"id": "alert", "version": "9"}}, 422, "unknown-template"),
-        ({**VALID, "params": {}}, 422, "unknown-template"),
+        ({**VALID, "params": {}}, 422, "template-params-invalid"),
+        ({**VALID, "params": {"summary": "x", "extra": "y"}}, 422, "template-params-invalid"),
         (
             {**VALID, "template": {"id": "password-reset", "version": "1"}, "params": {"reset_link": "x"}},
             422,
-            "unknown-template",
+            "template-internal",
         ),
         (
             {**VALID, "channel": "sms", "to": "+12065550123", "template": {"id": "notice", "version": "1"}},
             422,
-            "unknown-template",
+            "template-channel-unsupported",
         ),
         ({**VALID, "category": "marketing"}, 400, "validation-error"),
         ({**VALID, "template": {"id": "alert", "version": 1}}, 400, "validation-error"),
@@ -192,6 +193,6 @@ def test_escalation_fallback_on_a_channel_the_template_lacks_is_refused_at_reque
     }
     # When the app sends, Then the request is refused naming the fallback's channel
     status, _, problem = post(api, body)
-    assert status == 422 and problem["type"].endswith("unknown-template")
+    assert status == 422 and problem["type"].endswith("/template-channel-unsupported")
     assert [error["field"] for error in problem["errors"]] == ["escalation.fallback.0.channel"]
     assert boto3.client("dynamodb").scan(TableName=TABLE)["Count"] == 0

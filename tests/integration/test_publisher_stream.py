@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.conftest import ses_record
-from tests.support.fakes import PRINCIPAL
+from tests.support.fakes import ADMIN
 from tests.support.status_out import by_message, duplicated_ids, states, status_out_harness
 
 BOUNCE = "bounce@simulator.amazonses.com"
@@ -81,8 +81,8 @@ def test_an_admin_act_is_a_suppression_event_and_an_unchanged_one_is_not(api, pu
     pump.pump()
     changes = [e["detail"] for e in pump.events if e["detail-type"] == "sendledger.suppression.changed"]
     assert [(c["recipient"], c["suppressed"], c["version"], c["reason"], c["actor"]) for c in changes] == [
-        ("carol@example.com", True, 1, "asked to stop", PRINCIPAL),
-        ("carol@example.com", False, 2, "asked again", PRINCIPAL),
+        ("carol@example.com", True, 1, "asked to stop", ADMIN),
+        ("carol@example.com", False, 2, "asked again", ADMIN),
     ]
 
 

@@ -13,13 +13,20 @@ from tests.support.fakes import ADMIN, FakeLambdaContext, api_event
 
 PROBLEM_JSON = "application/problem+json"
 DOCUMENT = json.loads(openapi_json())
+
+
+def with_head(methods: list[str]) -> list[str]:
+    """HEAD is GET without the body: every GET route also takes it."""
+    return sorted({*methods, "HEAD"} if "GET" in methods else methods)
+
+
 # Every route with a concrete path: the documented ones, and the document itself.
 ROUTES = {
-    path.replace("{message_id}", "msg_x").replace("{recipient}", "a%40example.com"): sorted(
-        method.upper() for method in operations
+    path.replace("{message_id}", "msg_x").replace("{recipient}", "a%40example.com"): with_head(
+        [method.upper() for method in operations]
     )
     for path, operations in DOCUMENT["paths"].items()
-} | {"/openapi.json": ["GET"]}
+} | {"/openapi.json": ["GET", "HEAD"]}
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE", "CONNECT", "FOO", "M-SEARCH", "get", ""]
 UNKNOWN_PATHS = ["/", "/nope", "/v1", "/v1/messages/a/b", "/v1/suppressions", "/V1/MESSAGES", "/v1/admin/suppressions"]
 
@@ -63,7 +70,7 @@ def test_an_unknown_path_is_404_for_every_method(path, method):
 def test_a_lower_case_method_does_not_skip_the_body_checks(raw_body):
     # `post` is not POST (methods are case-sensitive): it must not reach the route unchecked
     status, headers, problem = call("post", "/v1/messages", raw_body=raw_body, headers={"Idempotency-Key": "k"})
-    assert status == 405 and headers["allow"] == "GET, POST" and problem["status"] == 405
+    assert status == 405 and headers["allow"] == "GET, HEAD, POST" and problem["status"] == 405
 
 
 @pytest.mark.parametrize(
@@ -81,13 +88,14 @@ def test_an_event_without_method_or_path_is_a_problem_not_a_crash(field, value, 
     assert response["multiValueHeaders"]["Content-Type"] == [PROBLEM_JSON]
 
 
-def test_an_event_without_caller_identity_is_a_400_not_a_crash(api, services):
+def test_an_event_without_caller_identity_is_a_403_not_a_crash(api, services):
     assert services.settings.local_principal is None
     event = api_event("GET", "/v1/messages/msg_x")
     del event["requestContext"]["identity"]
     response = lambda_handler(event, FakeLambdaContext())
-    assert response["statusCode"] == 400
+    assert response["statusCode"] == 403
     assert response["multiValueHeaders"]["Content-Type"] == [PROBLEM_JSON]
+    assert json.loads(response["body"])["type"].endswith("/unknown-caller")
 
 
 def test_an_empty_multi_value_content_type_is_a_415_not_a_crash():

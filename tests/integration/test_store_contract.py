@@ -21,7 +21,7 @@ from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
 from sendledger.domain.export_window import Window
-from sendledger.domain.idempotency import caller_id, scoped_key
+from sendledger.domain.idempotency import scoped_key
 from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
 from sendledger.domain.provider import Backoff, EmailProvider
@@ -36,7 +36,7 @@ from sendledger.usecases.intents import first_entry, new_message
 from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view
 from tests.conftest import TABLE
-from tests.support.fakes import ADMIN, PRINCIPAL, FakeClock, FakeSleeper, recent_start
+from tests.support.fakes import ADMIN, CALLER, FakeClock, FakeSleeper, caller_id, recent_start
 from tests.unit.fakes import TIMEOUT_LOST, FakeEmailSender, FakeLedger, FakeSmsSender
 from tests.unit.helpers import ALICE, PHONE, command, seconds_left, ses_event, sms_event
 
@@ -95,7 +95,7 @@ def intent(
     """A send's intent as the send path builds it (keyed: its message id derives from the key)."""
     recipient = parse_recipient(Channel.EMAIL, to)
     cmd = command(key, to=to, escalation=escalation)
-    scoped = scoped_key(PRINCIPAL, key) if key else None
+    scoped = scoped_key(CALLER, key) if key else None
     message_id = message_id or (keyed_message_id(scoped) if scoped else None)
     message = new_message(cmd, recipient, now, message_id, email_provider=EmailProvider.SES)
     return SendIntent(
@@ -206,7 +206,7 @@ def young_active_reset_stands(b: Backend) -> list[Any]:
     def reset_intent(number: int) -> SendIntent:
         now = b.now()
         record = ResetRecord(
-            "acct-1", f"rst_{number}", "active", f"hash-{number}", now, now + window, 0, f"msg_reset_{number}"
+            CALLER, "acct-1", f"rst_{number}", "active", f"hash-{number}", now, now + window, 0, f"msg_reset_{number}"
         )
         knowable = Expectations(last_send=LastSendCondition(now))  # eligibility is not the point here
         return intent(
@@ -223,16 +223,18 @@ def young_active_reset_stands(b: Backend) -> list[Any]:
     assert edge is not None and edge.reset is not None, "exactly the window old: still stands"
     b.clock.advance(1)
     assert b.ledger.messages.commit_intent(reset_intent(3)) is None, "past the window: replaced"
-    wrong = b.ledger.resets.consume("acct-1", "hash-1", b.now())
-    consumed = b.ledger.resets.consume("acct-1", "hash-3", b.now())
-    again = b.ledger.resets.consume("acct-1", "hash-3", b.now())
+    wrong = b.ledger.resets.consume(CALLER, "acct-1", "hash-1", b.now())
+    consumed = b.ledger.resets.consume(CALLER, "acct-1", "hash-3", b.now())
+    again = b.ledger.resets.consume(CALLER, "acct-1", "hash-3", b.now())
     assert wrong is None and consumed is not None and consumed.state == "consumed" and again is None
-    return [second, edge, consumed, b.ledger.resets.get("acct-1")]
+    return [second, edge, consumed, b.ledger.resets.get(CALLER, "acct-1")]
 
 
 def reset_lockout_and_rearm(b: Backend) -> list[Any]:
     now = b.now()
-    record = ResetRecord("acct-2", "rst_9", "active", "unsent", now, now + timedelta(seconds=600), 0, "msg_reset_9")
+    record = ResetRecord(
+        CALLER, "acct-2", "rst_9", "active", "unsent", now, now + timedelta(seconds=600), 0, "msg_reset_9"
+    )
     mail = intent(now, key=None, message_id="msg_reset_9", reset=record, window_start=now)
     mail.message.state, mail.due = S.PENDING, (DueKind.PENDING, now)
     assert b.ledger.messages.commit_intent(mail) is None
@@ -242,23 +244,25 @@ def reset_lockout_and_rearm(b: Backend) -> list[Any]:
     assert armed
     with pytest.raises(DependencyUnavailable):  # the hash moved on: a stale re-arm never lands
         b.ledger.resets.rearm(record, "hash-b", message, start, b.now())
-    live = b.ledger.resets.get("acct-2")
+    live = b.ledger.resets.get(CALLER, "acct-2")
     for _ in range(2):
         b.ledger.resets.record_failed_attempt(live, 3, b.now())
-    counted = b.ledger.resets.get("acct-2")
+    counted = b.ledger.resets.get(CALLER, "acct-2")
     b.ledger.resets.record_failed_attempt(live, 3, b.now())
-    locked = b.ledger.resets.get("acct-2")
+    locked = b.ledger.resets.get(CALLER, "acct-2")
     assert (counted.state, counted.failed_attempts, locked.state) == ("active", 2, "invalidated"), b.name
-    assert b.ledger.resets.consume("acct-2", "hash-a", b.now()) is None
+    assert b.ledger.resets.consume(CALLER, "acct-2", "hash-a", b.now()) is None
     # Suppressed meanwhile: the re-arm reports it and writes nothing
     b.ledger.recipients.change("email:bob@example.com", True, "complaint", ADMIN, 0, b.now())
-    other = ResetRecord("acct-3", "rst_8", "active", "unsent", now, now + timedelta(seconds=600), 0, "msg_reset_8")
+    other = ResetRecord(
+        CALLER, "acct-3", "rst_8", "active", "unsent", now, now + timedelta(seconds=600), 0, "msg_reset_8"
+    )
     bob = intent(now, key=None, to="bob@example.com", message_id="msg_reset_8", reset=other, window_start=now)
     bob.message.state, bob.due = S.PENDING, (DueKind.PENDING, now)
     assert b.ledger.messages.commit_decided(bob, None) is None
     refused = b.ledger.resets.rearm(other, "hash-c", b.ledger.messages.get("msg_reset_8"), start, b.now())
     assert refused is False
-    return [counted, locked, view(b, "msg_reset_9"), b.ledger.resets.get("acct-3"), view(b, "msg_reset_8")]
+    return [counted, locked, view(b, "msg_reset_9"), b.ledger.resets.get(CALLER, "acct-3"), view(b, "msg_reset_8")]
 
 
 def conditioned_transitions(b: Backend) -> list[Any]:
@@ -434,7 +438,7 @@ def evidence_index_pages(b: Backend) -> list[Any]:
         assert b.ledger.messages.commit_intent(theirs) is None
         if number != 1:  # two of mine in one millisecond
             b.clock.advance(11 * 3600)
-    owner = caller_id(PRINCIPAL)
+    owner = CALLER
     window = Window(start, b.now())
     pages, after = [], None
     while True:
@@ -444,7 +448,7 @@ def evidence_index_pages(b: Backend) -> list[Any]:
             break
         after = page.positions[-1]
     found = [position.message_id for page in pages for position in page.positions]
-    mine = {keyed_message_id(scoped_key(PRINCIPAL, f"ev-{number}")) for number in range(5)}
+    mine = {keyed_message_id(scoped_key(CALLER, f"ev-{number}")) for number in range(5)}
     assert len(found) == 5 and set(found) == mine and len(pages) == 3, b.name
     assert [p.created_at for page in pages for p in page.positions] == sorted(
         p.created_at for page in pages for p in page.positions
@@ -458,7 +462,16 @@ def replaced_reset(b: Backend) -> list[Any]:
     def reset_intent(number: int, to: str, replaces: ResetRecord | None = None) -> SendIntent:
         now = b.now()
         record = ResetRecord(
-            "acct-9", f"rst_{number}", "active", "unsent", now, now + window, 0, f"msg_reset_{number}", f"email:{to}"
+            CALLER,
+            "acct-9",
+            f"rst_{number}",
+            "active",
+            "unsent",
+            now,
+            now + window,
+            0,
+            f"msg_reset_{number}",
+            parse_recipient(Channel.EMAIL, to).fingerprint,
         )
         knowable = Expectations(last_send=LastSendCondition(now))
         built = intent(
@@ -480,7 +493,9 @@ def replaced_reset(b: Backend) -> list[Any]:
     b.clock.advance(30)
     standing = b.ledger.messages.commit_intent(reset_intent(2, "new@example.com"))
     assert (
-        standing is not None and standing.reset is not None and standing.reset.recipient_key == "email:old@example.com"
+        standing is not None
+        and standing.reset is not None
+        and standing.reset.recipient_fingerprint == parse_recipient(Channel.EMAIL, "old@example.com").fingerprint
     )
     assert b.ledger.messages.commit_intent(reset_intent(3, "new@example.com", replaces=standing.reset)) is None
     # A replacement that names a reset no longer there meets the one that is
@@ -488,7 +503,33 @@ def replaced_reset(b: Backend) -> list[Any]:
     assert stale is not None and stale.reset is not None and stale.reset.reset_id == "rst_3", b.name
     old = b.ledger.messages.get("msg_reset_1")
     assert old is not None and old.history[-1].type is HistoryType.RESET_REPLACED
-    return [standing, stale, b.ledger.resets.get("acct-9"), view(b, "msg_reset_1")]
+    return [standing, stale, b.ledger.resets.get(CALLER, "acct-9"), view(b, "msg_reset_1")]
+
+
+def resets_are_per_caller(b: Backend) -> list[Any]:
+    """Two callers' resets of one account id: two records, neither's write touches the other's."""
+    now, window, other = b.now(), timedelta(seconds=600), caller_id("arn:aws:iam::123456789012:user/other-app")
+
+    def reset_intent(owner: str, number: int) -> SendIntent:
+        record = ResetRecord(
+            owner, "42", f"rst_{number}", "active", f"hash-{number}", now, now + window, 0, f"msg_{number}"
+        )
+        knowable = Expectations(last_send=LastSendCondition(now))  # eligibility is not the point here
+        to = f"user{number}@example.com"
+        return intent(
+            now, key=None, to=to, expect=knowable, message_id=f"msg_{number}", reset=record, window_start=now - window
+        )
+
+    assert b.ledger.messages.commit_intent(reset_intent(other, 1)) is None
+    assert b.ledger.messages.commit_intent(reset_intent(CALLER, 2)) is None, "the victim's young reset is not mine"
+    assert b.ledger.resets.consume(CALLER, "42", "hash-1", now) is None, "the victim's hash opens nothing of mine"
+    mine = b.ledger.resets.get(CALLER, "42")
+    for _ in range(3):
+        b.ledger.resets.record_failed_attempt(mine, 3, now)
+    theirs = b.ledger.resets.get(other, "42")
+    untouched = (theirs.reset_id, theirs.state, theirs.token_hash, theirs.failed_attempts)
+    assert untouched == ("rst_1", "active", "hash-1", 0), b.name
+    return [b.ledger.resets.get(CALLER, "42"), theirs, b.ledger.resets.consume(other, "42", "hash-1", now)]
 
 
 SCENARIOS: list[Callable[[Backend], list[Any]]] = [
@@ -499,6 +540,7 @@ SCENARIOS: list[Callable[[Backend], list[Any]]] = [
     last_send_condition,
     young_active_reset_stands,
     reset_lockout_and_rearm,
+    resets_are_per_caller,
     conditioned_transitions,
     events_once_and_never_backwards,
     transient_bounces_count_in_their_window,

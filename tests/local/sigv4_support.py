@@ -15,6 +15,7 @@ from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
 
 CREDENTIALS = {credential.name: credential for credential in parse_credentials(DEFAULT_LOCAL_CREDENTIALS)}
 APP, APP2, ADMIN = CREDENTIALS["app"], CREDENTIALS["app2"], CREDENTIALS["admin"]
+TASK_1, TASK_2 = CREDENTIALS["app-task-1"], CREDENTIALS["app-task-2"]  # two sessions of one role
 
 
 def signed_headers(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import logging
 import socket
+import struct
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,8 +15,9 @@ from typing import Any
 import pytest
 import requests
 
+from local.apigateway import build_event, response_parts
 from local.constants import ACCOUNT_ID, LOCAL_PRINCIPAL, POLLER_SCHEDULE_RULE, REGION
-from local.gateway import Gateway, build_event, response_parts
+from local.gateway import Gateway
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS, LambdaContext, context_factory
 from local.scheduler import Scheduler, scheduled_event
 from sendledger import names
@@ -68,7 +71,7 @@ def gateway(fake: FakeHandler) -> Iterator[Gateway]:
 
 def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandler) -> None:
     response = requests.post(
-        f"{gateway.url}/v1/suppressions/a%2Bb%40example.com?reason=hello%20world&x=1&x=2&p=a+b",
+        f"{gateway.url}/v1/suppressions/a%2Bb%40example.com?reason=hello%20world&x=1&x=2&p=a+b&q=a%2Bb",
         data=json.dumps({"to": "bob@example.com"}),
         headers={"Idempotency-Key": "key-1", "Content-Type": "application/json"},
         timeout=REQUEST_TIMEOUT_SECONDS,
@@ -79,7 +82,8 @@ def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandle
     assert event["path"] == "/v1/suppressions/a%2Bb%40example.com"  # encoding left intact
     assert event["resource"] == event["path"]
     assert event["pathParameters"] is None
-    assert event["queryStringParameters"] == {"reason": "hello world", "x": "2", "p": "a+b"}
+    # Form-decoded as API Gateway decodes them: "+" is a space, "%2B" a plus.
+    assert event["queryStringParameters"] == {"reason": "hello world", "x": "2", "p": "a b", "q": "a+b"}
     assert event["multiValueQueryStringParameters"]["x"] == ["1", "2"]
     assert event["headers"]["Idempotency-Key"] == "key-1"
     assert event["multiValueHeaders"]["Idempotency-Key"] == ["key-1"]
@@ -131,7 +135,7 @@ def test_handler_crash_is_a_502(gateway: Gateway, fake: FakeHandler) -> None:
     def boom(event: dict[str, Any], context: Any) -> dict[str, Any]:
         raise RuntimeError("boom")
 
-    gateway.handler = boom
+    gateway.api.handler = boom
     response = requests.get(f"{gateway.url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS)
     assert response.status_code == 502
     assert response.json() == {"message": "Internal server error"}
@@ -151,7 +155,7 @@ def test_a_failing_poll_cycle_is_a_503_with_retry_after(gateway: Gateway, fake: 
     def poll() -> dict[str, Any]:
         raise ConnectionError("moto went away")
 
-    gateway.poll = poll
+    gateway.local.poll = poll
     response = requests.post(f"{gateway.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
     assert response.status_code == 503 and response.headers["Retry-After"] == "1"
     assert response.headers["Content-Type"] == "application/problem+json"
@@ -206,8 +210,8 @@ def test_invocations_are_serialized(fake: FakeHandler) -> None:
         return {"statusCode": 200, "body": ""}
 
     gw = Gateway(slow, principal=PRINCIPAL, port=0)
-    lock = ObservedLock(gw.invoke_lock)
-    gw.invoke_lock = lock
+    lock = ObservedLock(gw.api.invoke_lock)
+    gw.api.invoke_lock = lock
     gw.start()
     try:
         # each request may wait for every invocation before it, each bounded by its Lambda timeout
@@ -327,7 +331,7 @@ def assert_problem(headers: dict[str, str], body: bytes, status: int) -> dict[st
 
 KNOWN_PATHS = {  # path: its Allow header
     "/v1/admin/suppressions/a%40example.com": "DELETE, PUT",
-    "/healthz": "GET",
+    "/healthz": "GET, HEAD",  # HEAD is GET without the body, on every GET route
     "/local/outbox": "GET, HEAD",
     "/": "GET, HEAD",  # the redirect to the console
     "/local/console": "GET, HEAD",
@@ -403,3 +407,42 @@ def test_malformed_requests_get_a_4xx_problem(routed: Gateway, request_bytes: by
     headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
     assert headers["connection"] == "close"
     assert_problem(headers, body, status)
+
+
+def test_a_client_gone_before_its_answer_leaves_no_traceback(
+    fake: FakeHandler, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A curl interrupted mid-request: the answer's write fails, and that is the client's doing."""
+    gone = threading.Event()
+    answered = threading.Event()
+
+    def slow(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        gone.wait(REQUEST_TIMEOUT_SECONDS)
+        return {**fake.response, "body": "x" * 100_000}  # more than a socket buffer: the write must fail
+
+    gw = Gateway(slow, principal=PRINCIPAL, port=0)
+    real_handle = gw.handle
+
+    def handle(*args: Any) -> Any:
+        try:
+            return real_handle(*args)
+        finally:
+            answered.set()
+
+    gw.handle = handle  # type: ignore[method-assign]
+    gw.start()
+    try:
+        host, port = gw.server.server_address[:2]
+        client = socket.create_connection((str(host), port), timeout=REQUEST_TIMEOUT_SECONDS)
+        client.sendall(b"GET /v1/messages/m1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()  # with a zero linger: a reset, as a killed client leaves it
+        gone.set()
+        assert answered.wait(REQUEST_TIMEOUT_SECONDS)
+        # the gateway goes on serving
+        assert requests.get(f"{gw.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
+    finally:
+        gw.stop()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

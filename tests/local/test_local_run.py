@@ -151,6 +151,29 @@ def test_a_taken_port_is_refused_at_once_naming_the_variable_that_moves_it(taken
         assert probe.connect_ex(("127.0.0.1", other)) != 0  # nothing listens on the other one either
 
 
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [("SENDLEDGER_LOCAL_AUTH=strict", "'open' or 'sigv4'"), ("UNKNOWN_GRACE_SECONDS=soon", "UNKNOWN_GRACE_SECONDS")],
+)
+def test_a_bad_setting_is_one_line_and_nothing_starts(setting: str, named: str) -> None:
+    port, moto_port = free_port(), free_port()
+    name, _, value = setting.partition("=")
+    result = subprocess.run(
+        [sys.executable, "-m", "local"],
+        cwd=REPO,
+        env=clean_env(port, moto_port, **{name: value}),
+        capture_output=True,
+        text=True,
+        timeout=REFUSAL_BUDGET_SECONDS,
+        check=False,
+    )
+    assert result.returncode == 2 and named in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.startswith("sendledger local stack: ")
+    assert "sendledger local stack\n" not in result.stdout  # no banner: nothing was started
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", moto_port)) != 0
+
+
 def test_sigterm_stops_every_part_within_seconds_and_the_log_is_one_line_per_request(start: object) -> None:
     running = start()  # type: ignore[operator]
     send_and_poll(running.url)
@@ -195,6 +218,9 @@ def test_sigint_stops_it_too_and_the_json_format_keeps_the_raw_stream(start: obj
 
 def test_the_banners_aws_commands_carry_everything_they_need_when_pasted_elsewhere(start: object) -> None:
     running = start()  # type: ignore[operator]
+    # Locally a timed-out send is settled in seconds, not the deployed 15 minutes, and the banner says so
+    assert "Unknown grace: 20 s" in running.out.read_text()
+    assert f".venv/bin/sendledger --endpoint {running.url} outbox" in running.out.read_text()
     commands = [line.strip() for line in running.out.read_text().splitlines() if " aws --endpoint-url " in line]
     assert len(commands) == 2
     for command in commands:

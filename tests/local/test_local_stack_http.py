@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import uuid
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
+from local.sigv4 import LocalCredential
 from sendledger import names
 from sendledger.settings import Settings
 from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
+from tests.local.sigv4_support import APP, APP2, TASK_1, TASK_2, signed_request
 
 # No setting bounds how long `python -m local` takes to start (moto server, every resource, the
 # handler imports): this is the budget a slow machine gets before the test calls it broken.
@@ -271,6 +278,24 @@ def test_timed_out_sends_end_accepted_with_one_outbox_entry(stack: StackProcess,
     )
     assert final in {"accepted", "delivered"}
     assert outbox_count(stack.url, address) == 1
+    # And the stack's log says how each one was settled, one line per message
+    expected = {
+        "timeout-accepted": ["unknown resolved by a provider event: accepted, not resent"],
+        "timeout-lost": ["unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS", "resent: accepted"],
+    }[label]
+    # The cycle that settles the unknown can come after the one whose events made it accepted.
+    lines = [f"poll: {message['message_id']} {words}" for words in expected]
+
+    def poll_then_log() -> str:
+        requests.post(f"{stack.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
+        return stack.log_path.read_text()
+
+    wait_until(
+        poll_then_log,
+        stack.settings.unknown_grace_seconds + POLLER_TIMEOUT_SECONDS,
+        f"the stack's log to say how {message['message_id']} was settled: {lines}",
+        done=lambda log: all(line in log for line in lines),
+    )
 
 
 def test_escalation_deadline_sends_the_fallback(stack: StackProcess) -> None:
@@ -307,3 +332,104 @@ def test_password_reset_mail_arrives_within_a_poll_and_the_token_works_once(base
     assert first.status_code == 200 and first.json()["reset_id"] == reset.json()["reset_id"]
     again = requests.post(f"{base_url}/v1/password-resets/consume", json=consume, timeout=REQUEST_TIMEOUT_SECONDS)
     assert again.status_code == 400 and again.headers["Content-Type"].startswith("application/problem+json")
+
+
+def _signed_json(method: str, url: str, body: Any, credential: LocalCredential, **headers: str) -> requests.Response:
+    data = json.dumps(body).encode() if body is not None else b""
+    sent = {"Content-Type": "application/json", **headers} if body is not None else headers
+    return signed_request(method, url, data, sent, credential=credential)
+
+
+def test_two_sessions_of_one_role_share_an_idempotency_key_one_message_one_mail(base_url: str) -> None:
+    # Two ECS tasks of one service: two sessions of app-role, each signing with its own keys
+    to = f"success+{uuid.uuid4().hex[:8]}@simulator.amazonses.com"
+    payload = {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "x"}}
+    key = f"order-{uuid.uuid4()}"
+    first = _signed_json("POST", f"{base_url}/v1/messages", payload, TASK_1, **{"Idempotency-Key": key})
+    retry = _signed_json("POST", f"{base_url}/v1/messages", payload, TASK_2, **{"Idempotency-Key": key})
+    assert (first.status_code, retry.status_code) == (202, 202), (first.text, retry.text)
+    assert retry.headers.get("Idempotent-Replayed") == "true"
+    message_id = first.json()["message_id"]
+    assert retry.json()["message_id"] == message_id
+    assert outbox_count(base_url, to) == 1
+    # Either session sees the message, by id and by key; another application does not
+    for credential in (TASK_1, TASK_2):
+        assert _signed_json("GET", f"{base_url}/v1/messages/{message_id}", None, credential).status_code == 200
+        found = _signed_json("GET", f"{base_url}/v1/messages?idempotency_key={key}", None, credential)
+        assert found.status_code == 200 and found.json()["message_id"] == message_id
+    assert _signed_json("GET", f"{base_url}/v1/messages/{message_id}", None, APP).status_code == 404
+
+
+def test_another_callers_reset_attack_changes_nothing_for_the_victim(base_url: str) -> None:
+    account, victim_email = f"acct-{uuid.uuid4().hex[:8]}", f"victim-{uuid.uuid4().hex[:8]}@example.com"
+    resets = f"{base_url}/v1/password-resets"
+    # Given the victim application's reset of its account, mailed
+    victim = _signed_json("POST", resets, {"account_id": account, "email": victim_email}, APP)
+    assert victim.status_code == 202, victim.text
+    assert requests.post(f"{base_url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
+    [mail] = [
+        e
+        for e in requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+        if e["to"] == victim_email
+    ]
+    token = mail["text"].split("token=")[1].split()[0]
+    evidence_url = f"{resets}/{victim.json()['reset_id']}"
+    before = _signed_json("GET", evidence_url, None, APP).json()
+    # When another application requests a reset of the same account id for its own address,
+    # tries the victim's token, guesses until its own reset locks, and asks for the evidence
+    attacker = _signed_json("POST", resets, {"account_id": account, "email": "mallory@example.com"}, APP2)
+    assert attacker.status_code == 202 and set(attacker.json()) == set(victim.json())
+    assert attacker.json()["reset_id"] != victim.json()["reset_id"]
+    stolen = _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": token}, APP2)
+    wrong = [
+        _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": "A" * 43}, APP2) for _ in range(6)
+    ]
+    assert {(answer.status_code, answer.json()["type"]) for answer in [stolen, *wrong]} == {
+        (400, "https://sendledger.dev/problems/invalid-token")
+    }
+    assert stolen.json() == wrong[0].json(), "the victim's token answers as any wrong one"
+    assert _signed_json("GET", evidence_url, None, APP2).status_code == 404
+    # Then the victim's reset is as it was, and its token works, once
+    assert _signed_json("GET", evidence_url, None, APP).json() == before
+    consumed = _signed_json("POST", f"{resets}/consume", {"account_id": account, "token": token}, APP)
+    assert consumed.status_code == 200 and consumed.json()["reset_id"] == victim.json()["reset_id"]
+
+
+# --- identical requests in flight ----------------------------------------------------------------
+STRESS_CLIENTS = 64  # simultaneous identical requests (same key, same body) per round
+STRESS_ROUNDS = 20
+
+
+def test_identical_requests_at_once_are_202_or_409_and_send_once(base_url: str) -> None:
+    """64 clients send the same request at the same instant, 20 times over: every answer is the
+    stored 202 (or 409 with Retry-After while the first is in flight), never a 5xx or a reset
+    connection, and each key sends one mail."""
+    body = {
+        "channel": "email",
+        "to": "success+stress@simulator.amazonses.com",
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "same request"},
+    }
+    sent: dict[str, str] = {}  # key -> the one message id its 202s name
+    with ThreadPoolExecutor(STRESS_CLIENTS) as pool:
+        for _ in range(STRESS_ROUNDS):
+            key, start = f"stress-{uuid.uuid4()}", threading.Barrier(STRESS_CLIENTS)
+
+            def one(_: int, key: str = key, start: threading.Barrier = start) -> requests.Response:
+                start.wait(REQUEST_TIMEOUT_SECONDS)
+                headers = {"Idempotency-Key": key}
+                return requests.post(
+                    f"{base_url}/v1/messages", json=body, headers=headers, timeout=REQUEST_TIMEOUT_SECONDS
+                )
+
+            answers = list(pool.map(one, range(STRESS_CLIENTS)))
+            assert {answer.status_code for answer in answers} <= {202, 409}, [
+                a.text for a in answers if a.status_code >= 400
+            ]
+            for answer in answers:
+                if answer.status_code == 409:
+                    assert int(answer.headers["Retry-After"]) >= 1 and "in-flight" in answer.json()["type"]
+            [sent[key]] = {answer.json()["message_id"] for answer in answers if answer.status_code == 202}
+    outbox = requests.get(f"{base_url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+    mails = Counter(entry["message_id"] for entry in outbox if entry["message_id"] in set(sent.values()))
+    assert mails == Counter(set(sent.values())), "one mail per key"

@@ -183,13 +183,16 @@ def test_unsigned_requests_act_as_the_local_principal_unless_sigv4_mode(
     assert identity(fake)["userArn"] == LOCAL_PRINCIPAL
     strict = make_gateway({ENV_LOCAL_AUTH: "sigv4"})
     assert strict.auth.mode is AuthMode.SIGV4
-    for path in ("/healthz", "/v1/admin/suppressions/bob%40example.com?reason=x"):
+    for path in ("/v1/messages/m1", "/v1/admin/suppressions/bob%40example.com?reason=x"):
         response = requests.request(
             "DELETE" if "admin" in path else "GET", f"{strict.url}{path}", timeout=REQUEST_TIMEOUT_SECONDS
         )
         assert "sign the request" in problem_of(response, 403)
     assert len(fake.calls) == 1
     assert signed_request("GET", f"{strict.url}/healthz").status_code == 202
+    # A readiness check needs no credential in either mode; it answers as the local principal.
+    assert requests.get(f"{strict.url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 202
+    assert fake.calls[-1][0]["requestContext"]["identity"]["userArn"] == LOCAL_PRINCIPAL
     # The local-only routes are not part of the API: the console works in either mode.
     assert requests.get(f"{strict.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
 

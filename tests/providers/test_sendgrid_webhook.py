@@ -90,7 +90,7 @@ def test_a_wrong_signature_is_403_and_changes_nothing(sendgrid: SendGridWorld, h
     use_reference_key(sendgrid)
     status, response_headers, problem = post(sendgrid, VECTOR["body"], headers)
     assert status == 403 and response_headers["content-type"] == "application/problem+json"
-    assert problem["type"].endswith("/invalid-signature")
+    assert problem["type"].endswith("/webhook-signature-invalid")
     assert queue_depth(sendgrid) == 0
     sendgrid.parts.ingestion.poll()
     assert not suppressed(sendgrid, "unknown-user@example.com")
@@ -108,6 +108,7 @@ def test_a_stale_timestamp_is_refused_even_with_a_valid_signature(sendgrid: Send
     sendgrid.parts.clock.advance(301)  # a replay of a captured POST, five minutes later
     status, _, problem = post(sendgrid, VECTOR["body"], signed_headers())
     assert status == 403 and "too old" in problem["detail"]
+    assert problem["type"].endswith("/webhook-signature-stale")  # the type Mailgun's stale webhooks get
     assert queue_depth(sendgrid) == 0
 
 

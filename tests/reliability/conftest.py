@@ -34,7 +34,7 @@ from tests.integration.conftest import (
 )
 from tests.reliability.faults import FIGURES, Client, Hooks, LedgerWatch, ProviderCalls
 from tests.support.counting import ledger_emitters
-from tests.support.fakes import FakeClock, FakeSleeper
+from tests.support.fakes import ADMIN, FakeClock, FakeSleeper
 from tests.support.fixtures import put_watermark
 
 FIGURES_DIR = "SENDLEDGER_RELIABILITY_FIGURES"  # set by tests/reliability/report.py
@@ -160,7 +160,10 @@ def shared_world() -> Iterator[SharedWorld]:
             email=SesEmailSender(SENDER, "sendledger-events"),
             sms=SnsSmsSender(),
             clock=clock,
-            settings=Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60),  # as the root fixture
+            # as the root fixture
+            settings=Settings(
+                table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60, admin_principals=[ADMIN]
+            ),
             sleep=FakeSleeper(clock=clock),
             backoff=Backoff(rng=lambda: 0.5),
         )

@@ -28,13 +28,14 @@ from moto.dynamodb.models import dynamodb_backends
 
 from sendledger import names
 from sendledger.adapters import aws as aws_clients
-from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX
+from sendledger.adapters.dynamodb.keys import HISTORY_PREFIX, reset_pk
 from sendledger.domain import ids, tokens
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import HistoryEntry, MessageState
 from tests.conftest import TABLE
 from tests.reliability import lifecycle_oracle
 from tests.reliability.status_events import StatusEventWatch
+from tests.support.fakes import CALLER
 from tests.support.outbox import sent_emails
 
 PROBLEM_JSON = "application/problem+json"
@@ -592,11 +593,10 @@ class LedgerWatch:
             assert f"MSG#{s(reset, 'message_id')}" in messages, f"reset without its message: {reset}"
 
 
-def valid_tokens(account_id: str, candidates: list[str], items: list[dict[str, Any]], now_iso: str) -> list[str]:
-    """Tokens the ledger would accept right now (active, unexpired, matching hash); consumes nothing."""
-    records = [
-        r
-        for r in items
-        if s(r, "pk") == f"RESET#{account_id}" and s(r, "state") == "active" and s(r, "valid_until") > now_iso
-    ]
+def valid_tokens(
+    account_id: str, candidates: list[str], items: list[dict[str, Any]], now_iso: str, owner: str = CALLER
+) -> list[str]:
+    """Tokens the ledger would accept right now from `owner` (active, unexpired, matching hash); consumes nothing."""
+    pk = reset_pk(owner, account_id)
+    records = [r for r in items if s(r, "pk") == pk and s(r, "state") == "active" and s(r, "valid_until") > now_iso]
     return [t for t in candidates for r in records if tokens.hashes_match(s(r, "token_hash"), t)]

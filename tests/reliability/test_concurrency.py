@@ -44,6 +44,7 @@ import requests
 from local.moto_server import SerializedMotoServer
 from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
+from sendledger.adapters.dynamodb.keys import reset_key_parts, reset_pk
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.adapters.ses import SesEmailSender
@@ -80,7 +81,7 @@ from tests.reliability.faults import (
     scan,
     valid_tokens,
 )
-from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
+from tests.support.fakes import CALLER, FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
 from tests.support.fixtures import put_watermark
 from tests.support.outbox import sent_emails
 
@@ -196,11 +197,11 @@ class World:
         # At most one valid reset token per account.
         now = iso(self.clock.now())
         for reset in items_with(items, "RESET#"):
-            account = s(reset, "pk").removeprefix("RESET#")
+            owner, account = reset_key_parts(s(reset, "pk"))
             message = messages.get(f"MSG#{s(reset, 'message_id')}")
             if message is None:
                 continue  # a reset without its message: the LedgerWatch fails that
-            valid = valid_tokens(account, mailed_tokens(s(message, "recipient")), items, now)
+            valid = valid_tokens(account, mailed_tokens(s(message, "recipient")), items, now, owner)
             assert len(valid) <= 1, f"{len(valid)} valid tokens for account {account}"
 
 
@@ -448,7 +449,7 @@ def _reset_answers(fleet: Fleet, account: str, email: str) -> list[Answer]:
 
 
 def _one_reset(account: str) -> dict[str, Any]:
-    records = [i for i in scan() if s(i, "pk") == f"RESET#{account}"]
+    records = [i for i in scan() if s(i, "pk") == reset_pk(CALLER, account)]
     assert len(records) == 1, records
     return records[0]
 

@@ -14,7 +14,7 @@ After every request the whole table and the provider's outbox are checked (the L
 - never two accepted sends for one intent, never one to a suppressed recipient,
 - no intent lost: a message row in a defined state, unsettled rows on the due-work index, an
   idempotency record that ends up answering 202 with the message view (never 5xx forever),
-- never two valid tokens for one account (one RESET# item; at most one mailed token works),
+- never two valid tokens for one caller's account (one RESET# item; at most one mailed token works),
 - history append-only (no entry ever changes or disappears), states only moving forward.
 Then the poller recovers whatever the fault left (settle): it runs until quiescent on the fake
 clock, and every intent must end settled (terminal, `unresolved` included), sent at most once.
@@ -33,6 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from sendledger.adapters.dynamodb.keys import reset_pk
 from sendledger.adapters.dynamodb.message_items import record_from
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL
@@ -57,7 +58,7 @@ from tests.reliability.faults import (
     ses_error,
     valid_tokens,
 )
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, CALLER
 
 LEASE_SECONDS = 60
 GRACE_SECONDS = 900  # UNKNOWN_GRACE_SECONDS of the shared world's settings
@@ -419,7 +420,7 @@ def run_reset_schedule(world: World, schedule: Schedule) -> None:
     expected_sends, expected_state = RESET_EXPECTED[schedule.name]
     assert len(emails_to(email)) == expected_sends, schedule.name
     items = world.watch.check()
-    [reset] = [r for r in items_with(items, "RESET#") if s(r, "pk") == f"RESET#{account}"]
+    [reset] = [r for r in items_with(items, "RESET#") if s(r, "pk") == reset_pk(CALLER, account)]
     assert s(reset, "reset_id") == settled.body["reset_id"]
     [message] = [m for m in items_with(items, "MSG#", "MSG") if message_id_of(m) == s(reset, "message_id")]
     state = merged_state(items, message_id_of(message))

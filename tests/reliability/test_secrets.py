@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
+from sendledger.adapters.dynamodb.keys import reset_pk
 from sendledger.handlers import api as api_module
 from sendledger.settings import Settings
 from tests.integration.conftest import Ingestion, ses_record
@@ -33,7 +34,7 @@ from tests.reliability.faults import (
     s,
     scan,
 )
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, CALLER
 
 EMAILS = {
     "alert": "alice.secret@example.com",
@@ -185,7 +186,7 @@ def test_guessing_locks_the_reset_and_a_new_request_recovers(client, services, c
     # Then the reset is invalidated: the real token no longer works, with the same answer
     answer = client("POST", "/v1/password-resets/consume", {"account_id": "acct-g2", "token": token})
     assert answer.status == 400 and answer.body["type"].endswith("invalid-token")
-    [record] = [i for i in scan() if s(i, "pk") == "RESET#acct-g2"]
+    [record] = [i for i in scan() if s(i, "pk") == reset_pk(CALLER, "acct-g2")]
     assert s(record, "state") == "invalidated" and int(s(record, "failed_attempts")) == limit
     # When the user asks again (still inside the window), a fresh link works and the old never again
     clock.advance(5)
@@ -218,8 +219,8 @@ def test_concurrent_wrong_guesses_all_count_towards_the_lockout(api, services, i
     real_get_reset = services.resets.get
     nested = threading.local()
 
-    def a_second_guess_lands_meanwhile(account_id: str) -> Any:
-        record = real_get_reset(account_id)
+    def a_second_guess_lands_meanwhile(owner: str, account_id: str) -> Any:
+        record = real_get_reset(owner, account_id)
         if not getattr(nested, "active", False):
             nested.active = True
             client("POST", "/v1/password-resets/consume", wrong)  # between our read and our write

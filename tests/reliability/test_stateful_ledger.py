@@ -47,6 +47,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from sendledger.adapters.dynamodb.keys import reset_pk
 from sendledger.domain import ids
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL
@@ -67,7 +68,7 @@ from tests.reliability.faults import (
     valid_tokens,
 )
 from tests.support.counting import ledger_emitters
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, CALLER
 
 SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
 # make soak runs this file in 10 processes of 100 examples each, SENDLEDGER_SOAK_RUN=0..9 offsetting
@@ -305,7 +306,7 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def _reset_item(self, account: str) -> dict[str, Any] | None:
         item = ddb().get_item(
-            TableName=TABLE, Key={"pk": {"S": f"RESET#{account}"}, "sk": {"S": "ACTIVE"}}, ConsistentRead=True
+            TableName=TABLE, Key={"pk": {"S": reset_pk(CALLER, account)}, "sk": {"S": "ACTIVE"}}, ConsistentRead=True
         )
         return item.get("Item")
 

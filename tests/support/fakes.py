@@ -12,6 +12,16 @@ PRINCIPAL = "arn:aws:iam::123456789012:user/test-caller"
 ADMIN = "arn:aws:iam::123456789012:role/test-admin"
 
 
+def caller_id(principal: str = PRINCIPAL) -> Any:
+    """The id keys, messages and resets of `principal`'s requests are scoped by."""
+    from sendledger.domain.callers import caller_of
+
+    return caller_of(principal, {}).id
+
+
+CALLER = caller_id()
+
+
 def recent_start() -> datetime:
     """Where fake clocks start: 10:00 UTC yesterday.
 
@@ -73,7 +83,7 @@ def api_event(
     raw_body: str | None = None,
 ) -> dict[str, Any]:
     """The API Gateway REST (v1) proxy event the local stack builds for the same request."""
-    from local.gateway import build_event
+    from local.apigateway import build_event
 
     all_headers = {"Content-Type": "application/json"} if body is not None or raw_body is not None else {}
     all_headers.update(headers or {})

@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.events import DeliveryEvent, EventKind, EventSource
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
@@ -15,7 +16,7 @@ from sendledger.usecases.poll import CycleReport
 from sendledger.usecases.resolve_unknown import resolve_due_work
 from sendledger.usecases.results import SendResult
 from sendledger.usecases.send import send_message
-from tests.support.fakes import PRINCIPAL
+from tests.support.fakes import PRINCIPAL, caller_id
 from tests.unit.fakes import FakeWorld
 
 ALICE = "alice@example.com"
@@ -43,9 +44,9 @@ def command(
         template=ALERT,
         params={"summary": summary},
         category=category,
-        principal=principal,
+        caller=caller_id(principal),
         idempotency_header=key,
-        escalation=escalation,
+        escalation=Escalation.from_json(escalation) if escalation else None,
     )
 
 

@@ -1,6 +1,7 @@
 import pytest
 
 from sendledger.domain import idempotency, tokens
+from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import IdempotencyKeyMissing, InvalidRequest
 
 
@@ -32,8 +33,8 @@ def test_fingerprint_ignores_key_order_but_not_values():
     assert idempotency.fingerprint({"a": 1}) != idempotency.fingerprint({"a": 2})
 
 
-def test_scoped_keys_differ_per_principal():
-    assert idempotency.scoped_key("arn:a", "k") != idempotency.scoped_key("arn:b", "k")
+def test_scoped_keys_differ_per_caller():
+    assert idempotency.scoped_key(CallerId("a"), "k") != idempotency.scoped_key(CallerId("b"), "k")
 
 
 def test_tokens_are_32_random_bytes_and_only_hashes_compare():

@@ -19,7 +19,7 @@ from sendledger.usecases.results import Accepted, Replayed
 from sendledger.usecases.send import send_message
 from sendledger.usecases.suppressions import change_suppression
 from sendledger.usecases.views import message_view
-from tests.support.fakes import ADMIN, PRINCIPAL
+from tests.support.fakes import ADMIN, CALLER
 from tests.unit.fakes import THROTTLED, TIMEOUT_LOST, FakeEmailSender, FakeWorld
 from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send, ses_event
 
@@ -151,7 +151,7 @@ def test_an_expired_key_used_again_gets_a_new_message_id(world: FakeWorld):
     world.clock.advance(timedelta(days=world.settings.idempotency_retention_days, seconds=1).total_seconds())
     second = send(world.services)
     assert isinstance(second, Accepted), "an expired key is a new intent, not a replay"
-    scoped = scoped_key(PRINCIPAL, "key-1")
+    scoped = scoped_key(CALLER, "key-1")
     assert first.view["message_id"] == ids.keyed_message_id(scoped, 0)
     assert second.view["message_id"] == ids.keyed_message_id(scoped, 1)
     assert len(world.email.calls) == 2

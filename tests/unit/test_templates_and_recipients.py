@@ -1,7 +1,7 @@
 import pytest
 
 from sendledger.domain import templates
-from sendledger.domain.errors import InvalidRequest, UnknownTemplate
+from sendledger.domain.errors import InternalTemplate, InvalidRequest, UnknownTemplate
 from sendledger.domain.recipients import Channel, parse_recipient, recipient_from_key
 
 
@@ -15,7 +15,7 @@ def test_template_checks():
     templates.check("alert", "1", Channel.SMS, {"summary": "x"})
     with pytest.raises(UnknownTemplate):
         templates.check("../alert", "1", Channel.EMAIL, {"summary": "x"})
-    with pytest.raises(UnknownTemplate):
+    with pytest.raises(InternalTemplate):
         templates.check("password-reset", "1", Channel.EMAIL, {"reset_link": "x"})
     templates.check("password-reset", "1", Channel.EMAIL, {"reset_link": "x"}, internal=True)
 

@@ -26,6 +26,9 @@ from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
 
 TAG = "sendledger"
+# Per message, over the domain's settings: no click redirects (they would carry a reset token
+# through Mailgun's logs), no open pixel.
+UNTRACKED = [("o:tracking", "no"), ("o:tracking-clicks", "no"), ("o:tracking-opens", "no")]
 _WAIT = re.compile(r"try again after (\d+(?:\.\d+)?) seconds?", re.IGNORECASE)
 
 
@@ -62,6 +65,8 @@ class MailgunEmailSender:
             (f"v:{names.MAILGUN_MESSAGE_ID_VARIABLE}", message_id),
             ("h:X-Sendledger-Message-Id", message_id),
         ]
+        if not content.tracking:
+            fields += UNTRACKED
         try:
             authorization = basic_auth(self.api_key())
         except DependencyUnavailable:

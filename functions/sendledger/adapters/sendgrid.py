@@ -32,6 +32,9 @@ MAIL_SEND_PATH = "/v3/mail/send"
 CATEGORY = "sendledger"
 # Seen on the 429 answers SendGrid documents; Retry-After is honoured too when present.
 RATE_LIMIT_RESET = "x-ratelimit-reset"
+# Per message, over the account's settings: no click redirects (they would carry a reset
+# token through SendGrid's logs), no open pixel.
+UNTRACKED = {"click_tracking": {"enable": False, "enable_text": False}, "open_tracking": {"enable": False}}
 
 
 class SendGridEmailSender:
@@ -83,6 +86,7 @@ def mail_send_body(sender: str, message_id: str, to: str, content: Rendered, *, 
         "custom_args": {MESSAGE_ID_ARG: message_id, ESCALATES_ARG: "1" if escalates else "0"},
         "categories": [CATEGORY],
         "mail_settings": {"sandbox_mode": {"enable": False}},
+        **({} if content.tracking else {"tracking_settings": UNTRACKED}),
     }
 
 

@@ -6,6 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from sendledger.domain import escalation
+from sendledger.domain.recipients import Channel
+
 
 class Model(BaseModel):
     """Validators are built on first use (a request of the route, or the OpenAPI document), not
@@ -31,6 +34,10 @@ class Fallback(Strict):
 class Escalation(Strict):
     deadline_seconds: int = Field(ge=1, le=7 * 86_400)
     fallback: list[Fallback] = Field(min_length=1, max_length=5)
+
+    def to_domain(self) -> escalation.Escalation:
+        fallback = tuple(escalation.Fallback(Channel(f.channel), f.to) for f in self.fallback)
+        return escalation.Escalation(self.deadline_seconds, fallback)
 
 
 def _encodable(params: dict[str, str]) -> dict[str, str]:

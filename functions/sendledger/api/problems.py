@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
 
@@ -15,26 +16,91 @@ PROBLEM_JSON = "application/problem+json"  # what it answers on an error
 TYPE_BASE = "https://sendledger.dev/problems/"
 
 
+class ProblemType(StrEnum):
+    """Every problem type the API and the local gateway answer with, one per meaning.
+
+    A document's `type` is TYPE_BASE + the value; each type has one status (STATUS).
+    docs/api.md lists them, and a test checks that list against this one.
+    """
+
+    VALIDATION_ERROR = "validation-error"
+    INVALID_REQUEST = "invalid-request"
+    IDEMPOTENCY_KEY_MISSING = "idempotency-key-missing"
+    IDEMPOTENCY_KEY_REUSED = "idempotency-key-reused"
+    IDEMPOTENCY_KEY_IN_FLIGHT = "idempotency-key-in-flight"
+    UNKNOWN_TEMPLATE = "unknown-template"
+    TEMPLATE_INTERNAL = "template-internal"
+    TEMPLATE_CHANNEL_UNSUPPORTED = "template-channel-unsupported"
+    TEMPLATE_PARAMS_INVALID = "template-params-invalid"
+    UNKNOWN_CALLER = "unknown-caller"
+    NOT_ADMIN = "not-admin"
+    INVALID_TOKEN = "invalid-token"  # noqa: S105  (a problem type, not a secret)
+    NOT_FOUND = "not-found"
+    METHOD_NOT_ALLOWED = "method-not-allowed"
+    PAYLOAD_TOO_LARGE = "payload-too-large"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type"
+    WEBHOOK_SIGNATURE_INVALID = "webhook-signature-invalid"
+    WEBHOOK_SIGNATURE_STALE = "webhook-signature-stale"
+    WEBHOOK_REPLAYED = "webhook-replayed"
+    DEPENDENCY_UNAVAILABLE = "dependency-unavailable"
+    # Answered by the local gateway itself (deployed, API Gateway answers these: see docs/api.md).
+    NOT_AUTHORIZED = "not-authorized"
+    LENGTH_REQUIRED = "length-required"
+    URI_TOO_LONG = "uri-too-long"
+    HEADERS_TOO_LARGE = "headers-too-large"
+
+
+STATUS: dict[ProblemType, int] = {
+    ProblemType.VALIDATION_ERROR: 400,
+    ProblemType.INVALID_REQUEST: 400,
+    ProblemType.IDEMPOTENCY_KEY_MISSING: 400,
+    ProblemType.IDEMPOTENCY_KEY_REUSED: 422,
+    ProblemType.IDEMPOTENCY_KEY_IN_FLIGHT: 409,
+    ProblemType.UNKNOWN_TEMPLATE: 422,
+    ProblemType.TEMPLATE_INTERNAL: 422,
+    ProblemType.TEMPLATE_CHANNEL_UNSUPPORTED: 422,
+    ProblemType.TEMPLATE_PARAMS_INVALID: 422,
+    ProblemType.UNKNOWN_CALLER: 403,
+    ProblemType.NOT_ADMIN: 403,
+    ProblemType.INVALID_TOKEN: 400,
+    ProblemType.NOT_FOUND: 404,
+    ProblemType.METHOD_NOT_ALLOWED: 405,
+    ProblemType.PAYLOAD_TOO_LARGE: 413,
+    ProblemType.UNSUPPORTED_MEDIA_TYPE: 415,
+    ProblemType.WEBHOOK_SIGNATURE_INVALID: 403,
+    ProblemType.WEBHOOK_SIGNATURE_STALE: 403,
+    ProblemType.WEBHOOK_REPLAYED: 403,
+    ProblemType.DEPENDENCY_UNAVAILABLE: 503,
+    ProblemType.NOT_AUTHORIZED: 403,
+    ProblemType.LENGTH_REQUIRED: 411,
+    ProblemType.URI_TOO_LONG: 414,
+    ProblemType.HEADERS_TOO_LARGE: 431,
+}
+
+
+def problem_body(kind: ProblemType, detail: str, errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    status = STATUS[kind]
+    body: dict[str, Any] = {"type": TYPE_BASE + kind, "title": HTTPStatus(status).phrase, "status": status}
+    body["detail"] = detail
+    if errors:
+        body["errors"] = errors
+    return body
+
+
 def problem(
-    status: int,
-    slug: str,
+    kind: ProblemType,
     detail: str,
     errors: list[dict[str, Any]] | None = None,
     retry_after: int | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response[str]:
-    body: dict[str, Any] = {
-        "type": TYPE_BASE + slug,
-        "title": HTTPStatus(status).phrase,
-        "status": status,
-        "detail": detail,
-    }
-    if errors:
-        body["errors"] = errors
+    body = problem_body(kind, detail, errors)
     headers = dict(headers or {})
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
-    return Response(status_code=status, content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers or None)
+    return Response(
+        status_code=body["status"], content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers or None
+    )
 
 
 LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})
@@ -55,13 +121,20 @@ def validation_errors(raw_errors: Any) -> list[dict[str, Any]]:
     return errors
 
 
-# Status and problem type of each domain error; the two that tell the caller when to retry are
-# handled first (their Retry-After comes from the error).
-_STATUS_OF: dict[type[domain.DomainError], tuple[int, str]] = {
-    domain.IdempotencyKeyMissing: (400, "idempotency-key-missing"),
-    domain.IdempotencyKeyReused: (422, "idempotency-key-reused"),
-    domain.UnknownTemplate: (422, "unknown-template"),
-    domain.InvalidRequest: (400, "invalid-request"),
+# The problem type of each domain error; the two that tell the caller when to retry carry their
+# Retry-After from the error.
+_TYPE_OF: dict[type[domain.DomainError], ProblemType] = {
+    domain.IdempotencyKeyMissing: ProblemType.IDEMPOTENCY_KEY_MISSING,
+    domain.IdempotencyKeyReused: ProblemType.IDEMPOTENCY_KEY_REUSED,
+    domain.IdempotencyKeyInFlight: ProblemType.IDEMPOTENCY_KEY_IN_FLIGHT,
+    domain.UnknownTemplate: ProblemType.UNKNOWN_TEMPLATE,
+    domain.InternalTemplate: ProblemType.TEMPLATE_INTERNAL,
+    domain.TemplateChannelUnsupported: ProblemType.TEMPLATE_CHANNEL_UNSUPPORTED,
+    domain.TemplateParamsInvalid: ProblemType.TEMPLATE_PARAMS_INVALID,
+    domain.InvalidRequest: ProblemType.INVALID_REQUEST,
+    domain.UnknownCaller: ProblemType.UNKNOWN_CALLER,
+    domain.NotAdmin: ProblemType.NOT_ADMIN,
+    domain.DependencyUnavailable: ProblemType.DEPENDENCY_UNAVAILABLE,
 }
 
 
@@ -70,10 +143,8 @@ def for_domain_error(exc: domain.DomainError) -> Response[str]:
     field_errors = exc.errors
     if isinstance(exc, domain.IdempotencyKeyMissing) and not field_errors:
         field_errors = [{"field": "Idempotency-Key", "message": "required unless the body has event_id"}]
-    if isinstance(exc, domain.IdempotencyKeyInFlight):
-        status, slug, retry_after = 409, "idempotency-key-in-flight", exc.retry_after_seconds
-    elif isinstance(exc, domain.DependencyUnavailable):
-        status, slug, retry_after = 503, "dependency-unavailable", exc.retry_after_seconds
-    else:
-        (status, slug), retry_after = _STATUS_OF.get(type(exc), (400, "invalid-request")), None
-    return problem(status, slug, exc.detail, field_errors or None, retry_after)
+    retry_after = None
+    if isinstance(exc, domain.IdempotencyKeyInFlight | domain.DependencyUnavailable):
+        retry_after = exc.retry_after_seconds
+    kind = _TYPE_OF.get(type(exc), ProblemType.INVALID_REQUEST)
+    return problem(kind, exc.detail, field_errors or None, retry_after)

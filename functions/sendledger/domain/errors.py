@@ -1,4 +1,4 @@
-"""Domain failures. Each maps to one RFC 9457 problem type at the HTTP edge."""
+"""Domain failures. Each maps to one RFC 9457 problem type at the HTTP edge (api/problems.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,24 @@ class InvalidRequest(DomainError):
     """The request is well-formed JSON but makes no sense (400)."""
 
 
-class UnknownTemplate(DomainError):
-    """No such template id/version, or missing params (422)."""
+class TemplateRefused(DomainError):
+    """The template cannot carry this request (422); each subclass says why."""
+
+
+class UnknownTemplate(TemplateRefused):
+    """No such template id and version."""
+
+
+class InternalTemplate(TemplateRefused):
+    """A template only sendledger's own flows send (the password-reset mail)."""
+
+
+class TemplateChannelUnsupported(TemplateRefused):
+    """The template has no variant for the channel asked for."""
+
+
+class TemplateParamsInvalid(TemplateRefused):
+    """Params missing, not the template's, or too long."""
 
 
 class IdempotencyKeyMissing(DomainError):
@@ -43,3 +59,11 @@ class DependencyUnavailable(DomainError):
     """DynamoDB or another dependency failed; state is consistent, try again (503)."""
 
     retry_after_seconds: int = 2
+
+
+class UnknownCaller(DomainError):
+    """The request's IAM identity names no user, role, federated user or root (403)."""
+
+
+class NotAdmin(DomainError):
+    """An /v1/admin/* request from a principal the settings do not name an admin (403)."""

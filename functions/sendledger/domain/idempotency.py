@@ -6,6 +6,7 @@ import hashlib
 import json
 from typing import Any
 
+from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import IdempotencyKeyMissing, InvalidRequest
 
 MAX_KEY_LENGTH = 255
@@ -64,11 +65,6 @@ def fingerprint(payload: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-def caller_id(principal: str) -> str:
-    """A caller's stable, non-reversible id (ARNs do not leak into keys or items)."""
-    return hashlib.sha256(principal.encode()).hexdigest()[:24]
-
-
-def scoped_key(principal: str, key: str) -> str:
-    """Keys are per caller."""
-    return f"{caller_id(principal)}#{key}"
+def scoped_key(caller: CallerId, key: str) -> str:
+    """Keys are per caller (domain/callers.py: every session of a role is one caller)."""
+    return f"{caller}#{key}"

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
 
@@ -161,7 +162,7 @@ class Message:
     reason: str | None = None
     reset_account_id: str | None = None
     params: dict[str, str] | None = None
-    escalation: dict[str, Any] | None = None
+    escalation: Escalation | None = None
     attempt: int = 1
     parent_key: str | None = None
     owner: str | None = None  # caller_id of the principal whose request created it

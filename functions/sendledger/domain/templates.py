@@ -2,7 +2,9 @@
 
 A template is `templates/<id>/<version>.json`; params are substituted with `${name}`; the HTML
 part escapes them. Internal templates (password-reset) are only rendered by their own flow,
-so a caller can never make sendledger store a reset link.
+so a caller can never make sendledger store a reset link. `"tracking": false` (the reset's)
+tells every provider not to track opens and clicks: click tracking rewrites each link into a
+redirect through the provider, which would carry and log the reset token.
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from pathlib import Path
 from string import Template as StringTemplate
 from typing import Any
 
-from sendledger.domain.errors import UnknownTemplate
+from sendledger.domain.errors import (
+    InternalTemplate,
+    TemplateChannelUnsupported,
+    TemplateParamsInvalid,
+    UnknownTemplate,
+)
 from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
 
@@ -29,6 +36,7 @@ class Rendered:
     subject: str | None
     text: str
     html: str | None
+    tracking: bool = True  # False: the provider must leave links as they are and add no open pixel
 
 
 @cache
@@ -51,15 +59,20 @@ def check(
     internal: bool = False,
     channel_field: str = "channel",
 ) -> None:
-    """Raise UnknownTemplate unless this template renders for this channel with these params."""
+    """Raise a TemplateRefused error unless this template renders for this channel with these params."""
     spec = _load(template_id, version)
-    if spec is None or (spec.get("internal", False) and not internal):
+    if spec is None:
         raise UnknownTemplate(
             f"no template {template_id!r} version {version!r}",
             [{"field": "template", "message": "unknown id or version"}],
         )
+    if spec.get("internal", False) and not internal:
+        raise InternalTemplate(
+            f"template {template_id!r} is sent only by sendledger's own flow (POST /v1/password-resets)",
+            [{"field": "template", "message": "internal template"}],
+        )
     if channel.value not in spec:
-        raise UnknownTemplate(
+        raise TemplateChannelUnsupported(
             f"template {template_id!r} v{version} has no {channel.value} variant",
             [{"field": channel_field, "message": "not supported by template"}],
         )
@@ -74,7 +87,7 @@ def check(
         if len(value) > MAX_PARAM_LENGTH
     ]
     if problems:
-        raise UnknownTemplate(f"params do not match template {template_id!r} v{version}", problems)
+        raise TemplateParamsInvalid(f"params do not match template {template_id!r} v{version}", problems)
 
 
 def render(template_id: str, version: str, channel: Channel, params: dict[str, str]) -> Rendered:
@@ -88,6 +101,7 @@ def render(template_id: str, version: str, channel: Channel, params: dict[str, s
         subject=_one_line(StringTemplate(subject).safe_substitute(params)) if subject else None,
         text=StringTemplate(variant["text"]).safe_substitute(params),
         html=StringTemplate(variant["html"]).safe_substitute(escaped) if "html" in variant else None,
+        tracking=bool(spec.get("tracking", True)),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any
 from urllib.parse import unquote, urlencode
 
@@ -14,7 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import bootstrap
+from sendledger import bootstrap, names
 from sendledger.api import openapi, problems
 from sendledger.api.models import (
     ConsumeResetRequest,
@@ -28,9 +29,10 @@ from sendledger.api.models import (
     SuppressRequest,
 )
 from sendledger.api.openapi import documented
-from sendledger.api.problems import JSON, problem, validation_errors
+from sendledger.api.problems import JSON, ProblemType, problem, validation_errors
 from sendledger.api.responses import json_response, message_response, send_response, suppression_response
-from sendledger.domain import errors, idempotency
+from sendledger.domain import callers, errors, idempotency
+from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
@@ -63,16 +65,46 @@ def _services() -> Services:
     return current_runtime().services
 
 
-def _principal() -> str:
+def _identity_arn(event: Mapping[str, Any]) -> str:
+    """`requestContext.identity.userArn` as API Gateway's IAM authorization sets it (a role
+    session's own ARN): the actor of an audited act. Locally, unsigned: the local principal."""
+    context = event.get("requestContext")
+    identity = context.get("identity") if isinstance(context, Mapping) else None
+    arn = identity.get("userArn") if isinstance(identity, Mapping) else None
+    arn = arn if isinstance(arn, str) and arn else _services().settings.local_principal
+    if not arn:
+        raise errors.UnknownCaller("no caller identity on the request (IAM authorization expected)")
+    return arn
+
+
+def _caller_of(event: Mapping[str, Any]) -> callers.Caller:
+    """The application the request's identity signs for: every session of a role is the role."""
+    return callers.caller_of(_identity_arn(event), _services().settings.caller_tenants)
+
+
+def _caller() -> CallerId:
+    return _caller_of(app.current_event.raw_event).id
+
+
+def _actor() -> str:
+    return _identity_arn(app.current_event.raw_event)
+
+
+def _admin_refusal(event: dict[str, Any]) -> Response[str] | None:
+    """/v1/admin/* only for the principals the settings name (IAM and the API's resource policy
+    check the same list before the request gets here); anyone else: 403, logged and counted."""
+    if not str(event.get("path", "")).startswith(names.ADMIN_PATH_PREFIX):
+        return None
     try:
-        identity = app.current_event.request_context.identity
-        principal = identity.user_arn or identity.caller
-    except (KeyError, TypeError):  # an event without requestContext.identity
-        principal = None
-    principal = principal or _services().settings.local_principal
-    if not principal:
-        raise errors.InvalidRequest("no caller identity on the request (IAM authorization expected)")
-    return principal
+        caller = _caller_of(event)
+    except errors.DomainError as exc:
+        return problems.for_domain_error(exc)
+    if callers.is_admin(caller, _services().settings.admin_principals):
+        return None
+    logger.warning("admin route refused", extra={"principal": caller.principal.arn, "path": event.get("path")})
+    metrics.add_metric(name="AdminRefused", unit=MetricUnit.Count, value=1)
+    refused = errors.NotAdmin(f"{caller.principal.arn} is not one of this deployment's admin principals")
+    return problems.for_domain_error(refused)
 
 
 def _check_idempotency_key(value: str | None) -> None:
@@ -100,10 +132,10 @@ def post_message(
         template=Template(body.template.id, body.template.version),
         params=body.params,
         category=body.category,
-        principal=_principal(),
+        caller=_caller(),
         idempotency_header=idempotency_key,
         event_id=body.event_id,
-        escalation=body.escalation.model_dump() if body.escalation else None,
+        escalation=body.escalation.to_domain() if body.escalation else None,
     )
     result = send_message(_services(), command, _seconds_left)
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
@@ -115,9 +147,9 @@ def post_message(
 @app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
 def get_message(message_id: str) -> Response[str]:
     services = _services()
-    message = messages.get_message(services, message_id, _principal())
+    message = messages.get_message(services, message_id, _caller())
     if message is None:
-        return problem(404, "not-found", f"no message {message_id!r}")
+        return problem(ProblemType.NOT_FOUND, f"no message {message_id!r}")
     return message_response(200, message_view(message, services.settings, with_history=True))
 
 
@@ -131,9 +163,9 @@ def find_message(
     from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
 
     services = _services()
-    message = evidence.find_message(services, _principal(), idempotency_key, event_id, template_version)
+    message = evidence.find_message(services, _caller(), idempotency_key, event_id, template_version)
     if message is None:
-        return problem(404, "not-found", "no message of yours has that key")
+        return problem(ProblemType.NOT_FOUND, "no message of yours has that key")
     return message_response(200, message_view(message, services.settings, with_history=True))
 
 
@@ -142,9 +174,9 @@ def get_password_reset(reset_id: str) -> Response[str]:
     from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
 
     services = _services()
-    found = evidence.reset_evidence(services, _principal(), reset_id)
+    found = evidence.reset_evidence(services, _caller(), reset_id)
     if found is None:
-        return problem(404, "not-found", f"no reset {reset_id!r}")
+        return problem(ProblemType.NOT_FOUND, f"no reset {reset_id!r}")
     return json_response(200, reset_evidence_view(found, services.settings))
 
 
@@ -160,7 +192,7 @@ def get_evidence(
     from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
 
     services = _services()
-    page = evidence.export(services, _principal(), since, until, cursor, limit)
+    page = evidence.export(services, _caller(), since, until, cursor, limit)
     lines = [json.dumps(message_view(m, services.settings, with_history=True)) + "\n" for m in page.messages]
     headers: dict[str, str] = {}
     if page.cursor is not None:
@@ -174,18 +206,17 @@ def get_evidence(
 
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    principal = _principal()
-    requested: ResetRequested = resets.request_reset(_services(), body.account_id, body.email, principal)
+    requested: ResetRequested = resets.request_reset(_services(), _caller(), body.account_id, body.email)
     accepted = {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)}
     return json_response(202, accepted)
 
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
 def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
-    result = resets.consume_reset(_services(), body.account_id, body.token)
+    result = resets.consume_reset(_services(), _caller(), body.account_id, body.token)
     if isinstance(result, TokenConsumed):
         return json_response(200, {"reset_id": result.reset_id, "account_id": result.account_id})
-    return problem(400, "invalid-token", "the token is invalid, expired or already used")
+    return problem(ProblemType.INVALID_TOKEN, "the token is invalid, expired or already used")
 
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
@@ -193,17 +224,15 @@ def get_suppression(recipient: str) -> Response[str]:
     return suppression_response(suppressions.view_suppression(_services(), unquote(recipient)))
 
 
-@app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 413, 415, 503))
+@app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 403, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
-    principal = _principal()
-    status = suppressions.change_suppression(_services(), unquote(recipient), True, body.reason, principal)
+    status = suppressions.change_suppression(_services(), unquote(recipient), True, body.reason, _actor())
     return suppression_response(status)
 
 
-@app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
+@app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 403, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
-    principal = _principal()
-    status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, principal)
+    status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, _actor())
     return suppression_response(status)
 
 
@@ -227,7 +256,8 @@ def openapi_json() -> str:
 # --- errors: every one is application/problem+json ----------------------------------------
 @app.exception_handler(RequestValidationError)
 def on_validation_error(exc: RequestValidationError) -> Response[str]:
-    return problem(400, "validation-error", "the request does not match the schema", validation_errors(exc.errors()))
+    detail = "the request does not match the schema"
+    return problem(ProblemType.VALIDATION_ERROR, detail, validation_errors(exc.errors()))
 
 
 @app.exception_handler(errors.DomainError)
@@ -239,7 +269,7 @@ def on_domain_error(exc: errors.DomainError) -> Response[str]:
 
 @app.not_found
 def on_not_found(_: Exception) -> Response[str]:
-    return problem(404, "not-found", "no such route")
+    return problem(ProblemType.NOT_FOUND, "no such route")
 
 
 def _allowed_methods(path: str) -> list[str]:
@@ -251,14 +281,14 @@ def _allowed_methods(path: str) -> list[str]:
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
-@traced
+@traced(capture_response=False)  # an answer holds addresses and histories: never into X-Ray
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:
     metrics.add_metric(name="ApiRequests", unit=MetricUnit.Count, value=1)
     token = RUNTIME.set(runtime)
     try:
-        early = request_gate.precheck(event, _allowed_methods)
+        early = request_gate.precheck(event, _allowed_methods) or _admin_refusal(event)
         if early is not None:
             return {
                 "statusCode": early.status_code,
@@ -266,6 +296,8 @@ def lambda_handler(
                 "body": early.body,
                 "isBase64Encoded": False,
             }
+        if event.get("httpMethod") == "HEAD":
+            return {**app.resolve(request_gate.as_get(event), context), "body": "", "isBase64Encoded": False}
         return app.resolve(event, context)
     finally:
         RUNTIME.reset(token)

@@ -31,7 +31,7 @@ def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-@traced
+@traced(capture_response=True)  # counts and SQS message ids only
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:

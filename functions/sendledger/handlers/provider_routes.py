@@ -15,7 +15,7 @@ from sendledger import names
 from sendledger.api.mailgun_models import WebhookAccepted
 from sendledger.api.models import WebhookReceipt
 from sendledger.api.openapi import documented
-from sendledger.api.problems import JSON, problem
+from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.handlers.invocation import current_runtime
 
 # A SendGrid webhook batch is posted at 768 KB at most; over this limit it is refused (413).
@@ -37,15 +37,15 @@ def post_mailgun_events() -> Response[str]:
     if result.outcome in {WebhookOutcome.APPLIED, WebhookOutcome.DUPLICATE, WebhookOutcome.IGNORED}:
         return Response(status_code=200, content_type=JSON, body=json.dumps({"status": result.outcome.value}))
     refused = {
-        WebhookOutcome.UNSIGNED: "webhook-signature-invalid",
-        WebhookOutcome.STALE: "webhook-signature-stale",
-        WebhookOutcome.REPLAYED: "webhook-replayed",
+        WebhookOutcome.UNSIGNED: ProblemType.WEBHOOK_SIGNATURE_INVALID,
+        WebhookOutcome.STALE: ProblemType.WEBHOOK_SIGNATURE_STALE,
+        WebhookOutcome.REPLAYED: ProblemType.WEBHOOK_REPLAYED,
     }
     if result.outcome in refused:
-        return problem(403, refused[result.outcome], result.detail)
+        return problem(refused[result.outcome], result.detail)
     if result.outcome is WebhookOutcome.NOT_ENABLED:
-        return problem(404, "not-found", result.detail)
-    return problem(400, "invalid-request", f"not a Mailgun event: {result.detail}")
+        return problem(ProblemType.NOT_FOUND, result.detail)
+    return problem(ProblemType.INVALID_REQUEST, f"not a Mailgun event: {result.detail}")
 
 
 @router.post(names.SENDGRID_EVENTS_PATH, responses=documented(200, WebhookReceipt, 400, 403, 413, 415, 503))
@@ -65,11 +65,21 @@ def post_sendgrid_events() -> Response[str]:
         body = json.dumps({"received": result.received, "queued": result.queued})
         return Response(status_code=200, content_type=JSON, body=body)
     if result.outcome is WebhookOutcome.MALFORMED:
-        return problem(400, "invalid-request", "the signed body is not a JSON array of events")
-    details = {
-        WebhookOutcome.NOT_CONFIGURED: "no verification key is configured for SendGrid events",
-        WebhookOutcome.UNSIGNED: f"{SIGNATURE_HEADER} and {TIMESTAMP_HEADER} are required",
-        WebhookOutcome.STALE: "the signature timestamp is too old or in the future",
-        WebhookOutcome.BAD_SIGNATURE: "the signature does not verify",
+        return problem(ProblemType.INVALID_REQUEST, "the signed body is not a JSON array of events")
+    refusals = {
+        WebhookOutcome.NOT_CONFIGURED: (
+            ProblemType.WEBHOOK_SIGNATURE_INVALID,
+            "no verification key is configured for SendGrid events",
+        ),
+        WebhookOutcome.UNSIGNED: (
+            ProblemType.WEBHOOK_SIGNATURE_INVALID,
+            f"{SIGNATURE_HEADER} and {TIMESTAMP_HEADER} are required",
+        ),
+        WebhookOutcome.STALE: (
+            ProblemType.WEBHOOK_SIGNATURE_STALE,
+            "the signature timestamp is too old or in the future",
+        ),
+        WebhookOutcome.BAD_SIGNATURE: (ProblemType.WEBHOOK_SIGNATURE_INVALID, "the signature does not verify"),
     }
-    return problem(403, "invalid-signature", details[result.outcome])
+    kind, detail = refusals[result.outcome]
+    return problem(kind, detail)

@@ -11,12 +11,23 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from sendledger.api.problems import JSON, problem
+from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.handlers import provider_routes
 
 MAX_BODY_BYTES = 64 * 1024
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
+
+
+def with_head(methods: list[str]) -> list[str]:
+    """HEAD is GET without the body (RFC 9110): every GET route takes it."""
+    return sorted({*methods, "HEAD"}) if "GET" in methods else methods
+
+
+def as_get(event: dict[str, Any]) -> dict[str, Any]:
+    """A HEAD request's event as the GET the router serves (the answer's body is dropped after)."""
+    context = {**(event.get("requestContext") or {}), "httpMethod": "GET"}
+    return {**event, "httpMethod": "GET", "requestContext": context}
 
 
 def _route_problem(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response[str] | None:
@@ -26,12 +37,12 @@ def _route_problem(event: dict[str, Any], allowed_methods: AllowedMethods) -> Re
     skip the body checks below, and an event without a method or path would crash it.
     """
     method, path = event.get("httpMethod"), event.get("path")
-    allowed = allowed_methods(path) if isinstance(path, str) else []
+    allowed = with_head(allowed_methods(path)) if isinstance(path, str) else []
     if not allowed:
-        return problem(404, "not-found", "no such route")
+        return problem(ProblemType.NOT_FOUND, "no such route")
     if method not in allowed:
         allow = ", ".join(allowed)
-        return problem(405, "method-not-allowed", f"this route answers {allow}", headers={"Allow": allow})
+        return problem(ProblemType.METHOD_NOT_ALLOWED, f"this route answers {allow}", headers={"Allow": allow})
     return None
 
 
@@ -43,17 +54,17 @@ def precheck(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response
     body = event.get("body") or ""
     limit = provider_routes.BODY_LIMITS.get(str(event.get("path")), MAX_BODY_BYTES)
     if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
-        return problem(413, "payload-too-large", f"bodies are limited to {limit} bytes")
+        return problem(ProblemType.PAYLOAD_TOO_LARGE, f"bodies are limited to {limit} bytes")
     if event.get("httpMethod") not in ("POST", "PUT") or not body:
         return None
     if event.get("isBase64Encoded"):
-        return problem(400, "invalid-request", "binary bodies are not accepted")
+        return problem(ProblemType.INVALID_REQUEST, "binary bodies are not accepted")
     if _media_type(event) != JSON:
-        return problem(415, "unsupported-media-type", "send application/json")
+        return problem(ProblemType.UNSUPPORTED_MEDIA_TYPE, "send application/json")
     try:
         json.loads(body)  # the parser's own limits (depth, huge integers) must be a 400, not a crash
     except (ValueError, RecursionError):
-        return problem(400, "invalid-request", "the body is not valid JSON")
+        return problem(ProblemType.INVALID_REQUEST, "the body is not valid JSON")
     return None
 
 

@@ -29,7 +29,7 @@ class RecordsFailed(Exception):
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-@traced
+@traced(capture_response=True)  # counts only
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:

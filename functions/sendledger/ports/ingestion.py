@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.events import DeliveryEvent
 from sendledger.domain.messages import DueKind, HistoryEntry, MessageState
 from sendledger.domain.sms_events import LogRecord
@@ -60,8 +61,7 @@ class DueItem:
     message_id: str
     due_at: int
     state: str
-    escalation: dict[str, Any] | None = None
-    escalation_step: int = 0
+    escalation: Escalation | None = None
     idempotency_key: str | None = None
     receipt_id: str | None = None  # set when the due marker sits on an SMS receipt, not the message
     on_receipt: bool = False  # the marker sits on the message's own receipt (its events set it)

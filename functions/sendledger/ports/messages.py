@@ -92,6 +92,9 @@ class IntentConflict:
     recipient: RecipientState | None = None
     reset: ResetRecord | None = None  # the account's young active reset
     retryable: bool = False  # TransactionConflict / throttling: nothing was written
+    # Another write is in progress on the key's message item (DynamoDB's TransactionConflict on
+    # it): for a keyed intent, a request with the same key is in flight right now.
+    in_flight: bool = False
 
 
 @dataclass

@@ -1,16 +1,18 @@
-"""Password resets: one record per account, and the reset a new request replaces."""
+"""Password resets: one record per caller and account, and the reset a new request replaces."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Protocol
 
+from sendledger.domain.callers import CallerId
 from sendledger.domain.messages import HistoryEntry, Message
 from sendledger.domain.values import value
 
 
 @value
 class ResetRecord:
+    owner: CallerId  # resets are per caller: another caller's account "42" is another account
     account_id: str
     reset_id: str
     state: str  # active | consumed | invalidated
@@ -19,7 +21,9 @@ class ResetRecord:
     expires_at: datetime
     failed_attempts: int
     message_id: str
-    recipient_key: str | None = None  # the address mailed (a request with another replaces it)
+    # The mailed address's fingerprint (a request with another replaces the reset); the address
+    # itself is on the reset's message, which needs it to send.
+    recipient_fingerprint: str | None = None
 
 
 @value
@@ -31,11 +35,11 @@ class Replacement:
 
 
 class ResetStore(Protocol):
-    """Password resets: one record per account."""
+    """Password resets: one record per caller and account."""
 
-    def get(self, account_id: str) -> ResetRecord | None: ...
+    def get(self, owner: CallerId, account_id: str) -> ResetRecord | None: ...
 
-    def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+    def consume(self, owner: CallerId, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
         """Active + hash matches + not expired → consumed, in one conditional write (then the
         reset's mail records it in its history)."""
 

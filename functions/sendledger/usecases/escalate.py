@@ -15,8 +15,10 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain.callers import hashed_id
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DomainError
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports.ingestion import DueItem
@@ -28,7 +30,9 @@ from sendledger.usecases.views import message_view
 
 logger = Logger(child=True)
 
-PRINCIPAL = "sendledger-escalation"
+# Fallback keys are scoped by this id (the message belongs to the parent's caller); the hash of
+# the name keeps keys written before callers were normalised.
+ESCALATION_CALLER = hashed_id("sendledger-escalation")
 BATCH = 50
 SAFETY_SECONDS = 8.0
 
@@ -77,17 +81,16 @@ def escalate_message(
         entry = HistoryEntry(at=now, type=HistoryType.ESCALATION_DONE, evidence={"state": "escalated"}, step=4)
         timers.finish(message.message_id, entry, escalate_message=False, outcome="escalated")
         return
-    fallbacks: list[dict[str, Any]] = list(escalation.get("fallback") or [])
     trigger = "failed_early" if early else "deadline"
     queue_id = _to_escalation_queue(pipeline, message, escalation, trigger)
     evidence: dict[str, Any] = {
         "trigger": trigger,
         "state_at_escalation": message.state.value,
         "escalation_queue_message_id": queue_id,
-        "deadline_seconds": escalation.get("deadline_seconds"),
+        "deadline_seconds": escalation.deadline_seconds,
     }
-    if fallbacks:
-        evidence.update(_send_fallback(pipeline, message, item, fallbacks, escalation, seconds_left))
+    if escalation.fallback:
+        evidence.update(_send_fallback(pipeline, message, item, escalation, seconds_left))
     entry = HistoryEntry(at=now, type=HistoryType.ESCALATED, state=MessageState.ESCALATED, evidence=evidence, step=4)
     receipt_id = message.provider_message_id if message.channel is Channel.SMS else None
     timers.finish(message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id)
@@ -95,7 +98,7 @@ def escalate_message(
     logger.info("escalated", extra={"message_id": message.message_id, **evidence})
 
 
-def _to_escalation_queue(pipeline: Pipeline, message: Message, escalation: dict[str, Any], trigger: str) -> str | None:
+def _to_escalation_queue(pipeline: Pipeline, message: Message, escalation: Escalation, trigger: str) -> str | None:
     if pipeline.escalations is None:
         logger.warning("no escalation queue configured", extra={"message_id": message.message_id})
         return None
@@ -105,7 +108,7 @@ def _to_escalation_queue(pipeline: Pipeline, message: Message, escalation: dict[
         "type": "sendledger.escalation",
         "trigger": trigger,
         "message": view,
-        "fallback_count": len(escalation.get("fallback") or []),
+        "fallback_count": len(escalation.fallback),
         "escalated_at": iso(pipeline.services.clock.now()),
     }
     return pipeline.escalations.send(body, deduplication_id=f"{message.message_id}-escalation")
@@ -115,27 +118,26 @@ def _send_fallback(
     pipeline: Pipeline,
     message: Message,
     item: DueItem,
-    fallbacks: list[dict[str, Any]],
-    escalation: dict[str, Any],
+    escalation: Escalation,
     seconds_left: Callable[[], float],
 ) -> dict[str, Any]:
-    step = int(escalation.get("step", 0)) + 1
+    step = escalation.next_step()
+    assert step is not None  # the caller sends a fallback only when there is one
+    fallback, carried_on = step
     parent_key = (
         item.idempotency_key or pipeline.services.messages.idempotency_key_of(message.message_id) or message.message_id
     )
-    nxt, rest = fallbacks[0], fallbacks[1:]
+    number = escalation.step + 1
     command = SendCommand(
-        channel=Channel(nxt["channel"]),
-        to=str(nxt["to"]),
+        channel=fallback.channel,
+        to=fallback.to,
         template=message.template,
         params=dict(message.params or {}),
         category=message.category,
-        principal=PRINCIPAL,
-        idempotency_header=fallback_key(parent_key, step),
+        caller=ESCALATION_CALLER,
+        idempotency_header=fallback_key(parent_key, number),
         # The chain continues through the same mechanism: the fallback escalates to the rest.
-        escalation={"deadline_seconds": escalation["deadline_seconds"], "fallback": rest, "step": step}
-        if rest
-        else None,
+        escalation=carried_on,
         parent_key=parent_key,
         owner=message.owner,
     )
@@ -144,9 +146,9 @@ def _send_fallback(
     except DomainError as exc:
         # A fallback the template cannot serve (e.g. no SMS variant): escalate without it.
         logger.error("fallback not sendable", extra={"message_id": message.message_id, "error": exc.detail})
-        return {"fallback_step": step, "fallback_error": exc.detail}
+        return {"fallback_step": number, "fallback_error": exc.detail}
     return {
-        "fallback_step": step,
+        "fallback_step": number,
         "fallback_message_id": result.view["message_id"],
         "fallback_state": result.view["state"],
         "fallback_replayed": isinstance(result, Replayed),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from sendledger.domain import export_window, idempotency, ids
+from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.messages import HistoryType, Message
 from sendledger.domain.reset_evidence import CurrentRecord, ResetEvidence, evidence_of
@@ -26,21 +27,21 @@ class EvidencePage:
 
 def find_message(
     services: Services,
-    principal: str,
+    caller: CallerId,
     idempotency_key: str | None,
     event_id: str | None,
     template_version: str | None,
 ) -> Message | None:
     """The message a key names: the key's newest generation (an expired key used again is a new one)."""
     key = _key_of(idempotency_key, event_id, template_version)
-    scoped = idempotency.scoped_key(principal, key)
+    scoped = idempotency.scoped_key(caller, key)
     found: Message | None = None
     for generation in range(MAX_KEY_GENERATIONS + 1):
         message = services.messages.get(ids.keyed_message_id(scoped, generation))
         if message is None:
             break
         found = message
-    if found is None or found.owner != idempotency.caller_id(principal):
+    if found is None or found.owner != caller:
         return None
     return found
 
@@ -66,31 +67,30 @@ def _key_of(idempotency_key: str | None, event_id: str | None, template_version:
 
 
 def export(
-    services: Services, principal: str, since: str, until: str, cursor: str | None, limit: int | None
+    services: Services, caller: CallerId, since: str, until: str, cursor: str | None, limit: int | None
 ) -> EvidencePage:
     window = export_window.window(since, until)
     size = export_window.check_limit(limit)
     after = export_window.decode_cursor(cursor, window) if cursor is not None else None
-    owner = idempotency.caller_id(principal)
-    page = services.messages.created_in(owner, window, after, size)
+    page = services.messages.created_in(caller, window, after, size)
     messages = []
     for position in page.positions:
         message = services.messages.get(position.message_id)
-        if message is not None and message.owner == owner:
+        if message is not None and message.owner == caller:
             messages.append(message)
     last = page.positions[-1] if page.positions else None
     return EvidencePage(messages, export_window.encode_cursor(last) if page.more and last else None)
 
 
-def reset_evidence(services: Services, principal: str, reset_id: str) -> ResetEvidence | None:
+def reset_evidence(services: Services, caller: CallerId, reset_id: str) -> ResetEvidence | None:
     """Which tokens a reset issued, why each stopped being valid, and its mail with history."""
     if not _RESET_ID.match(reset_id):
         return None
     message = services.messages.get(ids.reset_message_id(reset_id))
-    if message is None or message.owner != idempotency.caller_id(principal) or not message.reset_account_id:
+    if message is None or message.owner != caller or not message.reset_account_id:
         return None
     if not any(entry.type is HistoryType.RESET_REQUESTED for entry in message.history):
         return None  # not a reset's mail
-    record = services.resets.get(message.reset_account_id)
+    record = services.resets.get(caller, message.reset_account_id)
     current = CurrentRecord(record.state, record.expires_at) if record and record.reset_id == reset_id else None
     return evidence_of(reset_id, message, current, services.clock.now())

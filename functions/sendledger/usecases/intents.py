@@ -12,9 +12,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain import idempotency, ids
+from sendledger.domain import ids
+from sendledger.domain.callers import CallerId
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
@@ -37,10 +39,10 @@ class SendCommand:
     template: Template
     params: dict[str, str]
     category: str
-    principal: str
+    caller: CallerId  # keys and messages are scoped by it
     idempotency_header: str | None
     event_id: str | None = None
-    escalation: dict[str, Any] | None = None
+    escalation: Escalation | None = None
     parent_key: str | None = None
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
 
@@ -78,7 +80,14 @@ class ActiveReset:
     record: ResetRecord
 
 
-IntentResult = Committed | Decided | KeyTaken | ActiveReset
+@value
+class KeyInFlight:
+    """Another request with the same key is writing its message item right now: nothing was written."""
+
+    retry_after_seconds: int = 1
+
+
+IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 
 
 def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
@@ -111,6 +120,8 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
             return KeyTaken(conflict.existing)
         if conflict.reset is not None:
             return ActiveReset(conflict.reset)
+        if conflict.in_flight and intent.idempotency_key is not None:
+            return KeyInFlight()
         if conflict.recipient is None:
             raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
         recipient = conflict.recipient
@@ -191,6 +202,8 @@ def _commit_decided(
         return KeyTaken(conflict.existing)
     if conflict.reset is not None:
         return ActiveReset(conflict.reset)
+    if conflict.in_flight and intent.idempotency_key is not None:
+        return KeyInFlight()
     raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 
@@ -216,7 +229,7 @@ def new_message(
         params=command.params,
         escalation=command.escalation,
         parent_key=command.parent_key,
-        owner=command.owner or idempotency.caller_id(command.principal),
+        owner=command.owner or command.caller,
         business_event_id=command.event_id,
     )
 

@@ -28,11 +28,11 @@ BEFORE_CREATED = timedelta(minutes=1)  # clock skew between us and Mailgun
 SAFETY_SECONDS = 8.0
 
 
-def look_up_unknown_sends(pipeline: Pipeline, seconds_left: Callable[[], float], report: IngestReport) -> int:
-    """Returns how many unknown sends the search proved accepted."""
+def look_up_unknown_sends(pipeline: Pipeline, seconds_left: Callable[[], float], report: IngestReport) -> list[str]:
+    """The message ids of the unknown sends the search proved accepted."""
     api, services = pipeline.mailgun_events, pipeline.services
     assert api is not None
-    found = 0
+    found: list[str] = []
     for due in pipeline.due_work.items(DueKind.UNKNOWN, None, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             break
@@ -60,7 +60,7 @@ def look_up_unknown_sends(pipeline: Pipeline, seconds_left: Callable[[], float],
             )
             if match is not None:
                 ingest_event(services, pipeline.events, match, report)
-                found += 1
+                found.append(message.message_id)
                 logger.info(
                     "unknown send found in the Events API: accepted, nothing is resent",
                     extra={"message_id": message.message_id, "recipient": fingerprint_of(message.recipient_key)},

@@ -62,11 +62,14 @@ class CycleReport(IngestReport):
     ses_drained: bool = False
     sms_read_to_end: bool = False
     resolved: dict[str, int] = field(default_factory=dict)
+    resolved_messages: list[tuple[str, str]] = field(default_factory=list)  # (what, message id)
     escalated: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def bump(self, what: str) -> None:
+    def bump(self, what: str, message_id: str | None = None) -> None:
         self.resolved[what] = self.resolved.get(what, 0) + 1
+        if message_id is not None:
+            self.resolved_messages.append((what, message_id))
 
     def summary(self) -> dict[str, object]:
         return {
@@ -77,6 +80,7 @@ class CycleReport(IngestReport):
             "ses_drained": self.ses_drained,
             "sms_read_to_end": self.sms_read_to_end,
             "resolved": self.resolved,
+            "resolved_messages": [{"message_id": mid, "outcome": what} for what, mid in self.resolved_messages],
             "escalated": self.escalated,
         }
 
@@ -127,8 +131,8 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
         watermark = mailgun_poll.poll_mailgun(pipeline, started, seconds_left, report)
         if watermark is not None:
             pipeline.services.poller_state.set_watermark(mailgun_poll.SOURCE, watermark)
-        for _ in range(mailgun_lookup.look_up_unknown_sends(pipeline, seconds_left, report)):
-            report.bump("unknown_found_by_search")
+        for message_id in mailgun_lookup.look_up_unknown_sends(pipeline, seconds_left, report):
+            report.bump("unknown_found_by_search", message_id)
 
     def webhooks() -> None:
         for source, queue in pipeline.webhook_queues.items():

@@ -1,8 +1,9 @@
 """Password resets (OWASP Forgot Password): one active token per account, single-use consume.
 
-The reset record is a single item per account; a new request replaces it in the same
-transaction as the send intent, so two tokens are never valid at once. Only SHA-256 hashes of
-tokens are stored; the token itself exists only in the outgoing message.
+The reset record is a single item per caller and account (caller A's account "42" is not
+caller B's: neither can replace, consume, lock or see the other's); a new request replaces it
+in the same transaction as the send intent, so two tokens are never valid at once. Only SHA-256
+hashes of tokens are stored; the token itself exists only in the outgoing message.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import timedelta
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids, templates, tokens
+from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
@@ -42,7 +44,7 @@ EMAIL_CHANGED = "email changed"
 MAX_REPLACEMENTS = 3  # a request that keeps meeting a newer reset for another address gives up (503)
 
 
-def request_reset(services: Services, account_id: str, email: str, principal: str) -> ResetRequested:
+def request_reset(services: Services, caller: CallerId, account_id: str, email: str) -> ResetRequested:
     """Record the reset and its mail as due work; the poller mints the token and sends it.
 
     Answering before any provider call gives every address — deliverable, unknown or
@@ -53,24 +55,24 @@ def request_reset(services: Services, account_id: str, email: str, principal: st
     recipient = parse_recipient(Channel.EMAIL, email, field="email")
     replacing: ResetRecord | None = None
     for _ in range(MAX_REPLACEMENTS):
-        intent = _reset_intent(services, account_id, recipient, principal, replacing)
+        intent = _reset_intent(services, caller, account_id, recipient, replacing)
         committed = commit_with_eligibility(services, intent)
         if not isinstance(committed, ActiveReset):
             assert intent.reset is not None
             return _reset_reply(intent.reset)
         active = committed.record
-        if active.recipient_key is None or active.recipient_key == recipient.key:
+        if active.recipient_fingerprint in (None, recipient.fingerprint):
             return _reset_reply(active)  # no new token, no new mail
         replacing = active
     raise DependencyUnavailable("the account's reset kept changing; retry", retry_after_seconds=1)
 
 
 def _reset_intent(
-    services: Services, account_id: str, recipient: Recipient, principal: str, replacing: ResetRecord | None
+    services: Services, caller: CallerId, account_id: str, recipient: Recipient, replacing: ResetRecord | None
 ) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     command = SendCommand(
-        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", principal=principal, idempotency_header=None
+        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", caller=caller, idempotency_header=None
     )
     window = timedelta(seconds=settings.reset_window_seconds)
     reset_id = ids.reset_id(now)
@@ -81,6 +83,7 @@ def _reset_intent(
     message.reset_account_id = account_id
     message.state = MessageState.PENDING
     reset = ResetRecord(
+        owner=caller,
         account_id=account_id,
         reset_id=reset_id,
         state="active",
@@ -89,7 +92,7 @@ def _reset_intent(
         expires_at=now + window,
         failed_attempts=0,
         message_id=message.message_id,
-        recipient_key=recipient.key,
+        recipient_fingerprint=recipient.fingerprint,
     )
     evidence: dict[str, object] = {"reset_id": reset_id, "expires_at": iso(reset.expires_at)}
     replaces = None
@@ -173,12 +176,14 @@ def _reset_reply(record: ResetRecord) -> ResetRequested:
     return ResetRequested(record.reset_id, record.expires_at)
 
 
-def consume_reset(services: Services, account_id: str, token: str) -> TokenConsumed | TokenRefused:
+def consume_reset(services: Services, caller: CallerId, account_id: str, token: str) -> TokenConsumed | TokenRefused:
+    """Only the caller's own reset of the account is tried (and counts a wrong token): another
+    caller's token for the same account id is as invalid as any wrong one."""
     now = services.clock.now()
-    consumed = services.resets.consume(account_id, tokens.token_hash(token), now)
+    consumed = services.resets.consume(caller, account_id, tokens.token_hash(token), now)
     if consumed is not None:
         return TokenConsumed(consumed.reset_id, account_id)
-    current = services.resets.get(account_id)
+    current = services.resets.get(caller, account_id)
     guessing = current is not None and current.state == "active" and current.expires_at > now
     if current is not None and guessing and not tokens.hashes_match(current.token_hash, token):
         services.resets.record_failed_attempt(current, services.settings.reset_max_failed_attempts, now)

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import (
     DueKind,
@@ -43,7 +44,7 @@ SAFETY_SECONDS = 8.0
 
 
 class Counter(Protocol):
-    def bump(self, what: str) -> None: ...
+    def bump(self, what: str, message_id: str | None = None) -> None: ...
 
 
 def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -72,7 +73,7 @@ def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:
     )
     if result is not Transition.APPLIED:
         pipeline.due_work.clear(message_id, DueKind.INFLIGHT)
-    report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on")
+    report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on", message_id)
 
 
 def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -81,7 +82,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
     message = services.messages.get(message_id)
     if message is None or message.state is not S.UNKNOWN:
         due_work.clear(message_id, DueKind.UNKNOWN)
-        report.bump("unknown_already_resolved")
+        report.bump("unknown_already_resolved", message_id)
         return
     source = source_for(message)
     watermark = services.poller_state.watermark(source)
@@ -113,11 +114,11 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
             )
             is not Transition.APPLIED
         ):
-            report.bump("unknown_moved_on")
+            report.bump("unknown_moved_on", message_id)
             return
         logger.info("unknown send: absence proven, resending with the same message id", extra=log)
         message.state = S.RETRY
-        report.bump("absence_proven")
+        report.bump("absence_proven", message_id)
         resend(pipeline, message, seconds_left, report)
         return
     if now - message.created_at > timedelta(seconds=settings.unknown_max_age_seconds):
@@ -126,10 +127,10 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         )
         services.messages.transition(message_id, frozenset({S.UNKNOWN}), S.UNRESOLVED, [entry], None)
         logger.warning("unknown send unresolved: watermark never passed it", extra=log)
-        report.bump("unresolved")
+        report.bump("unresolved", message_id)
         return
     logger.info("unknown send: watermark behind, staying unknown", extra=log)
-    report.bump("unknown_waiting")
+    report.bump("unknown_waiting", message_id)
 
 
 def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -> LookupResult | None:
@@ -162,7 +163,7 @@ def _accepted_by_lookup(
         "unknown send: the provider's lookup found it, nothing is resent",
         extra={"message_id": message.message_id, "provider_message_id": lookup.provider_message_id},
     )
-    report.bump("unknown_found_by_lookup" if result is Transition.APPLIED else "unknown_moved_on")
+    report.bump("unknown_found_by_lookup" if result is Transition.APPLIED else "unknown_moved_on", message.message_id)
 
 
 def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -179,7 +180,7 @@ def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[]
         # A resend crashed between its intent and its outcome: what happened is unknown.
         entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
         services.messages.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
-        report.bump("lease_expired")
+        report.bump("lease_expired", message_id)
         return
     due_work.clear(message_id, DueKind.PENDING)
 
@@ -217,7 +218,7 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         _suppress_instead(pipeline, message, now, report)
         return
     if result is not Transition.APPLIED:
-        report.bump("resend_moved_on")
+        report.bump("resend_moved_on", message.message_id)
         return
     message.state, message.attempt = S.SENDING, attempt
     response = deliver(services, message, seconds_left)
@@ -229,7 +230,7 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         idempotency_key=services.messages.idempotency_key_of(message.message_id),
     )
     record_provider_outcome(services, intent, response)
-    report.bump(f"resent_{message.state.value}")
+    report.bump(f"resent_{message.state.value}", message.message_id)
 
 
 def _resend_reset(
@@ -237,7 +238,7 @@ def _resend_reset(
 ) -> None:
     services, due_work = pipeline.services, pipeline.due_work
     assert message.reset_account_id is not None
-    record = services.resets.get(message.reset_account_id)
+    record = services.resets.get(CallerId(message.owner), message.reset_account_id) if message.owner else None
     if (
         record is None
         or record.message_id != message.message_id
@@ -260,11 +261,11 @@ def _resend_reset(
             is not Transition.APPLIED
         ):
             due_work.clear(message.message_id, DueKind.PENDING)
-        report.bump("reset_mail_cancelled")
+        report.bump("reset_mail_cancelled", message.message_id)
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
     send_reset_mail(services, record, seconds_left)
-    report.bump("reset_resent")
+    report.bump("reset_resent", message.message_id)
 
 
 def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:
@@ -275,4 +276,4 @@ def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, repor
         evidence={"eligibility": "suppressed", "decision": "suppressed"},
     )
     pipeline.services.messages.transition(message.message_id, predecessors(S.SUPPRESSED), S.SUPPRESSED, [entry], None)
-    report.bump("resend_suppressed")
+    report.bump("resend_suppressed", message.message_id)

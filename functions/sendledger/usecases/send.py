@@ -15,13 +15,14 @@ from typing import Any
 from sendledger.domain import idempotency, ids, templates
 from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
 from sendledger.domain.messages import Message
-from sendledger.domain.recipients import Channel, Recipient, parse_recipient
+from sendledger.domain.recipients import Recipient, parse_recipient
 from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.intents import (
     LEASE_SECONDS,
     Committed,
+    KeyInFlight,
     KeyTaken,
     SendCommand,
     commit_with_eligibility,
@@ -31,23 +32,31 @@ from sendledger.usecases.intents import (
 from sendledger.usecases.results import Accepted, Replayed, SendResult
 from sendledger.usecases.views import message_view
 
+IN_FLIGHT = "a request with this Idempotency-Key is still in flight"
+
 
 def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
     recipient = parse_recipient(command.channel, command.to)
     templates.check(command.template.id, command.template.version, command.channel, command.params)
-    for step, fallback in enumerate((command.escalation or {}).get("fallback", [])):
+    for step, fallback in enumerate(command.escalation.fallback if command.escalation else ()):
         # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
-        channel, field = Channel(fallback["channel"]), f"escalation.fallback.{step}"
-        parse_recipient(channel, fallback["to"], field=f"{field}.to")
+        field = f"escalation.fallback.{step}"
+        parse_recipient(fallback.channel, fallback.to, field=f"{field}.to")
         templates.check(
-            command.template.id, command.template.version, channel, command.params, channel_field=f"{field}.channel"
+            command.template.id,
+            command.template.version,
+            fallback.channel,
+            command.params,
+            channel_field=f"{field}.channel",
         )
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
-    scoped = idempotency.scoped_key(command.principal, key)
+    scoped = idempotency.scoped_key(command.caller, key)
     intent = _build_intent(services, command, recipient, scoped)
     committed = commit_with_eligibility(services, intent)
     if isinstance(committed, KeyTaken):
         return _replay(services, intent, committed.record)
+    if isinstance(committed, KeyInFlight):
+        raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
     if not isinstance(committed, Committed):
         return _accepted(services, intent.message)  # decided without a send (suppressed, deferred)
     response = deliver(services, intent.message, seconds_left)
@@ -67,7 +76,7 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
         return Replayed(message_view(record.response.message, services.settings))
     if record.lease_until > now:
         wait = max(1, int((record.lease_until - now).total_seconds()))
-        raise IdempotencyKeyInFlight("a request with this Idempotency-Key is still in flight", retry_after_seconds=wait)
+        raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=wait)
     # The first request crashed mid-flight: its message is the evidence (the poller resolves it).
     message = services.messages.get(record.message_id)
     if message is None:
@@ -99,5 +108,5 @@ def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str
         "params": command.params,
         "category": command.category,
         "event_id": command.event_id,
-        "escalation": command.escalation,
+        "escalation": command.escalation.as_json() if command.escalation else None,
     }

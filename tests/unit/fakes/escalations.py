@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState
 from tests.unit.fakes import receipts
 from tests.unit.fakes.state import LedgerState
@@ -17,7 +16,7 @@ SCHEDULED, DONE = "scheduled", "done"
 @dataclass
 class Timer:
     message_id: str
-    escalation: dict[str, Any]
+    escalation: Escalation
     state: str = SCHEDULED
     outcome: str | None = None
     due: tuple[DueKind, datetime] | None = None
@@ -26,10 +25,8 @@ class Timer:
 def schedule(db: LedgerState, message: Message) -> None:
     """Written with the intent (a put: it replaces any timer of the same message)."""
     assert message.escalation is not None
-    deadline = message.created_at + timedelta(seconds=int(message.escalation["deadline_seconds"]))
-    db.timers[message.message_id] = Timer(
-        message.message_id, copy.deepcopy(message.escalation), due=(DueKind.ESCALATION, deadline)
-    )
+    deadline = message.created_at + timedelta(seconds=message.escalation.deadline_seconds)
+    db.timers[message.message_id] = Timer(message.message_id, message.escalation, due=(DueKind.ESCALATION, deadline))
 
 
 class FakeEscalationTimers:

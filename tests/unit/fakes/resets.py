@@ -1,5 +1,6 @@
-"""The account's one password-reset record: replaced in the send's write unless a young active
-one stands; consume is one conditional write; a re-arm swaps the hash and starts the send."""
+"""The caller's one password-reset record per account: replaced in the send's write unless a
+young active one stands; consume is one conditional write; a re-arm swaps the hash and starts
+the send. Keyed by (owner, account id), as the table's item is."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def young_active_reset(db: LedgerState, intent: SendIntent) -> ResetRecord | Non
     """The account's reset when it keeps the intent's from being written (else None)."""
     if intent.reset is None:
         return None
-    current = db.resets.get(intent.reset.account_id)
+    current = db.resets.get(key_of(intent.reset))
     window_start = ms(intent.reset_window_start or intent.reset.created_at)
     if current is None or current.state != ACTIVE or current.created_at < window_start:
         return None
@@ -30,27 +31,31 @@ def young_active_reset(db: LedgerState, intent: SendIntent) -> ResetRecord | Non
     return None if current.reset_id == intent.reset.reset_id else current
 
 
+def key_of(record: ResetRecord) -> tuple[str, str]:
+    return record.owner, record.account_id
+
+
 def put(db: LedgerState, record: ResetRecord) -> None:
-    db.resets[record.account_id] = replace(record, created_at=ms(record.created_at), expires_at=ms(record.expires_at))
+    db.resets[key_of(record)] = replace(record, created_at=ms(record.created_at), expires_at=ms(record.expires_at))
 
 
 class FakeResets:
     def __init__(self, db: LedgerState) -> None:
         self.db = db
 
-    def get(self, account_id: str) -> ResetRecord | None:
-        return self.db.resets.get(account_id)
+    def get(self, owner: str, account_id: str) -> ResetRecord | None:
+        return self.db.resets.get((owner, account_id))
 
-    def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+    def consume(self, owner: str, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
         with self.db.lock:
-            current = self.db.resets.get(account_id)
+            current = self.db.resets.get((owner, account_id))
             if current is None or current.state != ACTIVE or current.token_hash != token_hash:
                 return None
             if current.expires_at <= ms(now):
                 return None
-            self.db.resets[account_id] = replace(current, state="consumed")
+            self.db.resets[(owner, account_id)] = replace(current, state="consumed")
             self._record_end(current, HistoryEntry(at=now, type=HistoryType.RESET_CONSUMED, step=END_STEP))
-            return self.db.resets[account_id]
+            return self.db.resets[(owner, account_id)]
 
     def record_failed_attempt(self, record: ResetRecord, max_attempts: int, now: datetime) -> None:
         with self.db.lock:
@@ -64,7 +69,7 @@ class FakeResets:
                     at=now, type=HistoryType.RESET_LOCKED, evidence={"failed_attempts": max_attempts}, step=END_STEP
                 )
                 self._record_end(current, entry)
-            self.db.resets[record.account_id] = counted
+            self.db.resets[key_of(record)] = counted
 
     def rearm(
         self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
@@ -86,7 +91,7 @@ class FakeResets:
             if failed:
                 raise DependencyUnavailable("reset changed concurrently; retry", retry_after_seconds=1)
             assert current is not None and item is not None
-            self.db.resets[record.account_id] = replace(current, token_hash=new_token_hash)
+            self.db.resets[key_of(record)] = replace(current, token_hash=new_token_hash)
             item.move(MessageState.SENDING, [entry], (DueKind.INFLIGHT, lease_until), attempt=message.attempt)
             return True
 
@@ -96,7 +101,7 @@ class FakeResets:
             item.history.append(entry)
 
     def _live(self, record: ResetRecord) -> ResetRecord | None:
-        current = self.db.resets.get(record.account_id)
+        current = self.db.resets.get(key_of(record))
         if current is None or current.reset_id != record.reset_id or current.state != ACTIVE:
             return None
         return current

@@ -25,6 +25,7 @@ from sendledger.adapters.dynamodb.keys import (
 )
 from sendledger.adapters.dynamodb.states import DUE_KIND
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table, dependency_guard
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind
 from sendledger.ports.ingestion import DueItem
 
@@ -105,7 +106,7 @@ def _due_from(raw: Item) -> DueItem:
         message_id=text("message_id") or pk.removeprefix(MESSAGE_PK_PREFIX),
         due_at=int(raw[names.DUE_WORK_INDEX_SORT_KEY]["N"]),
         state=text("state") or "",
-        escalation=json.loads(escalation) if escalation else None,
+        escalation=Escalation.from_json(json.loads(escalation)) if escalation else None,
         idempotency_key=text("idem_key"),
         receipt_id=pk.removeprefix("PMID#") if sk == RECEIPT_SK else None,
         on_receipt=sk == MESSAGE_RECEIPT_SK,

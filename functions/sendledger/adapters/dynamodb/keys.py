@@ -5,7 +5,7 @@
 | message, also its key's idempotency record | `MSG#<message id>` | `MSG` | send, outcome, poller | 0.6-1 KB |
 | recipient: suppression, last send, transients | `SUP#<recipient key>` | `STATE` | send, events, admin | 0.2-1 KB |
 | escalation timer | `MSG#<message id>` | `ESC` | send with escalation, poller | 0.5 KB |
-| password reset, one per account | `RESET#<account id>` | `ACTIVE` | reset request, poller, consume | 0.3 KB |
+| password reset, per caller + account | `RESET#<caller id>#<account>` | `ACTIVE` | request, poller, consume | 0.3 KB |
 | receipt: what a send's events proved | `MSG#<message id>` | `RCPT` | delivery events | 0.2-1 KB |
 | SMS receipt: SNS message id to message | `PMID#<SNS message id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
@@ -68,8 +68,18 @@ def recipient_pk(recipient_key: str) -> str:
     return f"SUP#{recipient_key}"
 
 
-def reset_pk(account_id: str) -> str:
-    return f"RESET#{account_id}"
+RESET_PK_PREFIX = "RESET#"
+
+
+def reset_pk(owner: str, account_id: str) -> str:
+    """The caller id first: it never contains "#", the account id may."""
+    return f"{RESET_PK_PREFIX}{owner}#{account_id}"
+
+
+def reset_key_parts(pk: str) -> tuple[str, str]:
+    """(owner, account id) of a reset item's pk."""
+    owner, _, account_id = pk.removeprefix(RESET_PK_PREFIX).partition("#")
+    return owner, account_id
 
 
 RECEIPT_PK_PREFIX = "PMID#"

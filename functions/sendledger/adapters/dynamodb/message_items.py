@@ -25,6 +25,7 @@ from sendledger.adapters.dynamodb.keys import (
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
 from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient
@@ -97,7 +98,7 @@ def message_fields(message: Message) -> dict[str, Any]:
         "template_version": message.template.version,
         "category": message.category if message.category != DEFAULT_CATEGORY else None,
         "created_at": iso(message.created_at),
-        "escalation": json.dumps(message.escalation, separators=(",", ":")) if message.escalation else None,
+        "escalation": json.dumps(message.escalation.as_json(), separators=(",", ":")) if message.escalation else None,
         # Written only when it is not the channel's first provider (SES, SNS): the default path
         # keeps its item size, and items from before provider selection read back right.
         "provider": None if message.provider == provider_of(message.channel, EmailProvider.SES) else message.provider,
@@ -129,7 +130,7 @@ def params_from(item: Item) -> dict[str, str] | None:
 
 def escalation_item(message: Message) -> Item:
     assert message.escalation is not None
-    deadline = message.created_at + timedelta(seconds=int(message.escalation["deadline_seconds"]))
+    deadline = message.created_at + timedelta(seconds=message.escalation.deadline_seconds)
     return encode_item(
         {
             "pk": message_pk(message.message_id),
@@ -161,7 +162,7 @@ def message_from(item: Item) -> Message:
         reason=values.get("reason"),
         reset_account_id=values.get("reset_account_id"),
         params=params_from(item),
-        escalation=json.loads(values["escalation"]) if values.get("escalation") else None,
+        escalation=Escalation.from_json(json.loads(values["escalation"])) if values.get("escalation") else None,
         attempt=int(values.get("attempt", 1)),
         parent_key=values.get("parent_key"),
         owner=values.get("owner") or _owner_of(values.get(EVIDENCE_DAY)),

@@ -32,7 +32,14 @@ from sendledger.adapters.dynamodb.message_items import (
 )
 from sendledger.adapters.dynamodb.resets import reset_from, reset_item
 from sendledger.adapters.dynamodb.states import STATE, set_due, state_in
-from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table, Transaction
+from sendledger.adapters.dynamodb.table import (
+    TRANSACTION_CONFLICT,
+    Cancelled,
+    ConditionFailed,
+    Table,
+    Transaction,
+    transaction_conflict,
+)
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.export_window import Position, Window
@@ -91,6 +98,10 @@ class Messages:
             self.table.put(message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
         except ConditionFailed as failed:
             return IntentConflict(existing=record_from(failed.old)) if failed.old else IntentConflict(retryable=True)
+        except DependencyUnavailable as unavailable:
+            if transaction_conflict(unavailable.__cause__):
+                return IntentConflict(retryable=True, in_flight=True)
+            raise
         return None
 
     # --- the outcome -------------------------------------------------------------------------
@@ -236,6 +247,10 @@ def _add_reset(tx: Transaction, intent: SendIntent) -> None:
 
 
 def _conflict_from(cancelled: Cancelled) -> IntentConflict:
+    if cancelled.codes.get("message") == TRANSACTION_CONFLICT:
+        # Another write is in progress on this very message item: for a keyed intent, the same
+        # key's first request (its intent or its outcome), not a fault of the ledger.
+        return IntentConflict(retryable=True, in_flight=True)
     if cancelled.retryable or not cancelled.failed:
         return IntentConflict(retryable=True)
     failed = cancelled.failed

@@ -1,5 +1,6 @@
-"""The account's one password-reset item: a new request replaces it in the send's transaction,
-so two tokens are never valid at once; consume is one conditional update."""
+"""The caller's one password-reset item per account: a new request replaces it in the send's
+transaction, so two tokens are never valid at once; consume is one conditional update. Every
+key names the caller: no request, consume or wrong guess of one caller reaches another's."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ from datetime import datetime, timedelta
 
 from sendledger.adapters.dynamodb import history, recipients
 from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, decode_item, encode_item
-from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, MESSAGE_SK, RESET_SK, message_pk, reset_pk
+from sendledger.adapters.dynamodb.keys import (
+    MESSAGE_RECEIPT_SK,
+    MESSAGE_SK,
+    RESET_SK,
+    message_pk,
+    reset_key_parts,
+    reset_pk,
+)
 from sendledger.adapters.dynamodb.states import set_due, state_in
 from sendledger.adapters.dynamodb.table import Cancelled, ConditionFailed, Table
+from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, Message, MessageState, predecessors
@@ -22,7 +31,7 @@ RETENTION = timedelta(days=30)  # the item outlives its token for the evidence, 
 def reset_item(record: ResetRecord) -> Item:
     return encode_item(
         {
-            "pk": reset_pk(record.account_id),
+            "pk": _pk(record),
             "sk": RESET_SK,
             "reset_id": record.reset_id,
             "state": record.state,
@@ -31,7 +40,7 @@ def reset_item(record: ResetRecord) -> Item:
             "valid_until": iso(record.expires_at),
             "failed_attempts": record.failed_attempts,
             "message_id": record.message_id,
-            "recipient_key": record.recipient_key,
+            "recipient_fp": record.recipient_fingerprint,
             "expires_at": int((record.expires_at + RETENTION).timestamp()),
         }
     )
@@ -39,8 +48,10 @@ def reset_item(record: ResetRecord) -> Item:
 
 def reset_from(item: Item) -> ResetRecord:
     values = decode_item(item)
+    owner, account_id = reset_key_parts(str(values["pk"]))
     return ResetRecord(
-        account_id=str(values["pk"]).removeprefix("RESET#"),
+        owner=CallerId(owner),
+        account_id=account_id,
         reset_id=values["reset_id"],
         state=values["state"],
         token_hash=values["token_hash"],
@@ -48,26 +59,30 @@ def reset_from(item: Item) -> ResetRecord:
         expires_at=parse_iso(values["valid_until"]),
         failed_attempts=int(values.get("failed_attempts", 0)),
         message_id=values["message_id"],
-        recipient_key=values.get("recipient_key"),
+        recipient_fingerprint=values.get("recipient_fp"),
     )
+
+
+def _pk(record: ResetRecord) -> str:
+    return reset_pk(record.owner, record.account_id)
 
 
 class Resets:
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def get(self, account_id: str) -> ResetRecord | None:
-        item = self.table.get(reset_pk(account_id), RESET_SK)
+    def get(self, owner: CallerId, account_id: str) -> ResetRecord | None:
+        item = self.table.get(reset_pk(owner, account_id), RESET_SK)
         return reset_from(item) if item else None
 
-    def consume(self, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
+    def consume(self, owner: CallerId, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
         """Active + hash matches + not expired → consumed, in one conditional write."""
         update = Update().set("state", "consumed")
         update.when(f"{update.name('state')} = {update.value('active')}")
         update.when(f"{update.name('token_hash')} = {update.value(token_hash)}")
         update.when(f"{update.name('valid_until')} > {update.value(iso(now))}")
         try:
-            item = self.table.update(reset_pk(account_id), RESET_SK, update, returning="ALL_NEW")
+            item = self.table.update(reset_pk(owner, account_id), RESET_SK, update, returning="ALL_NEW")
         except ConditionFailed:
             return None
         consumed = reset_from(item)
@@ -79,11 +94,11 @@ class Resets:
         count = Update().add("failed_attempts", 1)
         self._live(count, record)
         try:
-            counted = self.table.update(reset_pk(record.account_id), RESET_SK, count, returning="UPDATED_NEW")
+            counted = self.table.update(_pk(record), RESET_SK, count, returning="UPDATED_NEW")
             if int(counted.get("failed_attempts", {}).get("N", 0)) >= max_attempts:
                 invalidate = Update().set("state", "invalidated")
                 self._live(invalidate, record)
-                self.table.update(reset_pk(record.account_id), RESET_SK, invalidate)
+                self.table.update(_pk(record), RESET_SK, invalidate)
                 entry = HistoryEntry(
                     at=now, type=HistoryType.RESET_LOCKED, evidence={"failed_attempts": max_attempts}, step=END_STEP
                 )
@@ -117,7 +132,7 @@ class Resets:
         history.append(start, entry)
         state_in(start, predecessors(MessageState.SENDING))
         tx = self.table.transaction()
-        tx.update("reset", reset_pk(record.account_id), RESET_SK, swap)
+        tx.update("reset", _pk(record), RESET_SK, swap)
         tx.update("message", message_pk(message.message_id), MESSAGE_SK, start)
         recipients.check_not_suppressed(tx, message.recipient_key)
         e = Expression()  # no event recorded for an earlier mail (it would prove acceptance)

@@ -21,8 +21,9 @@ from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, k
 from sendledger.domain.errors import DependencyUnavailable
 
 ALL_OLD = "ALL_OLD"
+TRANSACTION_CONFLICT = "TransactionConflict"  # a cancellation reason: another write is in progress on the item
 RETRYABLE_CODES = frozenset(
-    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+    {TRANSACTION_CONFLICT, "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
 # Ledger writes are conditional, so an SDK retry of one cannot apply twice: standard retries.
 LEDGER_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES)
@@ -64,6 +65,13 @@ def dependency_guard() -> Iterator[None]:
 
 def _condition_failed(exc: ClientError) -> bool:
     return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+def transaction_conflict(exc: BaseException | None) -> bool:
+    """A single-item write refused because a transaction is in progress on the same item."""
+    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") == (
+        "TransactionConflictException"
+    )
 
 
 class Table:
