@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -170,6 +171,34 @@ class CannedEndpoint:
         with urllib.request.urlopen(f"{self.url}/_stats", timeout=10) as answer:
             found: dict[str, int] = json.loads(answer.read())
             return found
+
+
+def in_poller_child(module: str, args: list[str], marker: str, latency_ms: float = 0.0) -> dict[str, Any]:
+    """Run ``python -m <module> <args>`` with a deployed poller's environment against a fresh
+    canned endpoint; the JSON it prints after `marker` (a section measured in a process of its own)."""
+    from benchmarks.environment import lambda_environment
+
+    root = Path(__file__).resolve().parent.parent
+    with CannedEndpoint(latency_ms=latency_ms) as endpoint:
+        env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TMPDIR") if key in os.environ}
+        env.update(lambda_environment("sendledger-poller"))
+        env.update(AWS_ENDPOINT_URL=endpoint.url, EVENT_BUS_NAME="sendledger-bench")
+        env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "functions")])
+        completed = subprocess.run(
+            [sys.executable, "-m", module, *args],
+            cwd=str(root),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    for line in completed.stdout.splitlines():
+        if line.startswith(f"{marker} "):
+            found: dict[str, Any] = json.loads(line[len(marker) + 1 :])
+            return found
+    tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
+    raise RuntimeError(f"{module} measured nothing: {tail}")
 
 
 def main() -> None:

@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks import event_samples
-from benchmarks.canned import CannedEndpoint
+from benchmarks.canned import in_poller_child
 from benchmarks.environment import lambda_environment
 
 LATENCY_MS = 10.0
@@ -33,25 +32,7 @@ CONCURRENCY_ENV = "POLL_APPLY_CONCURRENCY"
 
 def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS) -> dict[str, Any]:
     deployed = lambda_environment("sendledger-poller")[CONCURRENCY_ENV]
-    with CannedEndpoint(latency_ms=LATENCY_MS) as endpoint:
-        env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TMPDIR") if key in os.environ}
-        env.update(lambda_environment("sendledger-poller"))
-        env.update(AWS_ENDPOINT_URL=endpoint.url, PYTHONPATH=os.pathsep.join([str(root), str(root / "functions")]))
-        completed = subprocess.run(
-            [sys.executable, "-m", "benchmarks.drain", str(events), str(rounds), deployed],
-            cwd=str(root),
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    for line in completed.stdout.splitlines():
-        if line.startswith("DRAIN "):
-            result: dict[str, Any] = json.loads(line[6:])
-            return result
-    tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-    raise RuntimeError(f"drain not measured: {tail}")
+    return in_poller_child("benchmarks.drain", [str(events), str(rounds), deployed], "DRAIN", LATENCY_MS)
 
 
 def _child(events: int, rounds: int, deployed: int) -> dict[str, Any]:

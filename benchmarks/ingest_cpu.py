@@ -19,15 +19,13 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks import event_samples
-from benchmarks.canned import CannedEndpoint
-from benchmarks.environment import lambda_environment
+from benchmarks.canned import in_poller_child
 
 EVENTS = 50
 ROUNDS = 9
@@ -35,26 +33,7 @@ WARMUP = 2
 
 
 def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS) -> dict[str, Any]:
-    with CannedEndpoint() as endpoint:
-        env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TMPDIR") if key in os.environ}
-        env.update(lambda_environment("sendledger-poller"))
-        env.update(AWS_ENDPOINT_URL=endpoint.url, PYTHONPATH=os.pathsep.join([str(root), str(root / "functions")]))
-        env.update(EVENT_BUS_NAME="sendledger-bench")
-        completed = subprocess.run(
-            [sys.executable, "-m", "benchmarks.ingest_cpu", str(events), str(rounds)],
-            cwd=str(root),
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    for line in completed.stdout.splitlines():
-        if line.startswith("INGEST "):
-            result: dict[str, Any] = json.loads(line[7:])
-            return result
-    tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-    raise RuntimeError(f"ingestion CPU not measured: {tail}")
+    return in_poller_child("benchmarks.ingest_cpu", [str(events), str(rounds)], "INGEST")
 
 
 class _CountingOut:

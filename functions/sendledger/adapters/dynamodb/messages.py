@@ -43,12 +43,17 @@ from sendledger.adapters.dynamodb.table import (
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.export_window import Position, Window
-from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
+from sendledger.domain.messages import (
+    DueKind,
+    HistoryEntry,
+    Message,
+    MessageState,
+    Transition,
+    keeps_params,
+    predecessors,
+)
 from sendledger.domain.recipients import Channel
 from sendledger.ports.messages import CreatedPage, IntentConflict, Outcome, SendIntent, StoredResponse
-
-# Outcomes after which a message is never sent again (a resend needs unknown or pending first).
-SENT_FOR_GOOD = frozenset({MessageState.ACCEPTED, MessageState.REJECTED})
 
 
 class Messages:
@@ -117,7 +122,7 @@ class Messages:
             update.set("reason", message.reason)
         if outcome.stored_response is not None:
             update.set(RESPONSE, answer(outcome.stored_response, provider_id)).remove("lease_until")
-        if outcome.new_state in SENT_FOR_GOOD and not message.escalation:
+        if not keeps_params(outcome.new_state, bool(message.escalation)):
             # Nothing will render this message again (no resend, no fallback): its params go.
             update.remove(PARAMS, PARAMS_DEFLATED)
         due = (outcome.due_kind, outcome.due_at) if outcome.due_kind and outcome.due_at else None
