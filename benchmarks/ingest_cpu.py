@@ -27,8 +27,8 @@ from typing import Any
 from benchmarks import event_samples
 from benchmarks.canned import in_poller_child
 
-EVENTS = 50
-ROUNDS = 9
+EVENTS = 100
+ROUNDS = 15
 WARMUP = 2
 
 
