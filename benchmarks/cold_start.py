@@ -99,6 +99,82 @@ print("COLD " + json.dumps({"import": imported - wall, "composition": composed -
 """
 
 
+# A hand-written Lambda doing a handler's job needs the same clients and the same operations:
+# one call of each operation the handler's first invocation made (counted by the endpoint on the
+# unmeasured run), so the product's extra calls still count against it.
+_CALLS = {
+    "Query": (
+        "dynamodb",
+        "query",
+        {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}},
+    ),
+    "GetItem": ("dynamodb", "get_item", {"TableName": "t", "Key": {"pk": {"S": "x"}}}),
+    "PutItem": ("dynamodb", "put_item", {"TableName": "t", "Item": {"pk": {"S": "x"}}}),
+    "UpdateItem": (
+        "dynamodb",
+        "update_item",
+        {
+            "TableName": "t",
+            "Key": {"pk": {"S": "x"}},
+            "UpdateExpression": "SET s = :s",
+            "ExpressionAttributeValues": {":s": {"S": "y"}},
+        },
+    ),
+    "BatchGetItem": ("dynamodb", "batch_get_item", {"RequestItems": {"t": {"Keys": [{"pk": {"S": "x"}}]}}}),
+    "TransactWriteItems": (
+        "dynamodb",
+        "transact_write_items",
+        {"TransactItems": [{"Put": {"TableName": "t", "Item": {"pk": {"S": "x"}}}}]},
+    ),
+    "ReceiveMessage": (
+        "sqs",
+        "receive_message",
+        {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "MaxNumberOfMessages": 10},
+    ),
+    "DeleteMessageBatch": (
+        "sqs",
+        "delete_message_batch",
+        {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "Entries": [{"Id": "0", "ReceiptHandle": "r"}]},
+    ),
+    "FilterLogEvents": ("logs", "filter_log_events", {"logGroupName": "g"}),
+    "SendEmail": (
+        "sesv2",
+        "send_email",
+        {
+            "FromEmailAddress": "a@example.com",
+            "Destination": {"ToAddresses": ["b@example.com"]},
+            "Content": {"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "b"}}}},
+        },
+    ),
+    "Publish": ("sns", "publish", {"PhoneNumber": "+14155550100", "Message": "m"}),
+    "PutEvents": ("events", "put_events", {"Entries": [{"Source": "s", "DetailType": "d", "Detail": "{}"}]}),
+}
+
+_SAME_SERVICES_CHILD = """
+import json, sys, time
+sys.stdin.read()
+calls = {calls!r}
+wall, cpu = time.perf_counter(), time.process_time()
+import boto3
+imported = time.perf_counter()
+clients = {{service: boto3.client(service) for service in dict.fromkeys(service for service, _, _ in calls)}}
+composed = time.perf_counter()
+for service, method, params in calls:
+    getattr(clients[service], method)(**params)
+done, cpu = time.perf_counter(), time.process_time() - cpu
+print("COLD " + json.dumps({{"import": imported - wall, "composition": composed - imported,
+    "invocation": done - composed, "total": done - wall, "cpu": cpu, "answer": None}}), flush=True)
+"""
+
+
+def same_services_code(operations: dict[str, int]) -> str:
+    """The hand-written Lambda of a handler: its clients, one call of each of its operations."""
+    unknown = sorted(set(operations) - set(_CALLS))
+    if unknown:
+        raise RuntimeError(f"no hand-written call for {unknown}")
+    return _SAME_SERVICES_CHILD.format(calls=[_CALLS[operation] for operation in sorted(operations)])
+
+
 def _events() -> dict[str, dict[str, Any]]:
     return {
         BASELINE: {},
@@ -174,12 +250,22 @@ def measure(root: Path, runs: int, handlers: tuple[str, ...] = tuple(HANDLERS), 
                 endpoint.load(event_samples.ses_bodies(POLLER_EVENTS))
             return _run(name, codes[name], envs[name], events[name], functions)
 
-        for name in targets if warm else ():  # bytecode caches written, not measured
+        if warm:  # bytecode caches written, not measured
+            one(BASELINE)
+        operations: dict[str, dict[str, int]] = {}
+        for name in handlers:  # likewise, and the AWS operations of each first invocation counted
+            before = endpoint.stats()
             one(name)
+            after = endpoint.stats()
+            operations[name] = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
+        for name in handlers:
+            same = f"{BASELINE}:{name}"
+            codes[same], envs[same], events[same] = same_services_code(operations[name]), envs[BASELINE], {}
+            samples[same] = []
         for _ in range(runs):
-            for name in targets:
+            for name in list(samples):
                 samples[name].append(one(name))
-    return _summary(samples, runs)
+    return _summary(samples, runs, operations)
 
 
 def _median(samples: list[dict[str, Any]], part: str) -> float:
@@ -190,7 +276,9 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
 
-def _summary(samples: dict[str, list[dict[str, Any]]], runs: int) -> dict[str, Any]:
+def _summary(
+    samples: dict[str, list[dict[str, Any]]], runs: int, operations: dict[str, dict[str, int]] | None = None
+) -> dict[str, Any]:
     base = samples[BASELINE]
     parts = ("import", "composition", "invocation", "total", "cpu")
     result: dict[str, Any] = {
@@ -204,6 +292,9 @@ def _summary(samples: dict[str, list[dict[str, Any]]], runs: int) -> dict[str, A
         "ratio_first_invocation": {},
         "cpu_ratio_first_invocation": {},
         "ratio_import": {},
+        "ratio_same_services": {},
+        "same_services_ms": {},
+        "operations_first_invocation": operations or {},
     }
     for name, module in HANDLERS.items():
         if name not in samples:
@@ -218,4 +309,8 @@ def _summary(samples: dict[str, list[dict[str, Any]]], runs: int) -> dict[str, A
         result["ratio_first_invocation"][name] = round(_median(found, "total") / _median(base, "total"), 3)
         result["cpu_ratio_first_invocation"][name] = round(_median(found, "cpu") / _median(base, "cpu"), 3)
         result["ratio_import"][name] = round(_median(found, "import") / _median(base, "import"), 3)
+        same = samples.get(f"{BASELINE}:{name}")
+        if same:
+            result["same_services_ms"][name] = _ms(_median(same, "total"))
+            result["ratio_same_services"][name] = round(_median(found, "total") / _median(same, "total"), 3)
     return result
