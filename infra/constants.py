@@ -52,6 +52,13 @@ SES_EVENT_TYPES: Final = ("SEND", "DELIVERY", "BOUNCE", "COMPLAINT", "REJECT", "
 QUEUE_RETENTION_DAYS: Final = 14
 DLQ_MAX_RECEIVE_COUNT: Final = 5
 PUSH_BATCH_SIZE: Final = 10
+# Callbacks: an invocation has time for every record of its batch to wait out its whole POST
+# timeout (see Settings.callbacks_timeout_seconds), so a receiver that never answers cannot
+# time the function out and spend the receives of records it never attempted.
+CALLBACKS_BATCH_SIZE: Final = 10
+CALLBACKS_START_SECONDS: Final = 10  # cold start and the secret's first read
+# AWS: a source queue's visibility timeout at least six times the function's timeout.
+CALLBACK_QUEUE_VISIBILITY_FACTOR: Final = 6
 
 # --- IAM actions (one place, so tests and policies agree) ----------------------------------
 LEDGER_ITEM_ACTIONS: Final = (

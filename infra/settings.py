@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from infra import constants as c
+from sendledger.adapters.sqs_visibility import CALL_SECONDS
 from sendledger.settings import SettingsError, Tunables, settings_error
 
 if TYPE_CHECKING:
@@ -89,6 +90,18 @@ class Settings(Tunables):
     def drain_seconds(self) -> float:
         """Time one poll needs to apply a cycle's events at the configured concurrency."""
         return self.events_per_cycle * c.APPLY_MS_PER_EVENT / 1000 / self.poll_apply_concurrency
+
+    @property
+    def callbacks_timeout_seconds(self) -> int:
+        """The callbacks function's timeout: a full batch of POSTs that each wait their whole
+        CALLBACK_TIMEOUT_SECONDS and then schedule their next attempt, after the start."""
+        per_record = self.callback_timeout_seconds + CALL_SECONDS
+        return c.CALLBACKS_BATCH_SIZE * per_record + c.CALLBACKS_START_SECONDS
+
+    @property
+    def callback_queue_visibility_seconds(self) -> int:
+        """How long a received callback stays hidden unless its attempt sets its next delay."""
+        return c.CALLBACK_QUEUE_VISIBILITY_FACTOR * self.callbacks_timeout_seconds
 
     def slo_arithmetic(self) -> list[str]:
         """The SLO budget and the drain check with their numbers, as synthesis prints them."""

@@ -32,9 +32,9 @@ from infra.settings import Settings
 from sendledger import names
 
 PUBLISHER_TIMEOUT_SECONDS = 30
-CALLBACKS_TIMEOUT_SECONDS = 60
 STREAM_BATCH_SIZE = 100
 STREAM_RETRY_ATTEMPTS = 10  # then bisected down to the failing record, then the DLQ
+PUBLISHER_ONLY_SID = "OnlyThePublisherPutsEvents"
 # Stream records live 24 h; an iterator this old means the publisher is falling behind.
 ITERATOR_AGE_ALARM_MS = 5 * 60 * 1000
 
@@ -52,7 +52,8 @@ class StatusOut(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         removal = settings.removal_policy
-        self.bus = events.EventBus(self, "Bus", event_bus_name=f"{names.EVENT_BUS_PREFIX}-{settings.stage}")
+        bus_name = f"{names.EVENT_BUS_PREFIX}-{settings.stage}"
+        self.bus = events.EventBus(self, "Bus", event_bus_name=bus_name)
         env = {**environment, names.ENV_EVENT_BUS_NAME: self.bus.event_bus_name}
         assert data.table.table_stream_arn is not None
 
@@ -78,6 +79,7 @@ class StatusOut(Construct):
             f"{c.LIST_STREAMS_ACTION} (granted by the stream event source); neither takes a resource ARN. "
             "Reading the stream itself is granted on the stream's ARN.",
         )
+        self._only_the_publisher_puts_events(bus_name)
         self.publisher.function.add_event_source(
             sources.DynamoEventSource(
                 data.table,
@@ -119,15 +121,15 @@ class StatusOut(Construct):
         self.callback_queue, self.callback_dlq = queue_with_dlq(
             self,
             "CallbackQueue",
-            visibility_timeout=cdk.Duration.seconds(CALLBACKS_TIMEOUT_SECONDS * 2),
+            visibility_timeout=cdk.Duration.seconds(settings.callback_queue_visibility_seconds),
             max_receive_count=settings.callback_max_attempts,
         )
         rule = events.Rule(
             self,
             "CallbackRule",
             event_bus=self.bus,
-            description="Every sendledger status event to the callback queue",
-            event_pattern=events.EventPattern(source=[names.EVENT_SOURCE]),
+            description="Every sendledger status event (this account's publisher) to the callback queue",
+            event_pattern=events.EventPattern(source=[names.EVENT_SOURCE], account=[cdk.Aws.ACCOUNT_ID]),
         )
         rule.add_target(targets.SqsQueue(self.callback_queue, dead_letter_queue=self.callback_dlq, retry_attempts=185))
         self.callbacks = SendledgerFunction(
@@ -137,7 +139,7 @@ class StatusOut(Construct):
             handler=names.CALLBACKS_HANDLER,
             code=code,
             environment={**env, names.ENV_CALLBACK_SECRET_ARN: self.callback_secret.secret_arn},
-            timeout=cdk.Duration.seconds(CALLBACKS_TIMEOUT_SECONDS),
+            timeout=cdk.Duration.seconds(settings.callbacks_timeout_seconds),
             memory_size=256,
             log_retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=removal,
@@ -155,11 +157,28 @@ class StatusOut(Construct):
         self.callbacks.function.add_event_source(
             sources.SqsEventSource(
                 self.callback_queue,
-                batch_size=c.PUSH_BATCH_SIZE,
+                batch_size=c.CALLBACKS_BATCH_SIZE,
                 report_batch_item_failures=True,
                 max_concurrency=2,  # a slow receiver is not hammered
             )
         )
+
+    def _only_the_publisher_puts_events(self, bus_name: str) -> None:
+        """The bus signs nothing it did not get from the publisher: an explicit deny for every
+        other principal (an IAM user or role of this account with events:PutEvents included;
+        no identity policy overrides a resource policy's deny)."""
+        deny_others = iam.PolicyStatement(
+            sid=PUBLISHER_ONLY_SID,
+            effect=iam.Effect.DENY,
+            principals=[iam.AnyPrincipal()],
+            actions=["events:PutEvents"],
+            # The bus's own ARN, spelled out: its GetAtt inside its own Policy would be circular.
+            resources=[cdk.Stack.of(self).format_arn(service="events", resource="event-bus", resource_name=bus_name)],
+            conditions={"ArnNotEquals": {"aws:PrincipalArn": self.publisher.role.role_arn}},
+        )
+        bus = self.bus.node.default_child
+        assert isinstance(bus, events.CfnEventBus)
+        bus.policy = iam.PolicyDocument(statements=[deny_others]).to_json()
 
     @property
     def functions(self) -> list[lambda_.Function]:

@@ -32,6 +32,7 @@ CALLBACK_DLQ = "sendledger-callbacks-dlq"
 EVENTS_RULE = "sendledger-local-events"
 CALLBACK_RULE = "sendledger-callbacks"
 STREAM_BATCH_SIZE = 100  # the deployed event source's batch size
+CALLBACK_VISIBILITY_SECONDS = 30  # a callback in flight locally (a crash retries it this much later)
 # botocore names a stream's endpoint by the account in its ARN; moto answers the regional one.
 STREAMS_CONFIG = Config(account_id_endpoint_mode="disabled")
 
@@ -49,17 +50,28 @@ class StatusOutResources:
 
 
 def create_status_out_resources(
-    *, table_name: str, bus_name: str, max_attempts: int, region: str, session: boto3.session.Session | None = None
+    *,
+    table_name: str,
+    bus_name: str,
+    max_attempts: int,
+    region: str,
+    session: boto3.session.Session | None = None,
+    callback_visibility_seconds: int = CALLBACK_VISIBILITY_SECONDS,
 ) -> StatusOutResources:
-    """The bus, its two rules and their queues (the ledger table was created with its stream)."""
+    """The bus, its two rules and their queues (the ledger table was created with its stream).
+
+    The rules match what the deployed callback rule matches: this account's sendledger events.
+    """
     session = session or boto3.session.Session()
     events, sqs = session.client("events", region_name=region), session.client("sqs", region_name=region)
+    account = session.client("sts", region_name=region).get_caller_identity()["Account"]
     events.create_event_bus(Name=bus_name)
     events_url, events_arn = _queue(sqs, EVENTS_QUEUE, {})
     dlq_url, dlq_arn = _queue(sqs, CALLBACK_DLQ, {})
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_attempts)})
-    callback_url, callback_arn = _queue(sqs, CALLBACK_QUEUE, {"RedrivePolicy": redrive, "VisibilityTimeout": "30"})
-    pattern = json.dumps({"source": [names.EVENT_SOURCE]})
+    attributes = {"RedrivePolicy": redrive, "VisibilityTimeout": str(callback_visibility_seconds)}
+    callback_url, callback_arn = _queue(sqs, CALLBACK_QUEUE, attributes)
+    pattern = json.dumps({"source": [names.EVENT_SOURCE], "account": [account]})
     for rule, arn in ((EVENTS_RULE, events_arn), (CALLBACK_RULE, callback_arn)):
         events.put_rule(Name=rule, EventBusName=bus_name, EventPattern=pattern, State="ENABLED")
         events.put_targets(Rule=rule, EventBusName=bus_name, Targets=[{"Id": "queue", "Arn": arn}])
@@ -136,9 +148,25 @@ def stream_event(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"Records": records}
 
 
+def sqs_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+    """A received SQS message as the SQS event source hands it to a function."""
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes", {}),
+        "messageAttributes": {},
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
 def first_failure(response: Any) -> str | None:
-    failures = (response or {}).get("batchItemFailures") or []
-    return str(failures[0]["itemIdentifier"]) if failures else None
+    """The checkpoint of a partial batch response: Lambda resumes at the lowest sequence number."""
+    failures = [str(f["itemIdentifier"]) for f in (response or {}).get("batchItemFailures") or []]
+    return min(failures, key=int) if failures else None
 
 
 @dataclass
@@ -204,7 +232,7 @@ class StatusOut:
             MaxNumberOfMessages=10,
             MessageSystemAttributeNames=["All"],
         ).get("Messages", []):
-            event = {"Records": [self._sqs_record(message) for message in messages]}
+            event = {"Records": [sqs_record(m, self.resources.callback_queue_arn, self.region) for m in messages]}
             with self.invoke_lock:
                 response = self.callbacks(event, self.make_context())
             failed = {f["itemIdentifier"] for f in (response or {}).get("batchItemFailures", [])}
@@ -216,19 +244,6 @@ class StatusOut:
                 )
             delivered += len(done)
         return delivered
-
-    def _sqs_record(self, message: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "messageId": message["MessageId"],
-            "receiptHandle": message["ReceiptHandle"],
-            "body": message["Body"],
-            "attributes": message.get("Attributes", {}),
-            "messageAttributes": {},
-            "md5OfBody": message.get("MD5OfBody", ""),
-            "eventSource": "aws:sqs",
-            "eventSourceARN": self.resources.callback_queue_arn,
-            "awsRegion": self.region,
-        }
 
 
 def _queue(sqs: Any, name: str, attributes: dict[str, str]) -> tuple[str, str]:

@@ -212,6 +212,8 @@ class StatusOut:
     retries: Callable[[str], CallbackRetries]  # by queue URL or ARN
     secret: Callable[[], str]  # cached; re-read when the cache expires (rotation)
     clock: Clock
+    # The longest a `retries` call can take: with the POST's timeout, one record's time budget.
+    retry_call_seconds: float = 0
 
 
 @cache
@@ -224,7 +226,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
     from sendledger.adapters.eventbridge import EventBridgeBus
-    from sendledger.adapters.sqs_visibility import SqsVisibility
+    from sendledger.adapters.sqs_visibility import CALL_SECONDS, SqsVisibility
     from sendledger.domain.clock import SystemClock
     from sendledger.settings import Settings
 
@@ -237,4 +239,5 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
         retries=SqsVisibility.of_queue,
         secret=lambda: callback_secret(settings),
         clock=SystemClock(),
+        retry_call_seconds=CALL_SECONDS,
     )

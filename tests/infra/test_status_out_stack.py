@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from tests.infra.conftest import synth
+from sendledger.adapters.sqs_visibility import CALL_SECONDS
+from tests.infra.conftest import resources, synth
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +45,117 @@ def test_callbacks_have_a_rule_a_queue_with_redrive_and_a_secret(with_callbacks:
     with_callbacks.has_resource_properties(
         "AWS::CloudWatch::Alarm", {"MetricName": "IteratorAge", "Namespace": "AWS/Lambda"}
     )
+
+
+# --- who may put events on the bus ---------------------------------------------------------------
+ACCOUNT = "123456789012"
+
+
+def _arn_of(value: Any) -> str:
+    """A template value as the ARN it resolves to (a role's or the bus's GetAtt, or a literal)."""
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        logical, _ = value["Fn::GetAtt"]
+        return f"arn:aws:iam::{ACCOUNT}:role/{logical}" if "Role" in logical else f"arn:aws:events:::{logical}"
+    return str(value)
+
+
+def _condition_holds(operator: str, key_values: dict[str, Any], request: dict[str, str]) -> bool:
+    """IAM's rules for the operators the bus policy may use; any other is a test to extend."""
+    [(key, wanted)] = key_values.items()
+    wanted_arns = {_arn_of(v) for v in (wanted if isinstance(wanted, list) else [wanted])}
+    given = request.get(key)
+    if operator == "ArnNotEquals":
+        return given is None or given not in wanted_arns  # a negated operator holds when the key is absent
+    if operator == "ArnEquals":
+        return given is not None and given in wanted_arns
+    raise AssertionError(f"the bus policy uses {operator}: teach this test how IAM evaluates it")
+
+
+def _denied_by_bus_policy(template: Template, principal_arn: str) -> bool:
+    """Whether an explicit Deny of the bus's resource policy matches PutEvents by this principal."""
+    [(bus, resource)] = resources(template, "AWS::Events::EventBus").items()
+    assert not resources(template, "AWS::Events::EventBusPolicy"), "the whole policy is the bus's Policy"
+    for statement in resource["Properties"]["Policy"]["Statement"]:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        if statement["Effect"] != "Deny" or not ({"events:PutEvents", "events:*"} & set(actions)):
+            continue
+        assert json.dumps(statement["Resource"]).endswith(':event-bus/sendledger-dev"]]}'), statement["Resource"]
+        assert statement["Principal"] in ("*", {"AWS": "*"}), statement["Principal"]
+        request = {"aws:PrincipalArn": principal_arn}
+        if all(
+            _condition_holds(op, {key: value}, request)
+            for op, pairs in statement.get("Condition", {}).items()
+            for key, value in pairs.items()
+        ):
+            return True
+    return False
+
+
+def _role_of(template: Template, function_id: str) -> str:
+    [role] = [name for name in resources(template, "AWS::IAM::Role") if name.startswith(function_id)]
+    return f"arn:aws:iam::{ACCOUNT}:role/{role}"
+
+
+def test_a_forged_put_events_from_any_other_principal_is_refused_by_the_bus_policy(with_callbacks: Template) -> None:
+    publisher = _role_of(with_callbacks, "StatusOutPublisherFunctionRole")
+    forgers = [
+        _role_of(with_callbacks, "ApiApiFunctionRole"),  # an app of this account with events:PutEvents on *
+        _role_of(with_callbacks, "StatusOutCallbacksFunctionRole"),
+        f"arn:aws:iam::{ACCOUNT}:user/developer",
+        "arn:aws:iam::210987654321:root",  # another account
+    ]
+    for forger in forgers:
+        assert _denied_by_bus_policy(with_callbacks, forger), forger
+    # The publisher alone is not denied; its identity policy allows PutEvents on this bus only
+    assert not _denied_by_bus_policy(with_callbacks, publisher)
+    [bus] = resources(with_callbacks, "AWS::Events::EventBus")
+    with_callbacks.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "Roles": [{"Ref": publisher.rsplit("/", 1)[1]}],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Action": "events:PutEvents", "Resource": {"Fn::GetAtt": [bus, "Arn"]}})]
+                )
+            },
+        },
+    )
+
+
+def test_the_callback_rule_takes_only_this_accounts_sendledger_events(with_callbacks: Template) -> None:
+    with_callbacks.has_resource_properties(
+        "AWS::Events::Rule",
+        {"EventPattern": {"source": ["sendledger"], "account": [{"Ref": "AWS::AccountId"}]}},
+    )
+
+
+@pytest.mark.parametrize("timeout", [10, 60])  # the default, and the longest CALLBACK_TIMEOUT_SECONDS allowed
+def test_a_full_batch_of_posts_that_each_time_out_fits_the_callbacks_timeout(
+    timeout: int, with_callbacks: Template
+) -> None:
+    template = (
+        with_callbacks
+        if timeout == 10
+        else synth(callback_url="https://hooks.example.com/sendledger", callback_timeout_seconds=timeout)
+    )
+    [function] = [
+        f for n, f in resources(template, "AWS::Lambda::Function").items() if n.startswith("StatusOutCallbacks")
+    ]
+    [mapping] = [
+        m["Properties"]
+        for n, m in resources(template, "AWS::Lambda::EventSourceMapping").items()
+        if n.startswith("StatusOutCallbacks")
+    ]
+    [queue] = [
+        q["Properties"]
+        for n, q in resources(template, "AWS::SQS::Queue").items()
+        if n.startswith("StatusOutCallbackQueue") and "Dlq" not in n
+    ]
+    properties = function["Properties"]
+    assert properties["Environment"]["Variables"]["CALLBACK_TIMEOUT_SECONDS"] == str(timeout)
+    # Every record may wait its whole POST timeout, then change its visibility (3 s at most),
+    # and the invocation still ends on its own with time left for its start
+    per_record = timeout + CALL_SECONDS
+    assert mapping["BatchSize"] * per_record + 10 <= properties["Timeout"] <= 900
+    # The queue hides a record in flight for at least six function timeouts (AWS's advice)
+    assert queue["VisibilityTimeout"] >= 6 * properties["Timeout"]

@@ -2,60 +2,30 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
+import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
 
 import boto3
 import pytest
 
+from local.status_out import sqs_record
+from sendledger.adapters.callbacks_http import UrllibEndpoint
+from tests.support.fakes import FakeLambdaContext
+from tests.support.receiver import FAIL, Receiver, always, first, signature_valid
 from tests.support.status_out import status_out_harness
 
 SECRET = "local-callback-secret"  # the local default, as a receiver would configure it
 
 
-class Receiver:
-    """Answers 500 to the first `failures` POSTs, then 204; keeps every request it got."""
-
-    def __init__(self, failures: int) -> None:
-        self.failures = failures
-        self.requests: list[tuple[dict[str, str], bytes]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(500 if len(receiver.requests) <= receiver.failures else 204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks/sendledger"
-
-    def __enter__(self) -> Receiver:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def verified(headers: dict[str, str], body: bytes) -> bool:
     """What the README tells a receiver to do, with the standard library only."""
-    parts = dict(p.split("=", 1) for p in headers["sendledger-signature"].split(","))
-    expected = hmac.new(SECRET.encode(), f"{parts['t']}.".encode() + body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, parts["v1"])
+    return signature_valid(SECRET, headers["sendledger-signature"], body)
+
+
+def bodies(receiver: Receiver) -> list[tuple[dict[str, str], bytes]]:
+    return [(got.headers, got.body) for got in receiver.requests]
 
 
 def pump_for(services, clock, receiver, max_attempts):
@@ -72,18 +42,18 @@ def admin_suppress(api):
 
 
 def test_a_failing_receiver_gets_the_same_signed_event_until_it_answers_2xx(api, clock):
-    with Receiver(failures=2) as receiver:
+    with Receiver(SECRET, first(2, FAIL)) as receiver:
         pump = pump_for(api.services, clock, receiver, max_attempts=5)
         admin_suppress(api)
         pump.pump()
     assert len(receiver.requests) == 3
-    (headers, body), *_ = receiver.requests
+    (headers, body), *_ = bodies(receiver)
     payload = json.loads(body)
     assert set(payload) == {"id", "type", "created_at", "data"}
     assert payload["type"] == "sendledger.suppression.changed"
     assert payload["id"] == payload["data"]["event_id"] == headers["sendledger-event-id"]
     assert payload["data"]["recipient"] == "gina@example.com" and payload["data"]["suppressed"] is True
-    for headers, again in receiver.requests:
+    for headers, again in bodies(receiver):
         assert again == body and headers["sendledger-event-id"] == payload["id"]  # one id, every attempt
         assert verified(headers, again)
         assert headers["sendledger-signature"].startswith(f"t={int(clock.now().timestamp())},v1=")
@@ -92,17 +62,17 @@ def test_a_failing_receiver_gets_the_same_signed_event_until_it_answers_2xx(api,
 
 
 def test_a_receiver_that_never_answers_2xx_leaves_the_event_in_the_dlq(api, clock):
-    with Receiver(failures=10**6) as receiver:
+    with Receiver(SECRET, always(FAIL)) as receiver:
         pump = pump_for(api.services, clock, receiver, max_attempts=3)
         admin_suppress(api)
         pump.pump()
     assert len(receiver.requests) == 3
     dlq = boto3.client("sqs").receive_message(QueueUrl=pump.resources.callback_dlq_url).get("Messages", [])
-    assert [json.loads(m["Body"])["detail"]["event_id"] for m in dlq] == [json.loads(receiver.requests[0][1])["id"]]
+    assert [json.loads(m["Body"])["detail"]["event_id"] for m in dlq] == [json.loads(receiver.requests[0].body)["id"]]
 
 
 def test_a_receiver_that_is_down_does_not_block_publishing(api, clock):
-    with Receiver(failures=0) as receiver:
+    with Receiver(SECRET) as receiver:
         url = receiver.url
     settings = api.services.settings.model_copy(update={"callback_url": url, "callback_retry_base_seconds": 60})
     pump = status_out_harness(settings, clock=clock, with_callbacks=True)[0]
@@ -126,3 +96,76 @@ def _no_cached_queue_urls():
     SqsVisibility.of_queue.cache_clear()
     yield
     SqsVisibility.of_queue.cache_clear()
+
+
+def test_a_receiver_that_trickles_its_answer_is_cut_off_at_the_timeout():
+    # Given a receiver that accepts and sends its answer one byte every 50 ms: no single read
+    # ever waits the timeout, so urllib's per-read timeout alone would wait for all of it (~10 s)
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 204 No Content\r\n" + b"X-Slow: " + b"." * 200 + b"\r\n\r\n":
+                if stop.wait(0.05):
+                    return
+                connection.sendall(bytes([byte]))
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    started = time.monotonic()
+    try:
+        # When a callback is posted with a 0.3 s timeout
+        status = UrllibEndpoint().post(url, b"{}", {"Content-Type": "application/json"}, 0.3)
+    finally:
+        stop.set()
+        server.close()
+    # Then the POST ends at the timeout, unanswered: the whole request is bounded, not each read
+    assert status is None
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_record_without_time_for_its_post_is_left_for_the_next_receive(api, clock):
+    # Given a callback whose POST (10 s) and visibility change (3 s) no longer fit the invocation
+    with Receiver(SECRET) as receiver:
+        pump = pump_for(api.services, clock, receiver, max_attempts=3)
+        admin_suppress(api)
+        pump.publish()
+        sqs = boto3.client("sqs")
+        [message] = sqs.receive_message(
+            QueueUrl=pump.resources.callback_queue_url, MessageSystemAttributeNames=["All"]
+        )["Messages"]
+        record = sqs_record(message, pump.resources.callback_queue_arn, "us-east-1")
+        # When the function has 12 s left
+        answer = pump.callbacks({"Records": [record]}, FakeLambdaContext(remaining_ms=12_000))
+        # Then the record is not posted and is reported failed (not deleted: it comes back)
+        assert receiver.requests == []
+        assert answer == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
+        # And with 13 s left it is
+        answer = pump.callbacks({"Records": [record]}, FakeLambdaContext(remaining_ms=13_000))
+        assert len(receiver.requests) == 1 and answer == {"batchItemFailures": []}
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_an_answer_that_is_not_http_is_no_answer():
+    # Given a receiver that answers with something that is not an HTTP status line
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def garble() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"hello, this is not HTTP\r\n\r\n")
+
+    threading.Thread(target=garble, daemon=True).start()
+    try:
+        # When a callback is posted to it
+        status = UrllibEndpoint().post(f"http://127.0.0.1:{server.getsockname()[1]}/hook", b"{}", {}, 2)
+    finally:
+        server.close()
+    # Then it counts as no answer (retried with backoff), and nothing is raised, on the POST's
+    # own thread either (it has ended: the answer came well within the timeout)
+    assert status is None

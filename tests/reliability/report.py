@@ -90,7 +90,12 @@ WHAT_IT_PROVES = [
     "- history is append-only across the whole run; never two accepted sends per intent; never two",
     "  valid tokens per account (and only the one the model saw mailed last can work); no intent",
     "  lost (a defined state, unsettled rows on due work, idempotency record and message together);",
-    "- every schedule ends with the poller run to quiescence: settled means terminal or unresolved.",
+    "- every schedule ends with the poller run to quiescence: settled means terminal or unresolved;",
+    "- status out (ledger stream → publisher → bus → rule → SQS → callbacks → receiver, Lambda's",
+    "  event sources emulated): every change the stream holds reaches the bus with its event_id (or",
+    "  its record the publisher's on-failure destination), nothing is published or called back that",
+    "  the ledger does not hold, and every event on the bus reaches a receiver that verifies its",
+    "  signature, or waits in the callback DLQ after the documented backoff.",
     "",
     "Secrets: no reset token outside the mail (logs, metrics, answers, histories, every table",
     "item), no raw address in logs, constant-time comparison on hashes, lockout after",
@@ -168,6 +173,22 @@ def render(figs: Counter[str], result: dict[str, object], runtime: float, status
         f"{figs['reached_lease_expiries']} / {figs['reached_proven_absences']} / {figs['reached_resends']} / "
         f"{figs['reached_unresolved']} |",
         f"| regressions refused (a late event recorded, state kept) | {figs['reached_regressions_refused']} |",
+        f"| status out: fault schedules run / checks (ledger → bus → receiver) | {figs['status_out_schedules']} / "
+        f"{figs['status_out_checks']} |",
+        f"| status out: PutEvents entries refused in a 200 / publisher kills | {figs['status_out_entries_refused']} / "
+        f"{figs['status_out_publisher_kills']} |",
+        f"| status out: events put twice (same id) / callbacks received twice (dropped by id) | "
+        f"{figs['status_out_duplicates_on_bus']} / {figs['status_out_duplicate_callbacks']} |",
+        f"| status out: callbacks dead-lettered / never answered (backoff to the DLQ) / killed after the POST | "
+        f"{figs['status_out_dead_lettered']} / {figs['status_out_blackholed_callbacks']} / "
+        f"{figs['status_out_callbacks_killed_after_post']} |",
+        f"| stateful model: publisher batches / entries refused / publisher kills / batches redelivered | "
+        f"{figs['stateful_publisher_batches']} / {figs['stateful_put_entries_refused']} / "
+        f"{figs['stateful_publisher_kills']} / {figs['stateful_stream_redeliveries']} |",
+        f"| stateful model: callback batches / with a failing receiver / killed after a POST / retries expired / "
+        f"dead-lettered | {figs['stateful_callback_batches']} / {figs['stateful_callbacks_failed']} / "
+        f"{figs['stateful_callbacks_killed_after_post']} / {figs['stateful_callback_retries_expired']} / "
+        f"{figs['stateful_callbacks_dead_lettered']} |",
         f"| provider calls judged against the recipient's suppression | {figs['provider_calls_judged']} |",
         f"| invariant checks performed (whole-ledger scans) | {figs['invariant_checks']} |",
         f"| invariant violations found | {counts['failed']} |",

@@ -85,6 +85,9 @@ MESSAGES = f"{FUNCTIONS}/domain/messages.py"
 RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
 STATE_CHANGES = f"{FUNCTIONS}/domain/state_changes.py"
 STREAM = f"{DYNAMODB}/stream.py"
+EVENTBRIDGE = f"{FUNCTIONS}/adapters/eventbridge.py"
+PUBLISHER = f"{FUNCTIONS}/handlers/publisher.py"
+CALLBACKS = f"{FUNCTIONS}/handlers/callbacks.py"
 
 GATE_SEED = os.environ.get("SENDLEDGER_HYPOTHESIS_SEED") or str(secrets.randbelow(2**32))
 
@@ -344,6 +347,47 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
 def _message_item(old: Item, new: Item) -> list[StatusEvent]:
     before, after = _state(old), _state(new)
     if after is None or after is before or before is None:
+""",
+    ),
+    Sabotage(
+        "status-partial-put-taken-as-success",
+        "every state change reaches the bus: PutEvents answering 200 with FailedEntryCount > 0 "
+        "(ThrottlingException, InternalFailure per entry) is a failure, not a success",
+        EVENTBRIDGE,
+        old='            if response.get("FailedEntryCount"):\n',
+        new='            if response.get("ResponseMetadata", {}).get("HTTPStatusCode", 200) != 200:\n',
+    ),
+    Sabotage(
+        "status-record-acknowledged-before-put",
+        "a stream record is acknowledged only once its events are on the bus: put in the "
+        "background, the record is done before its put, and a failed put loses its events",
+        PUBLISHER,
+        old="        publish_record(record.raw_event, status.changes, status.bus, report)\n",
+        new="        import threading  # the record is acknowledged now, its events put meanwhile\n\n"
+        "        put = (record.raw_event, status.changes, status.bus, report)\n"
+        "        threading.Thread(target=publish_record, args=put).start()\n",
+    ),
+    Sabotage(
+        "status-callback-deleted-before-post",
+        "a callback leaves its queue only once the receiver answered 2xx: reported done while "
+        "its POST is still in flight, a failed POST is lost",
+        CALLBACKS,
+        old="        attempt = deliver_callback(\n",
+        new="""\
+        import threading  # the POST goes on in the background: the record is done (deleted) now
+
+        receives = int(record.attributes.approximate_receive_count or 1)
+        handle_ = record.receipt_handle
+        retries = status.retries(record.event_source_arn)
+        threading.Thread(
+            target=lambda: deliver_callback(
+                record.body, receives, handle_, target=target, endpoint=status.endpoint, retries=retries,
+                clock=status.clock,
+            ),
+            daemon=True,
+        ).start()
+        return
+        attempt = deliver_callback(
 """,
     ),
 )

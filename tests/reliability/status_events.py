@@ -16,6 +16,8 @@ would publish against what the ledger showed:
 from __future__ import annotations
 
 import json
+import weakref
+from collections import deque
 from typing import Any
 
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -40,9 +42,54 @@ class Snapshot:
         return self.items.get((pk, sk))
 
 
+class StreamTap:
+    """moto's stream of the ledger table, read once in this process and handed to every reader.
+
+    Each record is read from moto's backend, handed to every reader alive, then dropped from
+    moto (which otherwise keeps and deep-copies them forever, see forget_read_records): the
+    ledger watch and the publisher's event source each see every record once, whichever
+    reads first.
+    """
+
+    def __init__(self) -> None:
+        self._readers: weakref.WeakSet[TapReader] = weakref.WeakSet()
+
+    def reader(self) -> TapReader:
+        """A reader from now on: what was committed before it was opened is not its own."""
+        self.pull()
+        reader = TapReader(self)
+        self._readers.add(reader)
+        return reader
+
+    def pull(self) -> None:
+        records = _records()
+        if not records:
+            return
+        shaped = [json.loads(json.dumps(raw.to_json(), default=str)) for raw in records]
+        for reader in list(self._readers):
+            reader.records.extend(shaped)
+        _forget(len(records))
+
+
+class TapReader:
+    def __init__(self, tap: StreamTap) -> None:
+        self.tap = tap
+        self.records: deque[dict[str, Any]] = deque()
+
+    def take(self) -> list[dict[str, Any]]:
+        """Every record committed since the last take, oldest first."""
+        self.tap.pull()
+        taken = list(self.records)
+        self.records.clear()
+        return taken
+
+
+STREAM = StreamTap()
+
+
 class StatusEventWatch:
     def __init__(self) -> None:
-        _forget(len(_records()))  # a watch starts with its run: earlier runs' records are not its own
+        self.stream = STREAM.reader()  # a watch starts with its run: earlier runs' records are not its own
         self.events: dict[str, StatusEvent] = {}
         self.seen_states: set[tuple[str, str]] = set()
         self.seen_versions: set[tuple[str, int]] = set()
@@ -56,14 +103,11 @@ class StatusEventWatch:
             if item["pk"]["S"].startswith("SUP#") and "version" in item:
                 self.seen_versions.add((item["pk"]["S"].removeprefix("SUP#"), int(item["version"]["N"])))
         # The stream after the scan: it holds at least every change the scan shows.
-        records = _records()
         stream = LedgerStream(Snapshot(items))  # type: ignore[arg-type]
-        for raw in records:
-            record = json.loads(json.dumps(raw.to_json(), default=str))
+        for record in self.stream.take():
             self._count_entering_write(record)
             for event in stream.events_of(record):
                 self._one_change_one_id(event)
-        _forget(len(records))
         self._nothing_lost()
 
     def _count_entering_write(self, record: dict[str, Any]) -> None:
@@ -78,7 +122,9 @@ class StatusEventWatch:
 
     def _one_change_one_id(self, event: StatusEvent) -> None:
         known = self.events.setdefault(event.event_id, event)
-        assert _change(known) == _change(event), f"one event id, two changes: {known.detail} / {event.detail}"
+        assert change_of(known.detail) == change_of(event.detail), (
+            f"one event id, two changes: {known.detail} / {event.detail}"
+        )
         if event.detail_type is not DetailType.MESSAGE_STATE_CHANGED:
             return
         message_id, state = event.detail["message_id"], event.detail["state"]
@@ -114,9 +160,9 @@ class StatusEventWatch:
 _EVIDENCE = frozenset({"previous_state", "provider_message_id", "reason", "occurred_at"})
 
 
-def _change(event: StatusEvent) -> dict[str, Any]:
+def change_of(detail: dict[str, Any]) -> dict[str, Any]:
     """What one id must always describe: the message (or recipient) and the state it entered."""
-    return {k: v for k, v in event.detail.items() if k not in _EVIDENCE}
+    return {k: v for k, v in detail.items() if k not in _EVIDENCE}
 
 
 def _forget(count: int) -> None:

@@ -12,6 +12,14 @@ suppression between intent and provider call, SES events that outrun the send's 
 write, a poll cycle while a send is in flight, a reset mailed and followed. The test fails if a
 run reached any of them zero times (HARD_PATH_FIGURES).
 
+Status out runs between those steps (tests/reliability/status_out_model.py): the publisher
+takes stream batches (entries refused in a 200, killed at a PutEvents, a batch redelivered),
+the callbacks take queue batches against a real receiver (answering, failing, resetting,
+keeping the request, answering late; killed after a POST), and the clock jumps to the next
+callback retry. Each step checks that nothing reached the bus or the receiver that the ledger
+does not hold; the end drains both and checks that every change was published and called back
+or dead-lettered.
+
 The provider is modelled faithfully in one respect the product relies on (the watermark):
 SES emits the Send event of every accepted mail within UNKNOWN_GRACE_SECONDS. Pending Send
 events are published, in an order and multiplicity Hypothesis picks, at the latest before the
@@ -40,7 +48,6 @@ import pytest
 from hypothesis import HealthCheck, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     invariant,
     precondition,
     rule,
@@ -56,6 +63,7 @@ from tests.conftest import HYPOTHESIS_SEED, TABLE
 from tests.integration.conftest import ses_record
 from tests.reliability import lifecycle_oracle
 from tests.reliability.conftest import SharedWorld, shared_world
+from tests.reliability.event_sources import sqs_on
 from tests.reliability.faults import (
     FIGURES,
     Answer,
@@ -67,6 +75,8 @@ from tests.reliability.faults import (
     s,
     valid_tokens,
 )
+from tests.reliability.status_out_model import StatusOutSteps
+from tests.reliability.status_out_world import StatusOutWorld
 from tests.support.counting import ledger_emitters
 from tests.support.fakes import ADMIN, CALLER
 
@@ -218,12 +228,13 @@ class SeededIds(random.Random):
 SEEDED_IDS = SeededIds(0)
 
 
-class LedgerMachine(RuleBasedStateMachine):
+class LedgerMachine(StatusOutSteps):
     def __init__(self) -> None:
         super().__init__()
         self.world = WORLD["world"]
         self.world.fresh()
         self.world.simulator.reset()
+        self.start_status_out(WORLD["status_out"], self._time_passes)
         self.watch = self.world.watch  # the one the provider-call hook reports to
         self.client, self.clock, self.services = self.world.client, self.world.clock, self.world.services
         self.provider = Provider(
@@ -251,8 +262,10 @@ class LedgerMachine(RuleBasedStateMachine):
         try:
             # After a failed step the world is broken by definition: quiescing it would only
             # raise a second, misleading error on top of the real one.
-            if self.clean and (self.keys or self.message_ids):
-                self._quiesce()
+            if self.clean:
+                if self.keys or self.message_ids:
+                    self._quiesce()
+                self.settle_status_out()
         finally:
             self.killer.close()
             del self.services.email.send_email
@@ -312,6 +325,11 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def _key(self, key: str) -> str:
         return f"{self.run_tag}-{key}"
+
+    def _time_passes(self, seconds: float) -> None:
+        """Time a step spends (a callback POST that waits its timeout): SES's Send model holds."""
+        self._emit_due_send_events(self.clock.now() + seconds * _second())
+        self.clock.advance(seconds)
 
     def _emit_due_send_events(self, until: Any) -> None:
         """SES emits every Send event within the grace: publish those that would be late."""
@@ -632,13 +650,17 @@ def _second() -> Any:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[SharedWorld]:
-    with shared_world() as shared, pytest.MonkeyPatch.context() as patch:
+    with shared_world() as shared, pytest.MonkeyPatch.context() as patch, sqs_on(shared.clock):
         patch.setattr(ids, "secrets", SEEDED_IDS)  # ids.ulid calls secrets.randbits(80)
         # One apply thread: a printed seed must replay the same requests in the same order
         # (the fault matrix and the poller-kill tests cover the concurrent applies).
         settings = shared.services.settings.model_copy(update={"poll_apply_concurrency": 1})
         patch.setattr(shared.services, "settings", settings)
-        yield shared
+        WORLD["status_out"] = status_out = StatusOutWorld(shared)
+        try:
+            yield shared
+        finally:
+            status_out.close()
 
 
 # What the model must have reached in a run for its green to mean anything (see the report).
@@ -653,6 +675,13 @@ HARD_PATH_FIGURES = (
     "reached_proven_absences",
     "reached_resends",
     "reached_regressions_refused",
+    # status out: entries refused, the publisher killed, callbacks failed, killed after a POST, retried
+    "stateful_put_entries_refused",
+    "stateful_publisher_kills",
+    "stateful_stream_redeliveries",
+    "stateful_callbacks_failed",
+    "stateful_callbacks_killed_after_post",
+    "stateful_callback_retries_expired",
 )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.client
+import threading
 import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING
@@ -22,16 +24,33 @@ _OPENER = urllib.request.build_opener(_NoRedirects)
 
 class UrllibEndpoint:
     def post(self, url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
+        """The receiver's status, or None when it gave none within `timeout_seconds` in all.
+
+        urllib's timeout bounds each socket operation, not the request: a receiver that accepts
+        and trickles bytes could hold one POST for many timeouts, and with it the whole batch
+        past the function's timeout. The POST runs on its own thread and is abandoned at the
+        deadline (its socket timeout then ends it).
+        """
         if not url.startswith(("https://", "http://")):
             raise ValueError("CALLBACK_URL must be an http(s) URL")
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310 - scheme checked
-        try:
-            with _OPENER.open(request, timeout=timeout_seconds) as response:
-                return int(response.status)
-        except urllib.error.HTTPError as error:
-            return int(error.code)
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError):
-            return None
+        answer: list[int | None] = []
+        thread = threading.Thread(
+            target=lambda: answer.append(_post(url, body, headers, timeout_seconds)), name="callback-post", daemon=True
+        )
+        thread.start()
+        thread.join(timeout_seconds)
+        return answer[0] if answer else None
+
+
+def _post(url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310 - scheme checked
+    try:
+        with _OPENER.open(request, timeout=timeout_seconds) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+    except (urllib.error.URLError, http.client.HTTPException, OSError):
+        return None  # no answer, or none that HTTP can read (a malformed or cut-off status line)
 
 
 def callback_secret(settings: Settings) -> str:

@@ -30,16 +30,14 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.StatusOut | None = None
 ) -> dict[str, Any]:
     status = runtime or bootstrap.status_out()
-    settings = status.settings
-    target = CallbackTarget(
-        url=settings.callback_url,
-        secret=status.secret(),
-        retry_base_seconds=settings.callback_retry_base_seconds,
-        max_attempts=settings.callback_max_attempts,
-        timeout_seconds=settings.callback_timeout_seconds,
-    )
 
     def handle(record: SQSRecord) -> None:
+        target = target_for(status)
+        # A record that could not finish before the function's timeout is not started: it
+        # comes back when its visibility ends, instead of the whole invocation being killed.
+        if context.get_remaining_time_in_millis() < (target.timeout_seconds + status.retry_call_seconds) * 1000:
+            logger.warning("callback not attempted: too little time left", extra={"message_id": record.message_id})
+            raise CallbackNotDelivered("not attempted: the invocation's time is nearly up")
         attempt = deliver_callback(
             record.body,
             int(record.attributes.approximate_receive_count or 1),
@@ -64,3 +62,15 @@ def lambda_handler(
         context=context,
     )
     return dict(response)
+
+
+def target_for(status: bootstrap.StatusOut) -> CallbackTarget:
+    """Where an event goes and how it is signed (resolved per event: the secret may rotate)."""
+    settings = status.settings
+    return CallbackTarget(
+        url=settings.callback_url,
+        secret=status.secret(),
+        retry_base_seconds=settings.callback_retry_base_seconds,
+        max_attempts=settings.callback_max_attempts,
+        timeout_seconds=settings.callback_timeout_seconds,
+    )
