@@ -25,12 +25,16 @@ def main() -> int:
     from benchmarks import counting
 
     counting.install()
-    from benchmarks.runner import SECTIONS, run, run_section
+    from benchmarks.runner import CHILD_SECTIONS, SECTIONS, run, run_section, smoke
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("--only", choices=sorted(SECTIONS), help="run one section, print its figures as JSON")
-    only = parser.parse_args().only
-    return run_section(only) if only else run(ROOT)
+    choices = sorted({*SECTIONS, *CHILD_SECTIONS})
+    parser.add_argument("--only", choices=choices, help="run one section, print its figures as JSON")
+    parser.add_argument("--smoke", action="store_true", help="every section once, tiny; writes nothing")
+    arguments = parser.parse_args()
+    if arguments.smoke:
+        return smoke(ROOT)
+    return run_section(arguments.only, ROOT) if arguments.only else run(ROOT)
 
 
 if __name__ == "__main__":

@@ -182,7 +182,12 @@ def lambda_context(function_name: str, timeout_seconds: float = 29.0) -> Any:
 
 
 class _Discard(io.TextIOBase):
+    """Where the handlers' log lines go in the benchmark: counted (CloudWatch Logs bills them), not kept."""
+
+    written = 0  # bytes, over every instance
+
     def write(self, text: str) -> int:
+        _Discard.written += len(text.encode("utf-8"))
         return len(text)
 
 

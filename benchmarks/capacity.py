@@ -1,15 +1,18 @@
-"""On-demand request units of one counted DynamoDB request (for the cost model).
+"""On-demand request units of one counted DynamoDB request, billed as DynamoDB bills them.
 
-Rules (DynamoDB developer guide, "Read/write capacity mode" and "Amazon DynamoDB
-Transactions: How it works", "Capacity management for transactions"):
+Rules (the sources, quoted, are in benchmarks/README.md, "Capacity"):
 - standard write: 1 WRU per started KB of item (an update: of the larger of the item before
-  and after); a write whose condition fails is billed as attempted;
-- transactional write: 2 WRUs per started KB per item, because "DynamoDB performs two
-  underlying reads or writes of every item in the transaction: one to prepare the transaction
-  and one to commit the transaction" (a ConditionCheck is billed like a write: conservative);
-- a cancelled transaction never commits: billed for its prepare phase, 1 WRU per started KB per
-  item (`conservative_write_request_units` keeps the older "billed as attempted" figure, 2 per
-  item, beside it);
+  and after); a write whose condition fails is billed as attempted ("If a ConditionExpression
+  evaluates to false during a conditional write, DynamoDB still consumes write capacity");
+- transactional write: 2 WRUs per started KB per item ("DynamoDB performs two underlying reads
+  or writes of every item in the transaction: one to prepare the transaction and one to commit
+  the transaction");
+- a cancelled transaction: billed as attempted, 2 WRUs per started KB per item as if it had
+  committed (the guide's current wording: the capacity "is consumed even when the transaction
+  is canceled"); `prepare_only_write_request_units` keeps the older, cheaper reading (1 per
+  item: the prepare phase only) beside it, for comparison only;
+- ConditionCheck: the guide does not say; billed like a transactional write of the checked item
+  (the worst case);
 - global secondary index (each of them: due-work and evidence): a table write that adds an item
   to the index, or removes one, is one index write of the projected item; one that changes the
   index key is two (delete + put); one that changes only projected attributes is one;
@@ -118,45 +121,60 @@ def _read_units(size: int, consistent: bool) -> float:
     return float(units) if consistent else units / 2
 
 
-def index_writes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> int:
-    """Write units the table's indexes cost for one item going from `before` to `after`."""
+def _indexes() -> tuple[tuple[str, tuple[str, str], tuple[str, ...]], ...]:
+    """(index name, its key attributes, its projected attributes) of every index on the ledger."""
     from sendledger import names
 
-    due_work = (
-        (names.DUE_WORK_INDEX_PARTITION_KEY, names.DUE_WORK_INDEX_SORT_KEY),
-        names.DUE_WORK_INDEX_PROJECTION,
+    return (
+        (
+            names.DUE_WORK_INDEX,
+            (names.DUE_WORK_INDEX_PARTITION_KEY, names.DUE_WORK_INDEX_SORT_KEY),
+            names.DUE_WORK_INDEX_PROJECTION,
+        ),
+        (names.EVIDENCE_INDEX, (names.EVIDENCE_INDEX_PARTITION_KEY, names.EVIDENCE_INDEX_SORT_KEY), ()),  # KEYS_ONLY
     )
-    evidence: tuple[tuple[str, str], tuple[str, ...]] = (
-        (names.EVIDENCE_INDEX_PARTITION_KEY, names.EVIDENCE_INDEX_SORT_KEY),
-        (),  # KEYS_ONLY
-    )
-    return sum(_one_index_writes(before, after, keys, projection) for keys, projection in (due_work, evidence))
 
 
-def _one_index_writes(
-    before: dict[str, Any] | None, after: dict[str, Any] | None, keys: tuple[str, str], projection: tuple[str, ...]
-) -> int:
-    def projected(item: dict[str, Any] | None) -> dict[str, Any] | None:
+IndexChange = tuple[str, tuple[str, str], dict[str, Any] | None, dict[str, Any] | None]
+
+
+def index_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[IndexChange]:
+    """(index, its key attributes, entry before, entry after) for each index entry a write changes."""
+
+    def projected(item: dict[str, Any] | None, keys: tuple[str, str], projection: tuple[str, ...]) -> Any:
         if not item or not all(k in item for k in keys):
             return None
-        wanted = ("pk", "sk", *keys, *projection)
-        return {name: item[name] for name in wanted if name in item}
+        return {name: item[name] for name in ("pk", "sk", *keys, *projection) if name in item}
 
-    old, new = projected(before), projected(after)
-    if old is None and new is None:
-        return 0
-    if old is None or new is None:
-        return _write_units(item_size(new or old))
-    if any(old.get(k) != new.get(k) for k in keys):
-        return _write_units(item_size(old)) + _write_units(item_size(new))
-    return _write_units(item_size(new)) if old != new else 0
+    changes: list[IndexChange] = []
+    for name, keys, projection in _indexes():
+        old, new = projected(before, keys, projection), projected(after, keys, projection)
+        if old != new:
+            changes.append((name, keys, old, new))
+    return changes
+
+
+def index_writes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> int:
+    """Write units the table's indexes cost for one item going from `before` to `after`: an entry
+    added or removed is one write of the projected item, a changed key two (delete + put), a
+    changed projection one."""
+    total = 0
+    for _, keys, old, new in index_changes(before, after):
+        if old is None or new is None:
+            total += _write_units(item_size(new or old))
+        elif any(old.get(k) != new.get(k) for k in keys):
+            total += _write_units(item_size(old)) + _write_units(item_size(new))
+        else:
+            total += _write_units(item_size(new))
+    return total
 
 
 def units_for(request: Request) -> dict[str, float]:
     op, params, response = request.operation, request.params, request.response
-    wru = rru = conservative = 0.0
+    wru = rru = prepare_only = 0.0
     before = request.before
     after = snapshot(op, params) if before else {}
+    request.after = after
     succeeded = 200 <= request.status < 300
 
     def write_size(table: str, key: dict[str, Any], put: dict[str, Any] | None = None) -> int:
@@ -188,8 +206,8 @@ def units_for(request: Request) -> dict[str, float]:
             else:
                 size = write_size(table, key, body.get("Item"))
             units = _write_units(size)
-            wru += 2 * units if succeeded else units  # cancelled: the prepare write only
-            conservative += 2 * units
+            wru += 2 * units  # committed or cancelled alike (see the module docstring)
+            prepare_only += 2 * units if succeeded else units
     elif op == "TransactGetItems":
         for entry in response.get("Responses", []):
             rru += 2 * _read_units(item_size(entry.get("Item")), True)
@@ -197,6 +215,6 @@ def units_for(request: Request) -> dict[str, float]:
     return {
         "write_request_units": wru + index,
         "read_request_units": rru,
-        # A cancelled transaction billed as attempted (every item written); the same otherwise.
-        "conservative_write_request_units": (conservative or wru) + index,
+        # The older reading of a cancelled transaction (its prepare writes only), for comparison.
+        "prepare_only_write_request_units": (prepare_only or wru) + index,
     }

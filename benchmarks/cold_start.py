@@ -1,20 +1,28 @@
-"""Cold start: import time of each handler module in fresh interpreters vs `import boto3`.
+"""Cold start as a container pays it: import, composition root and the first invocation's work.
 
-Each sample is a new ``python -I -c`` process (same interpreter as the benchmark) with a
-deployed Lambda's environment (benchmarks.environment.lambda_environment: runtime variables,
-POWERTOOLS_*, table and queue names; tracing enabled as in the stack) that times the import
-with ``time.perf_counter`` around it (the bar), plus ``time.process_time`` (a cross-check less
-sensitive to other load). Modules are sampled round-robin so machine noise hits all of them
-alike; one unmeasured warm-up run per module writes the bytecode caches first.
+Each sample is a fresh ``python -I`` process (the benchmark's interpreter) with a deployed
+Lambda's environment (benchmarks.environment.lambda_environment; X-Ray tracing enabled as in
+the stack) and ``AWS_ENDPOINT_URL`` pointing at the canned endpoint (benchmarks/canned.py), so
+every AWS call is a real HTTP exchange that costs the emulator nothing. The child reads its
+event first, then times with ``perf_counter`` (wall, what a cold start bills) and
+``process_time``:
 
-The same child then builds the handler's composition root (``bootstrap.runtime()``, and its
-``pipeline`` for the ingestion handlers; no AWS call is made) and reports that
-too: the init work a cold start pays before its first request, whichever of import or first
-use it happens in. It is informational (no bar), and keeps deferring imports honest.
+- the handler module's import;
+- its composition root (``bootstrap.runtime()``, with the ingestion pipeline for the poller
+  and the SMS handler; ``bootstrap.status_out()`` for the publisher);
+- its first invocation: a send (api), a poll cycle draining ten SES events (poller), a log
+  batch of five records (sms_delivery_logs), a stream batch of three changes (publisher).
+
+The baseline, what a hand-written Lambda pays: ``import boto3``, one DynamoDB client, one
+``put_item``, in the same kind of process against the same endpoint. Targets are sampled
+round-robin so machine noise hits all alike; one unmeasured run each first writes the bytecode
+caches. The bar is the ratio of the medians of the whole (import + composition + first
+invocation), wall time. The import-only ratio of v2 is kept beside it (``cold_start_ratio``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -22,142 +30,287 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks import event_samples
+from benchmarks.canned import CannedEndpoint
 from benchmarks.environment import lambda_environment
 
-BASELINE_MODULE = "boto3"
+BASELINE = "boto3"
 HANDLERS = {
     "api": "sendledger.handlers.api",
     "poller": "sendledger.handlers.poller",
     "sms_delivery_logs": "sendledger.handlers.sms_delivery_logs",
+    "publisher": "sendledger.handlers.publisher",
 }
-COMPOSITION = {  # what each handler's first invocation builds
-    "api": "services",
-    "poller": "pipeline",
-    "sms_delivery_logs": "pipeline",
+COMPOSITION = {  # what the handler's first invocation builds, made explicit to time it apart
+    "api": "runtime().services",
+    "poller": "runtime().pipeline",
+    "sms_delivery_logs": "runtime().pipeline",
+    "publisher": "status_out()",
 }
-MEMORY_MB = {"api": 512, "poller": 512, "sms_delivery_logs": 256}
+MEMORY_MB = {"api": 512, "poller": 512, "sms_delivery_logs": 256, "publisher": 256}
+POLLER_EVENTS = 10
 
-_CHILD = """
-import importlib, sys, time
+_CONTEXT = """
+class Context:
+    function_name = {function!r}
+    function_version = "$LATEST"
+    memory_limit_in_mb = {memory}
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:" + function_name
+    aws_request_id = "00000000-0000-4000-8000-000000000001"
+    log_group_name = "/aws/lambda/" + function_name
+    log_stream_name = "2026/12/01/[$LATEST]0123456789abcdef"
+    def get_remaining_time_in_millis(self):
+        return 60000
+"""
+
+_HANDLER_CHILD = (
+    """
+import json, sys, time
 sys.path.insert(0, {functions!r})
-cpu, start = time.process_time(), time.perf_counter()
-import {module}
-elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-print("IMPORT_SECONDS", repr(elapsed), repr(cpu), flush=True)
-if {composition!r}:
-    start = time.perf_counter()
-    getattr(importlib.import_module("sendledger.bootstrap").runtime(), {composition!r})
-    print("COMPOSITION_SECONDS", repr(time.perf_counter() - start))
+event = json.loads(sys.stdin.read())
+"""
+    + _CONTEXT
+    + """
+wall, cpu = time.perf_counter(), time.process_time()
+import {module} as handler
+imported = time.perf_counter()
+from sendledger import bootstrap
+bootstrap.{composition}
+composed = time.perf_counter()
+answer = handler.lambda_handler(event, Context())
+done, cpu = time.perf_counter(), time.process_time() - cpu
+print("COLD " + json.dumps({{"import": imported - wall, "composition": composed - imported,
+    "invocation": done - composed, "total": done - wall, "cpu": cpu, "answer": answer}}, default=str), flush=True)
+"""
+)
+
+_BASELINE_CHILD = """
+import json, sys, time
+sys.stdin.read()
+wall, cpu = time.perf_counter(), time.process_time()
+import boto3
+imported = time.perf_counter()
+client = boto3.client("dynamodb")
+composed = time.perf_counter()
+client.put_item(TableName="baseline", Item={"pk": {"S": "order-1048577-paid"}, "state": {"S": "sent"}})
+done, cpu = time.perf_counter(), time.process_time() - cpu
+print("COLD " + json.dumps({"import": imported - wall, "composition": composed - imported,
+    "invocation": done - composed, "total": done - wall, "cpu": cpu, "answer": None}), flush=True)
 """
 
 
-class Sample:
-    def __init__(self) -> None:
-        self.wall: list[float] = []
-        self.cpu: list[float] = []
-        self.composition: list[float] = []
-        self.composition_error = ""
+# A hand-written Lambda doing a handler's job needs the same clients and the same operations:
+# one call of each operation the handler's first invocation made (counted by the endpoint on the
+# unmeasured run), so the product's extra calls still count against it.
+_CALLS = {
+    "Query": (
+        "dynamodb",
+        "query",
+        {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}},
+    ),
+    "GetItem": ("dynamodb", "get_item", {"TableName": "t", "Key": {"pk": {"S": "x"}}}),
+    "PutItem": ("dynamodb", "put_item", {"TableName": "t", "Item": {"pk": {"S": "x"}}}),
+    "UpdateItem": (
+        "dynamodb",
+        "update_item",
+        {
+            "TableName": "t",
+            "Key": {"pk": {"S": "x"}},
+            "UpdateExpression": "SET s = :s",
+            "ExpressionAttributeValues": {":s": {"S": "y"}},
+        },
+    ),
+    "BatchGetItem": ("dynamodb", "batch_get_item", {"RequestItems": {"t": {"Keys": [{"pk": {"S": "x"}}]}}}),
+    "TransactWriteItems": (
+        "dynamodb",
+        "transact_write_items",
+        {"TransactItems": [{"Put": {"TableName": "t", "Item": {"pk": {"S": "x"}}}}]},
+    ),
+    "ReceiveMessage": (
+        "sqs",
+        "receive_message",
+        {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "MaxNumberOfMessages": 10},
+    ),
+    "DeleteMessageBatch": (
+        "sqs",
+        "delete_message_batch",
+        {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "Entries": [{"Id": "0", "ReceiptHandle": "r"}]},
+    ),
+    "FilterLogEvents": ("logs", "filter_log_events", {"logGroupName": "g"}),
+    "SendEmail": (
+        "sesv2",
+        "send_email",
+        {
+            "FromEmailAddress": "a@example.com",
+            "Destination": {"ToAddresses": ["b@example.com"]},
+            "Content": {"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "b"}}}},
+        },
+    ),
+    "Publish": ("sns", "publish", {"PhoneNumber": "+14155550100", "Message": "m"}),
+    "PutEvents": ("events", "put_events", {"Entries": [{"Source": "s", "DetailType": "d", "Detail": "{}"}]}),
+}
+
+_SAME_SERVICES_CHILD = """
+import json, sys, time
+sys.stdin.read()
+calls = {calls!r}
+wall, cpu = time.perf_counter(), time.process_time()
+import boto3
+imported = time.perf_counter()
+clients = {{service: boto3.client(service) for service in dict.fromkeys(service for service, _, _ in calls)}}
+composed = time.perf_counter()
+for service, method, params in calls:
+    getattr(clients[service], method)(**params)
+done, cpu = time.perf_counter(), time.process_time() - cpu
+print("COLD " + json.dumps({{"import": imported - wall, "composition": composed - imported,
+    "invocation": done - composed, "total": done - wall, "cpu": cpu, "answer": None}}), flush=True)
+"""
 
 
-def _run(module: str, composition: str | None, functions: Path, env: dict[str, str], into: Sample) -> str:
-    code = _CHILD.format(functions=str(functions), module=module, composition=composition)
+def same_services_code(operations: dict[str, int]) -> str:
+    """The hand-written Lambda of a handler: its clients, one call of each of its operations."""
+    unknown = sorted(set(operations) - set(_CALLS))
+    if unknown:
+        raise RuntimeError(f"no hand-written call for {unknown}")
+    return _SAME_SERVICES_CHILD.format(calls=[_CALLS[operation] for operation in sorted(operations)])
+
+
+def _events() -> dict[str, dict[str, Any]]:
+    return {
+        BASELINE: {},
+        "api": event_samples.send_event(),
+        "poller": event_samples.scheduled_event(),
+        "sms_delivery_logs": event_samples.sms_subscription_event(),
+        "publisher": event_samples.stream_batch(),
+    }
+
+
+def _check(name: str, answer: Any) -> str:
+    """Why the first invocation did not do its work, or ''."""
+    if name == "api" and not (isinstance(answer, dict) and answer.get("statusCode") == 202):
+        return f"the send answered {answer}"
+    if name == "poller" and not (isinstance(answer, dict) and answer.get("applied") == POLLER_EVENTS):
+        return f"the poll cycle applied {answer}"
+    if name == "sms_delivery_logs" and not (isinstance(answer, dict) and answer.get("applied")):
+        return f"the log batch applied {answer}"
+    if name == "publisher" and not (isinstance(answer, dict) and not answer.get("batchItemFailures")):
+        return f"the stream batch failed {answer}"
+    return ""
+
+
+def _run(name: str, code: str, env: dict[str, str], event: dict[str, Any], cwd: Path) -> dict[str, Any]:
     completed = subprocess.run(
         [sys.executable, "-I", "-c", code],
-        cwd=str(functions),
+        cwd=str(cwd),
         env=env,
+        input=json.dumps(event),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    imported = False
     for line in completed.stdout.splitlines():
-        if line.startswith("IMPORT_SECONDS "):
-            _, wall, cpu = line.split()
-            into.wall.append(float(wall))
-            into.cpu.append(float(cpu))
-            imported = True
-        elif line.startswith("COMPOSITION_SECONDS "):
-            into.composition.append(float(line.split()[1]))
+        if line.startswith("COLD "):
+            sample: dict[str, Any] = json.loads(line[5:])
+            problem = _check(name, sample.pop("answer"))
+            if problem:
+                raise RuntimeError(f"{name}: {problem}")
+            return sample
     tail = ((completed.stderr or completed.stdout).strip().splitlines() or ["no output"])[-1]
-    if not imported:
-        return tail
-    if composition and completed.returncode != 0:
-        into.composition_error = tail
-    return ""
+    raise RuntimeError(f"{name}: no cold start measured ({tail})")
 
 
-def _env(function: str) -> dict[str, str]:
+def _env(function: str, endpoint: str) -> dict[str, str]:
     base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "TMPDIR") if key in os.environ}
-    return {**base, **lambda_environment(f"sendledger-{function}", MEMORY_MB.get(function, 512))}
+    env = {**base, **lambda_environment(f"sendledger-{function}", MEMORY_MB.get(function, 512))}
+    env.update(AWS_ENDPOINT_URL=endpoint, EVENT_BUS_NAME="sendledger-bench")
+    return env
+
+
+def _code(name: str, functions: Path) -> str:
+    if name == BASELINE:
+        return _BASELINE_CHILD
+    context = {"function": f"sendledger-{name}", "memory": MEMORY_MB[name]}
+    return _HANDLER_CHILD.format(
+        functions=str(functions), module=HANDLERS[name], composition=COMPOSITION[name], **context
+    )
+
+
+def measure(root: Path, runs: int, handlers: tuple[str, ...] = tuple(HANDLERS), warm: bool = True) -> dict[str, Any]:
+    functions = root / "functions"
+    events = _events()
+    targets = [BASELINE, *handlers]
+    samples: dict[str, list[dict[str, Any]]] = {name: [] for name in targets}
+    with CannedEndpoint() as endpoint:
+        envs = {name: _env("api" if name == BASELINE else name, endpoint.url) for name in targets}
+        codes = {name: _code(name, functions) for name in targets}
+
+        def one(name: str) -> dict[str, Any]:
+            if name == "poller":
+                endpoint.load(event_samples.ses_bodies(POLLER_EVENTS))
+            return _run(name, codes[name], envs[name], events[name], functions)
+
+        if warm:  # bytecode caches written, not measured
+            one(BASELINE)
+        operations: dict[str, dict[str, int]] = {}
+        for name in handlers:  # likewise, and the AWS operations of each first invocation counted
+            before = endpoint.stats()
+            one(name)
+            after = endpoint.stats()
+            operations[name] = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
+        for name in handlers:
+            same = f"{BASELINE}:{name}"
+            codes[same], envs[same], events[same] = same_services_code(operations[name]), envs[BASELINE], {}
+            samples[same] = []
+        for _ in range(runs):
+            for name in list(samples):
+                samples[name].append(one(name))
+    return _summary(samples, runs, operations)
+
+
+def _median(samples: list[dict[str, Any]], part: str) -> float:
+    return statistics.median(sample[part] for sample in samples)
 
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
 
-def measure(root: Path, runs: int) -> dict[str, Any]:
-    functions = root / "functions"
-    targets: dict[str, str] = {BASELINE_MODULE: BASELINE_MODULE}
-    unavailable: dict[str, str] = {}
-    for name, module in HANDLERS.items():
-        path = functions / Path(*module.split(".")).with_suffix(".py")
-        if path.exists():
-            targets[name] = module
-        else:
-            unavailable[name] = f"not available: {module} is missing ({path.relative_to(root)})"
-    envs = {name: _env("api" if name == BASELINE_MODULE else name) for name in targets}
-    samples = {name: Sample() for name in targets}
-    errors: dict[str, str] = {}
-    for name, module in targets.items():  # warm-up: bytecode caches written, not measured
-        error = _run(module, COMPOSITION.get(name), functions, envs[name], Sample())
-        if error:
-            errors[name] = error
-    for _ in range(runs):
-        for name, module in targets.items():
-            if name not in errors:
-                error = _run(module, COMPOSITION.get(name), functions, envs[name], samples[name])
-                if error:
-                    errors[name] = error
-    boto3 = samples[BASELINE_MODULE]
-    if BASELINE_MODULE in errors or not boto3.wall:
-        raise RuntimeError(f"cannot time `import boto3`: {errors.get(BASELINE_MODULE)}")
-    boto3_wall, boto3_cpu = statistics.median(boto3.wall), statistics.median(boto3.cpu)
+def _summary(
+    samples: dict[str, list[dict[str, Any]]], runs: int, operations: dict[str, dict[str, int]] | None = None
+) -> dict[str, Any]:
+    base = samples[BASELINE]
+    parts = ("import", "composition", "invocation", "total", "cpu")
     result: dict[str, Any] = {
-        "runs_per_module": runs,
-        "method": "median of fresh `python -I -c` imports timed with perf_counter, Lambda environment",
-        "boto3_median_ms": _ms(boto3_wall),
-        "boto3_cpu_median_ms": _ms(boto3_cpu),
-        "modules": {},
-        "ratio": {},
-        "cpu_time_ratio": {},
-        "import_plus_composition_ratio": {},
+        "runs_per_target": runs,
+        "method": (
+            "fresh `python -I` processes, round-robin, Lambda environment, canned AWS endpoint; median wall time "
+            "of import + composition root + first invocation, against import boto3 + one client + one put_item"
+        ),
+        "baseline_ms": {part: _ms(_median(base, part)) for part in parts},
+        "handlers": {},
+        "ratio_first_invocation": {},
+        "cpu_ratio_first_invocation": {},
+        "ratio_import": {},
+        "ratio_same_services": {},
+        "same_services_ms": {},
+        "operations_first_invocation": operations or {},
     }
-    for name in HANDLERS:
-        if name in unavailable or name in errors:
-            reason = unavailable.get(name) or f"error: import failed ({errors[name]})"
-            result["modules"][name] = {"reason": reason}
-            for key in ("ratio", "cpu_time_ratio", "import_plus_composition_ratio"):
-                result[key][name] = None
+    for name, module in HANDLERS.items():
+        if name not in samples:
             continue
-        sample = samples[name]
-        wall = statistics.median(sample.wall)
-        module_result: dict[str, Any] = {
-            "module": targets[name],
-            "median_ms": _ms(wall),
-            "min_ms": _ms(min(sample.wall)),
-            "max_ms": _ms(max(sample.wall)),
-            "composition": f"bootstrap.runtime().{COMPOSITION[name]}",
+        found = samples[name]
+        result["handlers"][name] = {
+            "module": module,
+            "composition": f"bootstrap.{COMPOSITION[name]}",
+            **{f"{part}_ms": _ms(_median(found, part)) for part in parts},
+            "total_range_ms": [_ms(min(s["total"] for s in found)), _ms(max(s["total"] for s in found))],
         }
-        result["ratio"][name] = round(wall / boto3_wall, 3)
-        result["cpu_time_ratio"][name] = round(statistics.median(sample.cpu) / boto3_cpu, 3)
-        if sample.composition and not sample.composition_error:
-            composition = statistics.median(sample.composition)
-            module_result["composition_median_ms"] = _ms(composition)
-            total = statistics.median(w + c for w, c in zip(sample.wall, sample.composition, strict=False))
-            result["import_plus_composition_ratio"][name] = round(total / boto3_wall, 3)
-        else:
-            module_result["composition_reason"] = f"not available: {sample.composition_error or 'not run'}"
-            result["import_plus_composition_ratio"][name] = None
-        result["modules"][name] = module_result
+        result["ratio_first_invocation"][name] = round(_median(found, "total") / _median(base, "total"), 3)
+        result["cpu_ratio_first_invocation"][name] = round(_median(found, "cpu") / _median(base, "cpu"), 3)
+        result["ratio_import"][name] = round(_median(found, "import") / _median(base, "import"), 3)
+        same = samples.get(f"{BASELINE}:{name}")
+        if same:
+            result["same_services_ms"][name] = _ms(_median(same, "total"))
+            result["ratio_same_services"][name] = round(_median(found, "total") / _median(same, "total"), 3)
     return result

@@ -1,108 +1,181 @@
-"""Cost per million operations from the counted requests and published AWS list prices."""
+"""The whole bill per million sends, from the counted and measured figures and AWS list prices.
+
+Every AWS line a send causes, itemised: the front door, each Lambda it wakes (api, poller,
+publisher, SMS logs, callbacks when configured), DynamoDB at the traffic model's p95 units,
+the provider, the SES event fan-out (SNS, SQS), EventBridge status events, CloudWatch Logs
+ingestion of the log bytes measured per send and per event, X-Ray at its sampling rate.
+"Overhead" is everything but the provider's own price. Per-provider figures (price, events per
+send) are in PROVIDERS: a new provider is a new entry there.
+"""
 
 from __future__ import annotations
 
+import ast
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 PRICES: dict[str, Any] = {
-    "as_of": "2026-11-29",
-    "region": "us-east-1 on-demand list prices, AWS pricing pages as quoted in issue #6",
+    "as_of": "2026-12-03",
+    "region": "us-east-1 on-demand list prices",
     "dynamodb_write_request_unit_per_million": 0.625,
     "dynamodb_read_request_unit_per_million": 0.125,
-    "dynamodb_note": (
-        "transactional writes consume 2 write request units per item (per started KB); "
-        "ConditionCheck items are billed as transactional writes here (conservative) and cancelled "
-        "transactions for their prepare writes (1 per item per started KB); index writes included"
-    ),
     "lambda_arm64_per_gb_second": 0.0000133334,
     "lambda_per_million_requests": 0.20,
+    "api_gateway_rest_per_million_requests": 3.50,
+    "api_gateway_http_per_million_requests": 1.00,
     "ses_per_thousand_emails": 0.10,
     "sns_sms_us_per_message": 0.00581,
     "sns_sms_note": "plus US carrier fees, not included",
-    "sqs_per_million_requests": 0.40,
-    # Not in the issue's list, added because every send / SES event pays them (itemised):
-    "api_gateway_rest_per_million_requests": 3.50,
     "sns_publish_per_million": 0.50,
+    "sns_to_sqs_delivery_per_million": 0.0,  # SNS charges nothing for deliveries to SQS
+    "sqs_per_million_requests": 0.40,
+    "eventbridge_custom_events_per_million": 1.00,
+    "cloudwatch_logs_ingestion_per_gb": 0.50,
+    "xray_traces_recorded_per_million": 5.00,
 }
 
-# Deployed latency of each AWS call (assumed, in-region; the benchmark cannot measure AWS):
-# Lambda bills wall time, so duration = measured CPU time + these.
+# Lambda bills wall time: the measured CPU plus the in-region round trip of each AWS call it
+# waits for (assumed: the benchmark cannot measure AWS).
 ASSUMED_LATENCY_MS = {
     "TransactWriteItems": 15.0,
-    "BatchGetItem": 6.0,
     "GetItem": 5.0,
     "PutItem": 6.0,
     "UpdateItem": 6.0,
     "Query": 6.0,
+    "BatchGetItem": 6.0,
     "SendEmail": 40.0,
     "Publish": 40.0,
+    "PutEvents": 20.0,
+    "ReceiveMessage": 10.0,
+    "DeleteMessageBatch": 10.0,
 }
-MEMORY_GB = {"api": 0.5, "poller": 0.5, "sms_delivery_logs": 0.25}
-SQS_BATCH = 10  # the poller receives and deletes in batches of 10
+MEMORY_GB = {"api": 0.5, "poller": 0.5, "sms_delivery_logs": 0.25, "publisher": 0.25, "callbacks": 0.25}
+SQS_BATCH = 10  # the poller receives and deletes ten at a time
+STREAM_BATCH = 100  # the publisher's event source batch size
+CALLBACK_POST_MS = 60.0  # a callback POST to the caller's endpoint, assumed
+LAMBDA_LOG_LINES_BYTES = 330  # START, END and REPORT: Lambda's own lines per invocation
+XRAY_SAMPLED = 0.05  # the default sampling rule: the first request each second, then 5%
+
+# Per provider: its price per message, the events each message causes (measured in the
+# traffic run from what the simulator publishes), and how those events arrive.
+PROVIDERS: dict[str, dict[str, Any]] = {
+    "email": {"provider": "ses", "price_per_message": PRICES["ses_per_thousand_emails"] / 1000, "fan_out": "sns_sqs"},
+    "sms": {"provider": "sns", "price_per_message": PRICES["sns_sms_us_per_message"], "fan_out": "logs_subscription"},
+}
 
 
-def _ddb(figure: dict[str, Any]) -> float:
-    return float(
-        figure["write_request_units"] * PRICES["dynamodb_write_request_unit_per_million"]
-        + figure["read_request_units"] * PRICES["dynamodb_read_request_unit_per_million"]
-    )
-
-
-def _operations(figure: dict[str, Any]) -> list[str]:
-    return [entry.split("(", 1)[0] for entry in figure.get("operations", [])]
+def lambda_usd(function: str, duration_ms: float, invocations: float) -> float:
+    """A million sends' share of one function: `duration_ms` of it each, `invocations` of it each."""
+    seconds = math.ceil(duration_ms) / 1000 if duration_ms else 0.0
+    compute = MEMORY_GB[function] * seconds * PRICES["lambda_arm64_per_gb_second"] * 1_000_000
+    return compute + invocations * PRICES["lambda_per_million_requests"]
 
 
 def lambda_compute_usd_per_million(function: str, duration_ms: float) -> float:
-    """What a million invocations' `duration_ms` each cost at the function's memory size."""
+    """What a million invocations' `duration_ms` each cost in compute alone."""
     return MEMORY_GB[function] * duration_ms / 1000 * PRICES["lambda_arm64_per_gb_second"] * 1_000_000
 
 
-def _lambda(function: str, cpu_ms: float, calls: list[str], invocations: float = 1.0) -> tuple[float, float]:
-    duration = math.ceil(cpu_ms + sum(ASSUMED_LATENCY_MS.get(call, 10.0) for call in calls))
-    compute = lambda_compute_usd_per_million(function, duration)
-    return compute + invocations * PRICES["lambda_per_million_requests"], duration
-
-
-def send_cost(figure: dict[str, Any], channel: str, cpu_ms: float) -> dict[str, Any]:
-    provider_call = "SendEmail" if channel == "email" else "Publish"
-    lam, duration = _lambda("api", cpu_ms, [*_operations(figure), provider_call])
-    items = {
-        "dynamodb": _ddb(figure),
-        "lambda": lam,
-        "api_gateway": PRICES["api_gateway_rest_per_million_requests"],
-        "provider": PRICES["ses_per_thousand_emails"] * 1000
-        if channel == "email"
-        else PRICES["sns_sms_us_per_message"] * 1_000_000,
-    }
-    return _total(items, {"lambda_billed_ms_assumed": duration, "lambda_cpu_ms_measured": round(cpu_ms, 3)})
-
-
-def ses_event_cost(figure: dict[str, Any], cpu_ms: float) -> dict[str, Any]:
-    lam, duration = _lambda("poller", cpu_ms, _operations(figure), invocations=0.0)
-    sqs_requests = 1 + 2 / SQS_BATCH  # SNS delivers (SendMessage), the poller receives and deletes in batches
-    items = {
-        "dynamodb": _ddb(figure),
-        "lambda": lam,
-        "sns_publish": PRICES["sns_publish_per_million"],
-        "sqs": sqs_requests * PRICES["sqs_per_million_requests"],
-    }
-    return _total(
-        items, {"lambda_billed_ms_assumed": duration, "note": "poller invocations are per schedule, not per event"}
+def _ddb(wru: float, rru: float) -> float:
+    return (
+        wru * PRICES["dynamodb_write_request_unit_per_million"] + rru * PRICES["dynamodb_read_request_unit_per_million"]
     )
 
 
-def sms_event_cost(figure: dict[str, Any], cpu_ms: float) -> dict[str, Any]:
-    lam, duration = _lambda("sms_delivery_logs", cpu_ms, _operations(figure), invocations=1.0)
-    items = {"dynamodb": _ddb(figure), "lambda": lam}
-    return _total(
-        items, {"lambda_billed_ms_assumed": duration, "note": "one subscription invocation per record (worst case)"}
+def _logs(bytes_per_send: float) -> float:
+    return bytes_per_send * 1_000_000 / 1024**3 * PRICES["cloudwatch_logs_ingestion_per_gb"]
+
+
+def access_log_format() -> dict[str, str]:
+    """The stack's access log format, read from infra/api.py's source (importing it would start CDK)."""
+    source = Path(__file__).resolve().parent.parent / "infra" / "api.py"
+    for node in ast.parse(source.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_ACCESS_LOG_FORMAT" for t in node.targets):
+            found: dict[str, str] = ast.literal_eval(node.value)
+            return found
+    raise LookupError("infra/api.py no longer defines _ACCESS_LOG_FORMAT")
+
+
+def access_log_bytes() -> int:
+    """One API Gateway access log line in the stack's format, with typical values."""
+
+    typical = {
+        "requestId": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef",
+        "requestTime": "01/Dec/2026:14:30:01 +0000",
+        "httpMethod": "POST",
+        "resourcePath": "/v1/messages",
+        "status": "202",
+        "responseLength": "412",
+        "integrationLatency": "71",
+        "ip": "203.0.113.17",
+        "caller": "AROAEXAMPLEID:app-session",
+        "userArn": "arn:aws:sts::123456789012:assumed-role/app-prod/app-session",
+        "errorMessage": "-",
+        "xrayTraceId": "Root=1-67891233-abcdef012345678912345678",
+    }
+    return len(json.dumps({name: typical.get(name, "-") for name in access_log_format()})) + 1
+
+
+def bill(channel: str, inputs: dict[str, Any], front_door: str = "rest", callbacks: bool = False) -> dict[str, Any]:
+    """USD per million sends on `channel`; `inputs` are the run's measured figures (figures.py)."""
+    provider = PROVIDERS[channel]
+    send = inputs["send"][channel]
+    event = inputs["event"]
+    events = float(inputs["events_per_send"][channel])
+    status_events = float(inputs["status_events_per_send"][channel])
+    stream_records = float(inputs["stream_records_per_send"][channel])
+    items: dict[str, float] = {}
+    gateway = (
+        "api_gateway_rest_per_million_requests" if front_door == "rest" else "api_gateway_http_per_million_requests"
     )
-
-
-def _total(items: dict[str, float], extra: dict[str, Any]) -> dict[str, Any]:
+    items["api_gateway"] = PRICES[gateway]
+    items["lambda_api"] = lambda_usd("api", send["duration_ms"], 1.0)
+    items["dynamodb_send"] = _ddb(send["wru_p95"], send["rru_p95"])
+    items["provider"] = provider["price_per_message"] * 1_000_000
+    if provider["fan_out"] == "sns_sqs":
+        # SES publishes each event to SNS, SNS delivers it to SQS (one SendMessage), the poller
+        # receives and deletes it in batches; the poller's invocations are per schedule.
+        items["sns_publish"] = events * PRICES["sns_publish_per_million"]
+        items["sqs"] = events * (1 + 2 / SQS_BATCH) * PRICES["sqs_per_million_requests"]
+        items["lambda_poller"] = lambda_usd("poller", event["duration_ms"] * events, 0.0)
+    else:
+        # SNS writes each delivery-status record to CloudWatch Logs; a subscription invokes the
+        # SMS handler (once per record at worst).
+        items["sms_status_logs"] = _logs(events * inputs["sms_status_record_bytes"])
+        items["lambda_sms_delivery_logs"] = lambda_usd("sms_delivery_logs", event["duration_ms"] * events, events)
+    items["dynamodb_events"] = events * _ddb(event["wru_p95"], event["rru_p95"])
+    items["eventbridge"] = status_events * PRICES["eventbridge_custom_events_per_million"]
+    # The publisher spends its CPU on every record and waits for one PutEvents per status event.
+    publisher_ms = (
+        inputs["publisher_cpu_ms_per_record"] * stream_records + duration_ms(0.0, ["PutEvents"]) * status_events
+    )
+    items["lambda_publisher"] = lambda_usd("publisher", publisher_ms, stream_records / STREAM_BATCH)
+    items["dynamodb_publisher_reads"] = _ddb(0.0, inputs["publisher_rru_per_send"][channel])
+    if callbacks:
+        # EventBridge → SQS → the callbacks Lambda, one POST per status event.
+        items["sqs_callbacks"] = status_events * (1 + 2 / SQS_BATCH) * PRICES["sqs_per_million_requests"]
+        items["lambda_callbacks"] = lambda_usd("callbacks", CALLBACK_POST_MS * status_events, status_events / SQS_BATCH)
+    log_bytes = (
+        send["log_bytes"]
+        + LAMBDA_LOG_LINES_BYTES
+        + inputs["access_log_bytes"]
+        + events * inputs["event_log_bytes"]
+        + stream_records * inputs["publisher_log_bytes_per_record"]
+        + (stream_records / STREAM_BATCH) * LAMBDA_LOG_LINES_BYTES
+    )
+    items["cloudwatch_logs"] = _logs(log_bytes)
+    items["xray"] = XRAY_SAMPLED * PRICES["xray_traces_recorded_per_million"]  # one trace per api request
+    total = sum(items.values())
     return {
-        "usd": round(sum(items.values()), 2),
-        "items_usd": {k: round(v, 4) for k, v in items.items()},
-        **extra,
+        "total": round(total, 2),
+        "overhead": round(total - items["provider"], 2),
+        "items_usd": {name: round(value, 4) for name, value in items.items()},
+        "front_door": front_door,
+        "log_bytes_per_send": round(log_bytes),
     }
+
+
+def duration_ms(cpu_ms: float, calls: list[str]) -> float:
+    return cpu_ms + sum(ASSUMED_LATENCY_MS.get(call, 10.0) for call in calls)

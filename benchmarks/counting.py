@@ -33,6 +33,7 @@ class Request:
     response: dict[str, Any] = field(default_factory=dict)
     capacity: dict[str, float] = field(default_factory=dict)
     before: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # written items, before the call
+    after: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # and after it
 
 
 @dataclass(eq=False)

@@ -1,4 +1,4 @@
-"""results.json from the raw measurements: headline figures, bars, detail."""
+"""results.json from the raw measurements: headline figures (v2 keys kept, v3 keys added), bars, detail."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from benchmarks import bars, cost
 
 # Event sources measured per event (benchmarks/ingestion.py; SendGrid: benchmarks/sendgrid_events.py).
 EVENT_SOURCES = ("ses", "sms", "sendgrid", "mailgun")
+TRAFFIC_OPERATIONS = ("send", "send_repeat_recipient", "replay", "reset", "event_new", "event_duplicate")
 
 
 def _events(events: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -53,10 +54,7 @@ def _worst(figures: list[dict[str, Any]], unit: str) -> float | None:
 def _capacity(
     ours: dict[str, Any], events: dict[str, Any] | None, unit: str = "write_request_units"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(write units, read units) per operation; events: worst case over kinds and sources.
-
-    `unit` picks the write figure: the prepare-only bill of a cancelled transaction, or the
-    conservative one ("conservative_write_request_units", billed as attempted)."""
+    """(write units, read units) per single-path operation; events: worst case over kinds and sources."""
     wru: dict[str, Any] = {}
     rru: dict[str, Any] = {}
     send, replay = ours.get("send") or {}, ours.get("replay") or {}
@@ -81,39 +79,83 @@ def _capacity(
     return wru, rru
 
 
-def _costs(found: dict[str, Any], timing: dict[str, Any], throughput: dict[str, Any]) -> dict[str, Any]:
-    ours_counts = found.get("ours") or {}
-    costs: dict[str, Any] = {}
-    cpu_ms = float(timing.get("ours_lambda_cpu_median_ms") or timing.get("ours_client_median_ms") or 0.0)
-    if ours_counts.get("send"):
-        costs["email_send"] = cost.send_cost(ours_counts["send"], "email", cpu_ms)
-    if ours_counts.get("sms_send"):
-        costs["sms_send"] = cost.send_cost(ours_counts["sms_send"], "sms", cpu_ms)
-    events = found.get("events") or {}
-    per_event_cpu = float(throughput.get("cpu_ms_per_event") or throughput.get("client_ms_per_event") or 0.0)
-    by_kind: dict[str, Any] = {}
-    for source, price in (("ses", cost.ses_event_cost), ("sms", cost.sms_event_cost)):
-        block = events.get(source) or {}
-        for figure in block.get("new") or []:
-            by_kind[figure["event"]] = price(figure, per_event_cpu)
-    if by_kind:
-        # Headline: the commonest event, an SES Delivery; every kind is itemised beside it.
-        typical = next((kind for kind in by_kind if kind == "ses:Delivery"), None)
-        headline = typical or max(by_kind, key=lambda kind: by_kind[kind]["usd"])
-        costs["event"] = {"event": headline, **by_kind[headline]}
-        costs["event_by_kind"] = by_kind
-    return costs
+def _traffic(found: dict[str, Any] | None) -> dict[str, Any]:
+    """traffic.<operation>.{requests,wru,rru}.{p50,p95,max} (plus each channel's sends)."""
+    table = (found or {}).get("traffic") or {}
+    return {
+        name: {unit: table[name][unit] for unit in ("requests", "wru", "rru")}
+        for name in (*TRAFFIC_OPERATIONS, "send_email", "send_sms")
+        if name in table
+    }
 
 
-def assemble(
-    found: dict[str, Any], cold: dict[str, Any], asset: dict[str, Any], errors: dict[str, str]
-) -> dict[str, Any]:
+def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[str, Any]) -> dict[str, Any] | None:
+    """What the bill needs, from this run's figures (None when a figure it needs is missing)."""
+    traffic = found.get("traffic") or {}
+    table, cpu, fan_out = traffic.get("traffic") or {}, traffic.get("cpu") or {}, traffic.get("fan_out") or {}
+    if not table or not cpu.get("ours_median_ms") or not ingest.get("cpu_ms_per_event"):
+        return None
+    calls = {
+        "email": ["TransactWriteItems", "UpdateItem", "SendEmail"],
+        "sms": ["TransactWriteItems"] * 2 + ["Publish"],
+    }
+    send = {
+        channel: {
+            "duration_ms": cost.duration_ms(cpu["ours_median_ms"], calls[channel]),
+            "wru_p95": table[f"send_{channel}"]["wru"]["p95"] or 0.0,
+            "rru_p95": table[f"send_{channel}"]["rru"]["p95"] or 0.0,
+            "log_bytes": table[f"send_{channel}"]["log_bytes"]["p50"] or 0,
+        }
+        for channel in ("email", "sms")
+    }
+    # The poller's wall time per event in a concurrent drain at a 10 ms round trip (measured).
+    drain_ms = (drained.get("drain_median_ms") or {}).get("concurrent")
+    per_event = (
+        drain_ms / drained["events"]
+        if drain_ms
+        else cost.duration_ms(ingest["cpu_ms_per_event"]["sendledger"], ["UpdateItem"])
+    )
+    new = table["event_new"]
+    events_per_send = fan_out.get("events_per_send") or {"email": 2.0, "sms": 1.0}
+    publisher = ingest.get("publisher") or {}
+    records = {channel: 3 + float(events_per_send[channel]) for channel in ("email", "sms")}
+    return {
+        "send": send,
+        "event": {"duration_ms": per_event, "wru_p95": new["wru"]["p95"] or 0.0, "rru_p95": new["rru"]["p95"] or 0.0},
+        "events_per_send": events_per_send,
+        "status_events_per_send": fan_out.get("status_events_per_send") or {"email": 3.0, "sms": 3.0},
+        # The intent, the outcome and the recipient's marker, then one receipt write per event.
+        "stream_records_per_send": records,
+        "publisher_cpu_ms_per_record": publisher.get("cpu_ms_per_record", 0.0),
+        # The publisher reads the message item (strongly consistent, 1 unit) for each receipt change.
+        "publisher_rru_per_send": {channel: float(events_per_send[channel]) for channel in ("email", "sms")},
+        "event_log_bytes": ingest.get("log_bytes_per_event", 0),
+        "publisher_log_bytes_per_record": publisher.get("log_bytes_per_record", 0),
+        "sms_status_record_bytes": 520,
+        "access_log_bytes": cost.access_log_bytes(),
+    }
+
+
+def _costs(inputs: dict[str, Any] | None) -> dict[str, Any]:
+    if inputs is None:
+        return {"reason": "error: a figure the bill needs was not measured"}
+    bills: dict[str, Any] = {channel: cost.bill(channel, inputs) for channel in ("email", "sms")}
+    bills["email_http_api"] = cost.bill("email", inputs, front_door="http")
+    bills["email_with_callbacks"] = cost.bill("email", inputs, callbacks=True)
+    return {**bills, "inputs": inputs}
+
+
+def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, str]) -> dict[str, Any]:
+    cold = sections.get("cold_start") or {}
+    asset = sections.get("asset") or {}
+    ingest = sections.get("ingest_cpu") or {}
+    drained = sections.get("drain") or {}
     ours_counts = found.get("ours") or {}
     base_counts = found.get("baseline") or {}
     timing = found.get("timing") or {}
     throughput = found.get("throughput") or {}
-    drained = found.get("drain") or {}
     growth = found.get("local_growth") or {}
+    traffic = found.get("traffic") or {}
     event_figures, event_detail = _events(found.get("events"))
 
     ddb = {name: (ours_counts.get(name) or {}).get("requests") for name in ("send", "replay", "reset", "reset_mail")}
@@ -121,28 +163,43 @@ def assemble(
     ddb["sms_send"] = (ours_counts.get("sms_send") or {}).get("requests")
     baseline_ddb = {name: (base_counts.get(name) or {}).get("requests") for name in ("send", "replay")}
     capacity, read_capacity = _capacity(ours_counts, found.get("events"))
-    conservative, _ = _capacity(ours_counts, found.get("events"), "conservative_write_request_units")
+    prepare_only, _ = _capacity(ours_counts, found.get("events"), "prepare_only_write_request_units")
     baseline_capacity = {name: (base_counts.get(name) or {}).get("write_request_units") for name in ("send", "replay")}
-
-    cold_ratio = dict(cold.get("ratio") or {})
-    costs = _costs(found, timing, throughput)
+    costs = _costs(_cost_inputs(found, ingest, drained))
     results: dict[str, Any] = {
+        # --- v2 keys (single-path figures) ----------------------------------------------------
         "ddb_requests": ddb,
         "baseline_ddb_requests": baseline_ddb,
         "ddb_capacity": capacity,
         "ddb_read_capacity": read_capacity,
-        "ddb_capacity_cancelled_billed_as_attempted": conservative,
+        # Cancelled transactions are billed as attempted in ddb_capacity itself now; kept for v2 readers.
+        "ddb_capacity_cancelled_billed_as_attempted": dict(capacity),
+        "ddb_capacity_cancelled_prepare_only": prepare_only,
         "baseline_ddb_capacity": baseline_capacity,
-        "send_cpu_ratio_vs_baseline": timing.get("lambda_cpu_ratio_of_medians"),
+        # v3: over the traffic mix (the happy-path figure is detail.send_time).
+        "send_cpu_ratio_vs_baseline": (traffic.get("cpu") or {}).get("ratio_of_medians"),
         "send_time_ratio_vs_baseline": timing.get("ratio_of_medians"),
         "send_time_ratio_vs_baseline_over_http": (found.get("timing_http") or {}).get("ratio_of_medians"),
-        "cold_start_ratio": {k: cold_ratio.get(k) for k in ("api", "poller", "sms_delivery_logs")},
+        "cold_start_ratio": {
+            k: (cold.get("ratio_import") or {}).get(k) for k in ("api", "poller", "sms_delivery_logs")
+        },
         "ingest_events_per_second": throughput.get("events_per_second"),
-        "ingest_cpu_ms_per_event": throughput.get("cpu_ms_per_event"),
+        "ingest_cpu_ms_per_event": (ingest.get("cpu_ms_per_event") or {}).get("sendledger"),
         "ingest_drain_speedup": drained.get("speedup"),
         "local_send_growth": growth.get("ratio"),
         "asset_bytes": asset.get("bytes"),
-        "cost_per_million": {key: (costs.get(key) or {}).get("usd") for key in ("email_send", "sms_send", "event")},
+        "cost_per_million": {
+            "email": {key: (costs.get("email") or {}).get(key) for key in ("total", "overhead")},
+            "sms": {key: (costs.get("sms") or {}).get(key) for key in ("total", "overhead")},
+            "email_send": (costs.get("email") or {}).get("total"),
+            "sms_send": (costs.get("sms") or {}).get("total"),
+        },
+        # --- v3 keys ----------------------------------------------------------------------------
+        "traffic": _traffic(traffic),
+        "hot_partition_share": (traffic.get("hot_partition") or {}).get("share"),
+        "cold_start_ratio_first_invocation": dict(cold.get("ratio_first_invocation") or {}),
+        "ingest_cpu_ratio_vs_baseline": ingest.get("ratio"),
+        "drain_speedup_measured": drained.get("speedup"),
         "prices": cost.PRICES,
         "bars": {},
         "detail": {
@@ -155,22 +212,24 @@ def assemble(
                     "(the ledger's own clients plus any client created later), moto in-process"
                 ),
             },
+            "traffic": traffic,
             "send_time": timing,
             "send_time_over_http": found.get("timing_http") or {},
             "cold_start": cold,
+            "ingest_cpu": ingest,
             "ingest_throughput": throughput,
             "ingest_drain": drained,
-            "ingest_batching_alternative": found.get("batching") or {},
+            "ingest_batching_alternative": sections.get("batching") or {},
             "local_send_growth": growth,
             "asset": asset,
             "cost": {**costs, "assumed_latency_ms": cost.ASSUMED_LATENCY_MS, "memory_gb": cost.MEMORY_GB},
         },
     }
-    results["bars"] = bars.evaluate(results, _reasons(found, cold, errors))
+    results["bars"] = bars.evaluate(results, _reasons(found, sections, errors))
     return results
 
 
-def _reasons(found: dict[str, Any], cold: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
+def _reasons(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     """Why a bar's figure may be missing, per bar path (or figure group)."""
 
     def error(name: str) -> str:
@@ -179,15 +238,16 @@ def _reasons(found: dict[str, Any], cold: dict[str, Any], errors: dict[str, str]
     reasons = {
         "ddb_requests": error("ddb_requests"),
         "ddb_capacity": error("ddb_requests"),
-        "send_cpu_ratio_vs_baseline": error("send_time_ratio"),
+        "traffic": error("traffic"),
+        "hot_partition_share": error("traffic"),
+        "send_cpu_ratio_vs_baseline": error("traffic"),
         "send_time_ratio_vs_baseline_over_http": error("send_time_over_http"),
-        "ingest_cpu_ms_per_event": (found.get("throughput") or {}).get("reason") or error("ingest_events_per_second"),
-        "ingest_drain_speedup": (found.get("drain") or {}).get("reason") or error("ingest_drain_speedup"),
+        "ingest_cpu_ratio_vs_baseline": error("ingest_cpu"),
+        "drain_speedup_measured": error("drain"),
+        "cold_start_ratio_first_invocation": error("cold_start"),
+        "cost_per_million": error("cost"),
         "local_send_growth": (found.get("local_growth") or {}).get("reason") or error("local_send_growth"),
     }
-    for name in ("api", "poller", "sms_delivery_logs"):
-        module = (cold.get("modules") or {}).get(name) or {}
-        reasons[f"cold_start_ratio.{name}"] = str(module.get("reason") or error("cold_start"))
     events_reason = _events_reason(found.get("events"), errors)
     for name in ("event_new", "event_duplicate"):
         reasons[f"ddb_requests.{name}"] = events_reason

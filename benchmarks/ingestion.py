@@ -71,8 +71,8 @@ def _figure(log: RequestLog, label: str, answer: Any) -> dict[str, Any]:
         "operations": log.summary(),
         "write_request_units": sum(r.capacity.get("write_request_units", 0.0) for r in log.requests),
         "read_request_units": sum(r.capacity.get("read_request_units", 0.0) for r in log.requests),
-        "conservative_write_request_units": sum(
-            r.capacity.get("conservative_write_request_units", 0.0) for r in log.requests
+        "prepare_only_write_request_units": sum(
+            r.capacity.get("prepare_only_write_request_units", 0.0) for r in log.requests
         ),
         "changes_suppression": any(_writes_suppression(request) for request in log.requests),
         "handler_answer": answer,

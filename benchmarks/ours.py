@@ -99,13 +99,13 @@ def _mail_reset(record: Any) -> None:
 def _figure(log: Any) -> dict[str, Any]:
     wru = sum(r.capacity.get("write_request_units", 0.0) for r in log.requests)
     rru = sum(r.capacity.get("read_request_units", 0.0) for r in log.requests)
-    conservative = sum(r.capacity.get("conservative_write_request_units", 0.0) for r in log.requests)
+    prepare_only = sum(r.capacity.get("prepare_only_write_request_units", 0.0) for r in log.requests)
     return {
         "requests": log.total,
         "operations": log.summary(),
         "write_request_units": wru,
         "read_request_units": rru,
-        "conservative_write_request_units": conservative,
+        "prepare_only_write_request_units": prepare_only,
     }
 
 

@@ -11,9 +11,8 @@ Per applied event, the bar counts what applying the batch added: the cycles' CPU
 as many idle cycles (timed just before the batch), over the events applied. The whole cycles'
 CPU per event and the idle cycle's CPU are reported beside it: a cycle's fixed work is paid
 every poll interval whatever arrives, and dividing it by one batch's size would make the
-figure a property of the batch. Rounds are bracketed by samples of a reference workload
-(benchmarks/machine_speed.py): the bar is the median round at the run's full machine speed,
-and the raw medians are reported too.
+figure a property of the batch. Informational (no bar): the ingestion bar is a ratio to a
+baseline consumer measured without the emulator (benchmarks/ingest_cpu.py).
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from benchmarks import ours
 from benchmarks.aws import World, lambda_context
 from benchmarks.environment import ACCOUNT_ID, REGION
 from benchmarks.ingestion import EMAIL_OUTCOMES, POLLER, Provider, load
-from benchmarks.machine_speed import SpeedLog
 from benchmarks.timing import EmulatorMeter
 
 MAX_CYCLES = 20
@@ -42,23 +40,13 @@ def measure(world: World, emails: int, sms: int, rounds: int) -> dict[str, Any]:
     if poller is None:
         return {"reason": missing}
     handler = poller.lambda_handler
-    speed = SpeedLog()
-    speed.bracket()
-    found: list[dict[str, Any]] = []
-    for _ in range(rounds):
-        found.append(_one_round(world, handler, emails, sms))
-        speed.bracket()
-    slowdown = [speed.slowdown(i) for i in range(rounds)]
+    found: list[dict[str, Any]] = [_one_round(world, handler, emails, sms) for _ in range(rounds)]
     whole = [round_["cpu_ms_per_event"] for round_ in found]
     marginal = [round_["marginal_cpu_ms_per_event"] for round_ in found]
     idle = [round_["idle_cycle_cpu_ms"] for round_ in found]
     median_round = found[sorted(range(rounds), key=lambda i: marginal[i])[rounds // 2]]
     per_round_cpu = ("cpu_ms_per_event", "marginal_cpu_ms_per_event", "idle_cycle_cpu_ms")
     typical = {key: value for key, value in median_round.items() if key not in per_round_cpu}
-
-    def at_full_speed(values: list[float]) -> list[float]:
-        return [round(value / factor, 3) for value, factor in zip(values, slowdown, strict=True)]
-
     return {
         **typical,
         "method": (
@@ -67,17 +55,11 @@ def measure(world: World, emails: int, sms: int, rounds: int) -> dict[str, Any]:
         ),
         "rounds": rounds,
         "events_per_second": round(statistics.median(r["events_per_second"] for r in found), 2),
-        # The bar: what applying an event adds to a cycle, at the run's full machine speed.
-        "cpu_ms_per_event": round(statistics.median(at_full_speed(marginal)), 3),
-        "cpu_ms_per_event_raw_median": round(statistics.median(marginal), 3),
-        "whole_cycle_cpu_ms_per_event": round(statistics.median(at_full_speed(whole)), 3),
-        "whole_cycle_cpu_ms_per_event_raw_median": round(statistics.median(whole), 3),
-        "idle_cycle_cpu_ms": round(statistics.median(at_full_speed(idle)), 3),
-        "idle_cycle_cpu_ms_raw_median": round(statistics.median(idle), 3),
-        "rounds_raw": {"marginal": marginal, "whole_cycle": whole, "idle_cycle_ms": idle},
-        "rounds_slowdown": [round(factor, 3) for factor in slowdown],
-        "machine_speed_spread": round(speed.spread(), 2),
-        "reference_workload_fastest_ms": round(speed.fastest * 1000, 3),
+        # What applying an event adds to a cycle (against moto, its emulation taken out).
+        "cpu_ms_per_event": round(statistics.median(marginal), 3),
+        "whole_cycle_cpu_ms_per_event": round(statistics.median(whole), 3),
+        "idle_cycle_cpu_ms": round(statistics.median(idle), 3),
+        "per_round": {"marginal": marginal, "whole_cycle": whole, "idle_cycle_ms": idle},
         "note": (
             "wall time is dominated by moto: its emulation of a request is far slower than DynamoDB's, and "
             "it slows as the table fills; DynamoDB does not"

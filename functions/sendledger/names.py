@@ -54,9 +54,10 @@ DUE_WORK_INDEX_SORT_KEY = "due_at"
 # Projected besides the keys: what the poller acts on without reading the item. Kept small
 # because every send writes (and its outcome removes) an index entry.
 DUE_WORK_INDEX_PROJECTION = ("message_id", "state", "escalation", "idem_key", "escalates")
-# Sparse GSI over message items, for the caller's evidence export: partition `<owner>#<day>`
-# (a day's sends of one caller), sorted by the item's own `created_at`. KEYS_ONLY: nothing but
-# the intent's write ever changes its entry, so it costs one index write per send, no more.
+# Sparse GSI over message items, for the caller's evidence export: partition
+# `<owner>#<day>#<shard>` (a sixteenth of a day's sends of one caller), sorted by the item's own
+# `created_at`. KEYS_ONLY: nothing but the intent's write ever changes its entry, so it costs one
+# index write per send, no more.
 EVIDENCE_INDEX = "evidence"
 EVIDENCE_INDEX_PARTITION_KEY = "ev_day"
 EVIDENCE_INDEX_SORT_KEY = "created_at"

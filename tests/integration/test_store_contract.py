@@ -416,12 +416,15 @@ def poller_state_moves_forward(b: Backend) -> list[Any]:
     still_cached = state.recent_watermark("ses", now + timedelta(seconds=2))
     fresh = state.recent_watermark("ses", now + timedelta(seconds=40))
     not_read = state.recent_watermark("sms", now, read=False)
+    known = state.known_watermark("ses")  # the last read, however old (no read is made)
+    never = state.known_watermark("sms")
     state.put_cursor("sms", None, "c1", now)
     with pytest.raises(DependencyUnavailable):
         state.put_cursor("sms", None, "c2", now)  # another poller moved it
     state.put_cursor("sms", "c1", "c2", now)
     assert (cached, still_cached, fresh) == (now, now, now + timedelta(seconds=10)) and not_read is None, b.name
-    return [cached, still_cached, fresh, not_read, state.watermark("sms"), state.cursor("sms")]
+    assert (known, never) == (now + timedelta(seconds=10), None), b.name
+    return [cached, still_cached, fresh, not_read, known, never, state.watermark("sms"), state.cursor("sms")]
 
 
 def evidence_index_pages(b: Backend) -> list[Any]:

@@ -16,10 +16,24 @@ def sqs_client() -> Any:
     return sdk.client("sqs", QUEUE_CONFIG)
 
 
-class SqsEventQueue:
+class _LazyClient:
+    """A queue's client, built on its first call: a handler that never touches the queue (the
+    SMS handler shares the poller's pipeline) never pays for building it at cold start."""
+
+    def __init__(self, client: Any = None) -> None:
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = sqs_client()
+        return self._client
+
+
+class SqsEventQueue(_LazyClient):
     def __init__(self, queue_url: str, client: Any = None) -> None:
+        super().__init__(client)
         self.queue_url = queue_url
-        self.client = client or sqs_client()
 
     def receive(self, max_messages: int) -> list[QueueMessage]:
         response = self.client.receive_message(
@@ -56,10 +70,10 @@ class SqsEventQueue:
         return int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0))
 
 
-class SqsEscalationQueue:
+class SqsEscalationQueue(_LazyClient):
     def __init__(self, queue_url: str, client: Any = None) -> None:
+        super().__init__(client)
         self.queue_url = queue_url
-        self.client = client or sqs_client()
 
     def send(self, body: dict[str, Any], deduplication_id: str) -> str:
         kwargs: dict[str, Any] = {"QueueUrl": self.queue_url, "MessageBody": json.dumps(body, default=str)}

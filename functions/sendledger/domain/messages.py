@@ -75,6 +75,15 @@ def predecessors(target: MessageState) -> frozenset[MessageState]:
     return frozenset(state for state in MessageState if can_transition(state, target))
 
 
+# Outcomes after which a message is never rendered again unless it escalates (a resend needs
+# `unknown` or `pending` first): its params are no longer kept.
+RENDERED_FOR_GOOD = frozenset({S.ACCEPTED, S.REJECTED})
+
+
+def keeps_params(state: MessageState, escalates: bool) -> bool:
+    return escalates or state not in RENDERED_FOR_GOOD
+
+
 @value
 class Template:
     id: str

@@ -15,6 +15,11 @@ class PollerStateStore(Protocol):
         """The watermark as read recently (cached per container; only ever behind the truth);
         `read=False`: the cached value only, None when none is recent."""
 
+    def known_watermark(self, source: str) -> datetime | None:
+        """The last watermark this container read, however old (None: never read; no read is
+        made). Only a condition that an older watermark makes stricter may use it
+        (domain/watermarks.py)."""
+
     def set_watermark(self, source: str, at: datetime) -> None: ...
 
     def cursor(self, source: str) -> str | None: ...

@@ -113,6 +113,11 @@ def plan_for(
     return plan_event(event, verdict, policy, now, message_id=message_id, receipt_id=receipt_id)
 
 
+def _said(value: object) -> bool:
+    """None, False and "" say nothing happened (0 and 0.0 are figures and stay)."""
+    return value is not None and value is not False and value != ""
+
+
 def ingest_event(
     services: Services, events: DeliveryEventStore, event: DeliveryEvent, report: IngestReport
 ) -> ApplyResult:
@@ -126,25 +131,24 @@ def ingest_event(
         # Event time → suppression persisted (the transaction just returned).
         lag_ms = (services.clock.now() - event.occurred_at).total_seconds() * 1000
         report.metrics.append(MetricPoint(names.METRIC_EVENT_TO_SUPPRESSION_LAG_MS, max(lag_ms, 0.0), "Milliseconds"))
-    logger.info(
-        "delivery event",
-        extra={
-            "event_id": event.event_id,
-            "event_source": event.source,
-            "kind": event.kind.value,
-            "message_id": plan.message_id,
-            "receipt_id": plan.receipt_id,
-            "recipient": event.recipient_fingerprint,
-            "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
-            "duplicate": result.duplicate,
-            "state_applied": plan.proves.target.value if plan.proves and result.message_updated else None,
-            "state_unchanged": result.prior_state,
-            "suppressed_now": result.suppressed_now,
-            "already_suppressed": result.already_suppressed,
-            "transient_count": result.transient_count,
-            "requests": result.requests,
-        },
-    )
+    facts = {
+        "event_id": event.event_id,
+        "event_source": event.source,
+        "kind": event.kind.value,
+        "message_id": plan.message_id,
+        "receipt_id": plan.receipt_id,
+        "recipient": event.recipient_fingerprint,
+        "event_age_seconds": round((now - event.occurred_at).total_seconds(), 3),
+        "duplicate": result.duplicate,
+        "state_applied": plan.proves.target.value if plan.proves and result.message_updated else None,
+        "state_unchanged": result.prior_state,
+        "suppressed_now": result.suppressed_now,
+        "already_suppressed": result.already_suppressed,
+        "transient_count": result.transient_count,
+        "requests": result.requests,
+    }
+    # One line per applied event, billed by the byte: what did not happen is left out.
+    logger.info("delivery event", extra={name: value for name, value in facts.items() if _said(value)})
     return result
 
 

@@ -109,16 +109,18 @@ IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
     """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
 
-    First try optimistically (no reads): never suppressed, and no send newer than the cached
-    watermark minus the grace (no earlier send at all when nothing is cached). When the
-    recipient's condition fails, the cancelled transaction hands back the recipient item;
-    decide from it and the watermark (once) and write again with exact conditions, so a
-    concurrent change is never missed.
+    First try optimistically (no reads): never suppressed, and no send newer than the last
+    watermark this container read minus the grace, however old that read is (an older
+    watermark only makes the condition stricter, domain/watermarks.py); no earlier send at all
+    before the container's first read. When the recipient's condition fails, the cancelled
+    transaction hands back the recipient item; decide from it and a recent watermark (read
+    when the last read is older than the cache's age) and write again with exact conditions,
+    so a concurrent change is never missed.
     """
     settings, now = services.settings, intent.first_entry.at
     grace = timedelta(seconds=settings.unknown_grace_seconds)
     source = source_for(intent.message)
-    watermark = services.poller_state.recent_watermark(source, now, read=False)
+    watermark = services.poller_state.known_watermark(source)
     intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
     intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
     generations = 0

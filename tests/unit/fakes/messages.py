@@ -7,7 +7,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from sendledger.domain.export_window import Position, Window
-from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
+from sendledger.domain.messages import (
+    DueKind,
+    HistoryEntry,
+    Message,
+    MessageState,
+    Transition,
+    keeps_params,
+    predecessors,
+)
 from sendledger.ports.messages import (
     CreatedPage,
     IdempotencyRecord,
@@ -140,6 +148,10 @@ class FakeMessages:
                 item.message.reason = message.reason
             if outcome.stored_response is not None:
                 item.response, item.lease_until = _answer(outcome.stored_response), None
+            if not keeps_params(outcome.new_state, bool(message.escalation)):
+                item.message.params = None  # as the store does: never rendered again
+                if item.response is not None:
+                    item.response.message.params = None
             receipt = receipts.for_outcome(outcome)
             if receipt is not None:
                 self.db.receipts[receipt.key] = receipt

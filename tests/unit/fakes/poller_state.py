@@ -29,6 +29,10 @@ class FakePollerState:
         self.cache.put(source, now, value)
         return value
 
+    def known_watermark(self, source: str) -> datetime | None:
+        """The last watermark read, however old (see domain/watermarks.py); None when never read."""
+        return self.cache.last(source)[1]
+
     def set_watermark(self, source: str, at: datetime) -> None:
         with self.db.lock:
             current = self.db.watermarks.get(source)

@@ -14,6 +14,8 @@ def encode(value: Any) -> dict[str, Any]:
         return {"BOOL": value}
     if isinstance(value, str):
         return {"S": value}
+    if isinstance(value, bytes):
+        return {"B": value}
     if isinstance(value, int | float):
         return {"N": str(value)}
     if isinstance(value, dict):
@@ -29,7 +31,7 @@ def encode_item(values: dict[str, Any]) -> Item:
 
 def decode(value: dict[str, Any]) -> Any:
     ((kind, inner),) = value.items()
-    if kind in {"S", "BOOL"}:
+    if kind in {"S", "BOOL", "B"}:
         return inner
     if kind == "N":
         return int(inner) if inner.lstrip("-").isdigit() else float(inner)

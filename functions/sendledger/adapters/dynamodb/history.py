@@ -24,6 +24,26 @@ TYPE, STATE, EVIDENCE, AT, STEP = "t", "s", "e", "a", "p"
 
 # An event id that starts with its receipt's provider message id is stored without it.
 EVENT_ID, EVENT_REF = "event_id", "event_ref"
+PROVIDER_MESSAGE_ID = "provider_message_id"
+# The evidence every send's intent and outcome entries carry, stored under one capital letter
+# each (no evidence name is capitalised: the codes cannot be mistaken for a name), and the
+# commonest entry types under one small letter (no type is one letter). Read back in full.
+EVIDENCE_CODES = {
+    "eligibility": "E",
+    "suppression_version": "V",
+    "watermark_age_seconds": "W",
+    "suppression_reason": "S",
+    "recipient": "R",
+    "decision": "D",
+    "attempts": "A",
+    PROVIDER_MESSAGE_ID: "M",
+    "provider_request_id": "Q",
+    "provider_result": "P",
+    "provider_error": "X",
+}
+EVIDENCE_NAMES = {code: name for name, code in EVIDENCE_CODES.items()}
+TYPE_CODES = {HistoryType.INTENT: "i", HistoryType.PROVIDER_OUTCOME: "o", HistoryType.DECIDED: "d"}
+TYPE_NAMES = {code: kind for kind, code in TYPE_CODES.items()}
 
 
 def encoded(entry: HistoryEntry, derived_from: str | None = None, within: str | None = None) -> tuple[str, str]:
@@ -31,11 +51,13 @@ def encoded(entry: HistoryEntry, derived_from: str | None = None, within: str | 
 
     An act's key already holds its time and step, so only an event's entry stores them (`at`
     as epoch milliseconds). `within`: the provider message id the item is known to hold, so
-    an event id that starts with it keeps only the rest.
+    an event id that starts with it keeps only the rest, and the id itself is a flag.
     """
-    body: dict[str, Any] = {TYPE: entry.type.value}
+    body: dict[str, Any] = {TYPE: TYPE_CODES.get(entry.type, entry.type.value)}
     if entry.evidence:
-        body[EVIDENCE] = _relative(entry.evidence, within)
+        body[EVIDENCE] = {
+            EVIDENCE_CODES.get(name, name): value for name, value in _relative(entry.evidence, within).items()
+        }
     if entry.state is not None:
         body[STATE] = entry.state.value
     if derived_from is not None:
@@ -74,18 +96,25 @@ def provider_message_id_of(item: Item) -> str | None:
 
 
 def _relative(evidence: dict[str, Any], within: str | None) -> dict[str, Any]:
-    event_id = evidence.get(EVENT_ID)
-    if within is None or not isinstance(event_id, str) or not event_id.startswith(f"{within}#"):
+    if within is None:
         return evidence
-    rest = {name: value for name, value in evidence.items() if name != EVENT_ID}
-    return {**rest, EVENT_REF: event_id.removeprefix(f"{within}#")}
+    found = dict(evidence)
+    if found.get(PROVIDER_MESSAGE_ID) == within:
+        found[PROVIDER_MESSAGE_ID] = True  # the item's own: a flag (an accepted send's id never changes)
+    event_id = found.get(EVENT_ID)
+    if isinstance(event_id, str) and event_id.startswith(f"{within}#"):
+        del found[EVENT_ID]
+        found[EVENT_REF] = event_id.removeprefix(f"{within}#")
+    return found
 
 
 def _absolute(evidence: dict[str, Any], item: Item) -> dict[str, Any]:
-    if EVENT_REF not in evidence:
-        return evidence
-    rest = {name: value for name, value in evidence.items() if name != EVENT_REF}
-    return {**rest, EVENT_ID: f"{provider_message_id_of(item)}#{evidence[EVENT_REF]}"}
+    found = {EVIDENCE_NAMES.get(name, name): value for name, value in evidence.items()}
+    if found.get(PROVIDER_MESSAGE_ID) is True:
+        found[PROVIDER_MESSAGE_ID] = provider_message_id_of(item)
+    if EVENT_REF in found:
+        found[EVENT_ID] = f"{provider_message_id_of(item)}#{found.pop(EVENT_REF)}"
+    return found
 
 
 def entries_of(item: Item) -> list[tuple[str, HistoryEntry]]:
@@ -97,7 +126,7 @@ def entries_of(item: Item) -> list[tuple[str, HistoryEntry]]:
             at, step = key_time(key) if AT not in body else (from_millis(body[AT]), int(body.get(STEP, 0)))
             entry = HistoryEntry(
                 at=at,
-                type=HistoryType(body[TYPE]),
+                type=TYPE_NAMES.get(body[TYPE]) or HistoryType(body[TYPE]),
                 state=MessageState(body[STATE]) if body.get(STATE) else None,
                 evidence=_absolute(body.get(EVIDENCE, {}), item),
                 step=step,

@@ -6,7 +6,9 @@ that move the message (messages.py).
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +20,7 @@ from sendledger.adapters.dynamodb.keys import (
     MESSAGE_PK_PREFIX,
     MESSAGE_SK,
     due_shard,
-    evidence_day,
+    evidence_partition,
     message_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
@@ -31,8 +33,14 @@ from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredRespo
 RESPONSE = "response"
 BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
-ANSWER_STATE, ANSWER_UPDATED_AT, ANSWER_REASON, ANSWER_PROVIDER_ID = "s", "u", "r", "p"
+# Its time is milliseconds after the message's creation ("d"); items from before kept it whole ("u").
+ANSWER_STATE, ANSWER_UPDATED_AT, ANSWER_AFTER, ANSWER_REASON, ANSWER_PROVIDER_ID = "s", "u", "d", "r", "p"
 EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
+# Params as JSON, or deflated (raw DEFLATE, no header) when that is smaller: a send's intent is
+# billed 2 write units per started KB, and long params are what crosses the boundary.
+PARAMS, PARAMS_DEFLATED = "params", "params_z"
+DEFLATE_FROM = 96  # bytes of JSON below which deflating never pays
+DEFAULT_CATEGORY = "transactional"
 
 # A message item without `provider` was carried by its channel's first provider (the only
 # ones before providers were selectable): a storage convention, not a default of today's.
@@ -53,14 +61,14 @@ def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
         "updated_at": iso(message.updated_at),
         "reason": message.reason,
         "reset_account_id": message.reset_account_id,
-        "params": json.dumps(message.params, separators=(",", ":")) if message.params is not None else None,
-        "attempt": message.attempt,
+        **params_fields(message.params),
+        "attempt": message.attempt if message.attempt != 1 else None,
         "parent_key": message.parent_key,
-        "owner": message.owner,
         BUSINESS_EVENT_ID: message.business_event_id,
     }
     if message.owner:
-        values[EVIDENCE_DAY] = evidence_day(message.owner, message.created_at)
+        # The owner is the evidence partition's first part: the item does not carry it twice.
+        values[EVIDENCE_DAY] = evidence_partition(message.owner, message.created_at, message.message_id)
     if due is not None:
         values[DUE_KIND] = due_shard(due[0].value, message.message_id)
         values[DUE_AT] = int(due[1].timestamp())
@@ -91,13 +99,36 @@ def message_fields(message: Message) -> dict[str, Any]:
         "recipient": message.to,
         "template_id": message.template.id,
         "template_version": message.template.version,
-        "category": message.category,
+        "category": message.category if message.category != DEFAULT_CATEGORY else None,
         "created_at": iso(message.created_at),
         "escalation": json.dumps(message.escalation.as_json(), separators=(",", ":")) if message.escalation else None,
         # Written only when it is not the channel's first provider: the default path keeps its
         # item size, and items from before provider selection read back right.
         "provider": None if message.provider == IMPLIED_PROVIDER[message.channel] else message.provider,
     }
+
+
+def params_fields(params: dict[str, str] | None) -> dict[str, Any]:
+    if params is None:
+        return {}
+    text = json.dumps(params, separators=(",", ":"))
+    if len(text) >= DEFLATE_FROM:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        packed = packer.compress(text.encode()) + packer.flush()
+        if len(packed) < len(text.encode()):
+            return {PARAMS_DEFLATED: packed}
+    return {PARAMS: text}
+
+
+def params_from(item: Item) -> dict[str, str] | None:
+    if PARAMS_DEFLATED in item:
+        raw = item[PARAMS_DEFLATED]["B"]
+        # A stream record (Lambda's JSON) carries a binary value base64-encoded; the SDK, as bytes.
+        packed = base64.b64decode(raw) if isinstance(raw, str) else bytes(raw)
+        loaded: dict[str, str] = json.loads(zlib.decompress(packed, -15))
+        return loaded
+    text = item.get(PARAMS, {}).get("S")
+    return json.loads(text) if text else None
 
 
 def escalation_item(message: Message) -> Item:
@@ -125,7 +156,7 @@ def message_from(item: Item) -> Message:
         to=values["recipient"],
         template=Template(values["template_id"], values["template_version"]),
         state=MessageState(values[STATE]),
-        category=values["category"],
+        category=values.get("category") or DEFAULT_CATEGORY,
         created_at=parse_iso(values["created_at"]),
         updated_at=parse_iso(values["updated_at"]),
         recipient_key=Recipient(channel, values["recipient"]).key,
@@ -133,13 +164,18 @@ def message_from(item: Item) -> Message:
         provider=values.get("provider") or IMPLIED_PROVIDER[channel],
         reason=values.get("reason"),
         reset_account_id=values.get("reset_account_id"),
-        params=json.loads(values["params"]) if values.get("params") else None,
+        params=params_from(item),
         escalation=Escalation.from_json(json.loads(values["escalation"])) if values.get("escalation") else None,
         attempt=int(values.get("attempt", 1)),
         parent_key=values.get("parent_key"),
-        owner=values.get("owner"),
+        owner=values.get("owner") or _owner_of(values.get(EVIDENCE_DAY)),
         business_event_id=values.get(BUSINESS_EVENT_ID),
     )
+
+
+def _owner_of(partition: str | None) -> str | None:
+    """The caller a message's evidence partition (`<owner>#<day>[#<shard>]`) names."""
+    return partition.split("#", 1)[0] if partition else None
 
 
 def message_id_of(item: Item) -> str:
@@ -150,7 +186,8 @@ def message_id_of(item: Item) -> str:
 def answer(stored: StoredResponse, item_provider_message_id: str | None) -> str:
     """What changes after an answer, as it was (the rest of the answer never changes)."""
     message = stored.message
-    answer: dict[str, Any] = {ANSWER_STATE: message.state.value, ANSWER_UPDATED_AT: iso(message.updated_at)}
+    after = (message.updated_at - message.created_at) // timedelta(milliseconds=1)
+    answer: dict[str, Any] = {ANSWER_STATE: message.state.value, ANSWER_AFTER: after}
     if message.reason:
         answer[ANSWER_REASON] = message.reason
     if message.provider_message_id:
@@ -165,7 +202,10 @@ def answered_from(item: Item, answer: str) -> StoredResponse:
     values = json.loads(answer)
     message = message_from(item)
     message.state = MessageState(values[ANSWER_STATE])
-    message.updated_at = parse_iso(values[ANSWER_UPDATED_AT])
+    if ANSWER_AFTER in values:
+        message.updated_at = message.created_at + timedelta(milliseconds=int(values[ANSWER_AFTER]))
+    else:
+        message.updated_at = parse_iso(values[ANSWER_UPDATED_AT])
     message.reason = values.get(ANSWER_REASON)
     answered_id = values.get(ANSWER_PROVIDER_ID)
     message.provider_message_id = (

@@ -21,6 +21,8 @@ from sendledger.adapters.dynamodb.keys import (
     recipient_pk,
 )
 from sendledger.adapters.dynamodb.message_items import (
+    PARAMS,
+    PARAMS_DEFLATED,
     RESPONSE,
     answer,
     escalation_item,
@@ -41,7 +43,15 @@ from sendledger.adapters.dynamodb.table import (
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.export_window import Position, Window
-from sendledger.domain.messages import DueKind, HistoryEntry, Message, MessageState, Transition, predecessors
+from sendledger.domain.messages import (
+    DueKind,
+    HistoryEntry,
+    Message,
+    MessageState,
+    Transition,
+    keeps_params,
+    predecessors,
+)
 from sendledger.domain.recipients import Channel
 from sendledger.ports.messages import CreatedPage, IntentConflict, Outcome, SendIntent, StoredResponse
 
@@ -103,17 +113,21 @@ class Messages:
     def record_outcome(self, outcome: Outcome) -> None:
         message = outcome.message
         update = Update().set(STATE, outcome.new_state.value).set("updated_at", iso(outcome.entry.at))
-        update.set("attempt", message.attempt)
-        if outcome.response and outcome.response.provider_message_id:
-            update.set("provider_message_id", outcome.response.provider_message_id)
+        if message.attempt != 1:  # attempts only grow: an absent attempt is the first
+            update.set("attempt", message.attempt)
+        provider_id = outcome.response.provider_message_id if outcome.response else None
+        if provider_id:
+            update.set("provider_message_id", provider_id)
         if message.reason:
             update.set("reason", message.reason)
         if outcome.stored_response is not None:
-            provider_id = outcome.response.provider_message_id if outcome.response else None
             update.set(RESPONSE, answer(outcome.stored_response, provider_id)).remove("lease_until")
+        if not keeps_params(outcome.new_state, bool(message.escalation)):
+            # Nothing will render this message again (no resend, no fallback): its params go.
+            update.remove(PARAMS, PARAMS_DEFLATED)
         due = (outcome.due_kind, outcome.due_at) if outcome.due_kind and outcome.due_at else None
         set_due(update, message.message_id, due)
-        history.append(update, outcome.entry)
+        history.append(update, outcome.entry, within=provider_id)
         state_in(update, predecessors(outcome.new_state))
         receipt = receipts.for_outcome(outcome)
         try:

@@ -38,6 +38,10 @@ class PollerState:
         self.cache.put(source, now, value)
         return value
 
+    def known_watermark(self, source: str) -> datetime | None:
+        """The last watermark read, however old (see domain/watermarks.py); None when never read."""
+        return self.cache.last(source)[1]
+
     def set_watermark(self, source: str, at: datetime) -> None:
         update = Update().set("watermark", iso(at)).set("updated_at", iso(at))
         mark = update.name("watermark")

@@ -1,0 +1,459 @@
+"""The traffic model played through the real handlers: what every request costs, per operation.
+
+Each api container of the model is its own composition root (``bootstrap.build_runtime()``,
+passed to the handler as ``runtime=``, as the local stack does), so each has its own clients
+and its own per-container caches, warm or cold as a deployed container's would be. Time is the
+model's: every runtime's clock reads the time of the request in hand, and the source watermarks
+are those a poller draining every ``POLL_INTERVAL_SECONDS`` would have left at that time.
+
+Per counted request: DynamoDB requests and capacity billed as DynamoDB bills them
+(benchmarks/capacity.py), and the partition keys it touched (benchmarks/partitions.py). Delivery
+events are those the simulator produced for the slice's sends, a seeded sample of them applied
+through the poller (SQS record, push mode) and the SMS handler, once new and once again.
+
+Every fourth send of the slice is timed instead of counted (the counting hooks do work of
+their own on the calling thread): its Lambda CPU (process CPU time minus the calling thread's
+time inside moto's stubbed send, benchmarks/timing.EmulatorMeter) beside that of the baseline
+(benchmarks/baseline.py) handling the same request right before or after it.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import boto3
+
+from benchmarks import partitions
+from benchmarks.aws import World, _Discard, api_event, lambda_context, reset_caches, status_of
+from benchmarks.counting import RequestLog, counting
+from benchmarks.environment import ACCOUNT_ID, REGION
+from benchmarks.traffic_model import Kind, Request, Slice, TrafficModel, build
+
+OPERATIONS = ("send", "send_repeat_recipient", "replay", "reset", "event_new", "event_duplicate")
+POLL_INTERVAL = timedelta(seconds=60)  # deployed POLL_INTERVAL_SECONDS
+DRAIN_SECONDS = 5  # a cycle drains its queue within this (the watermark is its start)
+STALE_WINDOW = timedelta(seconds=900) + POLL_INTERVAL  # UNKNOWN_GRACE_SECONDS + watermark lag, at most
+TIMED_EVERY = 4  # every fourth send is timed against the baseline, not counted
+
+
+class ModelClock:
+    """The services' clock: the time of the request being played."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at
+
+
+@dataclass
+class Figure:
+    operation: str
+    requests: int
+    wru: float
+    rru: float
+    operations: list[str]
+    partitions: set[str]
+    status: int = 0
+    detail: dict[str, Any] | None = None
+    log_bytes: int = 0
+    channel: str | None = None
+
+
+def _figure(operation: str, log: RequestLog, status: int = 0, detail: dict[str, Any] | None = None) -> Figure:
+    return Figure(
+        operation=operation,
+        requests=log.total,
+        wru=sum(r.capacity.get("write_request_units", 0.0) for r in log.requests),
+        rru=sum(r.capacity.get("read_request_units", 0.0) for r in log.requests),
+        operations=log.summary(),
+        partitions=partitions.touched(log.requests),
+        status=status,
+        detail=detail,
+    )
+
+
+def principal(caller: str) -> str:
+    return f"arn:aws:iam::{ACCOUNT_ID}:user/{caller}"
+
+
+def watermark_at(at: datetime) -> datetime:
+    """The start of the last poll cycle that drained the sources before `at`."""
+    since = (at - timedelta(seconds=DRAIN_SECONDS)).timestamp()
+    step = POLL_INTERVAL.total_seconds()
+    return datetime.fromtimestamp(math.floor(since / step) * step, tz=at.tzinfo)
+
+
+def percentiles(values: list[float]) -> dict[str, float | None]:
+    """Nearest rank: p95 is the smallest value at least 95% of the sample is at or under."""
+    if not values:
+        return {"p50": None, "p95": None, "max": None}
+    ordered = sorted(values)
+
+    def rank(q: float) -> float:
+        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+    return {"p50": rank(0.50), "p95": rank(0.95), "max": ordered[-1]}
+
+
+@dataclass
+class CpuSample:
+    ours: float  # ms of Lambda CPU
+    baseline: float
+
+
+def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
+    from benchmarks import baseline
+    from benchmarks.ingestion import Provider
+    from benchmarks.timing import EmulatorMeter
+
+    model = model or TrafficModel()
+    played = build(model)
+    clock = ModelClock(played.start)
+    provider = Provider(world)  # before the runtimes: their SES/SNS clients see the simulator
+    provider.simulator.clock = clock.now
+    cpu: list[CpuSample] = []
+    try:
+        with EmulatorMeter().installed() as meter:
+            player = _Player(world, played, clock, baseline.make_handler(), meter, cpu)
+            figures = player.play()
+            found, fan_out = _events(played, provider, player.history)
+            figures += found
+    finally:
+        provider.close()
+    return {**summarise(played, figures), "cpu": _cpu(cpu), "fan_out": fan_out}
+
+
+def _runtimes(count: int, clock: ModelClock) -> list[Any]:
+    from sendledger import bootstrap
+
+    found = []
+    for _ in range(count):
+        runtime = bootstrap.build_runtime()
+        runtime.services.clock = clock
+        found.append(runtime)
+    return found
+
+
+class _Player:
+    def __init__(
+        self, world: World, played: Slice, clock: ModelClock, baseline: Any, meter: Any, cpu: list[CpuSample]
+    ) -> None:
+        self.played, self.clock, self.baseline, self.meter, self.cpu = played, clock, baseline, meter, cpu
+        model = played.model
+        self.containers = _runtimes(model.api_containers, clock)
+        # Sends long before the slice ran on containers long gone: a runtime of their own.
+        self.history = _runtimes(1, clock)[0]
+        self.ledgers = [runtime.services.messages for runtime in (*self.containers, self.history)]
+        self.watermarks = _Watermarks(world)
+
+    def play(self) -> list[Figure]:
+        from sendledger.handlers import api
+
+        played = self.played
+        recent = played.start - timedelta(minutes=10)
+        figures: list[Figure] = []
+        warmed, sends = False, 0
+        gc.freeze()  # the emulator's heap is not the Lambda's: collections walk only what is new
+        for request in played.requests:
+            if not warmed and request.at >= played.start:
+                warmed = True  # busy containers: each one served a request just before the slice
+                for runtime in self.containers:
+                    _warm(runtime, played.start - timedelta(milliseconds=50), self.clock, self.watermarks)
+            self.clock.at = request.at
+            self.watermarks.at(request.at)
+            runtime = self.containers[request.container] if request.at >= recent else self.history
+            event = _event(request)
+            if request.counted and request.kind is Kind.SEND:
+                sends += 1
+                if sends % TIMED_EVERY == 0:
+                    self._timed(request, event, runtime, sends)
+                    continue
+            if not request.counted:
+                status, body = _call(api.lambda_handler, event, runtime)
+                _expect(status in (202, 409), request, status, body)
+                continue
+            logged = _Discard.written
+            with counting(*self.ledgers) as log:
+                status, body = _call(api.lambda_handler, event, runtime)
+            logged = _Discard.written - logged
+            _expect(status in (200, 202), request, status, body)
+            for operation in _operations(request):
+                figure = _figure(operation, log, status, _detail(request, body))
+                figure.log_bytes, figure.channel = logged, request.body.get("channel")
+                figures.append(figure)
+        gc.unfreeze()
+        self.clock.at = played.end + timedelta(minutes=5)  # every event of the slice's sends is due
+        self.watermarks.at(self.clock.at)
+        return figures
+
+    def _timed(self, request: Request, event: dict[str, Any], runtime: Any, index: int) -> None:
+        """Ours and the baseline on the same request, alternating which goes first."""
+        from sendledger.handlers import api
+
+        headers = {"Idempotency-Key": request.key or str(request.body.get("event_id"))}
+        theirs = api_event("POST", "/v1/messages", request.body, headers, principal(request.caller))
+
+        def ours() -> tuple[int, dict[str, Any]]:
+            return _call(api.lambda_handler, event, runtime)
+
+        def baseline() -> tuple[int, dict[str, Any]]:
+            return status_of(self.baseline(theirs, lambda_context("baseline-send")))
+
+        if index % 2:
+            mine, base = self._cpu(ours, request), self._cpu(baseline, request)
+        else:
+            base, mine = self._cpu(baseline, request), self._cpu(ours, request)
+        self.cpu.append(CpuSample(mine, base))
+
+    def _cpu(self, call: Callable[[], tuple[int, dict[str, Any]]], request: Request) -> float:
+        emulated = self.meter.cpu_seconds
+        start = time.process_time()
+        status, body = call()
+        spent = time.process_time() - start - (self.meter.cpu_seconds - emulated)
+        _expect(status == 202, request, status, body)
+        return spent * 1000
+
+
+def _cpu(samples: list[CpuSample]) -> dict[str, Any]:
+    if not samples:
+        return {"reason": "no send was timed"}
+    import statistics
+
+    ours = statistics.median(s.ours for s in samples)
+    theirs = statistics.median(s.baseline for s in samples)
+    return {
+        "samples": len(samples),
+        "method": (
+            f"every {TIMED_EVERY}th send of the slice, ours and the baseline on the same request, alternating "
+            "which goes first; process CPU minus the calling thread's CPU inside moto's stubbed send"
+        ),
+        "ours_median_ms": round(ours, 3),
+        "baseline_median_ms": round(theirs, 3),
+        "ours_p95_ms": round(percentiles([s.ours for s in samples])["p95"] or 0.0, 3),
+        "baseline_p95_ms": round(percentiles([s.baseline for s in samples])["p95"] or 0.0, 3),
+        "ratio_of_medians": round(ours / theirs, 4),
+    }
+
+
+def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks) -> None:
+    from sendledger.handlers import api
+
+    clock.at = at
+    watermarks.at(at)
+    body = {
+        "channel": "email",
+        "to": f"warm-{id(runtime)}@example.com",
+        "template": {"id": "alert", "version": "1"},
+        "params": {"summary": "warm"},
+    }
+    event = api_event("POST", "/v1/messages", body, {"Idempotency-Key": f"warm-{id(runtime)}"}, principal("busy"))
+    _call(api.lambda_handler, event, runtime)
+
+
+def _operations(request: Request) -> list[str]:
+    if request.kind is Kind.SEND:
+        repeat = request.since_previous_seconds is not None
+        return ["send", "send_repeat_recipient"] if repeat else ["send"]
+    return [request.kind.value]
+
+
+def _detail(request: Request, body: dict[str, Any]) -> dict[str, Any]:
+    since = request.since_previous_seconds
+    return {
+        "history": request.history.value if request.history else None,
+        "in_stale_window": since is not None and since <= STALE_WINDOW.total_seconds(),
+        "state": body.get("state"),
+        "params_chars": sum(len(str(v)) for v in (request.body.get("params") or {}).values()),
+    }
+
+
+def _event(request: Request) -> dict[str, Any]:
+    path = "/v1/password-resets" if request.kind is Kind.RESET else "/v1/messages"
+    headers = {"Idempotency-Key": request.key} if request.key else {}
+    return api_event("POST", path, request.body, headers, principal(request.caller))
+
+
+def _call(handler: Callable[..., Any], event: dict[str, Any], runtime: Any) -> tuple[int, dict[str, Any]]:
+    return status_of(handler(event, lambda_context("sendledger-api"), runtime=runtime))
+
+
+def _expect(ok: bool, request: Request, status: int, body: Any = None) -> None:
+    if not ok:
+        raise RuntimeError(f"{request.kind.value} at {request.at.isoformat()} answered {status}: {body}")
+
+
+class _Watermarks:
+    """Both sources' watermarks as the poller leaves them (written outside any counted window)."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.client = boto3.client("dynamodb", region_name=REGION)
+        self.current: datetime | None = None
+
+    def at(self, at: datetime) -> None:
+        from sendledger.domain.clock import iso
+
+        mark = watermark_at(at)
+        if mark == self.current:
+            return
+        self.current = mark
+        for source in ("ses", "sms"):
+            item = {"pk": f"WM#{source}", "sk": "WM", "watermark": iso(mark), "updated_at": iso(mark)}
+            self.client.put_item(
+                TableName=self.world.resources.ledger_table, Item={k: {"S": v} for k, v in item.items()}
+            )
+
+
+# --- delivery events ---------------------------------------------------------------------------
+def _events(played: Slice, provider: Any, runtime: Any) -> tuple[list[Figure], dict[str, Any]]:
+    from benchmarks.ingestion import _drain_queue, _event_type, _sms_status, sqs_event
+    from sendledger.handlers import poller, sms_delivery_logs
+    from sendledger.providers.ses.settings import SesSettings
+
+    rng = random.Random(played.model.seed + 1)
+    accepted = Counter(str(entry.get("channel")) for entry in provider.simulator.outbox())
+    sms_events: list[dict[str, Any]] = []
+    provider.simulator.flush(deliver_sms=sms_events.append)
+    queue_url = runtime.services.settings.provider(SesSettings).events_queue_url
+    queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{queue_url.rsplit('/', 1)[-1]}"
+    ses_messages = _drain_queue(queue_url)
+    total = len(ses_messages) + len(sms_events)
+    if not total:
+        raise RuntimeError("the simulator produced no delivery events for the slice")
+    share = min(1.0, played.model.events_sampled / total)
+    ledgers = [runtime.services.messages]
+    figures: list[Figure] = []
+    for message in rng.sample(ses_messages, k=round(len(ses_messages) * share)):
+        event = sqs_event(message, queue_arn)
+        kind = f"ses:{_event_type(message['Body'])}"
+        for operation in ("event_new", "event_duplicate"):
+            with counting(*ledgers) as log:
+                answer = poller.lambda_handler(event, lambda_context("sendledger-poller", 60.0), runtime=runtime)
+            if answer.get("batchItemFailures"):
+                raise RuntimeError(f"{kind} not applied: {answer}")
+            figures.append(_figure(operation, log, detail={"event": kind}))
+    for event in rng.sample(sms_events, k=round(len(sms_events) * share)):
+        kind = f"sms:{_sms_status(event)}"
+        for operation in ("event_new", "event_duplicate"):
+            with counting(*ledgers) as log:
+                sms_delivery_logs.lambda_handler(event, lambda_context("sendledger-sms-delivery-logs"), runtime=runtime)
+            figures.append(_figure(operation, log, detail={"event": kind}))
+    kinds = Counter(_event_type(message["Body"]) for message in ses_messages)
+    fan_out = {
+        "accepted_by_provider": dict(accepted),
+        "ses_events": dict(kinds),
+        "sms_status_records": len(sms_events),
+        "events_per_send": {
+            "email": round(len(ses_messages) / max(accepted.get("email", 0), 1), 3),
+            "sms": round(len(sms_events) / max(accepted.get("sms", 0), 1), 3),
+        },
+        # Status events a send publishes: its intent, its outcome, and each event that moves its state.
+        "status_events_per_send": {
+            "email": round(2 + sum(n for k, n in kinds.items() if k != "Send") / max(accepted.get("email", 0), 1), 3),
+            "sms": round(2 + len(sms_events) / max(accepted.get("sms", 0), 1), 3),
+        },
+    }
+    return figures, fan_out
+
+
+# --- the figures -------------------------------------------------------------------------------
+def summarise(played: Slice, figures: list[Figure]) -> dict[str, Any]:
+    by_operation: dict[str, list[Figure]] = {name: [] for name in OPERATIONS}
+    for figure in figures:
+        by_operation[figure.operation].append(figure)
+    traffic = {
+        name: {
+            "count": len(found),
+            "requests": percentiles([f.requests for f in found]),
+            "wru": percentiles([f.wru for f in found]),
+            "rru": percentiles([f.rru for f in found]),
+        }
+        for name, found in by_operation.items()
+    }
+    sends = by_operation["send"]
+    for channel in ("email", "sms"):
+        found = [f for f in sends if f.channel == channel]
+        traffic[f"send_{channel}"] = {
+            "count": len(found),
+            "requests": percentiles([f.requests for f in found]),
+            "wru": percentiles([f.wru for f in found]),
+            "rru": percentiles([f.rru for f in found]),
+            "log_bytes": percentiles([f.log_bytes for f in found]),
+        }
+    return {
+        "traffic": traffic,
+        "hot_partition": partitions.hottest([f.partitions for f in sends + by_operation["replay"]]),
+        "send_paths": _paths(sends),
+        "events_by_kind": _events_by_kind(by_operation["event_new"], by_operation["event_duplicate"]),
+        "model": played.model.describe(),
+        "slice": {
+            "start": played.start.isoformat(),
+            "seconds": played.model.slice_seconds,
+            "requests_played": len(played.requests),
+            "requests_counted": len(played.counted),
+            "earlier_sends_played": len(played.requests) - len(played.counted),
+            "sends_in_stale_window": sum(1 for f in sends if (f.detail or {}).get("in_stale_window")),
+        },
+    }
+
+
+def _paths(sends: list[Figure]) -> list[dict[str, Any]]:
+    """How many sends took which sequence of requests, and what the model says they were."""
+    groups: dict[tuple[str, ...], list[Figure]] = {}
+    for figure in sends:
+        groups.setdefault(tuple(figure.operations), []).append(figure)
+    rows = []
+    for operations, found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        details = [f.detail or {} for f in found]
+        rows.append(
+            {
+                "requests": list(operations),
+                "sends": len(found),
+                "share": round(len(found) / len(sends), 4),
+                "wru": percentiles([f.wru for f in found]),
+                "history": dict(Counter(str(d.get("history")) for d in details)),
+                "in_stale_window": sum(1 for d in details if d.get("in_stale_window")),
+            }
+        )
+    return rows
+
+
+def _events_by_kind(new: list[Figure], duplicate: list[Figure]) -> dict[str, Any]:
+    kinds: dict[str, Any] = {}
+    for label, found in (("new", new), ("duplicate", duplicate)):
+        for figure in found:
+            entry = kinds.setdefault(str((figure.detail or {}).get("event")), {})
+            entry.setdefault(label, []).append((figure.requests, figure.wru))
+    return {
+        kind: {
+            label: {"count": len(rows), "requests_max": max(r for r, _ in rows), "wru_max": max(w for _, w in rows)}
+            for label, rows in entry.items()
+        }
+        for kind, entry in sorted(kinds.items())
+    }
+
+
+@contextmanager
+def fresh(world: World) -> Iterator[World]:
+    """Empty tables and rebuilt caches around a traffic run (its own slice of the ledger)."""
+    world.empty_tables()
+    reset_caches()
+    try:
+        yield world
+    finally:
+        reset_caches()
+
+
+def to_json(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=2, default=str)
