@@ -56,6 +56,14 @@ ENV_SENDGRID_WEBHOOK_KEY_SECRET_ARN = "SENDGRID_WEBHOOK_PUBLIC_KEY_SECRET_ARN"  
 ENV_SENDGRID_EVENTS_QUEUE_URL = "SENDGRID_EVENTS_QUEUE_URL"
 ENV_SENDGRID_EMAIL_ACTIVITY = "SENDGRID_EMAIL_ACTIVITY"
 ENV_SENDGRID_WEBHOOK_MAX_AGE_SECONDS = "SENDGRID_WEBHOOK_MAX_AGE_SECONDS"
+# Feature flags (Powertools): the store (`file` locally, `appconfig` deployed), its TTL, the
+# file's path (empty: the committed functions/sendledger/feature_flags.json) and the AppConfig ids.
+ENV_FLAGS_STORE = "FLAGS_STORE"
+ENV_FLAGS_CACHE_SECONDS = "FLAGS_CACHE_SECONDS"
+ENV_FLAGS_FILE = "FLAGS_FILE"
+ENV_FLAGS_APPCONFIG_APPLICATION = "FLAGS_APPCONFIG_APPLICATION"
+ENV_FLAGS_APPCONFIG_ENVIRONMENT = "FLAGS_APPCONFIG_ENVIRONMENT"
+ENV_FLAGS_APPCONFIG_PROFILE = "FLAGS_APPCONFIG_PROFILE"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 # --- Resource names --------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
+from sendledger.ports.flags import FeatureFlags, NoFlags
 from sendledger.ports.messages import MessageStore
 from sendledger.ports.poller_state import PollerStateStore
 from sendledger.ports.providers import EmailSender, SmsSender
@@ -32,3 +33,5 @@ class Services:
     settings: Settings
     sleep: Callable[[float], None] = time.sleep
     backoff: Backoff = field(default_factory=Backoff)
+    # Per-caller flags; without a store every flag defers to the settings (bootstrap wires the store).
+    flags: FeatureFlags = field(default_factory=NoFlags)

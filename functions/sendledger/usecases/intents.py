@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids
 from sendledger.domain.callers import CallerId
-from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
+from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.escalation import Escalation
+from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.provider import EmailProvider, provider_of
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
@@ -45,6 +45,19 @@ class SendCommand:
     escalation: Escalation | None = None
     parent_key: str | None = None
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
+
+
+def flags_for(services: Services, command: SendCommand, channel: Channel) -> FlagDecision:
+    """The flag values that decide this send: the owner's (an escalation fallback's is its
+    parent's caller), with the deployment's settings where a flag defers to them."""
+    settings = services.settings
+    values = services.flags.values_for(CallerId(command.owner or command.caller))
+    return values.decide(
+        email=channel is Channel.EMAIL,
+        category=command.category,
+        default_provider=settings.email_provider,
+        default_stale=StalePolicy(settings.stale_eligibility_policy.get(command.category, StalePolicy.ALLOW)),
+    )
 
 
 def source_for(message: Message) -> str:
@@ -90,7 +103,7 @@ class KeyInFlight:
 IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 
 
-def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
+def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagDecision) -> IntentResult:
     """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
 
     First try optimistically (no reads): never suppressed, and no send newer than the cached
@@ -136,10 +149,7 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
         )
         if decision.result is Eligibility.SUPPRESSED:
             return _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
-        if (
-            decision.result is Eligibility.ELIGIBLE_STALE
-            and settings.stale_eligibility_policy.get(intent.message.category) == "defer"
-        ):
+        if decision.result is Eligibility.ELIGIBLE_STALE and flags.stale_eligibility_policy is StalePolicy.DEFER:
             return _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
         intent.expectations = Expectations(
             suppression_version=recipient.suppression.version,
@@ -232,12 +242,13 @@ def new_message(
     )
 
 
-def first_entry(message: Message, recipient: Recipient, now: datetime, settings: Any) -> HistoryEntry:
+def first_entry(message: Message, recipient: Recipient, now: datetime, flags: FlagDecision) -> HistoryEntry:
     return HistoryEntry(
         at=now,
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
             "recipient": recipient.fingerprint,  # template and category are the message's own
+            **flags.evidence(),
         },
     )

@@ -18,6 +18,7 @@ from sendledger.domain import ids, templates, tokens
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
 from sendledger.ports.messages import Expectations, Outcome, SendIntent
@@ -30,6 +31,7 @@ from sendledger.usecases.intents import (
     SendCommand,
     commit_with_eligibility,
     first_entry,
+    flags_for,
     new_message,
 )
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
@@ -53,10 +55,14 @@ def request_reset(services: Services, caller: CallerId, account_id: str, email: 
     replaced: its token stops being valid in the same write, the new address gets a new reset.
     """
     recipient = parse_recipient(Channel.EMAIL, email, field="email")
+    command = SendCommand(
+        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", caller=caller, idempotency_header=None
+    )
+    flags = flags_for(services, command, Channel.EMAIL)
     replacing: ResetRecord | None = None
     for _ in range(MAX_REPLACEMENTS):
-        intent = _reset_intent(services, caller, account_id, recipient, replacing)
-        committed = commit_with_eligibility(services, intent)
+        intent = _reset_intent(services, command, account_id, recipient, replacing, flags)
+        committed = commit_with_eligibility(services, intent, flags)
         if not isinstance(committed, ActiveReset):
             assert intent.reset is not None
             return _reset_reply(intent.reset)
@@ -68,12 +74,14 @@ def request_reset(services: Services, caller: CallerId, account_id: str, email: 
 
 
 def _reset_intent(
-    services: Services, caller: CallerId, account_id: str, recipient: Recipient, replacing: ResetRecord | None
+    services: Services,
+    command: SendCommand,
+    account_id: str,
+    recipient: Recipient,
+    replacing: ResetRecord | None,
+    flags: FlagDecision,
 ) -> SendIntent:
     settings, now = services.settings, services.clock.now()
-    command = SendCommand(
-        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", caller=caller, idempotency_header=None
-    )
     window = timedelta(seconds=settings.reset_window_seconds)
     reset_id = ids.reset_id(now)
     message = new_message(
@@ -83,7 +91,7 @@ def _reset_intent(
     message.reset_account_id = account_id
     message.state = MessageState.PENDING
     reset = ResetRecord(
-        owner=caller,
+        owner=command.caller,
         account_id=account_id,
         reset_id=reset_id,
         state="active",
@@ -105,7 +113,7 @@ def _reset_intent(
             step=END_STEP,
         )
         replaces = Replacement(replacing, note)
-    entry = first_entry(message, recipient, now, settings)
+    entry = first_entry(message, recipient, now, flags)
     return SendIntent(
         message=message,
         first_entry=replace(
