@@ -17,6 +17,7 @@ from infra.bundling import lambda_code
 from infra.checkov import CheckovSkips
 from infra.data import LedgerData
 from infra.environment import lambda_environment
+from infra.flags import FeatureFlagsStore
 from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
 from infra.mailgun import MailgunSecrets
@@ -68,6 +69,8 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        self.flags = FeatureFlagsStore(self, "FeatureFlags", stage=settings.stage)
+        env.update(self.flags.lambda_environment())
         self.mailgun: MailgunSecrets | None = None
         if settings.email_provider is EmailProvider.MAILGUN:
             self.mailgun = MailgunSecrets(self, "Mailgun", removal=removal)
@@ -128,6 +131,9 @@ class SendledgerStack(cdk.Stack):
                     actions=["secretsmanager:GetSecretValue"], resources=[self.fingerprint_secret.secret_arn]
                 )
             )
+        # The api decides sends and resets; the poller sends escalation fallbacks through the same path.
+        for function in (self.api.handler, self.ingestion.poller):
+            self.flags.grant_read(function.role)
         if self.mailgun is not None:
             self.mailgun.grant(api=self.api.handler, poller=self.ingestion.poller)
         if self.sendgrid is not None:

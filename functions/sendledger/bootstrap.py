@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.domain.callers import CallerId
     from sendledger.domain.clock import Clock
+    from sendledger.domain.flags import FlagValues
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.ingestion import EventQueue
     from sendledger.ports.providers import EmailSender, ProviderEventsApi
@@ -78,9 +80,23 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         sms=SnsSmsSender(),
         clock=SystemClock(),
         settings=settings,
-        flags=feature_flags(settings),
+        flags=FlagsOnFirstUse(lambda: feature_flags(settings)),
     )
     return Runtime.of(services, ledger)
+
+
+class FlagsOnFirstUse:
+    """The flags port, built by the first send: a Lambda that never decides a send (the SMS
+    delivery logs, most poll cycles) never imports Powertools Feature Flags nor makes its client."""
+
+    def __init__(self, build: Callable[[], FeatureFlags]) -> None:
+        self._build = build
+        self._built: FeatureFlags | None = None
+
+    def values_for(self, caller: CallerId) -> FlagValues:
+        if self._built is None:
+            self._built = self._build()
+        return self._built.values_for(caller)
 
 
 def feature_flags(settings: Settings, appconfig_client: object = None) -> FeatureFlags:

@@ -8,7 +8,7 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sendledger import names
-from tests.infra.conftest import resources, synth
+from tests.infra.conftest import default_template, resources, synth
 
 ROUTE = "/v1/providers/mailgun/events"
 
@@ -20,7 +20,7 @@ def mailgun() -> Template:
 
 @pytest.fixture(scope="module")
 def ses() -> Template:
-    return synth()
+    return default_template()
 
 
 def _webhook_methods(template: Template) -> dict[str, Any]:

@@ -11,12 +11,12 @@ from aws_cdk.assertions import Match, Template
 from infra import constants as c
 from infra.api import WEBHOOK_PATHS
 from sendledger import names
-from tests.infra.conftest import resources, synth
+from tests.infra.conftest import default_template, resources
 
 
 @pytest.fixture(scope="module")
 def template() -> Template:
-    return synth()
+    return default_template()
 
 
 def _statements(template: Template) -> list[tuple[str, dict[str, Any]]]:
