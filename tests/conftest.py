@@ -57,6 +57,23 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.write_line(f"hypothesis seed {HYPOTHESIS_SEED}: reproduce with {SEED_VARIABLE}={HYPOTHESIS_SEED}")
 
 
+# The longest modules start first: two xdist workers then finish together instead of one
+# running the state machine alone at the end of the run.
+LONGEST_FIRST = (
+    "tests/reliability/test_stateful_ledger.py",
+    "tests/reliability/test_poller_crash.py",
+    "tests/reliability/test_fault_matrix.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every worker collects the same order
+
+
 TABLE = "sendledger-test"
 SENDER = "no-reply@example.com"
 
