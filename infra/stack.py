@@ -17,6 +17,7 @@ from infra.bundling import lambda_code
 from infra.checkov import CheckovSkips
 from infra.data import LedgerData
 from infra.environment import lambda_environment
+from infra.flags import FeatureFlagsStore
 from infra.ingestion import Ingestion
 from infra.lambdas import RUNTIME
 from infra.messaging import Messaging
@@ -71,6 +72,8 @@ class SendledgerStack(cdk.Stack):
         )
         code = lambda_code(RUNTIME, bundle=settings.bundle)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        self.flags = FeatureFlagsStore(self, "FeatureFlags", stage=settings.stage)
+        env.update(self.flags.lambda_environment())
         for resources in self.providers.values():
             env.update(resources.built.environment)
         built = [resources.built for resources in self.providers.values()]
@@ -129,6 +132,9 @@ class SendledgerStack(cdk.Stack):
         for resources in self.providers.values():
             resources.grant(api=self.api.handler, poller=self.ingestion.poller)
             resources.attach(self.ingestion.poller)
+        # The api decides sends and resets; the poller sends escalation fallbacks through the same path.
+        for function in (self.api.handler, self.ingestion.poller):
+            self.flags.grant_read(function.role)
         self._outputs()
         self._acknowledge()
         cdk.Aspects.of(self).add(CheckovSkips())

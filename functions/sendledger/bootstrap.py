@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.domain.callers import CallerId
     from sendledger.domain.clock import Clock
+    from sendledger.domain.flags import FlagValues
+    from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.providers import EmailSender, SmsSender
     from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
@@ -77,8 +80,58 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         clock=SystemClock(),
         settings=settings,
         other_email=OtherEmailSenders(settings),
+        flags=FlagsOnFirstUse(lambda: feature_flags(settings)),
     )
     return Runtime.of(services, ledger)
+
+
+class FlagsOnFirstUse:
+    """The flags port, built by the first send: a Lambda that never decides a send (the SMS
+    delivery logs, most poll cycles) never imports Powertools Feature Flags nor makes its client."""
+
+    def __init__(self, build: Callable[[], FeatureFlags]) -> None:
+        self._build = build
+        self._built: FeatureFlags | None = None
+
+    def values_for(self, caller: CallerId) -> FlagValues:
+        if self._built is None:
+            self._built = self._build()
+        return self._built.values_for(caller)
+
+
+def feature_flags(settings: Settings, appconfig_client: object = None) -> FeatureFlags:
+    """Powertools Feature Flags over the store `FLAGS_STORE` names, both cached `FLAGS_CACHE_SECONDS`."""
+    from pathlib import Path
+
+    from aws_lambda_powertools.utilities.feature_flags import AppConfigStore, StoreProvider
+
+    from sendledger.adapters.feature_flags import COMMITTED_FLAGS, FileStore, PowertoolsFlags
+    from sendledger.settings import CATEGORIES, FlagStore, SettingsError
+
+    ttl = settings.flags_cache_seconds
+    store: StoreProvider
+    if settings.flags_store is FlagStore.APPCONFIG:
+        application = settings.flags_appconfig_application
+        environment, profile = settings.flags_appconfig_environment, settings.flags_appconfig_profile
+        if not (application and environment and profile):
+            raise SettingsError("FLAGS_STORE=appconfig needs FLAGS_APPCONFIG_APPLICATION, _ENVIRONMENT and _PROFILE")
+        store = AppConfigStore(
+            environment=environment,
+            application=application,
+            name=profile,
+            max_age=ttl,
+            boto3_client=appconfig_client or _appconfig_client(),
+        )
+    else:
+        store = FileStore(Path(settings.flags_file) if settings.flags_file else COMMITTED_FLAGS, ttl)
+    return PowertoolsFlags(store, CATEGORIES, retry_after_seconds=ttl)
+
+
+def _appconfig_client() -> object:
+    from sendledger.adapters import sdk
+
+    # Reads, safe to retry; a short timeout: a slow store must not hold a send (its defaults apply).
+    return sdk.client("appconfigdata", sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=2, connect_timeout=1))
 
 
 def email_sender(settings: Settings, provider: str | None = None) -> EmailSender:

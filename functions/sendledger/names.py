@@ -41,6 +41,14 @@ ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
 ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
 ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
 ENV_INJECT_TIMEOUTS = "SENDLEDGER_INJECT_TIMEOUTS"  # "true": conformance runs (providers/injected.py)
+# Feature flags (Powertools): the store (`file` locally, `appconfig` deployed), its TTL, the
+# file's path (empty: the committed functions/sendledger/feature_flags.json) and the AppConfig ids.
+ENV_FLAGS_STORE = "FLAGS_STORE"
+ENV_FLAGS_CACHE_SECONDS = "FLAGS_CACHE_SECONDS"
+ENV_FLAGS_FILE = "FLAGS_FILE"
+ENV_FLAGS_APPCONFIG_APPLICATION = "FLAGS_APPCONFIG_APPLICATION"
+ENV_FLAGS_APPCONFIG_ENVIRONMENT = "FLAGS_APPCONFIG_ENVIRONMENT"
+ENV_FLAGS_APPCONFIG_PROFILE = "FLAGS_APPCONFIG_PROFILE"
 ENV_XRAY_SDK = "SENDLEDGER_XRAY_SDK"  # "true": Powertools Tracer subsegments (costs cold start)
 
 

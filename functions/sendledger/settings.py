@@ -13,24 +13,32 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
+from enum import StrEnum
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
 from sendledger.domain.callers import TENANT_ID, configured_principal
+from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.recipients import Channel
 from sendledger.providers import registry
 from sendledger.providers.registry import Provider
 
-__all__ = ["Fragment", "Provider", "Settings", "SettingsError", "Tunables"]
+__all__ = ["FlagStore", "Fragment", "Provider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
-StaleChoice = Literal["allow", "defer"]
-_CHOICES = ("allow", "defer")
-_ALLOW: StaleChoice = "allow"
+_CHOICES = tuple(choice.value for choice in StalePolicy)
+_ALLOW = StalePolicy.ALLOW
 _CONFIG = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True, str_strip_whitespace=True)
 F = TypeVar("F", bound="Fragment")
+
+
+class FlagStore(StrEnum):
+    """Where the feature flags are read from (`FLAGS_STORE`)."""
+
+    FILE = "file"  # a JSON file in the Powertools schema (the local stack, tests)
+    APPCONFIG = "appconfig"  # the AppConfig profile CDK deploys (the deployed stack)
 
 
 class SettingsError(ValueError):
@@ -119,7 +127,7 @@ class Tunables(BaseModel):
     unknown_grace_seconds: int = Field(900, ge=0, validation_alias=names.ENV_UNKNOWN_GRACE_SECONDS)
     unknown_max_age_seconds: int = Field(86_400, ge=0, validation_alias=names.ENV_UNKNOWN_MAX_AGE_SECONDS)
     # `allow`, `defer`, or per category `security=defer,alert=allow` (unnamed categories allow).
-    stale_eligibility_policy: dict[str, StaleChoice] = Field(
+    stale_eligibility_policy: dict[str, StalePolicy] = Field(
         default_factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW),
         validation_alias=names.ENV_STALE_ELIGIBILITY_POLICY,
     )
@@ -135,6 +143,8 @@ class Tunables(BaseModel):
     # IAM user, role, federated user or root ARNs, separated by spaces (or a JSON list), kept
     # normalised (no path; see domain/callers.py). Nobody is an admin unless named here.
     admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
+    # How long a container keeps the feature flags it read (either store) before reading again.
+    flags_cache_seconds: int = Field(60, ge=1, le=3600, validation_alias=names.ENV_FLAGS_CACHE_SECONDS)
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
     # principals are one caller, the tenant (keys, messages, exports, resets).
     caller_tenants: dict[str, str] = Field(default_factory=dict, validation_alias=names.ENV_CALLER_TENANTS)
@@ -224,7 +234,7 @@ class Tunables(BaseModel):
             unknown = set(raw) - set(CATEGORIES)
             if unknown:
                 raise ValueError(f"unknown categories {sorted(unknown)} (categories: {', '.join(CATEGORIES)})")
-            return {**dict.fromkeys(CATEGORIES, "allow"), **raw}
+            return {**dict.fromkeys(CATEGORIES, _ALLOW), **raw}
         return raw
 
     def environment(self) -> dict[str, str]:
@@ -260,6 +270,12 @@ class Settings(Tunables):
     # Deployed the key comes from Secrets Manager (the ARN wins); the local stack uses the variable.
     callback_secret: str = Field("local-callback-secret", validation_alias=names.ENV_CALLBACK_SECRET)
     callback_secret_arn: str = Field("", validation_alias=names.ENV_CALLBACK_SECRET_ARN)
+    # Feature flags: the committed file unless the stack points at its AppConfig profile.
+    flags_store: FlagStore = Field(FlagStore.FILE, validation_alias=names.ENV_FLAGS_STORE)
+    flags_file: str = Field("", validation_alias=names.ENV_FLAGS_FILE)
+    flags_appconfig_application: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_APPLICATION)
+    flags_appconfig_environment: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_ENVIRONMENT)
+    flags_appconfig_profile: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_PROFILE)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,13 @@ def synth(**overrides: Any) -> Template:
     settings = Settings.from_context(context)
     stack = SendledgerStack(app, "test", settings=settings)
     return Template.from_stack(stack)
+
+
+@cache
+def default_template() -> Template:
+    """The default settings' template, synthesized once per process for every module that reads it
+    (each synthesis costs ~20 s of CPU; the tests only read it)."""
+    return synth()
 
 
 def resources(template: Template, kind: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from sendledger import names
 from sendledger.providers.mailgun.settings import ENV_API_KEY_SECRET_ARN as MAILGUN_API_KEY_SECRET_ARN_VAR
 from sendledger.providers.mailgun.settings import ENV_EVENTS_FINAL_AFTER_SECONDS as MAILGUN_FINAL_AFTER_VAR
 from sendledger.providers.mailgun.settings import ENV_SIGNING_KEY_SECRET_ARN as MAILGUN_SIGNING_KEY_VAR
-from tests.infra.conftest import resources, synth
+from tests.infra.conftest import default_template, resources, synth
 
 ROUTE = "/v1/providers/mailgun/events"
 
@@ -23,7 +23,7 @@ def mailgun() -> Template:
 
 @pytest.fixture(scope="module")
 def ses() -> Template:
-    return synth()
+    return default_template()
 
 
 def _webhook_methods(template: Template) -> dict[str, Any]:

@@ -14,12 +14,12 @@ from sendledger.providers.ses.settings import ENV_CONFIGURATION_SET as SES_CONFI
 from sendledger.providers.ses.settings import ENV_EVENTS_QUEUE_URL as SES_EVENTS_QUEUE_URL_VAR
 from sendledger.providers.sns.settings import ENV_FAILURE_LOG_GROUP as SMS_FAILURE_LOG_GROUP_VAR
 from sendledger.providers.sns.settings import ENV_SUCCESS_LOG_GROUP as SMS_SUCCESS_LOG_GROUP_VAR
-from tests.infra.conftest import resources, synth
+from tests.infra.conftest import default_template, resources
 
 
 @pytest.fixture(scope="module")
 def template() -> Template:
-    return synth()
+    return default_template()
 
 
 def _statements(template: Template) -> list[tuple[str, dict[str, Any]]]:

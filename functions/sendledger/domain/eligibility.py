@@ -13,6 +13,13 @@ from enum import StrEnum
 from sendledger.domain.values import value
 
 
+class StalePolicy(StrEnum):
+    """What a stale-eligible send does (`STALE_ELIGIBILITY_POLICY`, or the per-caller flag)."""
+
+    ALLOW = "allow"  # send now: the recipient's last outcome may still be on the way
+    DEFER = "defer"  # answer `pending`; the poller retries once the outcome is knowable
+
+
 class Eligibility(StrEnum):
     ELIGIBLE = "eligible"
     ELIGIBLE_STALE = "eligible_stale"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
 from sendledger.domain.recipients import Channel
+from sendledger.ports.flags import FeatureFlags, NoFlags
 from sendledger.ports.messages import MessageStore
 from sendledger.ports.poller_state import PollerStateStore
 from sendledger.ports.providers import EmailSender, SmsSender
@@ -44,3 +45,6 @@ class Services:
 
     def sms_sender(self, provider: str) -> SmsSender | None:
         return self.sms if self.settings.carries(provider, Channel.SMS) else None
+
+    # Per-caller flags; without a store every flag defers to the settings (bootstrap wires the store).
+    flags: FeatureFlags = field(default_factory=NoFlags)

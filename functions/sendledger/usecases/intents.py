@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids
 from sendledger.domain.callers import CallerId
-from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, decide
+from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide
 from sendledger.domain.errors import DependencyUnavailable, InvalidRequest
 from sendledger.domain.escalation import Escalation
+from sendledger.domain.flags import Flag, FlagDecision
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, fingerprint_of
 from sendledger.domain.values import value
@@ -51,15 +52,44 @@ class SendCommand:
     provider: str | None = None  # the caller's pick among the enabled providers (None: the deployment's)
 
 
+def flags_for(services: Services, command: SendCommand, channel: Channel) -> FlagDecision:
+    """The flag values that decide this send: the owner's (an escalation fallback's is its
+    parent's caller), with the deployment's settings where a flag defers to them."""
+    settings = services.settings
+    values = services.flags.values_for(CallerId(command.owner or command.caller))
+    decision = values.decide(
+        email=channel is Channel.EMAIL,
+        category=command.category,
+        default_provider=settings.email_provider,
+        default_stale=StalePolicy(settings.stale_eligibility_policy.get(command.category, StalePolicy.ALLOW)),
+    )
+    flagged = decision.email_provider if Flag.EMAIL_PROVIDER in decision.flagged else None
+    if flagged is None or (command.provider is None and settings.carries(flagged, Channel.EMAIL)):
+        return decision
+    if command.provider is None:  # a cohort routed to a provider this deployment does not enable
+        logger.warning("email_provider flag names a provider not enabled here", extra={"flagged": flagged.value})
+    # The caller's explicit pick, or the deployment's provider, decides: the evidence must not say the flag did.
+    return FlagDecision(
+        email_provider=settings.email_provider,
+        stale_eligibility_policy=decision.stale_eligibility_policy,
+        flagged=decision.flagged - {Flag.EMAIL_PROVIDER},
+    )
+
+
 def source_for(message: Message) -> str:
     """The event source whose watermark covers the message's outcome (its provider's)."""
     return registry.source_of(message.provider)
 
 
-def carrier_for(settings: Settings, channel: Channel, requested: str | None = None) -> str:
+def carrier_for(
+    settings: Settings, channel: Channel, requested: str | None = None, flags: FlagDecision | None = None
+) -> str:
     """The provider a new message of `channel` is sent through (recorded on it for good): the
-    caller's pick if this deployment enables it for the channel, else the deployment's own."""
+    caller's pick if this deployment enables it for the channel, else the one its flags decided
+    (flags_for: an enabled provider), else the deployment's own."""
     if requested is None:
+        if channel is Channel.EMAIL and flags is not None and flags.email_provider is not None:
+            return flags.email_provider.value
         return (settings.sms_provider if channel is Channel.SMS else settings.email_provider).value
     if not settings.carries(requested, channel):
         enabled = settings.enabled_email_providers if channel is Channel.EMAIL else [settings.sms_provider]
@@ -106,7 +136,7 @@ class KeyInFlight:
 IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 
 
-def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentResult:
+def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagDecision) -> IntentResult:
     """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
 
     First try optimistically (no reads): never suppressed, and no send newer than the last
@@ -154,10 +184,7 @@ def commit_with_eligibility(services: Services, intent: SendIntent) -> IntentRes
         )
         if decision.result is Eligibility.SUPPRESSED:
             return _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
-        if (
-            decision.result is Eligibility.ELIGIBLE_STALE
-            and settings.stale_eligibility_policy.get(intent.message.category) == "defer"
-        ):
+        if decision.result is Eligibility.ELIGIBLE_STALE and flags.stale_eligibility_policy is StalePolicy.DEFER:
             return _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
         intent.expectations = Expectations(
             suppression_version=recipient.suppression.version,
@@ -250,12 +277,13 @@ def new_message(
     )
 
 
-def first_entry(message: Message, recipient: Recipient, now: datetime, settings: Any) -> HistoryEntry:
+def first_entry(message: Message, recipient: Recipient, now: datetime, flags: FlagDecision) -> HistoryEntry:
     return HistoryEntry(
         at=now,
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
             "recipient": recipient.fingerprint,  # template and category are the message's own
+            **flags.evidence(),
         },
     )

@@ -18,6 +18,7 @@ from sendledger.domain import ids, templates, tokens
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
 from sendledger.ports.messages import Expectations, Outcome, SendIntent
@@ -31,6 +32,7 @@ from sendledger.usecases.intents import (
     carrier_for,
     commit_with_eligibility,
     first_entry,
+    flags_for,
     new_message,
 )
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
@@ -56,10 +58,21 @@ def request_reset(
     replaced: its token stops being valid in the same write, the new address gets a new reset.
     """
     recipient = parse_recipient(Channel.EMAIL, email, field="email")
+    command = SendCommand(
+        Channel.EMAIL,
+        recipient.address,
+        RESET_TEMPLATE,
+        {},
+        "security",
+        caller=caller,
+        idempotency_header=None,
+        provider=provider,
+    )
+    flags = flags_for(services, command, Channel.EMAIL)
     replacing: ResetRecord | None = None
     for _ in range(MAX_REPLACEMENTS):
-        intent = _reset_intent(services, caller, account_id, recipient, replacing, provider)
-        committed = commit_with_eligibility(services, intent)
+        intent = _reset_intent(services, command, account_id, recipient, replacing, flags)
+        committed = commit_with_eligibility(services, intent, flags)
         if not isinstance(committed, ActiveReset):
             assert intent.reset is not None
             return _reset_reply(intent.reset)
@@ -72,16 +85,13 @@ def request_reset(
 
 def _reset_intent(
     services: Services,
-    caller: CallerId,
+    command: SendCommand,
     account_id: str,
     recipient: Recipient,
     replacing: ResetRecord | None,
-    provider: str | None = None,
+    flags: FlagDecision,
 ) -> SendIntent:
     settings, now = services.settings, services.clock.now()
-    command = SendCommand(
-        Channel.EMAIL, recipient.address, RESET_TEMPLATE, {}, "security", caller=caller, idempotency_header=None
-    )
     window = timedelta(seconds=settings.reset_window_seconds)
     reset_id = ids.reset_id(now)
     message = new_message(
@@ -89,13 +99,13 @@ def _reset_intent(
         recipient,
         now,
         ids.reset_message_id(reset_id),
-        provider=carrier_for(settings, recipient.channel, provider),
+        provider=carrier_for(settings, recipient.channel, command.provider, flags),
     )
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id
     message.state = MessageState.PENDING
     reset = ResetRecord(
-        owner=caller,
+        owner=command.caller,
         account_id=account_id,
         reset_id=reset_id,
         state="active",
@@ -117,7 +127,7 @@ def _reset_intent(
             step=END_STEP,
         )
         replaces = Replacement(replacing, note)
-    entry = first_entry(message, recipient, now, settings)
+    entry = first_entry(message, recipient, now, flags)
     return SendIntent(
         message=message,
         first_entry=replace(

@@ -14,6 +14,7 @@ from typing import Any
 
 from sendledger.domain import idempotency, ids, templates
 from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
+from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import Message
 from sendledger.domain.recipients import Recipient, parse_recipient
 from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
@@ -28,6 +29,7 @@ from sendledger.usecases.intents import (
     carrier_for,
     commit_with_eligibility,
     first_entry,
+    flags_for,
     new_message,
 )
 from sendledger.usecases.results import Accepted, Replayed, SendResult
@@ -52,8 +54,9 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
         )
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.caller, key)
-    intent = _build_intent(services, command, recipient, scoped)
-    committed = commit_with_eligibility(services, intent)
+    flags = flags_for(services, command, recipient.channel)
+    intent = _build_intent(services, command, recipient, scoped, flags)
+    committed = commit_with_eligibility(services, intent, flags)
     if isinstance(committed, KeyTaken):
         return _replay(services, intent, committed.record)
     if isinstance(committed, KeyInFlight):
@@ -85,18 +88,20 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
     return Replayed(message_view(message, services.settings))
 
 
-def _build_intent(services: Services, command: SendCommand, recipient: Recipient, scoped_key: str) -> SendIntent:
+def _build_intent(
+    services: Services, command: SendCommand, recipient: Recipient, scoped_key: str, flags: FlagDecision
+) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     message = new_message(
         command,
         recipient,
         now,
         ids.keyed_message_id(scoped_key),
-        provider=carrier_for(settings, recipient.channel, command.provider),
+        provider=carrier_for(settings, recipient.channel, command.provider, flags),
     )
     return SendIntent(
         message=message,
-        first_entry=first_entry(message, recipient, now, settings),
+        first_entry=first_entry(message, recipient, now, flags),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
         expectations=Expectations(),
         idempotency_key=scoped_key,

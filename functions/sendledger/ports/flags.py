@@ -1,0 +1,20 @@
+"""Feature flags, evaluated per caller (adapters/feature_flags.py: Powertools over a store)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from sendledger.domain.callers import CallerId
+from sendledger.domain.flags import NO_FLAGS, FlagValues
+
+
+class FeatureFlags(Protocol):
+    def values_for(self, caller: CallerId) -> FlagValues:
+        """The caller's flag values; the store is read at most once per cache period (never per send)."""
+
+
+class NoFlags:
+    """No store: every flag says "the deployment's setting" (tests and tools that build Services)."""
+
+    def values_for(self, caller: CallerId) -> FlagValues:
+        return NO_FLAGS
