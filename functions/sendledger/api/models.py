@@ -49,6 +49,19 @@ def _encodable(params: dict[str, str]) -> dict[str, str]:
     return params
 
 
+# The caller's pick of a provider for one message (conformance legs, canaries).
+ProviderPick = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=32,
+        pattern=r"^[a-z0-9-]+$",
+        description="one of this deployment's enabled providers for the channel, instead of its own choice "
+        "(conformance legs, canaries); the message keeps it for every attempt",
+    ),
+]
+
+
 class SendMessageRequest(Strict):
     channel: Literal["email", "sms"]
     to: str = Field(min_length=1, max_length=320)
@@ -57,27 +70,13 @@ class SendMessageRequest(Strict):
     category: Literal["transactional", "alert", "security"] = "transactional"
     event_id: str | None = Field(default=None, min_length=1, max_length=255)
     escalation: Escalation | None = None
-    provider: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=32,
-        pattern=r"^[a-z0-9-]+$",
-        description="one of this deployment's enabled providers for the channel, instead of its own choice "
-        "(conformance legs, canaries); the message keeps it for every attempt",
-    )
+    provider: ProviderPick = None
 
 
 class PasswordResetRequest(Strict):
     account_id: str = Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$")
     email: str = Field(min_length=3, max_length=320)
-    provider: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=32,
-        pattern=r"^[a-z0-9-]+$",
-        description="one of this deployment's enabled providers for the channel, instead of its own choice "
-        "(conformance legs, canaries); the message keeps it for every attempt",
-    )
+    provider: ProviderPick = None
 
 
 class ConsumeResetRequest(Strict):
