@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 
 from sendledger.adapters.dynamodb.ledger import LedgerTable
+from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
 from sendledger.domain.export_window import Window
+from sendledger.domain.flags import FlagDecision
 from sendledger.domain.idempotency import scoped_key
 from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
@@ -82,6 +84,10 @@ def backend(name: str, ledger: Any, start: datetime) -> Backend:
     return Backend(name, ledger, services, clock)
 
 
+# No flag decided: the deployment's settings did (what first_entry records for most sends).
+DEPLOYMENT_DECIDED = FlagDecision(email_provider=None, stale_eligibility_policy=StalePolicy.ALLOW)
+
+
 def intent(
     now: datetime,
     key: str | None = "key-1",
@@ -100,7 +106,7 @@ def intent(
     message = new_message(cmd, recipient, now, message_id, provider="ses")
     return SendIntent(
         message=message,
-        first_entry=first_entry(message, recipient, now, None),
+        first_entry=first_entry(message, recipient, now, DEPLOYMENT_DECIDED),
         lease_until=now + timedelta(seconds=60),
         expectations=expect or Expectations(),
         idempotency_key=scoped,
