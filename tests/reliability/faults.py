@@ -296,6 +296,21 @@ def recipient_key_of(message: dict[str, Any]) -> str:
     return message_from(message).recipient_key
 
 
+def recipient_of(message_id: str) -> str:
+    """The address a message was sent to, decoded as the ledger decodes its item.
+
+    A provider event the model publishes names it: read through message_from so that a change of
+    the item's encoding cannot silently turn it into None (an event without a recipient is
+    unreadable to SendGrid's parser and suppresses nobody under SES and Mailgun).
+    """
+    from sendledger.adapters.dynamodb.message_items import message_from
+
+    item = ddb().get_item(
+        TableName=TABLE, Key={"pk": {"S": f"MSG#{message_id}"}, "sk": {"S": "MSG"}}, ConsistentRead=True
+    )["Item"]
+    return message_from(item).to
+
+
 def s(item: dict[str, Any], name: str) -> Any:
     value = item.get(name)
     if value is None:
