@@ -25,14 +25,15 @@ _TLS = ssl.create_default_context()  # certificate and hostname verification, th
 class _PinnedHttps(http.client.HTTPSConnection):
     """An HTTPS connection to `address`, TLS and Host for the URL's host."""
 
-    def __init__(self, url: CallbackUrl, address: IPAddress, timeout: float) -> None:
-        super().__init__(url.host, url.port, timeout=timeout, context=_TLS)
+    def __init__(self, url: CallbackUrl, address: IPAddress, timeout: float, tls: ssl.SSLContext) -> None:
+        super().__init__(url.host, url.port, timeout=timeout, context=tls)
         self.address = address
+        self.tls = tls
 
     def connect(self) -> None:
         raw = socket.create_connection((str(self.address), self.port), self.timeout)
         try:
-            self.sock = _TLS.wrap_socket(raw, server_hostname=self.host)
+            self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
         except BaseException:
             raw.close()
             raise
@@ -50,6 +51,9 @@ class _PinnedHttp(http.client.HTTPConnection):
 
 
 class UrllibEndpoint:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls or _TLS  # tests give a context that trusts their own CA
+
     def post(
         self,
         url: CallbackUrl,
@@ -67,7 +71,7 @@ class UrllibEndpoint:
         """
         answer: list[int | None] = []
         thread = threading.Thread(
-            target=lambda: answer.append(_post(url, addresses, body, headers, timeout_seconds)),
+            target=lambda: answer.append(_post(url, addresses, body, headers, timeout_seconds, self.tls)),
             name="callback-post",
             daemon=True,
         )
@@ -77,11 +81,17 @@ class UrllibEndpoint:
 
 
 def _post(
-    url: CallbackUrl, addresses: Sequence[IPAddress], body: bytes, headers: dict[str, str], timeout: float
+    url: CallbackUrl,
+    addresses: Sequence[IPAddress],
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    tls: ssl.SSLContext,
 ) -> int | None:
-    kind = _PinnedHttps if url.secure else _PinnedHttp
     for address in addresses:  # the next vetted address only when one cannot be connected to
-        connection = kind(url, address, timeout)
+        connection: http.client.HTTPConnection = (
+            _PinnedHttps(url, address, timeout, tls) if url.secure else _PinnedHttp(url, address, timeout)
+        )
         try:
             connection.connect()
         except OSError:
