@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from sendledger.domain.callback_targets import IPAddress, parse_address, vet_addresses
 from sendledger.domain.callbacks import Callback, MalformedBusEvent, from_bus_event, retry_delay_seconds
-from sendledger.domain.caller_settings import CallbackUrl, Refused, parse_callback_url
+from sendledger.domain.caller_settings import CallbackUrl, Refused, UrlRefusal, parse_callback_url
 from sendledger.domain.clock import Clock
 from sendledger.domain.values import value
 from sendledger.ports.callers import CallbackSecrets, CallerSettingsStore
@@ -35,7 +35,10 @@ class Delivery(StrEnum):
     MALFORMED = "malformed"  # never deliverable: straight on to the DLQ
 
 
-NO_SECRET = "no-secret"  # noqa: S105 - a refusal, not a secret. The owner has a URL but no secret (removed by hand): nothing is signed
+class Withheld(StrEnum):
+    """Why no POST was made, besides the target's own refusal (UrlRefusal)."""
+
+    NO_SECRET = "no-secret"  # noqa: S105 - a reason: the owner has a URL but no secret (removed by hand)
 
 
 @value
@@ -62,7 +65,7 @@ class Attempt:
     event_id: str | None
     status: int | None = None  # the receiver's answer; None: no answer (timeout, refused)
     retry_in_seconds: int | None = None
-    refused: str | None = None  # why no POST was made (the target's check failed), for the log
+    refused: UrlRefusal | Withheld | None = None  # why no POST was made, for the log
 
 
 def deliver_callback(
@@ -98,15 +101,15 @@ def deliver_callback(
 
 def _post(
     callback: Callback, url_text: str, policy: CallbackPolicy, receivers: Receivers, clock: Clock
-) -> tuple[int | None, str | None]:
+) -> tuple[int | None, UrlRefusal | Withheld | None]:
     """(the receiver's status, None) or (None, why no POST was made)."""
     assert callback.owner is not None
     keys = receivers.secrets.keys(callback.owner)
     if keys is None:
-        return None, NO_SECRET
+        return None, Withheld.NO_SECRET
     target = vetted_target(url_text, receivers.resolver, allow_loopback=policy.allow_loopback)
     if isinstance(target, Refused):
-        return None, target.reason.value
+        return None, target.reason
     url, addresses = target
     headers = callback.headers(keys, int(clock.now().timestamp()))
     return receivers.endpoint.post(url, addresses, callback.body, headers, policy.timeout_seconds), None
