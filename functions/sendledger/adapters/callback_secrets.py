@@ -37,8 +37,12 @@ class SecretsManagerCallbackSecrets:
     client: Any = None
     _cache: dict[CallerId, tuple[datetime, SigningKeys | None]] = field(default_factory=dict, repr=False)
 
-    def __post_init__(self) -> None:
-        self.client = self.client or sdk.client("secretsmanager", SECRETS_CONFIG)
+    @property
+    def sm(self) -> Any:
+        """Made on first use: the publisher shares this composition root and never reads a secret."""
+        if self.client is None:
+            self.client = sdk.client("secretsmanager", SECRETS_CONFIG)
+        return self.client
 
     def name(self, caller_id: CallerId) -> str:
         return f"{self.prefix}{caller_id}"
@@ -49,7 +53,7 @@ class SecretsManagerCallbackSecrets:
         if cached is not None and timedelta(0) <= now - cached[0] < self.max_age:
             return cached[1]
         try:
-            text = self.client.get_secret_value(SecretId=self.name(caller_id))["SecretString"]
+            text = self.sm.get_secret_value(SecretId=self.name(caller_id))["SecretString"]
         except ClientError as exc:
             if _code(exc) != _NOT_FOUND:
                 raise DependencyUnavailable(f"callback secrets unavailable: {_code(exc)}") from None
@@ -67,7 +71,7 @@ class SecretsManagerCallbackSecrets:
         name = self.name(caller_id)
         try:
             try:
-                self.client.put_secret_value(SecretId=name, SecretString=text)
+                self.sm.put_secret_value(SecretId=name, SecretString=text)
             except ClientError as exc:
                 if _code(exc) != _NOT_FOUND:
                     raise
@@ -80,7 +84,7 @@ class SecretsManagerCallbackSecrets:
 
     def _create(self, name: str, text: str) -> None:
         try:
-            self.client.create_secret(
+            self.sm.create_secret(
                 Name=name,
                 SecretString=text,
                 Description="sendledger: one caller's callback signing secrets (Sendledger-Signature v1)",
@@ -88,7 +92,7 @@ class SecretsManagerCallbackSecrets:
         except ClientError as exc:
             if _code(exc) != _EXISTS:
                 raise
-            self.client.put_secret_value(SecretId=name, SecretString=text)  # created meanwhile
+            self.sm.put_secret_value(SecretId=name, SecretString=text)  # created meanwhile
 
 
 def keys_text(keys: SigningKeys) -> str:
