@@ -23,6 +23,9 @@ from sendledger.domain.values import value
 SOURCE = "sendledger"
 EVENTS_ACTOR = "sendledger-events"  # who suppresses on a delivery event's evidence
 _ENTERED_ONCE = TERMINAL | {MessageState.ACCEPTED}
+# A message event's detail names the caller that owns the message: its callback goes to that
+# caller alone. A suppression belongs to no caller (one recipient, every caller's sends).
+OWNER_FIELD = "caller_id"
 
 
 class DetailType(StrEnum):
@@ -76,6 +79,7 @@ def message_state_changed(
         "provider": message.provider,
         "provider_message_id": message.provider_message_id,
         "business_event_id": business_event_id,
+        OWNER_FIELD: message.owner,
         "occurred_at": iso(occurred_at),
     }
     return StatusEvent(event_id, DetailType.MESSAGE_STATE_CHANGED, occurred_at, detail)
