@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from sendledger.domain.clock import Clock
 from sendledger.domain.provider import Backoff
 from sendledger.domain.recipients import Channel
+from sendledger.ports.callers import CallerSettingsStore, CallersInMemory
 from sendledger.ports.flags import FeatureFlags, NoFlags
 from sendledger.ports.messages import MessageStore
 from sendledger.ports.poller_state import PollerStateStore
@@ -48,3 +49,5 @@ class Services:
 
     # Per-caller flags; without a store every flag defers to the settings (bootstrap wires the store).
     flags: FeatureFlags = field(default_factory=NoFlags)
+    # Per-caller settings (test mode, flag context, callback URL); bootstrap wires the ledger's items.
+    caller_settings: CallerSettingsStore = field(default_factory=CallersInMemory)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.unit.fakes.caller_settings import FakeCallerSettings
 from tests.unit.fakes.due_work import FakeDueWork
 from tests.unit.fakes.escalations import FakeEscalationTimers
 from tests.unit.fakes.events import FakeDeliveryEvents
@@ -27,6 +28,7 @@ class FakeLedger:
         self.events = FakeDeliveryEvents(self.db)
         self.due_work = FakeDueWork(self.db)
         self.escalation_timers = FakeEscalationTimers(self.db)
+        self.caller_settings = FakeCallerSettings(self.db)
 
     def send_path(self) -> dict[str, Any]:
         """The stores the send path's Services take (keyword arguments), as LedgerTable.send_path."""
@@ -35,4 +37,5 @@ class FakeLedger:
             "recipients": self.recipients,
             "resets": self.resets,
             "poller_state": self.poller_state,
+            "caller_settings": self.caller_settings,
         }

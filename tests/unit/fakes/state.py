@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from sendledger.domain.caller_settings import CallerSettings
 from sendledger.ports.resets import ResetRecord
 
 if TYPE_CHECKING:
@@ -31,4 +32,5 @@ class LedgerState:
     unmatched_events: dict[str, datetime] = field(default_factory=dict)  # EVT#<source>#<id> / EVT
     watermarks: dict[str, datetime] = field(default_factory=dict)  # WM#<source> / WM
     cursors: dict[str, str] = field(default_factory=dict)
+    callers: dict[str, CallerSettings] = field(default_factory=dict)  # CALLER#<caller id> / SETTINGS
     lock: threading.RLock = field(default_factory=threading.RLock)

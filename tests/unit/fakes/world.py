@@ -29,11 +29,9 @@ def build_services(
     email: FakeEmailSender | None = None,
     sms: FakeSmsSender | None = None,
 ) -> Services:
+    ledger.caller_settings.clock = clock  # its cache ages with the world's time
     return Services(
-        messages=ledger.messages,
-        recipients=ledger.recipients,
-        resets=ledger.resets,
-        poller_state=ledger.poller_state,
+        **ledger.send_path(),
         email=email or FakeEmailSender(),
         sms=sms or FakeSmsSender(),
         clock=clock,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
 from sendledger.adapters.dynamodb.due_work import DueWork
 from sendledger.adapters.dynamodb.escalations import Escalations
 from sendledger.adapters.dynamodb.events import DeliveryEvents
@@ -13,6 +14,7 @@ from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
+from sendledger.domain.clock import SystemClock
 from sendledger.domain.values import value
 
 
@@ -27,6 +29,7 @@ class LedgerTable:
     due_work: DueWork
     escalation_timers: Escalations
     webhook_tokens: WebhookTokens
+    caller_settings: DynamoCallerSettings
 
     @classmethod
     def named(cls, table_name: str, client: Any = None) -> LedgerTable:
@@ -44,6 +47,7 @@ class LedgerTable:
             due_work=DueWork(table),
             escalation_timers=Escalations(table),
             webhook_tokens=WebhookTokens(table),
+            caller_settings=DynamoCallerSettings(table, SystemClock()),
         )
 
     def send_path(self) -> dict[str, Any]:
@@ -53,4 +57,5 @@ class LedgerTable:
             "recipients": self.recipients,
             "resets": self.resets,
             "poller_state": self.poller_state,
+            "caller_settings": self.caller_settings,
         }

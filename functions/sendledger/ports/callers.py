@@ -1,0 +1,37 @@
+"""Per-caller settings (ledger items) and callback secrets (Secrets Manager), by caller id."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol
+
+from sendledger.domain.caller_settings import CallerSettings
+from sendledger.domain.callers import CallerId
+
+
+class CallerSettingsStore(Protocol):
+    def get(self, caller_id: CallerId) -> CallerSettings:
+        """The caller's settings, through the container's cache (at most CALLER_SETTINGS_CACHE
+        old); the defaults (no callback, test mode off) when the caller has no item."""
+        ...
+
+    def put(self, settings: CallerSettings) -> CallerSettings:
+        """Write them whole; the stored settings (their `version` moved by one) come back and
+        are what this container's next `get` answers."""
+        ...
+
+
+class CallersInMemory:
+    """No table: settings held by this object alone (tools and tests that build Services
+    without a ledger). bootstrap wires the DynamoDB store."""
+
+    def __init__(self) -> None:
+        self._items: dict[CallerId, CallerSettings] = {}
+
+    def get(self, caller_id: CallerId) -> CallerSettings:
+        return self._items.get(caller_id) or CallerSettings(caller_id)
+
+    def put(self, settings: CallerSettings) -> CallerSettings:
+        stored = replace(settings, version=self.get(settings.caller_id).version + 1)
+        self._items[settings.caller_id] = stored
+        return stored
