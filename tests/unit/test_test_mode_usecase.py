@@ -23,13 +23,10 @@ def mark_test(world: FakeWorld, principal: str = TESTER) -> None:
     world.services.caller_settings.put(CallerSettings(caller_id(principal), test_mode=True))
 
 
-def test_send(world: FakeWorld, key: str, to: str, channel: Channel = Channel.EMAIL) -> Accepted:
+def send_as_tester(world: FakeWorld, key: str, to: str, channel: Channel = Channel.EMAIL) -> Accepted:
     result = send(world.services, key, to=to, channel=channel, principal=TESTER)
     assert isinstance(result, Accepted)
     return result
-
-
-test_send.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def poll(world: FakeWorld) -> None:
@@ -45,7 +42,7 @@ def view_of(world: FakeWorld, message_id: str) -> dict:
 
 def test_a_test_callers_bounce_reaches_no_real_sender_and_suppresses_only_its_own_recipient(world: FakeWorld):
     mark_test(world)
-    sent = test_send(world, "t-1", BOUNCE)
+    sent = send_as_tester(world, "t-1", BOUNCE)
     assert world.email.calls == [] and world.sms.calls == []  # no provider was called
     assert sent.view["test"] is True and sent.view["state"] == "accepted" and sent.view["provider"] == "ses"
     assert sent.message.provider_message_id is not None
@@ -64,21 +61,21 @@ def test_a_test_callers_bounce_reaches_no_real_sender_and_suppresses_only_its_ow
     assert isinstance(real, Accepted) and real.view["state"] == "accepted" and "test" not in real.view
     assert [call.to for call in world.email.calls] == [BOUNCE]
     # The test caller's next send to it is suppressed, as a real bounce would have it
-    assert test_send(world, "t-2", BOUNCE).view["state"] == "suppressed"
+    assert send_as_tester(world, "t-2", BOUNCE).view["state"] == "suppressed"
 
 
 def test_a_real_suppression_does_not_decide_a_test_outcome(world: FakeWorld):
     real_key = f"email:{BOUNCE}"
     world.ledger.recipients.change(real_key, True, "confirmed", "admin", expected_version=0, now=world.clock.now())
     mark_test(world)
-    sent = test_send(world, "t-1", BOUNCE)
+    sent = send_as_tester(world, "t-1", BOUNCE)
     assert sent.view["state"] == "accepted"  # simulated, not suppressed by the real item
     assert send(world.services, "r-1", to=BOUNCE).view["state"] == "suppressed"
 
 
 def test_a_test_callers_sms_failure_is_simulated_and_kept_apart(world: FakeWorld):
     mark_test(world)
-    sent = test_send(world, "t-sms", INVALID_NUMBER, Channel.SMS)
+    sent = send_as_tester(world, "t-sms", INVALID_NUMBER, Channel.SMS)
     assert world.sms.calls == [] and sent.view["provider"] == "sns"
     poll(world)  # the status record went into the failure log group: the log lane reads it
     view = view_of(world, sent.message.message_id)
@@ -90,7 +87,7 @@ def test_a_test_callers_sms_failure_is_simulated_and_kept_apart(world: FakeWorld
 
 def test_timeout_lost_is_resent_after_proven_absence_still_simulated(world: FakeWorld):
     mark_test(world)
-    sent = test_send(world, "t-lost", "alice+timeout-lost@example.com")
+    sent = send_as_tester(world, "t-lost", "alice+timeout-lost@example.com")
     assert sent.view["state"] == "unknown"
     for _ in range(30):  # the SES watermark passes the send plus the grace; then it is resent
         world.clock.advance(world.settings.unknown_grace_seconds / 10)
@@ -102,7 +99,7 @@ def test_timeout_lost_is_resent_after_proven_absence_still_simulated(world: Fake
 
 def test_throttled_twice_then_accepted(world: FakeWorld):
     mark_test(world)
-    sent = test_send(world, "t-throttle", "alice+throttle@example.com")
+    sent = send_as_tester(world, "t-throttle", "alice+throttle@example.com")
     assert sent.view["state"] == "accepted"
     outcome = next(e for e in view_of(world, sent.message.message_id)["history"] if e["type"] == "provider_outcome")
     assert outcome["attempts"] == 3 and world.email.calls == []
