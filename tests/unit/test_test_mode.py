@@ -40,3 +40,20 @@ def test_a_message_item_says_test_only_when_true_and_derives_the_callers_key():
     assert not real.test and real.recipient_key == "email:ann@example.com"
     marked = message_from(encode_item({**OLD, "test": True}))
     assert marked.test and marked.recipient_key == f"test:{OLD['owner']}:email:ann@example.com"
+
+
+def test_status_events_say_test_and_name_the_real_address():
+    from dataclasses import replace
+
+    from sendledger.domain.state_changes import message_state_changed, suppression_changed
+
+    marked = message_from(encode_item({**OLD, "test": True}))
+    assert message_state_changed(marked, None, write="w", occurred_at=AT).detail["test"] is True
+    assert "test" not in message_state_changed(replace(marked, test=False), None, write="w", occurred_at=AT).detail
+    key = test_mode.recipient_key(CALLER, "email:bob@example.com")
+    detail = suppression_changed(key, suppressed=True, reason="r", version=1, actor="a", occurred_at=AT).detail
+    assert detail["recipient"] == "bob@example.com" and detail["test"] is True
+    real = suppression_changed(
+        "email:bob@example.com", suppressed=True, reason="r", version=1, actor="a", occurred_at=AT
+    )
+    assert real.detail["recipient"] == "bob@example.com" and "test" not in real.detail
