@@ -14,6 +14,7 @@ from infra import constants as c
 from infra import nag
 from infra.api import Api
 from infra.bundling import lambda_code
+from infra.callers import CallerSecrets
 from infra.checkov import CheckovSkips
 from infra.data import LedgerData
 from infra.environment import lambda_environment
@@ -74,6 +75,8 @@ class SendledgerStack(cdk.Stack):
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
         self.flags = FeatureFlagsStore(self, "FeatureFlags", stage=settings.stage)
         env.update(self.flags.lambda_environment())
+        self.caller_secrets = CallerSecrets(self, "CallerSecrets", stage=settings.stage)
+        env.update(self.caller_secrets.environment)
         for resources in self.providers.values():
             env.update(resources.built.environment)
         built = [resources.built for resources in self.providers.values()]
@@ -122,6 +125,8 @@ class SendledgerStack(cdk.Stack):
             escalation_queue=self.messaging.escalation_queue,
         )
         self.status_out.alarm_iterator_age(self.monitoring.alarm_topic)
+        self.caller_secrets.grant_admin(self.api.handler)
+        self.caller_secrets.grant_callbacks(self.status_out.callbacks, self.data)
         # Every function gets the secret's ARN in its environment and fingerprints recipients.
         for function in (self.api.handler, self.ingestion.poller, *provider_functions):
             function.role.add_to_policy(
@@ -148,9 +153,8 @@ class SendledgerStack(cdk.Stack):
             "EscalationQueueUrl": self.messaging.escalation_queue.queue_url,
             "AlarmTopicArn": self.monitoring.alarm_topic.topic_arn,
             "EventBusName": self.status_out.bus.event_bus_name,
+            "CallbackSecretPrefix": self.caller_secrets.prefix,
         }
-        if self.status_out.callback_secret is not None:
-            outputs["CallbackSecretArn"] = self.status_out.callback_secret.secret_arn
         for resources in self.providers.values():
             outputs.update(resources.built.outputs)
             webhook = resources.built.webhook

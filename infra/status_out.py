@@ -18,13 +18,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
-from infra import nag
 from infra.data import LedgerData
 from infra.lambdas import SendledgerFunction
 from infra.queues import dead_letter_queue, queue_with_dlq
@@ -92,31 +90,13 @@ class StatusOut(Construct):
             )
         )
 
-        self.callback_queue: sqs.Queue | None = None
-        self.callback_dlq: sqs.Queue | None = None
-        self.callback_secret: secretsmanager.Secret | None = None
-        self.callbacks: SendledgerFunction | None = None
-        if settings.callback_url:
-            self._callbacks(settings, code, env, removal)
+        # Callbacks go to each caller's own URL (caller settings): always deployed, idle while no
+        # caller has one (an event nobody receives is deleted without a POST).
+        self._callbacks(settings, code, env, removal)
 
     def _callbacks(
         self, settings: Settings, code: lambda_.Code, env: Mapping[str, str], removal: cdk.RemovalPolicy
     ) -> None:
-        self.callback_secret = secretsmanager.Secret(
-            self,
-            "CallbackSecret",
-            description="sendledger: HMAC-SHA256 key of the Sendledger-Signature callback header",
-            generate_secret_string=secretsmanager.SecretStringGenerator(
-                password_length=64, exclude_punctuation=True, include_space=False
-            ),
-            removal_policy=removal,
-        )
-        nag.acknowledge(
-            self.callback_secret,
-            "AwsSolutions-SMG4",
-            "Shared with the callback receiver, which must switch keys in step: rotated by the operator "
-            "(the function re-reads it within five minutes), not by a rotation Lambda.",
-        )
         # Backoff is the visibility timeout the function sets; this one covers an attempt in flight.
         self.callback_queue, self.callback_dlq = queue_with_dlq(
             self,
@@ -135,18 +115,16 @@ class StatusOut(Construct):
         self.callbacks = SendledgerFunction(
             self,
             "CallbacksFunction",
-            description="POSTs signed status events to CALLBACK_URL with backoff",
+            description="POSTs signed status events to the callback URL of the caller that owns each, with backoff",
             handler=names.CALLBACKS_HANDLER,
             code=code,
-            environment={**env, names.ENV_CALLBACK_SECRET_ARN: self.callback_secret.secret_arn},
+            environment=dict(env),
             timeout=cdk.Duration.seconds(settings.callbacks_timeout_seconds),
             memory_size=256,
             log_retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=removal,
             statements=[
-                iam.PolicyStatement(
-                    actions=["secretsmanager:GetSecretValue"], resources=[self.callback_secret.secret_arn]
-                ),
+                # The caller's settings item and secrets: granted by infra/callers.py.
                 # The next attempt's delay; the queue URL is looked up from the record's ARN.
                 iam.PolicyStatement(
                     actions=["sqs:ChangeMessageVisibility", "sqs:GetQueueUrl"],
@@ -182,17 +160,11 @@ class StatusOut(Construct):
 
     @property
     def functions(self) -> list[lambda_.Function]:
-        found = [self.publisher.function]
-        if self.callbacks is not None:
-            found.append(self.callbacks.function)
-        return found
+        return [self.publisher.function, self.callbacks.function]
 
     @property
     def dead_letter_queues(self) -> dict[str, sqs.IQueue]:
-        queues: dict[str, sqs.IQueue] = {"PublisherDlq": self.publisher_dlq}
-        if self.callback_dlq is not None:
-            queues["CallbackDlq"] = self.callback_dlq
-        return queues
+        return {"PublisherDlq": self.publisher_dlq, "CallbackDlq": self.callback_dlq}
 
     def alarm_iterator_age(self, topic: sns.ITopic) -> cw.Alarm:
         age = self.publisher.function.metric("IteratorAge", period=cdk.Duration.minutes(5), statistic="Maximum")

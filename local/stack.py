@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from local.auth import AuthMode, LocalAuth, banner_lines
+from local.callers import callback_settings, register_callbacks
 from local.constants import (
     ACCOUNT_ID,
     ADMIN_CREDENTIAL,
@@ -104,6 +105,8 @@ def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
         names.ENV_POLL_INTERVAL_SECONDS: str(int(DEFAULT_POLL_INTERVAL_SECONDS)),
         names.ENV_UNKNOWN_GRACE_SECONDS: str(DEFAULT_UNKNOWN_GRACE_SECONDS),
         names.ENV_CALLBACK_RETRY_BASE_SECONDS: str(DEFAULT_CALLBACK_RETRY_BASE_SECONDS),
+        # The local receiver listens on loopback: the local stack's allowance, never deployed.
+        names.ENV_CALLBACK_ALLOW_LOOPBACK: "true",
         "POWERTOOLS_SERVICE_NAME": names.METRICS_SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -198,6 +201,7 @@ class LocalStack:
             )
 
         self.status_out = self._status_out(resources.ledger_table, region)
+        self._register_callbacks()
         interval = float(self.environ.get(names.ENV_POLL_INTERVAL_SECONDS) or 0) or (DEFAULT_POLL_INTERVAL_SECONDS)
         self.scheduler = Scheduler(self.scheduled_tick, interval)
         outbox = LedgerOutbox(self.outbox, self.environ[names.ENV_LEDGER_TABLE])  # every simulator's entries
@@ -302,8 +306,17 @@ class LocalStack:
         with self.invoke_lock:
             self.sms_delivery_logs(event, make())
 
+    def _register_callbacks(self) -> None:
+        """CALLBACK_URL: the local callers' receiver (local/callers.py); a URL refused stops the start."""
+        given = callback_settings(self.environ)
+        if given is not None:
+            try:
+                register_callbacks(self.environ, *given)
+            except ValueError as error:
+                raise Misconfigured(str(error)) from None
+
     def _status_out(self, table: str, region: str) -> StatusOut | None:
-        """The publisher on the ledger's stream and, with CALLBACK_URL set, the callbacks."""
+        """The publisher on the ledger's stream and the callbacks (to each caller's own URL)."""
         from sendledger.settings import Settings
 
         publisher = self._optional_handler(names.PUBLISHER_HANDLER)
@@ -316,7 +329,7 @@ class LocalStack:
             max_attempts=settings.callback_max_attempts,
             region=region,
         )
-        callbacks = self._optional_handler(names.CALLBACKS_HANDLER) if settings.callback_url else None
+        callbacks = self._optional_handler(names.CALLBACKS_HANDLER)
         return StatusOut(
             resources=resources,
             region=region,
@@ -391,12 +404,17 @@ class LocalStack:
         from sendledger.settings import Settings
 
         settings = Settings.from_env(self.environ)
-        if not settings.callback_url:
-            return ["  Callbacks:     off (set CALLBACK_URL to receive signed POSTs)"]
+        given = callback_settings(self.environ)
+        if given is None:
+            return [
+                "  Callbacks:     per caller (sendledger callers set CALLER_ID --callback-url URL; "
+                "or CALLBACK_URL for every local caller)"
+            ]
+        url, secret = given
         return [
-            f"  Callbacks:     POST {settings.callback_url}   (retried after "
+            f"  Callbacks:     POST {url}   (every local caller; retried after "
             f"{settings.callback_retry_base_seconds} s, doubling, {settings.callback_max_attempts} attempts)",
-            f"  Callback key:  CALLBACK_SECRET={settings.callback_secret}",
+            f"  Callback key:  CALLBACK_SECRET={secret}",
         ]
 
     def _cli_line(self) -> str:

@@ -176,7 +176,7 @@ class StatusOut:
     resources: StatusOutResources
     region: str
     publisher: Handler
-    callbacks: Handler | None  # None: no CALLBACK_URL, nothing is POSTed
+    callbacks: Handler | None  # None: not importable, nothing is POSTed
     make_context: Callable[[], Any]
     invoke_lock: threading.RLock = field(default_factory=threading.RLock)
     events: list[dict[str, Any]] = field(default_factory=list)

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sendledger_client.callers_cli import callers
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
 from sendledger_client.conformance import conformance
 from sendledger_client.errors import DeadlineExceeded, NoAnswer, NotConfigured, ProblemError
@@ -284,6 +285,7 @@ def poll(ctx: Context) -> None:
 
 
 cli.add_command(conformance)
+cli.add_command(callers)
 
 
 # --- rendering -----------------------------------------------------------------------------

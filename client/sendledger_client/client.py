@@ -156,6 +156,27 @@ class SendledgerClient:
         path = f"/v1/admin/suppressions/{quote(recipient, safe='')}?{_query({'reason': reason})}"
         return _as_view(self._call("DELETE", path))
 
+    # --- caller settings (admin) -------------------------------------------------------------
+    def caller(self, caller_id: str) -> View:
+        return self._get(f"/v1/admin/callers/{quote(caller_id, safe='')}")
+
+    def find_caller(self, principal: str) -> View:
+        """The caller a principal ARN signs for (a role session's: its role's), with its settings."""
+        return self._get(f"/v1/admin/callers?{_query({'principal': principal})}")
+
+    def set_caller(self, caller_id: str, changes: dict[str, Any]) -> View:
+        """Change the fields named (`callback_url` None: no callbacks); the answer's `new_secret`
+        is the caller's first callback secret when this call made it (shown once)."""
+        return _as_view(self._call("PUT", f"/v1/admin/callers/{quote(caller_id, safe='')}", body=changes))
+
+    def rotate_caller_secret(self, caller_id: str) -> View:
+        return _as_view(self._call("POST", f"/v1/admin/callers/{quote(caller_id, safe='')}/secret"))
+
+    def end_caller_rotation(self, caller_id: str) -> View:
+        """Refused (409, with Retry-After) until the callbacks have the new secret: not waited for."""
+        path = f"/v1/admin/callers/{quote(caller_id, safe='')}/secret/previous"
+        return _as_view(self._call("DELETE", path, retry=False))
+
     # --- the local stack only ----------------------------------------------------------------
     def outbox(self) -> Any:
         return self._call("GET", "/local/outbox")
@@ -177,6 +198,7 @@ class SendledgerClient:
         body: Any = None,
         headers: dict[str, str] | None = None,
         started: float | None = None,
+        retry: bool = True,
     ) -> Any:
         all_headers = {"Accept": "application/json", **(headers or {})}
         data = None
@@ -184,9 +206,9 @@ class SendledgerClient:
             data = json.dumps(body).encode()
             all_headers["Content-Type"] = "application/json"
         request = Request(method, f"{self.endpoint}{path}", all_headers, data)
-        return self._attempts(request, self.clock() if started is None else started).json()
+        return self._attempts(request, self.clock() if started is None else started, retry).json()
 
-    def _attempts(self, request: Request, started: float) -> Response:
+    def _attempts(self, request: Request, started: float, retry: bool = True) -> Response:
         """The same request (same Idempotency-Key) until it is answered for good or time is up."""
         assert self.transport is not None
         while True:
@@ -194,7 +216,7 @@ class SendledgerClient:
             if response.status < 400:
                 return response
             body = _body(response)
-            if response.status not in RETRY_STATUSES:
+            if not retry or response.status not in RETRY_STATUSES:
                 raise ProblemError.from_answer(response.status, body)
             self._wait(started, _seconds(response.headers.get("retry-after")), response.status, body)
 

@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.providers import EmailSender, SimulatedCarriers, SmsSender
-    from sendledger.ports.status_out import CallbackEndpoint, CallbackRetries, StatusChangeSource, StatusEventBus
+    from sendledger.ports.status_out import CallbackRetries, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
+    from sendledger.usecases.callbacks import CallbackPolicy, Receivers
+    from sendledger.usecases.callers import CallerAdmin
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
     from sendledger.usecases.webhooks import Webhook
@@ -37,6 +39,8 @@ class Runtime:
     ledger: LedgerTable | None = None
     _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
     _webhooks: dict[str, Webhook | None] = field(default_factory=dict, init=False, repr=False)
+    # The admin routes' caller settings and secrets: built on their first request (tests set their own).
+    caller_admin: CallerAdmin | None = None
 
     @property
     def pipeline(self) -> Pipeline:
@@ -50,6 +54,11 @@ class Runtime:
         if provider not in self._webhooks:
             self._webhooks[provider] = build_webhook(self.services, self.ledger, provider)
         return self._webhooks[provider]
+
+    def callers(self) -> CallerAdmin:
+        if self.caller_admin is None:
+            self.caller_admin = build_caller_admin(self.services)
+        return self.caller_admin
 
     @classmethod
     def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
@@ -132,6 +141,21 @@ def simulated_carriers(settings: Settings, clock: Clock | None = None) -> Simula
         configuration_set=ses.configuration_set,
         region=region,
         account_id=queue_account(ses.events_queue_url),
+    )
+
+
+def build_caller_admin(services: Services) -> CallerAdmin:
+    from sendledger.adapters.callback_secrets import SecretsManagerCallbackSecrets
+    from sendledger.adapters.callbacks_http import SocketResolver
+    from sendledger.usecases.callers import CallerAdmin
+
+    settings = services.settings
+    return CallerAdmin(
+        store=services.caller_settings,
+        secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, services.clock),
+        resolver=SocketResolver(),
+        clock=services.clock,
+        allow_loopback=settings.callback_allow_loopback,
     )
 
 
@@ -265,12 +289,23 @@ class StatusOut:
     settings: Settings
     changes: StatusChangeSource
     bus: StatusEventBus
-    endpoint: CallbackEndpoint
+    receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
     retries: Callable[[str], CallbackRetries]  # by queue URL or ARN
-    secret: Callable[[], str]  # cached; re-read when the cache expires (rotation)
     clock: Clock
     # The longest a `retries` call can take: with the POST's timeout, one record's time budget.
     retry_call_seconds: float = 0
+
+    @property
+    def policy(self) -> CallbackPolicy:
+        from sendledger.usecases.callbacks import CallbackPolicy
+
+        settings = self.settings
+        return CallbackPolicy(
+            retry_base_seconds=settings.callback_retry_base_seconds,
+            max_attempts=settings.callback_max_attempts,
+            timeout_seconds=settings.callback_timeout_seconds,
+            allow_loopback=settings.callback_allow_loopback,
+        )
 
 
 @cache
@@ -279,22 +314,31 @@ def status_out() -> StatusOut:
 
 
 def build_status_out(settings: Settings | None = None, client: object = None) -> StatusOut:
-    from sendledger.adapters.callbacks_http import UrllibEndpoint, callback_secret
+    from sendledger.adapters.callback_secrets import SECRET_MAX_AGE, SecretsManagerCallbackSecrets
+    from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
+    from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
     from sendledger.adapters.eventbridge import EventBridgeBus
     from sendledger.adapters.sqs_visibility import CALL_SECONDS, SqsVisibility
     from sendledger.domain.clock import SystemClock
     from sendledger.settings import Settings
+    from sendledger.usecases.callbacks import Receivers
 
     settings = settings or Settings.from_env()
+    clock = SystemClock()
+    table = Table(settings.table_name, client)
     return StatusOut(
         settings=settings,
-        changes=LedgerStream(Table(settings.table_name, client)),
+        changes=LedgerStream(table),
         bus=EventBridgeBus(settings.event_bus_name),
-        endpoint=UrllibEndpoint(),
+        receivers=Receivers(
+            callers=DynamoCallerSettings(table, clock),
+            secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock, SECRET_MAX_AGE),
+            resolver=SocketResolver(),
+            endpoint=UrllibEndpoint(),
+        ),
         retries=SqsVisibility.of_queue,
-        secret=lambda: callback_secret(settings),
-        clock=SystemClock(),
+        clock=clock,
         retry_call_seconds=CALL_SECONDS,
     )

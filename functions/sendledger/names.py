@@ -34,12 +34,16 @@ ENV_FINGERPRINT_SECRET_ARN = "RECIPIENT_FINGERPRINT_SECRET_ARN"  # noqa: S105
 ENV_LOCAL_PRINCIPAL = "SENDLEDGER_LOCAL_PRINCIPAL"
 # Status out: the bus state changes are published to, and the signed callbacks.
 ENV_EVENT_BUS_NAME = "EVENT_BUS_NAME"
+# The local stack's own: registered as the local callers' callback URL and secret at start.
 ENV_CALLBACK_URL = "CALLBACK_URL"
 ENV_CALLBACK_RETRY_BASE_SECONDS = "CALLBACK_RETRY_BASE_SECONDS"
 ENV_CALLBACK_MAX_ATTEMPTS = "CALLBACK_MAX_ATTEMPTS"
 ENV_CALLBACK_TIMEOUT_SECONDS = "CALLBACK_TIMEOUT_SECONDS"
 ENV_CALLBACK_SECRET = "CALLBACK_SECRET"  # noqa: S105 - the variable's name; locally only
-ENV_CALLBACK_SECRET_ARN = "CALLBACK_SECRET_ARN"  # noqa: S105 - deployed: where the secret is
+# Each caller's callback secret is the Secrets Manager secret `<prefix><caller id>`.
+ENV_CALLBACK_SECRET_PREFIX = "CALLBACK_SECRET_PREFIX"  # noqa: S105 - the variable's name
+ENV_CALLBACK_ALLOW_LOOPBACK = "CALLBACK_ALLOW_LOOPBACK"  # the local stack's receiver only
+CALLBACK_SECRETS_PATH = "sendledger/{stage}/callbacks/"
 ENV_INJECT_TIMEOUTS = "SENDLEDGER_INJECT_TIMEOUTS"  # "true": conformance runs (providers/injected.py)
 # Feature flags (Powertools): the store (`file` locally, `appconfig` deployed), its TTL, the
 # file's path (empty: the committed functions/sendledger/feature_flags.json) and the AppConfig ids.
@@ -114,6 +118,11 @@ _ROUTES = (  # (method, path); {name} is one path segment
     ("GET", "/v1/suppressions/{recipient}"),
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
+    ("GET", "/v1/admin/callers"),  # ?principal=ARN: that principal's caller
+    ("GET", "/v1/admin/callers/{caller_id}"),
+    ("PUT", "/v1/admin/callers/{caller_id}"),
+    ("POST", "/v1/admin/callers/{caller_id}/secret"),  # rotate: the new secret, once
+    ("DELETE", "/v1/admin/callers/{caller_id}/secret/previous"),  # end the rotation
     ("POST", PROVIDER_EVENTS_ROUTE),  # a provider's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),

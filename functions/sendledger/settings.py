@@ -134,8 +134,7 @@ class Tunables(BaseModel):
     idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
     transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
     transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
-    # Signed callbacks: every status event is POSTed here when set (empty: no callbacks).
-    callback_url: str = Field("", validation_alias=names.ENV_CALLBACK_URL)
+    # Signed callbacks go to each caller's own URL (caller settings, set through the admin routes).
     # Attempt n waits base * 2**(n-1) s; 6 attempts at 60 s span 31 minutes before the DLQ.
     callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
     callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
@@ -267,9 +266,13 @@ class Settings(Tunables):
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
     event_bus_name: str = Field(f"{names.EVENT_BUS_PREFIX}-local", validation_alias=names.ENV_EVENT_BUS_NAME)
-    # Deployed the key comes from Secrets Manager (the ARN wins); the local stack uses the variable.
-    callback_secret: str = Field("local-callback-secret", validation_alias=names.ENV_CALLBACK_SECRET)
-    callback_secret_arn: str = Field("", validation_alias=names.ENV_CALLBACK_SECRET_ARN)
+    # Each caller's callback secret is the Secrets Manager secret `<prefix><caller id>` (CDK: per stage).
+    callback_secret_prefix: str = Field(
+        names.CALLBACK_SECRETS_PATH.format(stage="local"), validation_alias=names.ENV_CALLBACK_SECRET_PREFIX
+    )
+    # Callbacks to loopback addresses, and plain http to them: the local stack's receiver. Set by
+    # the local stack alone; never by CDK (callback URLs are https to public addresses deployed).
+    callback_allow_loopback: bool = Field(False, validation_alias=names.ENV_CALLBACK_ALLOW_LOOPBACK)
     # Feature flags: the committed file unless the stack points at its AppConfig profile.
     flags_store: FlagStore = Field(FlagStore.FILE, validation_alias=names.ENV_FLAGS_STORE)
     flags_file: str = Field("", validation_alias=names.ENV_FLAGS_FILE)

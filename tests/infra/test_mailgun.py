@@ -100,7 +100,7 @@ def test_the_lambdas_get_the_secret_arns_never_the_keys(mailgun: Template) -> No
     ours = [
         f for f in resources(mailgun, "AWS::Lambda::Function").values() if "Environment" in f["Properties"]
     ]  # CDK's own custom-resource provider has none
-    assert len(ours) == 4  # api, poller, sms_delivery_logs, and the status publisher (same environment)
+    assert len(ours) == 5  # api, poller, sms_delivery_logs, the status publisher and the callbacks (same environment)
     for function in ours:
         env = function["Properties"]["Environment"]["Variables"]
         assert env[names.ENV_EMAIL_PROVIDER] == "mailgun"

@@ -51,7 +51,7 @@ def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
     # Every route but the provider webhooks, which exist only where a provider that pushes is enabled.
     iam_routes = [path for _, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH)]
-    assert len(methods) == len(iam_routes) == 19  # 12 routes, and HEAD beside each of the 7 GETs
+    assert len(methods) == len(iam_routes) == 26  # 17 routes, and HEAD beside each of the 9 GETs
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
 
@@ -114,7 +114,8 @@ def test_lambdas_arm64_newest_python_traced(template: Template) -> None:
     }  # fmt: skip
     handlers = {f["Properties"]["Handler"] for f in functions.values()}
     assert handlers == {
-        names.API_HANDLER, names.POLLER_HANDLER, names.SMS_DELIVERY_LOGS_HANDLER, names.PUBLISHER_HANDLER
+        names.API_HANDLER, names.POLLER_HANDLER, names.SMS_DELIVERY_LOGS_HANDLER, names.PUBLISHER_HANDLER,
+        names.CALLBACKS_HANDLER,
     }  # fmt: skip
     for fn in functions.values():
         props = fn["Properties"]
@@ -220,7 +221,7 @@ def test_ses_events_flow_to_queue(template: Template) -> None:
     queues = resources(template, "AWS::SQS::Queue").values()
     assert all(q["Properties"].get("SqsManagedSseEnabled") is True for q in queues)
     with_dlq = [q for q in queues if "RedrivePolicy" in q["Properties"]]
-    assert len(with_dlq) == 2  # SES events + escalation
+    assert len(with_dlq) == 3  # SES events + escalation + callbacks
 
 
 def test_alarms_watch_the_slo_metrics(template: Template) -> None:
@@ -248,8 +249,10 @@ def test_alarms_watch_the_slo_metrics(template: Template) -> None:
 
 def test_poll_mode_has_no_event_source(template: Template) -> None:
     mappings = resources(template, "AWS::Lambda::EventSourceMapping").values()
-    # The status publisher's stream mapping (StartingPosition) is there in both modes.
-    assert [m for m in mappings if "StartingPosition" not in m["Properties"]] == []
+    # The status publisher's stream mapping (StartingPosition) and the callbacks' queue mapping are
+    # there in both modes; no event queue of a provider is.
+    queued = [m["Properties"]["FunctionName"] for m in mappings if "StartingPosition" not in m["Properties"]]
+    assert len(queued) == 1 and queued[0]["Ref"].startswith("StatusOutCallbacksFunction")
 
 
 def test_fingerprint_key_is_a_generated_secret_only_the_functions_read(template: Template) -> None:

@@ -9,12 +9,13 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sendledger.adapters.sqs_visibility import CALL_SECONDS
-from tests.infra.conftest import resources, synth
+from tests.infra.conftest import default_template, resources, synth
 
 
 @pytest.fixture(scope="module")
 def with_callbacks() -> Template:
-    return synth(callback_url="https://hooks.example.com/sendledger")
+    """Callbacks are always deployed: each caller's URL is a caller setting, not a synth-time one."""
+    return default_template()
 
 
 def test_the_publisher_reads_the_stream_with_partial_failures_bisection_and_a_dlq(with_callbacks: Template) -> None:
@@ -34,14 +35,15 @@ def test_the_publisher_reads_the_stream_with_partial_failures_bisection_and_a_dl
     with_callbacks.has_resource_properties("AWS::Events::EventBus", {"Name": "sendledger-dev"})
 
 
-def test_callbacks_have_a_rule_a_queue_with_redrive_and_a_secret(with_callbacks: Template) -> None:
+def test_callbacks_have_a_rule_a_queue_with_redrive_and_no_deployment_wide_secret(with_callbacks: Template) -> None:
     with_callbacks.has_resource_properties(
         "AWS::Events::Rule", {"EventPattern": {"source": ["sendledger"]}, "EventBusName": Match.any_value()}
     )
     with_callbacks.has_resource_properties(
         "AWS::SQS::Queue", {"RedrivePolicy": {"maxReceiveCount": 6, "deadLetterTargetArn": Match.any_value()}}
     )
-    with_callbacks.resource_count_is("AWS::SecretsManager::Secret", 2)
+    # The fingerprint key only: each caller's callback secret is made by the admin routes
+    with_callbacks.resource_count_is("AWS::SecretsManager::Secret", 1)
     with_callbacks.has_resource_properties(
         "AWS::CloudWatch::Alarm", {"MetricName": "IteratorAge", "Namespace": "AWS/Lambda"}
     )
@@ -133,11 +135,7 @@ def test_the_callback_rule_takes_only_this_accounts_sendledger_events(with_callb
 def test_a_full_batch_of_posts_that_each_time_out_fits_the_callbacks_timeout(
     timeout: int, with_callbacks: Template
 ) -> None:
-    template = (
-        with_callbacks
-        if timeout == 10
-        else synth(callback_url="https://hooks.example.com/sendledger", callback_timeout_seconds=timeout)
-    )
+    template = with_callbacks if timeout == 10 else synth(callback_timeout_seconds=timeout)
     [function] = [
         f for n, f in resources(template, "AWS::Lambda::Function").items() if n.startswith("StatusOutCallbacks")
     ]
@@ -159,3 +157,66 @@ def test_a_full_batch_of_posts_that_each_time_out_fits_the_callbacks_timeout(
     assert mapping["BatchSize"] * per_record + 10 <= properties["Timeout"] <= 900
     # The queue hides a record in flight for at least six function timeouts (AWS's advice)
     assert queue["VisibilityTimeout"] >= 6 * properties["Timeout"]
+
+
+# --- per-caller secrets and settings ----------------------------------------------------------------
+PREFIX_ARN = {
+    "Fn::Join": [
+        "",
+        [
+            "arn:",
+            {"Ref": "AWS::Partition"},
+            ":secretsmanager:",
+            {"Ref": "AWS::Region"},
+            ":",
+            {"Ref": "AWS::AccountId"},
+            ":secret:sendledger/dev/callbacks/*",
+        ],
+    ]
+}
+
+
+def _statements(template: Template, role_prefix: str) -> list[dict[str, Any]]:
+    [role] = [name for name in resources(template, "AWS::IAM::Role") if name.startswith(role_prefix)]
+    return [
+        statement
+        for policy in resources(template, "AWS::IAM::Policy").values()
+        if {"Ref": role} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def _secret_statements(template: Template, role_prefix: str) -> list[dict[str, Any]]:
+    return [s for s in _statements(template, role_prefix) if "secretsmanager" in json.dumps(s["Action"])]
+
+
+def test_the_api_makes_and_rotates_secrets_under_the_stages_prefix_only(with_callbacks: Template) -> None:
+    granted = [s for s in _secret_statements(with_callbacks, "ApiApiFunctionRole") if s["Resource"] == PREFIX_ARN]
+    assert [sorted(s["Action"]) for s in granted] == [
+        [
+            "secretsmanager:CreateSecret",
+            "secretsmanager:DescribeSecret",
+            "secretsmanager:GetSecretValue",
+            "secretsmanager:PutSecretValue",
+        ]
+    ]
+    others = [s for s in _secret_statements(with_callbacks, "ApiApiFunctionRole") if s["Resource"] != PREFIX_ARN]
+    assert all(s["Action"] == "secretsmanager:GetSecretValue" and "Ref" in s["Resource"] for s in others)  # the key
+
+
+def test_the_callbacks_read_secrets_under_the_prefix_and_only_caller_items(with_callbacks: Template) -> None:
+    secrets = _secret_statements(with_callbacks, "StatusOutCallbacksFunctionRole")
+    assert secrets == [{"Action": "secretsmanager:GetSecretValue", "Effect": "Allow", "Resource": PREFIX_ARN}]
+    dynamodb = [s for s in _statements(with_callbacks, "StatusOutCallbacksFunctionRole") if "dynamodb" in json.dumps(s)]
+    assert [(s["Action"], s["Condition"]) for s in dynamodb] == [
+        ("dynamodb:GetItem", {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CALLER#*"]}})
+    ]
+
+
+def test_no_function_may_post_to_loopback_and_every_one_knows_the_secret_prefix(with_callbacks: Template) -> None:
+    for name, function in resources(with_callbacks, "AWS::Lambda::Function").items():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        assert "CALLBACK_ALLOW_LOOPBACK" not in variables, name  # the local stack's allowance only
+        assert "CALLBACK_URL" not in variables and "CALLBACK_SECRET" not in variables, name
+        if name.startswith(("ApiApiFunction", "StatusOutCallbacks")):
+            assert variables["CALLBACK_SECRET_PREFIX"] == "sendledger/dev/callbacks/", name

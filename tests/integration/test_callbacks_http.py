@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import threading
@@ -12,15 +13,25 @@ import pytest
 
 from local.status_out import sqs_record
 from sendledger.adapters.callbacks_http import UrllibEndpoint
-from tests.support.fakes import FakeLambdaContext
+from sendledger.domain.caller_settings import CallbackUrl, parse_callback_url
+from tests.support.fakes import CALLER, FakeLambdaContext
 from tests.support.receiver import FAIL, Receiver, always, first, signature_valid
-from tests.support.status_out import status_out_harness
+from tests.support.status_out import register_receiver, status_out_harness
+
+LOOPBACK = ipaddress.ip_address("127.0.0.1")
+
+
+def local_url(text: str) -> CallbackUrl:
+    parsed = parse_callback_url(text, allow_http=True)
+    assert isinstance(parsed, CallbackUrl)
+    return parsed
+
 
 SECRET = "local-callback-secret"  # the local default, as a receiver would configure it
 
 
 def verified(headers: dict[str, str], body: bytes) -> bool:
-    """What the README tells a receiver to do, with the standard library only."""
+    """What docs/status-out.md tells a receiver to do, with the standard library only."""
     return signature_valid(SECRET, headers["sendledger-signature"], body)
 
 
@@ -32,54 +43,73 @@ def pump_for(services, clock, receiver, max_attempts):
     # Retry base 0: each attempt is visible again at once (moto times visibility by the real
     # clock); the delays themselves are asserted in tests/unit/test_callbacks_backoff.py.
     settings = services.settings.model_copy(
-        update={"callback_url": receiver.url, "callback_retry_base_seconds": 0, "callback_max_attempts": max_attempts}
+        update={"callback_retry_base_seconds": 0, "callback_max_attempts": max_attempts}
     )
+    register_receiver(settings, CALLER, receiver.url, SECRET)
     return status_out_harness(settings, clock=clock, with_callbacks=True)[0]
 
 
-def admin_suppress(api):
-    assert api("PUT", "/v1/admin/suppressions/gina%40example.com", {"reason": "asked"})[0] == 200
+def send(api, to: str = "gina@example.com") -> str:
+    body = {"channel": "email", "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
+    status, _, view = api("POST", "/v1/messages", body, headers={"Idempotency-Key": f"k-{to}"})
+    assert status == 202
+    return str(view["message_id"])
 
 
 def test_a_failing_receiver_gets_the_same_signed_event_until_it_answers_2xx(api, clock):
     with Receiver(SECRET, first(2, FAIL)) as receiver:
         pump = pump_for(api.services, clock, receiver, max_attempts=5)
-        admin_suppress(api)
+        message_id = send(api)
         pump.pump()
-    assert len(receiver.requests) == 3
-    (headers, body), *_ = bodies(receiver)
-    payload = json.loads(body)
-    assert set(payload) == {"id", "type", "created_at", "data"}
-    assert payload["type"] == "sendledger.suppression.changed"
-    assert payload["id"] == payload["data"]["event_id"] == headers["sendledger-event-id"]
-    assert payload["data"]["recipient"] == "gina@example.com" and payload["data"]["suppressed"] is True
-    for headers, again in bodies(receiver):
-        assert again == body and headers["sendledger-event-id"] == payload["id"]  # one id, every attempt
-        assert verified(headers, again)
-        assert headers["sendledger-signature"].startswith(f"t={int(clock.now().timestamp())},v1=")
-    assert not verified({"sendledger-signature": headers["sendledger-signature"]}, body + b" ")
+    ids = [e["detail"]["event_id"] for e in pump.events]
+    assert len(ids) == 2 and len(receiver.requests) == 3 * len(ids)  # sending, accepted: 3 attempts each
+    for event_id in ids:
+        got = [(h, b) for h, b in bodies(receiver) if h["sendledger-event-id"] == event_id]
+        (headers, body), *_ = got
+        payload = json.loads(body)
+        assert set(payload) == {"id", "type", "created_at", "data"}
+        assert payload["type"] == "sendledger.message.state-changed"
+        assert payload["id"] == payload["data"]["event_id"] == event_id
+        assert payload["data"]["message_id"] == message_id and payload["data"]["caller_id"] == CALLER
+        for headers, again in got:
+            assert again == body  # one id, one body, every attempt
+            assert verified(headers, again)
+            assert headers["sendledger-signature"].startswith(f"t={int(clock.now().timestamp())},v1=")
+        assert not verified({"sendledger-signature": headers["sendledger-signature"]}, body + b" ")
     assert _depth(pump.resources.callback_queue_url) == 0 == _depth(pump.resources.callback_dlq_url)
 
 
 def test_a_receiver_that_never_answers_2xx_leaves_the_event_in_the_dlq(api, clock):
     with Receiver(SECRET, always(FAIL)) as receiver:
         pump = pump_for(api.services, clock, receiver, max_attempts=3)
-        admin_suppress(api)
+        send(api)
         pump.pump()
-    assert len(receiver.requests) == 3
-    dlq = boto3.client("sqs").receive_message(QueueUrl=pump.resources.callback_dlq_url).get("Messages", [])
-    assert [json.loads(m["Body"])["detail"]["event_id"] for m in dlq] == [json.loads(receiver.requests[0].body)["id"]]
+    assert len(receiver.requests) == 3 * 2
+    dlq = boto3.client("sqs").receive_message(QueueUrl=pump.resources.callback_dlq_url, MaxNumberOfMessages=10)
+    dead = {json.loads(m["Body"])["detail"]["event_id"] for m in dlq.get("Messages", [])}
+    assert dead == {json.loads(got.body)["id"] for got in receiver.requests}
+
+
+def test_a_suppression_change_is_nobodys_and_is_acknowledged_without_a_post(api, clock):
+    with Receiver(SECRET) as receiver:
+        pump = pump_for(api.services, clock, receiver, max_attempts=3)
+        assert api("PUT", "/v1/admin/suppressions/gina%40example.com", {"reason": "asked"})[0] == 200
+        report = pump.pump()
+    assert [e["detail-type"] for e in pump.events] == ["sendledger.suppression.changed"]
+    assert receiver.requests == [] and report["callbacks"] == 1  # deleted from the queue, not posted
+    assert _depth(pump.resources.callback_queue_url) == 0 == _depth(pump.resources.callback_dlq_url)
 
 
 def test_a_receiver_that_is_down_does_not_block_publishing(api, clock):
     with Receiver(SECRET) as receiver:
         url = receiver.url
-    settings = api.services.settings.model_copy(update={"callback_url": url, "callback_retry_base_seconds": 60})
+    settings = api.services.settings.model_copy(update={"callback_retry_base_seconds": 60})
+    register_receiver(settings, CALLER, url, SECRET)
     pump = status_out_harness(settings, clock=clock, with_callbacks=True)[0]
-    admin_suppress(api)
+    send(api)
     report = pump.pump()
-    assert report["records"] >= 1 and len(pump.events) == 1  # on the bus despite the refused POST
-    assert report["callbacks"] == 0 and _depth(pump.resources.callback_queue_url) == 1
+    assert report["records"] >= 1 and len(pump.events) == 2  # on the bus despite the refused POSTs
+    assert report["callbacks"] == 0 and _depth(pump.resources.callback_queue_url) == 2
 
 
 def _depth(url: str) -> int:
@@ -115,11 +145,11 @@ def test_a_receiver_that_trickles_its_answer_is_cut_off_at_the_timeout():
 
     thread = threading.Thread(target=trickle, daemon=True)
     thread.start()
-    url = f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    url = local_url(f"http://127.0.0.1:{server.getsockname()[1]}/hook")
     started = time.monotonic()
     try:
         # When a callback is posted with a 0.3 s timeout
-        status = UrllibEndpoint().post(url, b"{}", {"Content-Type": "application/json"}, 0.3)
+        status = UrllibEndpoint().post(url, [LOOPBACK], b"{}", {"Content-Type": "application/json"}, 0.3)
     finally:
         stop.set()
         server.close()
@@ -132,12 +162,12 @@ def test_a_record_without_time_for_its_post_is_left_for_the_next_receive(api, cl
     # Given a callback whose POST (10 s) and visibility change (3 s) no longer fit the invocation
     with Receiver(SECRET) as receiver:
         pump = pump_for(api.services, clock, receiver, max_attempts=3)
-        admin_suppress(api)
+        send(api)
         pump.publish()
         sqs = boto3.client("sqs")
-        [message] = sqs.receive_message(
-            QueueUrl=pump.resources.callback_queue_url, MessageSystemAttributeNames=["All"]
-        )["Messages"]
+        message = sqs.receive_message(QueueUrl=pump.resources.callback_queue_url, MessageSystemAttributeNames=["All"])[
+            "Messages"
+        ][0]
         record = sqs_record(message, pump.resources.callback_queue_arn, "us-east-1")
         # When the function has 12 s left
         answer = pump.callbacks({"Records": [record]}, FakeLambdaContext(remaining_ms=12_000))
@@ -163,7 +193,8 @@ def test_an_answer_that_is_not_http_is_no_answer():
     threading.Thread(target=garble, daemon=True).start()
     try:
         # When a callback is posted to it
-        status = UrllibEndpoint().post(f"http://127.0.0.1:{server.getsockname()[1]}/hook", b"{}", {}, 2)
+        url = local_url(f"http://127.0.0.1:{server.getsockname()[1]}/hook")
+        status = UrllibEndpoint().post(url, [LOOPBACK], b"{}", {}, 2)
     finally:
         server.close()
     # Then it counts as no answer (retried with backoff), and nothing is raised, on the POST's

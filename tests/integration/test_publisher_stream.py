@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.conftest import ses_record
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, CALLER
 from tests.support.status_out import by_message, duplicated_ids, states, status_out_harness
 
 BOUNCE = "bounce@simulator.amazonses.com"
@@ -39,8 +39,9 @@ def test_a_bounce_publishes_the_message_states_and_the_suppression(api, ingestio
     detail = last["detail"]
     assert set(detail) == {
         "event_id", "message_id", "state", "previous_state", "channel", "to", "template", "category",
-        "reason", "provider", "provider_message_id", "business_event_id", "occurred_at",
+        "reason", "provider", "provider_message_id", "business_event_id", "caller_id", "occurred_at",
     }  # fmt: skip
+    assert detail["caller_id"] == CALLER  # the owner: its callback goes to this caller alone
     assert detail["template"] == {"id": "alert", "version": "1"}
     assert (detail["channel"], detail["provider"], detail["provider_message_id"]) == ("email", "ses", pmid)
     assert detail["reason"]  # the bounce's diagnostic
@@ -49,6 +50,7 @@ def test_a_bounce_publishes_the_message_states_and_the_suppression(api, ingestio
         (BOUNCE, True, 1)
     ]
     assert suppression[0]["detail"]["actor"] == "sendledger-events"
+    assert "caller_id" not in suppression[0]["detail"]  # every caller's recipient: nobody's event
     assert not duplicated_ids(events)
 
 

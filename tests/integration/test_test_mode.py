@@ -15,7 +15,7 @@ import pytest
 from local.simulator import Simulator
 from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
-from sendledger.domain.caller_settings import CALLER_SETTINGS_CACHE, CallerSettings
+from sendledger.domain.caller_settings import CALLER_SETTINGS_CACHE
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.support.counting import count_dynamodb_requests
@@ -37,10 +37,11 @@ def simulator(aws):
 
 
 @pytest.fixture
-def tester(services: Services, ingestion, clock) -> str:
-    """TESTER is in test mode (through the settings store: the admin route is the callers
-    branch's), and the simulated carriers are wired as bootstrap wires them, on the test clock."""
-    services.caller_settings.put(CallerSettings(caller_id(TESTER), test_mode=True))
+def tester(api, services: Services, ingestion, clock) -> str:
+    """An admin marked TESTER test (the callers' admin route), and the simulated carriers are
+    wired as bootstrap wires them, on the test clock."""
+    status, _, view = api("PUT", f"/v1/admin/callers/{caller_id(TESTER)}", {"test_mode": True}, principal=ADMIN)
+    assert status == 200 and view["test_mode"] is True, view
     services.simulated = bootstrap.simulated_carriers(services.settings, clock)
     return TESTER
 

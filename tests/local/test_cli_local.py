@@ -110,3 +110,20 @@ def test_find_by_key(stack: StackProcess) -> None:
     )  # fmt: skip
     found = json.loads(ok(sendledger(stack, "--json", "find", "--idempotency-key", "cli-find-1")))
     assert found["message_id"] == json.loads(out)["message_id"] and found["history"]
+
+
+def test_callers_set_a_local_receiver_and_refuse_an_internal_one(stack: StackProcess) -> None:
+    app = "arn:aws:iam::123456789012:user/app"
+    # Locally a loopback receiver is allowed (the local stack's allowance); its secret is shown once
+    made = json.loads(ok(sendledger(stack, "--json", "callers", "set", app, "--callback-url", "http://127.0.0.1:9/h")))
+    assert made["callback_url"] == "http://127.0.0.1:9/h" and made["principal"] is None
+    shown = json.loads(ok(sendledger(stack, "--json", "callers", "show", app)))
+    assert shown["caller_id"] == made["caller_id"] and shown["principal"] == app and shown["new_secret"] is None
+    # An internal address is refused everywhere: one line, exit 1, nothing changed
+    refused = sendledger(stack, "callers", "set", made["caller_id"], "--callback-url", "https://10.0.0.5/h")
+    assert refused.returncode == 1 and refused.stdout == "" and refused.stderr.count("\n") == 1
+    assert "400 Bad Request" in refused.stderr and "not-public" in refused.stderr
+    rotated = json.loads(ok(sendledger(stack, "--json", "callers", "rotate-secret", made["caller_id"])))
+    assert rotated["new_secret"] and rotated["callback_secret"]["rotating"] is True
+    early = sendledger(stack, "callers", "end-rotation", made["caller_id"])
+    assert early.returncode == 1 and "409 Conflict" in early.stderr

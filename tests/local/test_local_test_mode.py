@@ -1,29 +1,22 @@
 """Test mode in `python -m local`: the same code as deployed, so the same behaviour.
 
-A caller marked `test` (here through the settings store, on the stack's moto: the admin route is
-the callers branch's) sends nothing to the simulated providers either: nothing lands in
-/local/outbox, the simulated events reach the poller through the SES events queue, and the real
-recipient stays sendable.
+A caller an admin marked `test` (`PUT /v1/admin/callers/{caller_id}`) sends nothing to the
+simulated providers either: nothing lands in /local/outbox, the simulated events reach the poller
+through the SES events queue, and the real recipient stays sendable.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from collections.abc import Iterator
 
-import boto3
 import pytest
 import requests
 
-from local.constants import DEFAULT_LOCAL_CREDENTIALS, REGION
+from local.constants import DEFAULT_LOCAL_CREDENTIALS
 from local.sigv4 import parse_credentials
-from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
-from sendledger.adapters.dynamodb.table import Table
-from sendledger.domain.caller_settings import CallerSettings
 from sendledger.domain.callers import caller_of
-from sendledger.domain.clock import SystemClock
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS, wait_until
 from tests.local.sigv4_support import signed_request
 from tests.local.test_local_stack_http import STACK_SETTINGS, StackProcess, running_stack, send
@@ -38,14 +31,10 @@ BOUNCE = "bounce@simulator.amazonses.com"
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackProcess]:
     settings = {**STACK_SETTINGS, "SENDLEDGER_LOCAL_CREDENTIALS": f"{DEFAULT_LOCAL_CREDENTIALS},{TESTER_CREDENTIAL}"}
     with running_stack(tmp_path_factory, "local-test-mode", settings) as running:
-        endpoint = re.search(r"--endpoint-url (http://127\.0\.0\.1:\d+)", running.log_path.read_text())
-        assert endpoint is not None
-        client = boto3.client(
-            "dynamodb", endpoint_url=endpoint.group(1), region_name=REGION,
-            aws_access_key_id="local", aws_secret_access_key="local",
-        )  # fmt: skip
-        store = DynamoCallerSettings(Table(running.settings.table_name, client), SystemClock())
-        store.put(CallerSettings(caller_of(TESTER_ARN, {}).id, test_mode=True))
+        # An admin marks the tester test (unsigned: the local principal is one of the local admins)
+        url = f"{running.url}/v1/admin/callers/{caller_of(TESTER_ARN, {}).id}"
+        answer = requests.put(url, json={"test_mode": True}, timeout=REQUEST_TIMEOUT_SECONDS)
+        assert answer.status_code == 200 and answer.json()["test_mode"] is True, answer.text
         yield running
 
 

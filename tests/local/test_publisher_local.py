@@ -1,5 +1,7 @@
 """`python -m local` with CALLBACK_URL: a bounce's events on GET /local/events, signed callbacks
-to a receiver that answers 500 to each event's first attempt."""
+to a receiver that answers 500 to each event's first attempt. CALLBACK_URL is the local callers'
+receiver (registered at start as their caller setting): the message's events reach it, the
+suppression change (every caller's recipient, nobody's event) does not."""
 
 from __future__ import annotations
 
@@ -95,7 +97,8 @@ def test_a_bounce_reaches_the_bus_and_the_receiver_signed_and_retried(base_url: 
     ours = [e for e in seen if e["detail"].get("message_id") == message_id]
     assert [e["detail"]["state"] for e in ours][-1] == "bounced"
     assert all(set(e) == {"id", "source", "detail-type", "time", "detail"} for e in seen)
-    ids = {e["detail"]["event_id"] for e in seen}
+    ids = {e["detail"]["event_id"] for e in ours}
+    nobodys = {e["detail"]["event_id"] for e in seen if e["detail-type"] == "sendledger.suppression.changed"}
 
     def attempts() -> dict[str, int]:
         counts = {event_id: 0 for event_id in ids}
@@ -106,6 +109,7 @@ def test_a_bounce_reaches_the_bus_and_the_receiver_signed_and_retried(base_url: 
 
     # Each event's first POST got 500: every one of them came again (same id) and was accepted.
     wait_until(attempts, CALLBACK_BUDGET_SECONDS, "every event retried", done=lambda c: min(c.values()) >= 2)
+    assert not nobodys & {got["sendledger-event-id"] for got, _ in receiver.requests}
     for got, body in receiver.requests:
         parts = dict(p.split("=", 1) for p in got["sendledger-signature"].split(","))
         mac = hmac.new(SECRET.encode(), parts["t"].encode() + b"." + body, hashlib.sha256).hexdigest()

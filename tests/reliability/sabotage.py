@@ -382,7 +382,7 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         retries = status.retries(record.event_source_arn)
         threading.Thread(
             target=lambda: deliver_callback(
-                record.body, receives, handle_, target=target, endpoint=status.endpoint, retries=retries,
+                record.body, receives, handle_, policy=policy, receivers=status.receivers, retries=retries,
                 clock=status.clock,
             ),
             daemon=True,

@@ -13,8 +13,9 @@ The invariants, from the ledger and two observers the product does not control:
   the publisher's on-failure destination;
 - nothing is on the bus, or reaches the receiver, that the ledger does not hold, and one id is
   always one change;
-- every event on the bus reached the receiver with a signature it verified itself, or waits
-  in the callback DLQ; the callback queue is empty at the end.
+- every event on the bus that a caller owns (a message's) reached that caller's receiver with a
+  signature it verified itself, or waits in the callback DLQ; an event nobody owns (a suppression
+  change) reached no receiver; the callback queue is empty at the end.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ from tests.reliability.event_sources import (
 from tests.reliability.faults import FIGURES, Hooks, answer_locally, scan
 from tests.reliability.killer import LambdaKilled
 from tests.reliability.status_events import STREAM, Snapshot, TapReader, change_of
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, CALLER
 from tests.support.receiver import Receiver, always
+from tests.support.status_out import register_receiver
 
 BUS = "sendledger-faults"
 SECRET = "local-callback-secret"
@@ -124,9 +126,11 @@ class TimedEndpoint:
     posts: int = 0
     timeouts: int = 0
 
-    def post(self, url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
+    def post(
+        self, url: Any, addresses: Any, body: bytes, headers: dict[str, str], timeout_seconds: float
+    ) -> int | None:
         started = time.monotonic()
-        status = self.endpoint.post(url, body, headers, min(timeout_seconds, self.real_wait))
+        status = self.endpoint.post(url, addresses, body, headers, min(timeout_seconds, self.real_wait))
         waited = time.monotonic() - started
         self.posts += 1
         kept = status is None and waited >= self.real_wait * 0.9
@@ -185,15 +189,14 @@ class StatusOutWorld:
         runtime_settings = shared.services.settings.model_copy(
             update={
                 "event_bus_name": BUS,
-                "callback_url": self.receiver.url,
-                "callback_secret": SECRET,
+                "callback_allow_loopback": True,  # the receiver listens on loopback, as locally
                 "callback_retry_base_seconds": settings.callback_retry_base_seconds,
                 "callback_max_attempts": settings.callback_max_attempts,
                 "callback_timeout_seconds": settings.callback_timeout_seconds,
             }
         )
         self.runtime = bootstrap.build_status_out(runtime_settings)
-        self.runtime.clock, self.runtime.endpoint = self.clock, self.endpoint
+        self.runtime.clock, self.runtime.receivers.endpoint = self.clock, self.endpoint
         self.bus = Hooks("events", [self.runtime.bus.client.meta.events])  # type: ignore[attr-defined]
         self.fresh()
 
@@ -204,6 +207,8 @@ class StatusOutWorld:
 
     def fresh(self) -> None:
         """New readers of the stream and empty queues: what follows is one schedule's run."""
+        # The sends' caller has the receiver (the shared world's fresh() emptied the table)
+        register_receiver(self.runtime.settings, CALLER, self.receiver.url, SECRET)
         for url in (
             self.resources.events_queue_url,
             self.resources.callback_queue_url,
@@ -313,12 +318,17 @@ class StatusOutWorld:
         abandoned = given_up(self.stream)
         lost = {i for i, (_, sequence) in ledger.items() if i not in on_bus and sequence not in abandoned}
         assert not lost, f"state changes never published: {sorted(lost)}"
-        # Every event on the bus reached the receiver, verified, or waits in the callback DLQ
+        # Every owned event on the bus reached its owner's receiver, verified, or waits in the
+        # callback DLQ; nobody's event (a suppression change) reached no receiver
         processed = self.receiver.processed()
         dead = {body["detail"]["event_id"] for body in queue_bodies(self.resources.callback_dlq_url)}
         assert not self.receiver.invalid(), f"requests with a bad signature: {self.receiver.invalid()[:1]}"
         assert set(processed) <= set(ledger), "a callback for a change the ledger does not hold"
-        undelivered = on_bus - set(processed) - dead
+        owned = {detail["event_id"] for detail in bus if detail.get("caller_id") == CALLER}
+        nobodys = {detail["event_id"] for detail in bus if detail.get("caller_id") is None}
+        assert not nobodys & {got.event_id for got in self.receiver.requests}, "nobody's event was POSTed"
+        assert on_bus == owned | nobodys, "an event owned by a caller without a receiver"
+        undelivered = owned - set(processed) - dead
         assert not undelivered, f"callbacks neither received nor dead-lettered: {sorted(undelivered)}"
         assert not queue_bodies(self.resources.callback_queue_url), "callbacks still queued after recovery"
         for event_id, gots in processed.items():  # a duplicate is the same change: the receiver may drop it by id

@@ -52,7 +52,7 @@ def test_status_events_say_test_and_name_the_real_address():
     assert "test" not in message_state_changed(replace(marked, test=False), None, write="w", occurred_at=AT).detail
     key = test_mode.recipient_key(CALLER, "email:bob@example.com")
     detail = suppression_changed(key, suppressed=True, reason="r", version=1, actor="a", occurred_at=AT).detail
-    assert detail["recipient"] == "bob@example.com" and detail["test"] is True
+    assert detail["recipient"] == "bob@example.com" and detail["test"] is True and detail["caller_id"] == CALLER
     real = suppression_changed(
         "email:bob@example.com", suppressed=True, reason="r", version=1, actor="a", occurred_at=AT
     )

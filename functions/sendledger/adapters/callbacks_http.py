@@ -1,65 +1,118 @@
-"""The callback receiver over HTTPS (urllib: one POST, no redirects followed), and its secret."""
+"""The callback receiver over HTTPS: one POST to an address vetted beforehand, no redirects.
+
+The connection goes to the IP address the use case vetted (domain/callback_targets.py), never
+to a name resolved here: DNS that answers a public address to the check and 10.0.0.5 to the
+connect (a rebind) has nothing left to answer. TLS still verifies the certificate for the
+URL's host (SNI and hostname check), and the Host header names it, so a receiver behind a CDN
+or a load balancer sees an ordinary request. http.client follows no redirect: a 3xx is an
+answer, not 2xx, retried like any other.
+"""
 
 from __future__ import annotations
 
 import http.client
+import socket
+import ssl
 import threading
-import urllib.error
-import urllib.request
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-if TYPE_CHECKING:
-    from sendledger.settings import Settings
+from sendledger.domain.callback_targets import IPAddress
+from sendledger.domain.caller_settings import CallbackUrl
 
-SECRET_MAX_AGE_SECONDS = 300  # a rotated secret is picked up within five minutes
+_TLS = ssl.create_default_context()  # certificate and hostname verification, the system's CAs
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None  # a 3xx is an answer (not 2xx: retried), never a second destination
+class _PinnedHttps(http.client.HTTPSConnection):
+    """An HTTPS connection to `address`, TLS and Host for the URL's host."""
+
+    def __init__(self, url: CallbackUrl, address: IPAddress, timeout: float, tls: ssl.SSLContext) -> None:
+        super().__init__(url.host, url.port, timeout=timeout, context=tls)
+        self.address = address
+        self.tls = tls
+
+    def connect(self) -> None:
+        raw = socket.create_connection((str(self.address), self.port), self.timeout)
+        try:
+            self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
+        except BaseException:
+            raw.close()
+            raise
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+class _PinnedHttp(http.client.HTTPConnection):
+    """Plain HTTP: only ever to a loopback receiver, where the local stack allows it."""
+
+    def __init__(self, url: CallbackUrl, address: IPAddress, timeout: float) -> None:
+        super().__init__(url.host, url.port, timeout=timeout)
+        self.address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((str(self.address), self.port), self.timeout)
 
 
 class UrllibEndpoint:
-    def post(self, url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls or _TLS  # tests give a context that trusts their own CA
+
+    def post(
+        self,
+        url: CallbackUrl,
+        addresses: Sequence[IPAddress],
+        body: bytes,
+        headers: dict[str, str],
+        timeout_seconds: float,
+    ) -> int | None:
         """The receiver's status, or None when it gave none within `timeout_seconds` in all.
 
-        urllib's timeout bounds each socket operation, not the request: a receiver that accepts
+        A socket timeout bounds each socket operation, not the request: a receiver that accepts
         and trickles bytes could hold one POST for many timeouts, and with it the whole batch
         past the function's timeout. The POST runs on its own thread and is abandoned at the
         deadline (its socket timeout then ends it).
         """
-        if not url.startswith(("https://", "http://")):
-            raise ValueError("CALLBACK_URL must be an http(s) URL")
         answer: list[int | None] = []
         thread = threading.Thread(
-            target=lambda: answer.append(_post(url, body, headers, timeout_seconds)), name="callback-post", daemon=True
+            target=lambda: answer.append(_post(url, addresses, body, headers, timeout_seconds, self.tls)),
+            name="callback-post",
+            daemon=True,
         )
         thread.start()
         thread.join(timeout_seconds)
         return answer[0] if answer else None
 
 
-def _post(url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310 - scheme checked
-    try:
-        with _OPENER.open(request, timeout=timeout_seconds) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
-    except (urllib.error.URLError, http.client.HTTPException, OSError):
-        return None  # no answer, or none that HTTP can read (a malformed or cut-off status line)
+def _post(
+    url: CallbackUrl,
+    addresses: Sequence[IPAddress],
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    tls: ssl.SSLContext,
+) -> int | None:
+    for address in addresses:  # the next vetted address only when one cannot be connected to
+        connection: http.client.HTTPConnection = (
+            _PinnedHttps(url, address, timeout, tls) if url.secure else _PinnedHttp(url, address, timeout)
+        )
+        try:
+            connection.connect()
+        except OSError:
+            connection.close()
+            continue
+        try:
+            connection.request("POST", url.target, body=body, headers=headers)
+            return int(connection.getresponse().status)
+        except (http.client.HTTPException, OSError):
+            return None  # no answer, or none that HTTP can read (a malformed or cut-off status line)
+        finally:
+            connection.close()
+    return None
 
 
-def callback_secret(settings: Settings) -> str:
-    """Deployed from Secrets Manager (cached by Powertools Parameters); locally the variable."""
-    if not settings.callback_secret_arn:
-        return settings.callback_secret
-    from aws_lambda_powertools.utilities import parameters
+class SocketResolver:
+    """The system resolver (getaddrinfo): every address, IPv4 and IPv6, in its order."""
 
-    value = parameters.get_secret(settings.callback_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"secret {settings.callback_secret_arn} holds no callback secret")
-    return value
+    def addresses(self, host: str) -> list[str]:
+        try:
+            found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            return []
+        return list(dict.fromkeys(str(info[4][0]) for info in found))

@@ -42,6 +42,7 @@ class ProblemType(StrEnum):
     WEBHOOK_SIGNATURE_INVALID = "webhook-signature-invalid"
     WEBHOOK_SIGNATURE_STALE = "webhook-signature-stale"
     WEBHOOK_REPLAYED = "webhook-replayed"
+    ROTATION_TOO_RECENT = "rotation-too-recent"
     DEPENDENCY_UNAVAILABLE = "dependency-unavailable"
     # Answered by the local gateway itself (deployed, API Gateway answers these: see docs/api.md).
     NOT_AUTHORIZED = "not-authorized"
@@ -70,6 +71,7 @@ STATUS: dict[ProblemType, int] = {
     ProblemType.WEBHOOK_SIGNATURE_INVALID: 403,
     ProblemType.WEBHOOK_SIGNATURE_STALE: 403,
     ProblemType.WEBHOOK_REPLAYED: 403,
+    ProblemType.ROTATION_TOO_RECENT: 409,
     ProblemType.DEPENDENCY_UNAVAILABLE: 503,
     ProblemType.NOT_AUTHORIZED: 403,
     ProblemType.LENGTH_REQUIRED: 411,

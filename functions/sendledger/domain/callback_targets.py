@@ -21,6 +21,11 @@ from sendledger.domain.caller_settings import CallbackUrl, Refused, UrlRefusal
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+# Not globally reachable by IANA's registries, though not every Python's ipaddress says so.
+_SPECIAL_PURPOSE = (
+    ipaddress.IPv4Network("192.0.0.0/24"),  # IETF protocol assignments
+    ipaddress.IPv4Network("192.88.99.0/24"),  # the deprecated 6to4 relay anycast
+)
 _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 
 
@@ -55,6 +60,7 @@ def non_public(address: IPAddress) -> str | None:
         ("private", address.is_private),
         ("reserved", address.is_reserved),
         ("site-local", isinstance(address, ipaddress.IPv6Address) and address.is_site_local),
+        ("special-purpose", any(address in network for network in _SPECIAL_PURPOSE)),
         ("not globally reachable", not address.is_global),
     ):
         if refused:

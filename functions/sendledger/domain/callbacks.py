@@ -3,6 +3,11 @@
 `Sendledger-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`: the
 timestamp is signed with the body, so a receiver can refuse old replays, and `id` (the
 event_id, also `Sendledger-Event-Id`) is the same on every attempt, so it can dedupe.
+
+Each caller has its own secret. While it is being rotated the caller has two, and every
+callback carries one `v1=` per secret, the current one first (`t=...,v1=<new>,v1=<old>`, as
+Stripe does): a receiver that holds either verifies, so it can switch when it likes, and the
+rotation is ended (the old secret dropped) once it has.
 """
 
 from __future__ import annotations
@@ -10,8 +15,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import field
+from datetime import datetime, timedelta
 from typing import Any
 
+from sendledger.domain.callers import CallerId
+from sendledger.domain.state_changes import OWNER_FIELD
 from sendledger.domain.values import value
 
 EVENT_ID_HEADER = "Sendledger-Event-Id"
@@ -19,20 +30,49 @@ SIGNATURE_HEADER = "Sendledger-Signature"
 MAX_DELAY_SECONDS = 12 * 3600  # SQS's longest visibility timeout
 
 
+SECRET_BYTES = 32  # a new secret: 256 bits, URL-safe base64 (43 characters)
+# How long a callbacks container keeps a caller's secrets: a rotation reaches every container
+# within it, so the old secret is dropped no sooner (usecases/callers.py).
+SECRET_CACHE = timedelta(minutes=5)
+
+
 class MalformedBusEvent(ValueError):
     """A queued message that is not an EventBridge event of ours (never becomes valid)."""
+
+
+@value
+class SigningKeys:
+    """A caller's callback secrets: the current one, and the one it replaced while a rotation
+    is open. Never logged: the secrets are left out of repr."""
+
+    current: str = field(repr=False)
+    previous: str | None = field(default=None, repr=False)
+    rotated_at: datetime | None = None  # when `current` replaced `previous`
+
+    @property
+    def rotating(self) -> bool:
+        return self.previous is not None
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self.current, self.previous) if self.previous is not None else (self.current,)
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(SECRET_BYTES)
 
 
 @value
 class Callback:
     event_id: str
     body: bytes  # sent exactly as signed
+    owner: CallerId | None = None  # the caller whose message changed; None: nobody's (suppressions)
 
-    def headers(self, secret: str, unix_seconds: int) -> dict[str, str]:
+    def headers(self, keys: SigningKeys, unix_seconds: int) -> dict[str, str]:
         return {
             "Content-Type": "application/json",
             EVENT_ID_HEADER: self.event_id,
-            SIGNATURE_HEADER: signature(secret, unix_seconds, self.body),
+            SIGNATURE_HEADER: signature(keys.secrets, unix_seconds, self.body),
         }
 
 
@@ -42,6 +82,7 @@ def from_bus_event(raw: str) -> Callback:
         event = json.loads(raw)
         detail: dict[str, Any] = event["detail"]
         event_id = str(detail["event_id"])
+        owner = detail.get(OWNER_FIELD)
         body = {
             "id": event_id,
             "type": str(event["detail-type"]),
@@ -50,23 +91,30 @@ def from_bus_event(raw: str) -> Callback:
         }
     except (ValueError, KeyError, TypeError) as exc:
         raise MalformedBusEvent(f"not a status event: {type(exc).__name__}") from None
-    return Callback(event_id, json.dumps(body, separators=(",", ":"), sort_keys=True).encode())
+    encoded = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+    return Callback(event_id, encoded, CallerId(owner) if isinstance(owner, str) and owner else None)
 
 
-def signature(secret: str, unix_seconds: int, body: bytes) -> str:
-    mac = hmac.new(secret.encode(), f"{unix_seconds}.".encode() + body, hashlib.sha256)
-    return f"t={unix_seconds},v1={mac.hexdigest()}"
+def _mac(secret: str, unix_seconds: int, body: bytes) -> str:
+    return hmac.new(secret.encode(), f"{unix_seconds}.".encode() + body, hashlib.sha256).hexdigest()
+
+
+def signature(keys: Sequence[str], unix_seconds: int, body: bytes) -> str:
+    """`t=<t>,v1=<mac>` with one `v1` per secret, in the order given (the current one first)."""
+    return ",".join([f"t={unix_seconds}", *(f"v1={_mac(secret, unix_seconds, body)}" for secret in keys)])
 
 
 def verify(secret: str, header: str, body: bytes, now_unix: int, tolerance_seconds: int = 300) -> bool:
-    """What a receiver does (the README shows the same in a few lines)."""
-    parts = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
-    try:
-        t = int(parts["t"])
-    except (KeyError, ValueError):
+    """What a receiver holding `secret` does: some `v1` is its MAC, and `t` is recent
+    (docs/status-out.md shows the same in a few lines)."""
+    pairs = [part.split("=", 1) for part in header.split(",") if "=" in part]
+    stamps = [text for name, text in pairs if name.strip() == "t"]
+    if len(stamps) != 1 or not stamps[0].strip().isdigit():
         return False
-    expected = signature(secret, t, body).split("v1=", 1)[1]
-    return abs(now_unix - t) <= tolerance_seconds and hmac.compare_digest(expected, parts.get("v1", ""))
+    t = int(stamps[0])
+    expected = _mac(secret, t, body)
+    matched = [hmac.compare_digest(expected, text.strip()) for name, text in pairs if name.strip() == "v1"]
+    return abs(now_unix - t) <= tolerance_seconds and any(matched)
 
 
 def retry_delay_seconds(attempt: int, base_seconds: int) -> int:

@@ -24,6 +24,9 @@ from sendledger.domain.values import value
 SOURCE = "sendledger"
 EVENTS_ACTOR = "sendledger-events"  # who suppresses on a delivery event's evidence
 _ENTERED_ONCE = TERMINAL | {MessageState.ACCEPTED}
+# A message event's detail names the caller that owns the message: its callback goes to that
+# caller alone. A suppression belongs to no caller (one recipient, every caller's sends).
+OWNER_FIELD = "caller_id"
 
 
 class DetailType(StrEnum):
@@ -77,6 +80,7 @@ def message_state_changed(
         "provider": message.provider,
         "provider_message_id": message.provider_message_id,
         "business_event_id": business_event_id,
+        OWNER_FIELD: message.owner,
         "occurred_at": iso(occurred_at),
         **({"test": True} if message.test else {}),  # a test caller's (only when true)
     }
@@ -96,7 +100,8 @@ def suppression_changed(
         "version": version,
         "actor": actor,
         "occurred_at": iso(occurred_at),
-        **({"test": True} if real != recipient_key else {}),
+        # A test caller's recipient is that caller's alone: its change goes to that caller.
+        **({"test": True, OWNER_FIELD: test_mode.caller_of_key(recipient_key)} if real != recipient_key else {}),
     }
     return StatusEvent(event_id, DetailType.SUPPRESSION_CHANGED, occurred_at, detail)
 

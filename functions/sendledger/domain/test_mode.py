@@ -42,6 +42,12 @@ def is_test_key(key: str) -> bool:
     return _KEY.fullmatch(key) is not None
 
 
+def caller_of_key(key: str) -> CallerId | None:
+    """The test caller whose recipient `key` is; None for a real recipient's."""
+    match = _KEY.fullmatch(key)
+    return CallerId(match.group("caller")) if match else None
+
+
 def simulated_provider_id(caller: CallerId | str, unique: str) -> str:
     """The provider message id a simulated provider gives a test caller's send."""
     return f"{PROVIDER_ID_PREFIX}{caller}.{unique}"

@@ -36,8 +36,8 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import provider_routes, request_gate
-from sendledger.handlers.invocation import RUNTIME, current_runtime
+from sendledger.handlers import caller_routes, provider_routes, request_gate
+from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
@@ -65,21 +65,9 @@ def _services() -> Services:
     return current_runtime().services
 
 
-def _identity_arn(event: Mapping[str, Any]) -> str:
-    """`requestContext.identity.userArn` as API Gateway's IAM authorization sets it (a role
-    session's own ARN): the actor of an audited act. Locally, unsigned: the local principal."""
-    context = event.get("requestContext")
-    identity = context.get("identity") if isinstance(context, Mapping) else None
-    arn = identity.get("userArn") if isinstance(identity, Mapping) else None
-    arn = arn if isinstance(arn, str) and arn else _services().settings.local_principal
-    if not arn:
-        raise errors.UnknownCaller("no caller identity on the request (IAM authorization expected)")
-    return arn
-
-
 def _caller_of(event: Mapping[str, Any]) -> callers.Caller:
     """The application the request's identity signs for: every session of a role is the role."""
-    return callers.caller_of(_identity_arn(event), _services().settings.caller_tenants)
+    return callers.caller_of(identity_arn(event), _services().settings.caller_tenants)
 
 
 def _caller() -> CallerId:
@@ -87,7 +75,7 @@ def _caller() -> CallerId:
 
 
 def _actor() -> str:
-    return _identity_arn(app.current_event.raw_event)
+    return identity_arn(app.current_event.raw_event)
 
 
 def _admin_refusal(event: dict[str, Any]) -> Response[str] | None:
@@ -240,6 +228,7 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
 
 
 app.include_router(provider_routes.router)
+app.include_router(caller_routes.router)
 
 
 @app.get("/healthz")

@@ -1,7 +1,9 @@
-"""The `callbacks` Lambda: SQS (fed by an EventBridge rule on the bus) → signed POSTs.
+"""The `callbacks` Lambda: SQS (fed by an EventBridge rule on the bus) → signed POSTs, each to
+the receiver of the caller that owns the event.
 
-Each record is one status event. A delivered one is deleted by the event source; any other
-is reported as a partial batch failure after its visibility was set to the backoff delay.
+Each record is one status event. A delivered one, and one nobody receives (no owner, or an
+owner without a callback URL), is deleted by the event source; any other is reported as a
+partial batch failure after its visibility was set to the backoff delay.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
-from sendledger.usecases.callbacks import CallbackTarget, Delivery, deliver_callback
+from sendledger.usecases.callbacks import Delivery, deliver_callback
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 logger = Logger()
+_ACKNOWLEDGED = (Delivery.DELIVERED, Delivery.NO_RECEIVER)
 
 
 class CallbackNotDelivered(Exception):
@@ -30,30 +33,36 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.StatusOut | None = None
 ) -> dict[str, Any]:
     status = runtime or bootstrap.status_out()
+    policy = status.policy
 
     def handle(record: SQSRecord) -> None:
-        target = target_for(status)
         # A record that could not finish before the function's timeout is not started: it
         # comes back when its visibility ends, instead of the whole invocation being killed.
-        if context.get_remaining_time_in_millis() < (target.timeout_seconds + status.retry_call_seconds) * 1000:
+        if context.get_remaining_time_in_millis() < (policy.timeout_seconds + status.retry_call_seconds) * 1000:
             logger.warning("callback not attempted: too little time left", extra={"message_id": record.message_id})
             raise CallbackNotDelivered("not attempted: the invocation's time is nearly up")
         attempt = deliver_callback(
             record.body,
             int(record.attributes.approximate_receive_count or 1),
             record.receipt_handle,
-            target=target,
-            endpoint=status.endpoint,
+            policy=policy,
+            receivers=status.receivers,
             retries=status.retries(record.event_source_arn),
             clock=status.clock,
         )
-        # The event id and the receiver's status only: never the body (it carries addresses).
+        # The event id, the outcome and the receiver's status only: never the body (it carries
+        # addresses), the URL or a secret.
         logger.info(
             "callback attempt",
-            extra={"event_id": attempt.event_id, "outcome": attempt.outcome.value, "status": attempt.status},
+            extra={
+                "event_id": attempt.event_id,
+                "outcome": attempt.outcome.value,
+                "status": attempt.status,
+                "refused": attempt.refused,
+            },
         )
-        if attempt.outcome is not Delivery.DELIVERED:
-            raise CallbackNotDelivered(f"{attempt.outcome.value} (status {attempt.status})")
+        if attempt.outcome not in _ACKNOWLEDGED:
+            raise CallbackNotDelivered(f"{attempt.outcome.value} (status {attempt.status}, {attempt.refused})")
 
     response = process_partial_response(
         event=event,
@@ -62,15 +71,3 @@ def lambda_handler(
         context=context,
     )
     return dict(response)
-
-
-def target_for(status: bootstrap.StatusOut) -> CallbackTarget:
-    """Where an event goes and how it is signed (resolved per event: the secret may rotate)."""
-    settings = status.settings
-    return CallbackTarget(
-        url=settings.callback_url,
-        secret=status.secret(),
-        retry_base_seconds=settings.callback_retry_base_seconds,
-        max_attempts=settings.callback_max_attempts,
-        timeout_seconds=settings.callback_timeout_seconds,
-    )

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sendledger.domain.caller_settings import CallerSettings
 from sendledger.domain.callers import CallerId
+
+if TYPE_CHECKING:  # the send path loads this port; the signing domain is the callbacks Lambda's
+    from sendledger.domain.callbacks import SigningKeys
 
 
 class CallerSettingsStore(Protocol):
@@ -18,6 +21,19 @@ class CallerSettingsStore(Protocol):
     def put(self, settings: CallerSettings) -> CallerSettings:
         """Write them whole; the stored settings (their `version` moved by one) come back and
         are what this container's next `get` answers."""
+        ...
+
+
+class CallbackSecrets(Protocol):
+    """Each caller's callback secrets, one Secrets Manager secret per caller under a fixed prefix."""
+
+    def keys(self, caller_id: CallerId) -> SigningKeys | None:
+        """The caller's keys (None: it has no secret yet); a reader built with a cache age
+        answers from its cache that long (the callbacks Lambda), the api's reads are fresh."""
+        ...
+
+    def put(self, caller_id: CallerId, keys: SigningKeys) -> None:
+        """Create the caller's secret, or replace its value."""
         ...
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from sendledger.domain.callback_targets import IPAddress
+from sendledger.domain.caller_settings import CallbackUrl
 from sendledger.domain.state_changes import StatusEvent
 
 
@@ -20,9 +22,24 @@ class StatusEventBus(Protocol):
         ...
 
 
+class HostResolver(Protocol):
+    def addresses(self, host: str) -> list[str]:
+        """Every address `host` names now, as text ([]: none, or the lookup failed)."""
+        ...
+
+
 class CallbackEndpoint(Protocol):
-    def post(self, url: str, body: bytes, headers: dict[str, str], timeout_seconds: float) -> int | None:
-        """The HTTP status, or None when there was no answer (timeout, refused, reset)."""
+    def post(
+        self,
+        url: CallbackUrl,
+        addresses: Sequence[IPAddress],
+        body: bytes,
+        headers: dict[str, str],
+        timeout_seconds: float,
+    ) -> int | None:
+        """POST to `url` over a connection to one of `addresses` (vetted: never a name the
+        endpoint resolves itself), TLS verified for `url.host`. The HTTP status, or None when
+        there was no answer (timeout, refused, reset)."""
         ...
 
 

@@ -1,0 +1,84 @@
+"""Callback receivers in memory: secrets, DNS answers and an endpoint that records every POST."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sendledger.domain.callback_targets import IPAddress
+from sendledger.domain.callbacks import SigningKeys
+from sendledger.domain.caller_settings import CallbackUrl
+from sendledger.domain.callers import CallerId
+
+
+@dataclass
+class FakeSecrets:
+    """One value per caller, as the Secrets Manager adapter keeps it (no cache: always fresh)."""
+
+    values: dict[CallerId, SigningKeys] = field(default_factory=dict)
+    reads: int = 0
+
+    def keys(self, caller_id: CallerId) -> SigningKeys | None:
+        self.reads += 1
+        return self.values.get(caller_id)
+
+    def put(self, caller_id: CallerId, keys: SigningKeys) -> None:
+        self.values[caller_id] = keys
+
+
+@dataclass
+class FakeResolver:
+    """DNS as a script: each host's answers in turn (the last one repeats); unknown hosts: none."""
+
+    answers: dict[str, list[list[str]]] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+
+    def answer(self, host: str, *addresses: str) -> FakeResolver:
+        self.answers.setdefault(host, []).append(list(addresses))
+        return self
+
+    def addresses(self, host: str) -> list[str]:
+        self.asked.append(host)
+        queue = self.answers.get(host)
+        if not queue:
+            return []
+        return queue.pop(0) if len(queue) > 1 else list(queue[0])
+
+
+@dataclass
+class Posted:
+    url: str
+    address: str
+    body: bytes
+    headers: dict[str, str]
+
+
+@dataclass
+class RecordingEndpoint:
+    """Answers from a script (default 204); records the URL, the address it would connect to,
+    the body and the headers of every POST."""
+
+    answers: list[int | None] = field(default_factory=list)
+    posts: list[Posted] = field(default_factory=list)
+
+    def post(
+        self,
+        url: CallbackUrl,
+        addresses: Sequence[IPAddress],
+        body: bytes,
+        headers: dict[str, str],
+        timeout_seconds: float,
+    ) -> int | None:
+        self.posts.append(Posted(url.url, str(addresses[0]), body, headers))
+        return self.answers.pop(0) if self.answers else 204
+
+    def to(self, url: str) -> list[Posted]:
+        return [post for post in self.posts if post.url == url]
+
+
+@dataclass
+class Retries:
+    delays: list[int] = field(default_factory=list)
+
+    def retry_in(self, receipt_handle: str, seconds: int) -> None:
+        self.delays.append(seconds)
