@@ -32,7 +32,16 @@ from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
 from sendledger.usecases.context import Services
-from tests.support.fakes import ADMIN, PRINCIPAL, FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
+from tests.support.fakes import (
+    ADMIN,
+    PRINCIPAL,
+    FakeClock,
+    FakeLambdaContext,
+    FakeSleeper,
+    api_event,
+    caller_id,
+    ledger_of,
+)
 from tests.support.fixtures import put_watermark
 
 # One seed per run for every randomized Hypothesis test (the reliability suite's schedules and
@@ -118,6 +127,14 @@ def services(aws: None, clock: FakeClock, settings: Settings) -> Services:
         sleep=FakeSleeper(clock=clock),
         backoff=Backoff(rng=lambda: 0.5),
     )
+
+
+@pytest.fixture
+def warm_caller_settings(services: Services) -> None:
+    """This container read the caller's settings (is it in test mode?) less than
+    CALLER_SETTINGS_CACHE ago: the steady state the send budget is stated for. The read itself,
+    one GetItem per caller, container and cache period: tests/integration/test_test_mode.py."""
+    services.caller_settings.get(caller_id(PRINCIPAL))
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from sendledger.domain.callers import CallerId
     from sendledger.domain.clock import Clock
     from sendledger.domain.flags import FlagValues
+    from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
-    from sendledger.ports.providers import EmailSender, SmsSender
+    from sendledger.ports.providers import EmailSender, SimulatedCarriers, SmsSender
     from sendledger.ports.status_out import CallbackRetries, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
@@ -90,8 +91,57 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         settings=settings,
         other_email=OtherEmailSenders(settings),
         flags=FlagsOnFirstUse(lambda: feature_flags(settings)),
+        simulated=SimulatedOnFirstUse(lambda: simulated_carriers(settings)),
     )
     return Runtime.of(services, ledger)
+
+
+class SimulatedOnFirstUse:
+    """A test caller's carriers, built by its first send: real callers' containers never build them."""
+
+    def __init__(self, build: Callable[[], SimulatedCarriers]) -> None:
+        self._build = build
+        self._built: SimulatedCarriers | None = None
+
+    def _carriers(self) -> SimulatedCarriers:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def email_sender(self, message: Message) -> EmailSender:
+        return self._carriers().email_sender(message)
+
+    def sms_sender(self, message: Message) -> SmsSender:
+        return self._carriers().sms_sender(message)
+
+
+def simulated_carriers(settings: Settings, clock: Clock | None = None) -> SimulatedCarriers:
+    """Test mode's carriers, putting their events where the SES and SNS events of this deployment
+    arrive (providers/simulated/outlets.py)."""
+    import os
+
+    from sendledger.domain.clock import SystemClock
+    from sendledger.providers.ses.settings import SesSettings
+    from sendledger.providers.simulated.outlets import AwsOutlet, queue_account
+    from sendledger.providers.simulated.sender import SimulatedCarriers
+    from sendledger.providers.sns.settings import SnsSettings
+
+    ses, sns = settings.provider(SesSettings), settings.provider(SnsSettings)
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    outlet = AwsOutlet(
+        region=region,
+        ses_queue_url=ses.events_queue_url,
+        success_log_group=sns.success_log_group,
+        failure_log_group=sns.failure_log_group,
+    )
+    return SimulatedCarriers(
+        outlet=outlet,
+        clock=clock or SystemClock(),
+        sender_email=settings.sender_email,
+        configuration_set=ses.configuration_set,
+        region=region,
+        account_id=queue_account(ses.events_queue_url),
+    )
 
 
 def build_caller_admin(services: Services) -> CallerAdmin:

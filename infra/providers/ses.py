@@ -98,6 +98,13 @@ class SesResources(Construct):
         poller.role.add_to_policy(
             iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
         )
+        for function in (api, poller):  # both send; a test caller's sends put their SES events here
+            function.role.add_to_policy(self.test_mode_events_statement())
+
+    def test_mode_events_statement(self) -> iam.PolicyStatement:
+        """Test mode (providers/simulated/outlets.py): the simulated SES records, in SNS's
+        envelope, onto this queue alone (SendMessageBatch is authorised as sqs:SendMessage)."""
+        return iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
 
     def attach(self, poller: SendledgerFunction) -> None:
         if self.settings.push_mode:

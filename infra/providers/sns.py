@@ -118,6 +118,16 @@ class SnsResources(Construct):
                 actions=["logs:FilterLogEvents"], resources=[group.log_group_arn for group in self.log_groups]
             )
         )
+        for function in (api, poller):  # a test caller's SMS status records go where SNS writes its own
+            function.role.add_to_policy(self.test_mode_logs_statement())
+
+    def test_mode_logs_statement(self) -> iam.PolicyStatement:
+        """Test mode (providers/simulated/outlets.py): a stream of the container's own in each of the
+        two delivery-status log groups, and its records; no other log group."""
+        return iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources=[group.log_group_arn for group in self.log_groups],
+        )
 
     def attach(self, poller: SendledgerFunction) -> None:
         return None

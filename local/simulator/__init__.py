@@ -7,12 +7,14 @@ without any change to the production adapters. By concern:
 
 * :mod:`~local.simulator.hooks`: the botocore hooks and the wire plumbing (request bodies,
   answers that never reach moto).
-* :mod:`~local.simulator.faults`: the ``+timeout-accepted``, ``+timeout-lost`` and ``+throttle``
-  labels.
-* :mod:`~local.simulator.providers.ses`: the mailbox simulator and SES event-publishing records, published
-  through SNS to SQS.
-* :mod:`~local.simulator.providers.sns`: fictional ``+1NPA55501XX`` numbers and SNS delivery-status records,
-  written to CloudWatch Logs and delivered to the ``sms_delivery_logs`` handler.
+* :mod:`sendledger.providers.simulated`: the outcome rules (mailbox simulator addresses, fictional
+  ``+1NPA55501XX`` numbers, the ``+timeout-accepted``, ``+timeout-lost`` and ``+throttle``
+  labels) and the SES and SNS records they produce, product code shared with a test caller's
+  deployed sends: the simulators here import them, they own no copy.
+* :mod:`~local.simulator.faults`: counts the label faults' calls per address.
+* :mod:`~local.simulator.providers.ses`: SES event-publishing records, published through SNS to SQS.
+* :mod:`~local.simulator.providers.sns`: SNS delivery-status records, written to CloudWatch Logs
+  and delivered to the ``sms_delivery_logs`` handler.
 * :mod:`~local.simulator.providers`: one module per provider slice (SES and SNS above, the
   others served over HTTP by :mod:`~local.simulator.http`, or in-process to tests).
 * :mod:`~local.simulator.core`: :class:`Simulator`, which ties them together around one outbox.
@@ -32,8 +34,8 @@ from local.simulator.faults import (
     THROTTLED_CALLS,
     fault_label,
 )
-from local.simulator.mailbox import mailbox_simulator_kind
-from local.simulator.providers.sns import SMS_SUCCESS_RESPONSE, decode_subscription_event, sms_outcome
+from local.simulator.providers.sns import decode_subscription_event
+from sendledger.providers.simulated.rules import SMS_SUCCESS_RESPONSE, mailbox_simulator_kind, sms_outcome
 from sendledger.providers.sns.events import encode_subscription_event
 
 __all__ = [

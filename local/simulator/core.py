@@ -27,6 +27,7 @@ from local.simulator import hooks
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, masked
 from local.simulator.providers import ses
 from local.simulator.providers import sns as sms
+from sendledger.providers.simulated.events import TimedRecord
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
@@ -66,7 +67,7 @@ class Simulator:
         self._in_flight = threading.local()  # the request between its before-send and after-call
         self._faults = FaultCounter()
         self._outbox: list[dict[str, Any]] = []
-        self._ses_queue: list[ses.TimedRecord] = []
+        self._ses_queue: list[TimedRecord] = []
         self._sms_queue: list[sms.PendingSms] = []
         # The providers played over HTTP (local/simulator/providers/), by name: they share this
         # outbox, clock and fault counter.
@@ -200,7 +201,7 @@ class Simulator:
             ses_batch, self._ses_queue = self._ses_queue, []
             sms_batch = list(self._sms_queue)
         published = 0
-        failed_ses: list[ses.TimedRecord] = []
+        failed_ses: list[TimedRecord] = []
         if ses_batch:
             published, failed_ses = ses.publish_events(self._client("sns"), self.ses_topic_arn, ses_batch, now)
         written = self._write_sms([item for item in sms_batch if not item.written], now)

@@ -1,30 +1,35 @@
 """Fault labels: the end of a recipient's local part picks a transport fault.
 
-* ``+timeout-lost``: the first send times out before the provider accepts anything.
-* ``+throttle``: the first :data:`THROTTLED_CALLS` sends get SES's HTTP 429.
-* ``+timeout-accepted``: the provider accepts every send, the caller sees a read timeout.
-
-Calls are counted per (label, address), so a retry of the same send eventually succeeds.
+The labels and which call they hit are the product's rules
+(sendledger/providers/simulated/rules.py); this module counts the calls, per (label, address)
+for the whole local stack, so a retry of the same send eventually succeeds.
 """
 
 from __future__ import annotations
 
 import threading
 
-LABEL_TIMEOUT_ACCEPTED = "timeout-accepted"
-LABEL_TIMEOUT_LOST = "timeout-lost"
-LABEL_THROTTLE = "throttle"
-LABELS = (LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, LABEL_THROTTLE)
-THROTTLED_CALLS = 2
+from sendledger.providers.simulated.rules import (
+    LABEL_THROTTLE,
+    LABEL_TIMEOUT_ACCEPTED,
+    LABEL_TIMEOUT_LOST,
+    LABELS,
+    THROTTLED_CALLS,
+    Fault,
+    fault_before_acceptance,
+    fault_label,
+)
 
-
-def fault_label(address: str) -> str | None:
-    """The fault label at the end of an address's local part (``alice+throttle@x`` → throttle)."""
-    local = address.rsplit("@", 1)[0].lower()
-    for label in LABELS:
-        if local.endswith("+" + label):
-            return label
-    return None
+__all__ = [
+    "LABELS",
+    "LABEL_THROTTLE",
+    "LABEL_TIMEOUT_ACCEPTED",
+    "LABEL_TIMEOUT_LOST",
+    "THROTTLED_CALLS",
+    "FaultCounter",
+    "fault_label",
+    "masked",
+]
 
 
 class FaultCounter:
@@ -34,14 +39,12 @@ class FaultCounter:
         self._lock = threading.Lock()
         self._calls: dict[str, int] = {}
 
-    def before_acceptance(self, address: str) -> str | None:
+    def before_acceptance(self, address: str) -> Fault | None:
         """``timeout-lost`` or ``throttle`` when this call must not reach the provider, else None."""
         label = fault_label(address)
-        if label == LABEL_TIMEOUT_LOST and self._count(address, label) == 1:
-            return label
-        if label == LABEL_THROTTLE and self._count(address, label) <= THROTTLED_CALLS:
-            return label
-        return None
+        if label is None:
+            return None
+        return fault_before_acceptance(label, self._count(address, label) - 1)
 
     def reset(self) -> None:
         with self._lock:

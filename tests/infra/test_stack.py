@@ -273,3 +273,37 @@ def test_fingerprint_key_is_a_generated_secret_only_the_functions_read(template:
     for _, statement in _statements(template):
         if secret_id in json.dumps(statement["Resource"]):
             assert statement["Action"] == "secretsmanager:GetSecretValue"
+
+
+def _granted(template: Template, role_prefix: str, action: str) -> set[str]:
+    """The resources (as JSON) a function's role may `action` on."""
+    found: set[str] = set()
+    for logical_id, statement in _statements(template):
+        if (
+            logical_id.startswith(role_prefix)
+            and statement["Effect"] == "Allow"
+            and action in _as_list(statement["Action"])
+        ):
+            found |= {json.dumps(resource, sort_keys=True) for resource in _as_list(statement["Resource"])}
+    return found
+
+
+def _arn(logical_id: str) -> str:
+    return json.dumps({"Fn::GetAtt": [logical_id, "Arn"]}, sort_keys=True)
+
+
+def test_test_mode_puts_its_events_where_ses_and_sns_put_theirs_and_nowhere_else(template: Template) -> None:
+    """A test caller's sends (api; the poller's resends and fallbacks) put simulated SES records on
+    the SES events queue and SNS status records into the two delivery-status log groups."""
+    (queue,) = [
+        k for k in resources(template, "AWS::SQS::Queue") if k.startswith("SesSesEventsQueue") and "Dlq" not in k
+    ]
+    sms_groups = ("SnsSmsSuccessLogs", "SnsSmsFailureLogs")
+    groups = {_arn(k) for k in resources(template, "AWS::Logs::LogGroup") if k.startswith(sms_groups)}
+    assert len(groups) == 2
+    for role in ("ApiApiFunctionRole", "IngestionPollerFunctionRole"):
+        assert _arn(queue) in _granted(template, role, "sqs:SendMessage")
+        for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+            granted = _granted(template, role, action)
+            assert groups <= granted and len(granted - groups) == 1, (role, action)  # and the function's own
+    assert _granted(template, "ApiApiFunctionRole", "sqs:SendMessage") == {_arn(queue)}  # no other queue

@@ -56,6 +56,13 @@ def first_entry(api, view: dict[str, Any], principal: str) -> dict[str, Any]:
     return entry
 
 
+def warm_settings(services: Services) -> None:
+    """Both callers' settings are in this container's cache, as after their first sends (that
+    read, one GetItem per caller and CALLER_SETTINGS_CACHE: tests/integration/test_test_mode.py)."""
+    for principal in (STRICT, OTHER):
+        services.caller_settings.get(caller_id(principal))
+
+
 @pytest.fixture
 def stale_policy_flags(services: Services, tmp_path: Path) -> None:
     flags = {
@@ -85,6 +92,7 @@ def test_flags_cost_no_dynamodb_request_and_the_file_is_read_once(
     api, services, healthy_watermarks, stale_policy_flags
 ):
     send(api, "warm", OTHER)  # the first send reads the store
+    warm_settings(services)
     reads = services.flags.flags.store.reads  # type: ignore[attr-defined]
     for number in range(5):
         with count_dynamodb_requests() as counter:
@@ -130,6 +138,7 @@ def test_the_appconfig_store_is_asked_once_per_ttl_not_once_per_send(api, servic
             "flags_appconfig_profile": "prof123",
         }
     )
+    warm_settings(services)
     with stubber:
         services.flags = bootstrap.feature_flags(services.settings, appconfig_client=client)
         for number in range(6):

@@ -44,7 +44,9 @@ def stored(message_id):
     return item["Item"]
 
 
-def test_a_send_with_a_long_body_stays_at_two_requests_and_eight_units(api, services, healthy_watermarks):
+def test_a_send_with_a_long_body_stays_at_two_requests_and_eight_units(
+    api, services, healthy_watermarks, warm_caller_settings
+):
     with counting(services.messages) as log:
         status, _, view = api("POST", "/v1/messages", notice(), headers={"Idempotency-Key": KEY})
     assert status == 202 and view["state"] == "accepted"

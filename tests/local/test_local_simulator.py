@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -368,3 +369,15 @@ def test_retries_max_attempts_1_still_retries_once(simulator: Simulator) -> None
     )
     assert response["ResponseMetadata"]["RetryAttempts"] == 1
     assert len(simulator.outbox()) == 1
+
+
+def test_the_simulators_own_no_copy_of_the_outcome_rules():
+    """The rules are product code (a test caller's deployed sends use them): imported, not copied."""
+    import local.simulator as local_simulator
+    from local.simulator import faults
+    from sendledger.providers.simulated import rules
+
+    assert local_simulator.mailbox_simulator_kind is rules.mailbox_simulator_kind
+    assert local_simulator.sms_outcome is rules.sms_outcome
+    assert faults.fault_label is rules.fault_label
+    assert not (Path(local_simulator.__file__).parent / "mailbox.py").exists()

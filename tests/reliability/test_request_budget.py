@@ -24,7 +24,9 @@ from tests.support import counting
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
 
-# At most this many DynamoDB requests per operation (counted, deterministic)
+# At most this many DynamoDB requests per operation (counted, deterministic); a send's with the
+# caller's settings in the container's cache (warm_caller_settings: one GetItem per caller and
+# CALLER_SETTINGS_CACHE, counted in tests/integration/test_test_mode.py)
 SEND, REPLAY, RESET, EVENT_NEW, EVENT_DUPLICATE = 2, 1, 2, 1, 1
 
 KEY = {names.TABLE_PARTITION_KEY: {"S": "BUDGET#probe"}, names.TABLE_SORT_KEY: {"S": "probe"}}
@@ -104,7 +106,7 @@ def send(api, body, key):
 
 
 @pytest.mark.parametrize("body", [EMAIL, SMS], ids=["email", "sms"])
-def test_send_and_replay(api, healthy_watermarks, body):
+def test_send_and_replay(api, healthy_watermarks, warm_caller_settings, body):
     with count_dynamodb_requests() as counter:
         status, _, view = send(api, body, "budget-1")
     assert status == 202 and view["state"] == "accepted"
@@ -115,7 +117,7 @@ def test_send_and_replay(api, healthy_watermarks, body):
     assert counter.total <= REPLAY, counter.operations
 
 
-def test_send_to_a_suppressed_recipient(api, healthy_watermarks):
+def test_send_to_a_suppressed_recipient(api, healthy_watermarks, warm_caller_settings):
     api("PUT", "/v1/admin/suppressions/alice%40example.com", {"reason": "asked"}, principal=ADMIN)
     with count_dynamodb_requests() as counter:
         status, _, view = send(api, EMAIL, "budget-suppressed")
@@ -123,7 +125,7 @@ def test_send_to_a_suppressed_recipient(api, healthy_watermarks):
     assert counter.total <= SEND, counter.operations
 
 
-def test_reset_request(api, healthy_watermarks):
+def test_reset_request(api, healthy_watermarks, warm_caller_settings):
     with count_dynamodb_requests() as counter:
         status, _, body = api("POST", "/v1/password-resets", {"account_id": "acct-1", "email": "bob@example.com"})
     assert status == 202 and body["state"]

@@ -107,6 +107,9 @@ class MessageView(Model):
     created_at: str
     updated_at: str
     retry_after_seconds: int | None = Field(default=None, description="set for pending and unknown")
+    test: bool | None = Field(
+        default=None, description="true for a test caller's message (simulated outcomes, no provider); absent otherwise"
+    )
     history: list[dict[str, object]] | None = Field(default=None, description="append-only evidence, oldest first")
 
 

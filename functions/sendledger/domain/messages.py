@@ -178,3 +178,6 @@ class Message:
     owner: str | None = None  # caller_id of the principal whose request created it
     business_event_id: str | None = None  # the request's `event_id`, when it gave one
     history: list[HistoryEntry] = field(default_factory=list)
+    # A test caller's: simulated outcomes, no provider called, its recipient key in the caller's
+    # namespace (domain/test_mode.py). Decided once, at the intent, for every attempt.
+    test: bool = False

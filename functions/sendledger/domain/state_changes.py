@@ -15,6 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from sendledger.domain import test_mode
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import TERMINAL, Message, MessageState
 from sendledger.domain.outcomes import allowed_from
@@ -81,6 +82,7 @@ def message_state_changed(
         "business_event_id": business_event_id,
         OWNER_FIELD: message.owner,
         "occurred_at": iso(occurred_at),
+        **({"test": True} if message.test else {}),  # a test caller's (only when true)
     }
     return StatusEvent(event_id, DetailType.MESSAGE_STATE_CHANGED, occurred_at, detail)
 
@@ -89,14 +91,17 @@ def suppression_changed(
     recipient_key: str, *, suppressed: bool, reason: str | None, version: int, actor: str, occurred_at: datetime
 ) -> StatusEvent:
     event_id = suppression_event_id(recipient_key, version)
+    real = test_mode.real_key(recipient_key)  # a test caller's key names its caller first
     detail = {
         "event_id": event_id,
-        "recipient": recipient_key.partition(":")[2] or recipient_key,  # the key is `<channel>:<address>`
+        "recipient": real.partition(":")[2] or real,  # the key is `<channel>:<address>`
         "suppressed": suppressed,
         "reason": reason,
         "version": version,
         "actor": actor,
         "occurred_at": iso(occurred_at),
+        # A test caller's recipient is that caller's alone: its change goes to that caller.
+        **({"test": True, OWNER_FIELD: test_mode.caller_of_key(recipient_key)} if real != recipient_key else {}),
     }
     return StatusEvent(event_id, DetailType.SUPPRESSION_CHANGED, occurred_at, detail)
 

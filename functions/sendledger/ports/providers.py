@@ -35,6 +35,15 @@ class SmsSender(Protocol):
     def send_sms(self, message_id: str, to: str, content: Rendered, category: str) -> ProviderResponse: ...
 
 
+class SimulatedCarriers(Protocol):
+    """A test caller's carriers (providers/simulated/): never a provider's API; they answer as the
+    simulator's rules say and report the outcome in the message's carrier's own event format."""
+
+    def email_sender(self, message: Message) -> EmailSender: ...
+
+    def sms_sender(self, message: Message) -> SmsSender: ...
+
+
 class Finding(StrEnum):
     FOUND = "found"  # the provider holds a message carrying our message id: it was accepted
     NOT_FOUND = "not_found"  # it holds none (absence, once the provider's index has had the grace to catch up)

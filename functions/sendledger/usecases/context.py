@@ -14,7 +14,7 @@ from sendledger.ports.callers import CallerSettingsStore, CallersInMemory
 from sendledger.ports.flags import FeatureFlags, NoFlags
 from sendledger.ports.messages import MessageStore
 from sendledger.ports.poller_state import PollerStateStore
-from sendledger.ports.providers import EmailSender, SmsSender
+from sendledger.ports.providers import EmailSender, SimulatedCarriers, SmsSender
 from sendledger.ports.recipients import RecipientStore
 from sendledger.ports.resets import ResetStore
 
@@ -51,3 +51,6 @@ class Services:
     flags: FeatureFlags = field(default_factory=NoFlags)
     # Per-caller settings (test mode, flag context, callback URL); bootstrap wires the ledger's items.
     caller_settings: CallerSettingsStore = field(default_factory=CallersInMemory)
+    # What carries a test caller's messages (bootstrap builds it on first use); None: nothing
+    # does here, and a test message waits `pending` rather than ever reaching a real provider.
+    simulated: SimulatedCarriers | None = None

@@ -17,6 +17,7 @@ from sendledger.providers import registry
 from sendledger.usecases.context import Services
 
 if TYPE_CHECKING:
+    from sendledger.ports.providers import EmailSender, SmsSender
     from sendledger.settings import Settings
 
 logger = Logger(child=True)
@@ -29,11 +30,12 @@ def deliver(
     rendered = content or templates.render(
         message.template.id, message.template.version, message.channel, message.params or {}
     )
-    email, sms = services.email_sender(message.provider), services.sms_sender(message.provider)
+    email, sms = _carriers(services, message)
     if (email if message.channel is Channel.EMAIL else sms) is None:
         # Disabled since the intent: nothing was sent; the message waits (pending) until it is back.
         logger.warning("provider not enabled", extra={"message_id": message.message_id, "provider": message.provider})
-        return ProviderResponse(CallResult.UNAVAILABLE, error_code=f"provider-not-enabled:{message.provider}")
+        unavailable = "simulated-provider-not-wired" if message.test else f"provider-not-enabled:{message.provider}"
+        return ProviderResponse(CallResult.UNAVAILABLE, error_code=unavailable)
 
     def call() -> ProviderResponse:
         if email is not None and message.channel is Channel.EMAIL:
@@ -42,6 +44,18 @@ def deliver(
         return sms.send_sms(message.message_id, message.to, rendered, message.category)
 
     return call_with_backoff(call, services.backoff, services.sleep, seconds_left)
+
+
+def _carriers(services: Services, message: Message) -> tuple[EmailSender | None, SmsSender | None]:
+    """A test caller's message is carried by the simulated providers, every attempt: never a real one."""
+    if message.test:
+        simulated = services.simulated
+        if simulated is None:
+            return None, None
+        if message.channel is Channel.EMAIL:
+            return simulated.email_sender(message), None
+        return None, simulated.sms_sender(message)
+    return services.email_sender(message.provider), services.sms_sender(message.provider)
 
 
 def record_provider_outcome(services: Services, intent: SendIntent, response: ProviderResponse) -> Message:
@@ -85,7 +99,7 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
 def status_due(message: Message, settings: Settings, now: datetime) -> tuple[DueKind, datetime] | None:
     """An accepted message of a provider that pushes nothing is asked for its status from then on."""
     carrier = registry.slice_of(message.provider)
-    if not carrier.polls_status:
+    if not carrier.polls_status or message.test:  # a simulated send: its provider has no record of it
         return None
     return DueKind.STATUS, now + timedelta(seconds=carrier.status_interval_seconds(settings))
 

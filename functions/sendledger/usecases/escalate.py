@@ -142,6 +142,7 @@ def _send_fallback(
         owner=message.owner,
         # A fallback on the same channel goes through the provider its parent was carried by.
         provider=message.provider if fallback.channel is message.channel else None,
+        test=message.test,  # a test caller's chain stays simulated whatever its settings say now
     )
     try:
         result = send_message(pipeline.services, command, seconds_left)

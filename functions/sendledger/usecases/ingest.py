@@ -16,6 +16,7 @@ from datetime import timedelta
 from aws_lambda_powertools import Logger
 
 from sendledger import names
+from sendledger.domain import test_mode
 from sendledger.domain.event_plan import EventPlan, plan_event
 from sendledger.domain.events import DeliveryEvent, EventKind
 from sendledger.domain.suppression_rules import TransientPolicy, verdict_for
@@ -121,6 +122,8 @@ def _said(value: object) -> bool:
 def ingest_event(
     services: Services, events: DeliveryEventStore, event: DeliveryEvent, report: IngestReport
 ) -> ApplyResult:
+    # A simulated send's event (a test caller's) suppresses in the caller's namespace only.
+    event = test_mode.scoped(event)
     plan = plan_for(services, event, event.message_id, receipt_id=_receipt_id(event))
     now = plan.at
     result = events.apply(plan)

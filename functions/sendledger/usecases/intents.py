@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain import ids
+from sendledger.domain import ids, test_mode
 from sendledger.domain.callers import CallerId
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide
 from sendledger.domain.errors import DependencyUnavailable, InvalidRequest
@@ -50,6 +50,15 @@ class SendCommand:
     parent_key: str | None = None
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
     provider: str | None = None  # the caller's pick among the enabled providers (None: the deployment's)
+    test: bool | None = None  # test mode; None: the owner's settings decide (a fallback follows its parent)
+
+
+def test_mode_for(services: Services, command: SendCommand) -> bool:
+    """Whether the owner's sends are simulated (domain/test_mode.py). The settings store answers
+    from the container's cache (CALLER_SETTINGS_CACHE): one item read per caller and period."""
+    if command.test is not None:
+        return command.test
+    return services.caller_settings.get(CallerId(command.owner or command.caller)).test_mode
 
 
 def flags_for(services: Services, command: SendCommand, channel: Channel) -> FlagDecision:
@@ -257,7 +266,9 @@ def new_message(
     message_id: str | None = None,
     *,
     provider: str,
+    test: bool = False,
 ) -> Message:
+    owner = command.owner or command.caller
     return Message(
         message_id=message_id or ids.message_id(now),
         channel=recipient.channel,
@@ -267,13 +278,15 @@ def new_message(
         category=command.category,
         created_at=now,
         updated_at=now,
-        recipient_key=recipient.key,
+        # A test caller's recipient is its own (domain/test_mode.py): apart from real suppressions.
+        recipient_key=test_mode.recipient_key(owner, recipient.key) if test else recipient.key,
         provider=provider,
         params=command.params,
         escalation=command.escalation,
         parent_key=command.parent_key,
-        owner=command.owner or command.caller,
+        owner=owner,
         business_event_id=command.event_id,
+        test=test,
     )
 
 
@@ -283,7 +296,8 @@ def first_entry(message: Message, recipient: Recipient, now: datetime, flags: Fl
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
-            "recipient": recipient.fingerprint,  # template and category are the message's own
+            "recipient": fingerprint_of(message.recipient_key),  # template and category are the message's own
             **flags.evidence(),
+            **({"test": True} if message.test else {}),  # only when true: the item's size
         },
     )

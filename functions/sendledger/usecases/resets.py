@@ -34,6 +34,7 @@ from sendledger.usecases.intents import (
     first_entry,
     flags_for,
     new_message,
+    test_mode_for,
 )
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
 
@@ -69,6 +70,7 @@ def request_reset(
         provider=provider,
     )
     flags = flags_for(services, command, Channel.EMAIL)
+    command = replace(command, test=test_mode_for(services, command))
     replacing: ResetRecord | None = None
     for _ in range(MAX_REPLACEMENTS):
         intent = _reset_intent(services, command, account_id, recipient, replacing, flags)
@@ -100,6 +102,7 @@ def _reset_intent(
         now,
         ids.reset_message_id(reset_id),
         provider=carrier_for(settings, recipient.channel, command.provider, flags),
+        test=bool(command.test),
     )
     message.params = None  # the link carries the token: never stored, minted at send time
     message.reset_account_id = account_id

@@ -139,7 +139,7 @@ def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -
     Only the provider that carried it: another provider's "not found" proves nothing.
     """
     lookup = pipeline.lookups.get(message.provider)
-    if lookup is None:
+    if lookup is None or message.test:  # a simulated send: the provider never saw it, and is not asked
         return None
     result = lookup.lookup(message)
     evidence["lookup"] = result.finding.value

@@ -31,6 +31,7 @@ from sendledger.usecases.intents import (
     first_entry,
     flags_for,
     new_message,
+    test_mode_for,
 )
 from sendledger.usecases.results import Accepted, Replayed, SendResult
 from sendledger.usecases.views import message_view
@@ -55,7 +56,7 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.caller, key)
     flags = flags_for(services, command, recipient.channel)
-    intent = _build_intent(services, command, recipient, scoped, flags)
+    intent = _build_intent(services, command, recipient, scoped, flags, test=test_mode_for(services, command))
     committed = commit_with_eligibility(services, intent, flags)
     if isinstance(committed, KeyTaken):
         return _replay(services, intent, committed.record)
@@ -89,7 +90,13 @@ def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -
 
 
 def _build_intent(
-    services: Services, command: SendCommand, recipient: Recipient, scoped_key: str, flags: FlagDecision
+    services: Services,
+    command: SendCommand,
+    recipient: Recipient,
+    scoped_key: str,
+    flags: FlagDecision,
+    *,
+    test: bool,
 ) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     message = new_message(
@@ -98,6 +105,7 @@ def _build_intent(
         now,
         ids.keyed_message_id(scoped_key),
         provider=carrier_for(settings, recipient.channel, command.provider, flags),
+        test=test,
     )
     return SendIntent(
         message=message,

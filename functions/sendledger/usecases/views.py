@@ -41,6 +41,10 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
     wait = retry_after(message, settings)
     if wait is not None:
         view["retry_after_seconds"] = wait
+    # A test caller's message says so, and so does each of its entries, however it is read. Only
+    # when true: a real message's view is unchanged.
+    test = {"test": True} if message.test else {}
+    view.update(test)
     if with_history:
         view["history"] = [
             {
@@ -50,6 +54,7 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
                 # What the provider answered or proved names it (a message keeps one provider).
                 **({"provider": message.provider} if entry.type in PROVIDER_ACTS else {}),
                 **entry.evidence,
+                **test,
             }
             for entry in message.history
         ]

@@ -40,12 +40,11 @@ from local.simulator.faults import (
     masked,
 )
 from local.simulator.http import Answer, Dropped, SimulatorServer
-from local.simulator.mailbox import mailbox_simulator_kind
 from local.simulator.providers import LocalContext
-from local.simulator.providers.sns import SMS_SUCCESS_RESPONSE, sms_outcome
 from sendledger.domain.clock import iso
 from sendledger.providers.infrai import NAME
 from sendledger.providers.infrai.settings import ENV_API_BASE, ENV_API_KEY_SECRET_ARN, ENV_STATUS_INTERVAL_SECONDS
+from sendledger.providers.simulated.rules import SMS_SUCCESS_RESPONSE, mailbox_simulator_kind, sms_outcome
 
 if TYPE_CHECKING:
     from local.simulator.core import Simulator

@@ -34,7 +34,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, fault_label
 from local.simulator.faults import masked as masked_address
-from local.simulator.mailbox import mailbox_simulator_kind
 from local.simulator.providers import LocalContext, events_queue
 from sendledger.domain.clock import iso
 from sendledger.providers.mailgun import NAME
@@ -47,6 +46,7 @@ from sendledger.providers.mailgun.settings import (
     ENV_EVENTS_QUEUE_URL,
     ENV_SIGNING_KEY_SECRET_ARN,
 )
+from sendledger.providers.simulated.rules import mailbox_simulator_kind
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

@@ -43,8 +43,8 @@ from local.simulator.faults import (
     masked,
 )
 from local.simulator.http import Answer, Dropped, SimulatorServer
-from local.simulator.mailbox import mailbox_simulator_kind
 from local.simulator.providers import LocalContext, events_queue, post_webhook
+from sendledger.providers.simulated.rules import mailbox_simulator_kind
 
 if TYPE_CHECKING:
     from local.simulator.core import Simulator

@@ -1,7 +1,9 @@
-"""The SES side: SendEmail requests, the mailbox simulator, and SES event-publishing records.
+"""The SES side: SendEmail requests at the botocore edge, and publishing SES event records.
 
-Records have the documented SES event shape (tests/fixtures/aws-formats) and are published to
-the configuration set's SNS topic, which delivers them to SQS inside the SNS envelope.
+The records (the documented SES event shape, tests/fixtures/aws-formats) and the mailbox
+simulator's outcomes are the product's simulated SES (sendledger/providers/simulated/); here they
+are published to the configuration set's SNS topic, which delivers them to SQS inside the SNS
+envelope.
 """
 
 from __future__ import annotations
@@ -11,25 +13,23 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from local.simulator.faults import fault_label
 from local.simulator.hooks import answer_locally, body_bytes, caller_identity
-from local.simulator.mailbox import mailbox_simulator_kind
 from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
 from sendledger.providers.ses import MESSAGE_ID_TAG
+from sendledger.providers.simulated.events import SesMail, TimedRecord, clamp_event_time
+from sendledger.providers.simulated.events import ses_events as simulated_ses_events
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
-REPORTING_MTA = "a8-70.smtp-out.amazonses.com"
 THROTTLE_ERROR = "TooManyRequestsException"
 THROTTLE_MESSAGE = "Maximum sending rate exceeded."
-
-TimedRecord = tuple[datetime, dict[str, Any]]  # (when the event happens, the SES record)
 
 
 @dataclass
@@ -44,6 +44,9 @@ class EmailRequest:
     label: str | None
     caller: str
     url: str
+
+    def mail(self) -> SesMail:
+        return SesMail(self.source, self.to, self.subject, self.configuration_set, self.tags, self.caller)
 
 
 def parse_send_email(request: AWSPreparedRequest, default_configuration_set: str | None) -> EmailRequest:
@@ -115,83 +118,10 @@ def outbox_entries(request: EmailRequest, message_id: str, sent_at: datetime) ->
 def ses_events(
     request: EmailRequest, message_id: str, sent_at: datetime, *, region: str, account_id: str
 ) -> list[TimedRecord]:
-    """What SES publishes for one accepted send: Send, then each recipient's outcome."""
+    """What SES publishes for one accepted send (the product's simulated SES, events.py)."""
     if request.configuration_set is None:
         LOG.info("simulator: %s sent without a configuration set: no events", message_id)
-        return []
-    mail = mail_object(request, message_id, sent_at, region=region, account_id=account_id)
-    events: list[TimedRecord] = [(sent_at, {"eventType": "Send", "mail": mail, "send": {}})]
-    for address in request.to:
-        kind = mailbox_simulator_kind(address)
-        if kind == "bounce":
-            at = sent_at + timedelta(milliseconds=2657)
-            bounce = _bounce(address, at, "General", "5.1.1", "smtp; 550 5.1.1 user unknown")
-            events.append((at, {"eventType": "Bounce", "mail": mail, "bounce": bounce}))
-        elif kind == "suppressionlist":
-            at = sent_at + timedelta(milliseconds=312)
-            diagnostic = (
-                "Amazon SES did not send the message to this address because it is on the "
-                "suppression list for your account."
-            )
-            bounce = _bounce(address, at, "OnAccountSuppressionList", "5.1.1", diagnostic)
-            bounce["reportingMTA"] = "dns; amazonses.com"
-            events.append((at, {"eventType": "Bounce", "mail": mail, "bounce": bounce}))
-        else:  # success@, ooto@, complaint@ and any ordinary address are delivered
-            at = sent_at + timedelta(milliseconds=1534)
-            delivery = {
-                "timestamp": iso(at),
-                "processingTimeMillis": 1534,
-                "recipients": [address],
-                "smtpResponse": "250 2.6.0 Message received",
-                "reportingMTA": REPORTING_MTA,
-            }
-            events.append((at, {"eventType": "Delivery", "mail": mail, "delivery": delivery}))
-            if kind == "complaint":
-                at = sent_at + timedelta(milliseconds=3012)
-                complaint = {
-                    "complainedRecipients": [{"emailAddress": address}],
-                    "timestamp": iso(at),
-                    "feedbackId": _feedback_id(at),
-                    "userAgent": "Amazon SES Mailbox Simulator",
-                    "complaintFeedbackType": "abuse",
-                    "arrivalDate": iso(at - timedelta(milliseconds=500)),
-                }
-                events.append((at, {"eventType": "Complaint", "mail": mail, "complaint": complaint}))
-    return events
-
-
-def mail_object(
-    request: EmailRequest, message_id: str, sent_at: datetime, *, region: str, account_id: str
-) -> dict[str, Any]:
-    source_domain = request.source.rpartition("@")[2].rstrip(">").lower()
-    tags: dict[str, list[str]] = {
-        "ses:configuration-set": [request.configuration_set or ""],
-        "ses:source-ip": ["127.0.0.1"],
-        "ses:from-domain": [source_domain],
-        "ses:caller-identity": [request.caller],
-    }
-    tags.update({name: list(values) for name, values in request.tags.items()})
-    return {
-        "timestamp": iso(sent_at),
-        "source": request.source,
-        "sourceArn": f"arn:aws:ses:{region}:{account_id}:identity/{source_domain}",
-        "sendingAccountId": account_id,
-        "messageId": message_id,
-        "destination": list(request.to),
-        "headersTruncated": False,
-        "headers": [
-            {"name": "From", "value": request.source},
-            {"name": "To", "value": ", ".join(request.to)},
-            {"name": "Subject", "value": request.subject},
-        ],
-        "commonHeaders": {
-            "from": [request.source],
-            "to": list(request.to),
-            "messageId": message_id,
-            "subject": request.subject,
-        },
-        "tags": tags,
-    }
+    return simulated_ses_events(request.mail(), message_id, sent_at, region=region, account_id=account_id)
 
 
 SNS_BATCH_LIMIT = 10  # PublishBatch's entries per request
@@ -216,34 +146,6 @@ def publish_events(sns: Any, topic_arn: str, batch: list[TimedRecord], now: date
             LOG.error("simulator: SNS refused SES events %s; kept for next flush", answer["Failed"])
             return start + failed[0], batch[start + failed[0] :]
     return len(batch), []
-
-
-def clamp_event_time(record: dict[str, Any], at: datetime, now: datetime) -> dict[str, Any]:
-    """An event cannot be older than the send nor newer than its emission."""
-    if at <= now:
-        return record
-    record = json.loads(json.dumps(record))
-    body = record.get(record["eventType"].lower()) or {}
-    if "timestamp" in body:
-        body["timestamp"] = iso(now)
-    return record
-
-
-def _bounce(address: str, at: datetime, subtype: str, status: str, diagnostic: str) -> dict[str, Any]:
-    return {
-        "bounceType": "Permanent",
-        "bounceSubType": subtype,
-        "bouncedRecipients": [
-            {"emailAddress": address, "action": "failed", "status": status, "diagnosticCode": diagnostic}
-        ],
-        "timestamp": iso(at),
-        "feedbackId": _feedback_id(at),
-        "reportingMTA": f"dsn; {REPORTING_MTA}",
-    }
-
-
-def _feedback_id(at: datetime) -> str:
-    return f"{int(at.timestamp() * 1000):016x}-{uuid.uuid4()}-000000"
 
 
 def start(context: LocalContext) -> None:

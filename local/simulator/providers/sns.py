@@ -1,9 +1,10 @@
 """The SMS side: SNS Publish to a phone number, and SNS delivery-status log records.
 
-Fictional numbers ``+1NPA55501XX`` pick the outcome by XX: 00-49 delivered, 50-89 one failure
-string per ten, 90-99 no status ever. Any other number is delivered. Records are written to the
-success or failure log group (one stream per message, like SNS) and delivered to the
-``sms_delivery_logs`` Lambda as a CloudWatch Logs subscription event.
+Fictional numbers ``+1NPA55501XX`` pick the outcome by XX (the product's rules,
+sendledger/providers/simulated/rules.py) and the record is the product's simulated SNS
+(events.py). Records are written to the success or failure log group (one stream per message,
+like SNS) and delivered to the ``sms_delivery_logs`` Lambda as a CloudWatch Logs subscription
+event.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -24,32 +25,10 @@ from botocore.awsrequest import AWSPreparedRequest
 from local.simulator.hooks import body_bytes
 from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
+from sendledger.providers.simulated.events import sms_status
 from sendledger.providers.sns.events import encode_subscription_event
 
-SMS_SUCCESS_RESPONSE = "Message has been accepted by phone carrier"
-# XX of +1NPA55501XX, by tens (absent: delivered); "" = no status ever, else the failure string.
-_SMS_TENS: dict[int, str] = {
-    5: "Phone carrier is currently unreachable/unavailable",
-    6: "Invalid phone number",
-    7: "Phone number is opted out",
-    8: "Unknown error attempting to reach phone",
-    9: "",
-}
-_FICTIONAL_NUMBER = re.compile(r"^\+1\d{3}55501(\d{2})$")
 _ATTRIBUTE_NAME = re.compile(r"MessageAttributes\.entry\.(\d+)\.Name")
-
-
-def sms_outcome(phone_number: str) -> str:
-    """The providerResponse a fictional number yields; "" for no status ever."""
-    match = _FICTIONAL_NUMBER.match(phone_number)
-    if match is None:
-        return SMS_SUCCESS_RESPONSE
-    return _SMS_TENS.get(int(match.group(1)) // 10, SMS_SUCCESS_RESPONSE)
-
-
-def sns_log_timestamp(moment: datetime) -> str:
-    """``2026-11-29 10:00:05.120``: SNS delivery-status logs, UTC without a zone."""
-    return iso(moment).replace("T", " ").removesuffix("Z")
 
 
 def epoch_ms(moment: datetime) -> int:
@@ -120,41 +99,18 @@ class LogGroup:
 def status_record(
     request: SmsRequest, message_id: str, sent_at: datetime, *, success: LogGroup, failure: LogGroup
 ) -> PendingSms | None:
-    """The delivery-status record SNS will log for this publish; None when none ever comes."""
-    outcome = sms_outcome(request.phone_number)
-    if outcome == "":
+    """The delivery-status record SNS will log for this publish (the product's simulated SNS,
+    events.py); None when none ever comes."""
+    status = sms_status(request.phone_number, message_id, sent_at, request.sms_type)
+    if status is None:
         return None  # 90-99: the carrier never reports
-    notification = {"messageId": message_id, "timestamp": sns_log_timestamp(sent_at)}
-    if outcome == SMS_SUCCESS_RESPONSE:
-        dwell, group, status = 599, success, "SUCCESS"
-        delivery: dict[str, Any] = {
-            "phoneCarrier": "Example Carrier",
-            "mnc": 270,
-            "destination": request.phone_number,
-            "priceInUSD": 0.00645,
-            "smsType": request.sms_type,
-            "mcc": 310,
-            "providerResponse": outcome,
-            "dwellTimeMs": dwell,
-            "dwellTimeMsUntilDeviceAck": 1344,
-        }
-    else:
-        dwell, group, status = 1420, failure, "FAILURE"
-        delivery = {
-            "mnc": 0,
-            "destination": request.phone_number,
-            "priceInUSD": 0.0,
-            "smsType": request.sms_type,
-            "mcc": 0,
-            "providerResponse": outcome,
-            "dwellTimeMs": dwell,
-        }
+    group = failure if status.failure else success
     return PendingSms(
-        record={"notification": notification, "delivery": delivery, "status": status},
+        record=status.record,
         log_group=group.name,
         log_stream=message_id,
         subscription_filter=group.subscription_filter,
-        not_before=sent_at + timedelta(milliseconds=dwell),
+        not_before=status.at,
     )
 
 

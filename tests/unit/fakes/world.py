@@ -9,6 +9,7 @@ from sendledger.ports.providers import EventLane
 from sendledger.providers.ses import NAME as SES
 from sendledger.providers.ses import SOURCE as SES_SOURCE
 from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.simulated.sender import SimulatedCarriers
 from sendledger.providers.sns.lane import LogLane
 from sendledger.settings import Fragment, Settings
 from sendledger.usecases.context import Services
@@ -18,6 +19,7 @@ from tests.support.fakes import FakeClock, FakeSleeper
 from tests.unit.fakes.ledger import FakeLedger
 from tests.unit.fakes.queues import FakeEscalationQueue, FakeEventQueue, FakeLogReader
 from tests.unit.fakes.senders import FakeEmailSender, FakeSmsSender
+from tests.unit.fakes.simulated import FakeOutlet
 
 SUCCESS_GROUP, FAILURE_GROUP = "sns/sms/delivery", "sns/sms/delivery/Failure"
 
@@ -99,5 +101,10 @@ def fake_world(clock: FakeClock | None = None, settings: Settings | None = None)
     ledger, email, sms = FakeLedger(), FakeEmailSender(), FakeSmsSender()
     ses_queue, logs, escalations = FakeEventQueue(), FakeLogReader(), FakeEscalationQueue()
     services = build_services(ledger, clock, settings, email, sms)
+    # As bootstrap wires it: a test caller's sends are simulated, their events put on these fakes.
+    outlet = FakeOutlet(ses_queue, logs, SUCCESS_GROUP, FAILURE_GROUP)
+    services.simulated = SimulatedCarriers(
+        outlet, clock, settings.sender_email, "sendledger-events", "us-east-1", "123456789012"
+    )
     pipeline = build_pipeline(services, ledger, ses_queue, logs, escalations)
     return FakeWorld(clock, ledger, email, sms, ses_queue, logs, escalations, services, pipeline)

@@ -24,6 +24,7 @@ from sendledger.adapters.dynamodb.keys import (
     message_pk,
 )
 from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
+from sendledger.domain import test_mode
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
@@ -31,6 +32,7 @@ from sendledger.domain.recipients import Channel, Recipient
 from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
+TEST = "test"  # a test caller's message (domain/test_mode.py)
 BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
 # Its time is milliseconds after the message's creation ("d"); items from before kept it whole ("u").
@@ -105,6 +107,8 @@ def message_fields(message: Message) -> dict[str, Any]:
         # Written only when it is not the channel's first provider: the default path keeps its
         # item size, and items from before provider selection read back right.
         "provider": None if message.provider == IMPLIED_PROVIDER[message.channel] else message.provider,
+        # Only when true: a real caller's item stays the size the capacity bars were measured at.
+        TEST: True if message.test else None,
     }
 
 
@@ -150,6 +154,9 @@ def escalation_item(message: Message) -> Item:
 def message_from(item: Item) -> Message:
     values = {name: decode(value) for name, value in item.items() if not name.startswith("h:")}
     channel = Channel(values["channel"])
+    owner = values.get("owner") or _owner_of(values.get(EVIDENCE_DAY))
+    test = bool(values.get(TEST))
+    key = Recipient(channel, values["recipient"]).key
     return Message(
         message_id=message_id_of(item),
         channel=channel,
@@ -159,7 +166,8 @@ def message_from(item: Item) -> Message:
         category=values.get("category") or DEFAULT_CATEGORY,
         created_at=parse_iso(values["created_at"]),
         updated_at=parse_iso(values["updated_at"]),
-        recipient_key=Recipient(channel, values["recipient"]).key,
+        # Not stored: derived from the address, and for a test caller's message from its owner too.
+        recipient_key=test_mode.recipient_key(owner or "", key) if test else key,
         provider_message_id=values.get("provider_message_id"),
         provider=values.get("provider") or IMPLIED_PROVIDER[channel],
         reason=values.get("reason"),
@@ -168,8 +176,9 @@ def message_from(item: Item) -> Message:
         escalation=Escalation.from_json(json.loads(values["escalation"])) if values.get("escalation") else None,
         attempt=int(values.get("attempt", 1)),
         parent_key=values.get("parent_key"),
-        owner=values.get("owner") or _owner_of(values.get(EVIDENCE_DAY)),
+        owner=owner,
         business_event_id=values.get(BUSINESS_EVENT_ID),
+        test=test,
     )
 
 
