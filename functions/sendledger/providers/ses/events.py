@@ -107,7 +107,7 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
                 provider_response=status,
                 escalates=escalates,
                 evidence=per_recipient,
-                verdict=classify_bounce(bounce_type, bounce_subtype, status) if kind is EventKind.BOUNCE else None,
+                verdict=_verdict(detail, status) if kind is EventKind.BOUNCE else None,
             )
         )
     return events
@@ -120,9 +120,19 @@ def classify_bounce(bounce_type: str | None, bounce_subtype: str | None, smtp_st
         if smtp_status == "5.2.2":
             return Verdict(Action.COUNT_TRANSIENT, reason)
         return Verdict(Action.SUPPRESS, reason, known=bounce_subtype in PERMANENT_SUBTYPES)
-    if bounce_type in ("Transient", "Undetermined"):
-        return Verdict(Action.COUNT_TRANSIENT, reason, known=bounce_type == "Transient")
+    if bounce_type == "Transient":
+        return Verdict(Action.COUNT_TRANSIENT, reason)
+    if bounce_type == "Undetermined":
+        # Documented: SES could not tell why the mail bounced (subtype Undetermined too).
+        return Verdict(Action.COUNT_TRANSIENT, reason, known=bounce_subtype == "Undetermined")
     return Verdict(Action.COUNT_TRANSIENT, reason, known=False)
+
+
+def _verdict(detail: Mapping[str, Any], smtp_status: str | None) -> Verdict:
+    # From the record as sent: a missing bounce type is an unknown outcome, not a documented
+    # Undetermined one (the evidence shows it as Undetermined all the same).
+    bounce_type, subtype = detail.get("bounceType"), detail.get("bounceSubType")
+    return classify_bounce(str(bounce_type) if bounce_type else None, str(subtype) if subtype else None, smtp_status)
 
 
 Recipients = list[tuple[str, str | None]]
