@@ -71,7 +71,7 @@ def measure(world: World) -> dict[str, Any]:
             event = item.event
             if event is None:
                 continue
-            kind = f"mailgun:{event.evidence['mailgun_event']}" + (
+            kind = f"mailgun:{event.evidence['provider_event']}" + (
                 f"/{event.evidence['reason']}" if event.evidence.get("reason") else ""
             )
             for into in (new, duplicate):
