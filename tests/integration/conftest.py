@@ -21,6 +21,8 @@ from local.constants import (
     SMS_FAILURE_LOG_GROUP,
     SMS_SUCCESS_LOG_GROUP,
 )
+from local.simulator import Simulator
+from sendledger.adapters import aws as aws_clients
 from sendledger.bootstrap import build_pipeline
 from sendledger.domain.clock import iso
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
@@ -144,6 +146,16 @@ class Ingestion:
 
     def poll(self, seconds_left: float = 300.0) -> CycleReport:
         return poll_cycle(self.pipeline, lambda: seconds_left)
+
+
+@pytest.fixture
+def simulator(aws: Any) -> Any:
+    """SES and SNS played at the transport edge (local/simulator/), for the real adapters."""
+    aws_clients.client.cache_clear()  # clients built after install() see the simulator
+    sim = Simulator.install()
+    yield sim
+    sim.uninstall()
+    aws_clients.client.cache_clear()
 
 
 @pytest.fixture

@@ -5,20 +5,8 @@ adapter, use case and handler run unchanged.
 """
 
 import boto3
-import pytest
 
-from local.simulator import Simulator
-from sendledger.adapters import aws as aws_clients
 from tests.conftest import TABLE
-
-
-@pytest.fixture
-def simulator(aws):
-    aws_clients.client.cache_clear()  # clients built after install() see the simulator
-    sim = Simulator.install()
-    yield sim
-    sim.uninstall()
-    aws_clients.client.cache_clear()
 
 
 def alert(to):

@@ -12,9 +12,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from local.simulator import Simulator
 from sendledger import bootstrap
-from sendledger.adapters import aws as aws_clients
 from sendledger.domain.caller_settings import CALLER_SETTINGS_CACHE
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
@@ -25,15 +23,6 @@ from tests.support.outbox import sent_emails, sent_sms
 TESTER = "arn:aws:iam::123456789012:role/tester-app"
 BOUNCE = "bounce@simulator.amazonses.com"
 INVALID_NUMBER = "+12065550165"  # 60-69: "Invalid phone number", which suppresses
-
-
-@pytest.fixture
-def simulator(aws):
-    aws_clients.client.cache_clear()  # clients built after install() see the simulator
-    sim = Simulator.install()
-    yield sim
-    sim.uninstall()
-    aws_clients.client.cache_clear()
 
 
 @pytest.fixture
