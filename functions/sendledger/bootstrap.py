@@ -167,10 +167,10 @@ class FlagsOnFirstUse:
         self._build = build
         self._built: FeatureFlags | None = None
 
-    def values_for(self, caller: CallerId) -> FlagValues:
+    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
         if self._built is None:
             self._built = self._build()
-        return self._built.values_for(caller)
+        return self._built.values_for(caller, context)
 
 
 def feature_flags(settings: Settings, appconfig_client: object = None) -> FeatureFlags:

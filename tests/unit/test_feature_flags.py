@@ -114,6 +114,26 @@ def test_one_caller_by_id_gets_its_own_stale_policy_per_category(tmp_path):
     assert decided.evidence() == {"flags": {"stale_eligibility_policy": "defer"}}
 
 
+def test_a_rule_on_a_callers_flag_context_names_the_callers_that_set_it(tmp_path):
+    # Given a cohort defined by a key of the callers' own flag context (their settings), not by id
+    beta, plain = CALLERS[0], CALLERS[1]
+    rule = {"when_match": "sendgrid", "conditions": [{"action": "EQUALS", "key": "tier", "value": "beta"}]}
+    path = write(
+        tmp_path / "flags.json",
+        {"email_provider": {"default": "deployment", "boolean_type": False, "rules": {"beta tier": rule}}},
+    )
+    flags, _ = flags_over(path)
+    # Then the caller whose context says tier=beta is in it, one without that context is not,
+    assert flags.values_for(beta, {"tier": "beta"}).email_provider is Provider.SENDGRID
+    assert flags.values_for(plain, {"tier": "ga"}).email_provider is None
+    assert flags.values_for(beta).email_provider is None
+    # and a context cannot pose as another caller: sendledger's own keys win
+    by_id = {"when_match": "sendgrid", "conditions": [{"action": "EQUALS", "key": "caller", "value": beta}]}
+    write(path, {"email_provider": {"default": "deployment", "boolean_type": False, "rules": {"one": by_id}}})
+    flags, _ = flags_over(path)
+    assert flags.values_for(plain, {"caller": beta}).email_provider is None
+
+
 def test_an_unknown_value_is_dropped_and_logged_the_other_flag_still_applies(tmp_path, caplog):
     path = write(
         tmp_path / "flags.json",

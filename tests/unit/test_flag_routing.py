@@ -3,11 +3,13 @@ deployment enables it, and the evidence says so only when the flag is what decid
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from sendledger.domain.caller_settings import CallerSettings
 from sendledger.domain.callers import CallerId
 from sendledger.domain.flags import FlagValues
 from sendledger.domain.messages import Template
@@ -15,6 +17,8 @@ from sendledger.domain.recipients import Channel
 from sendledger.providers.registry import Provider
 from sendledger.settings import Settings
 from sendledger.usecases.intents import SendCommand, carrier_for, flags_for
+from tests.unit.fakes.caller_settings import FakeCallerSettings
+from tests.unit.fakes.state import LedgerState
 
 CALLER = CallerId("arn:aws:iam::123456789012:role/cohort-app")
 
@@ -25,13 +29,18 @@ class CohortFlags:
     def __init__(self, provider: Provider) -> None:
         self.provider = provider
 
-    def values_for(self, caller: CallerId) -> FlagValues:
+    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
         return FlagValues(email_provider=self.provider)
+
+
+def services_with(settings: Settings, flags: CohortFlags) -> Any:
+    """What flags_for reads: the settings, the flags and the owner's (cached) caller settings."""
+    return SimpleNamespace(settings=settings, flags=flags, caller_settings=FakeCallerSettings(LedgerState()))
 
 
 def routed(flagged: Provider, *, enabled: frozenset[Provider], pick: str | None = None) -> tuple[str, dict[str, Any]]:
     settings = Settings(table_name="t", sender_email="no-reply@example.com", email_providers=enabled)
-    services: Any = SimpleNamespace(settings=settings, flags=CohortFlags(flagged))
+    services = services_with(settings, CohortFlags(flagged))
     command = SendCommand(
         Channel.EMAIL, "alice@example.com", Template("alert", "1"), {}, "alert", CALLER, None, provider=pick
     )
@@ -60,8 +69,28 @@ def test_the_callers_explicit_pick_wins_and_the_evidence_does_not_credit_the_fla
 
 def test_sms_is_not_routed_by_the_email_flag():
     settings = Settings(table_name="t", sender_email="no-reply@example.com", email_providers={Provider.SENDGRID})
-    services: Any = SimpleNamespace(settings=settings, flags=CohortFlags(Provider.SENDGRID))
+    services = services_with(settings, CohortFlags(Provider.SENDGRID))
     command = SendCommand(Channel.SMS, "+12065550100", Template("alert", "1"), {}, "alert", CALLER, None)
     decision = flags_for(services, command, Channel.SMS)
     assert carrier_for(settings, Channel.SMS, None, decision) == "sns"
     assert decision.evidence() == {}
+
+
+class ContextFlags(CohortFlags):
+    """Routes the callers whose flag context says tier=beta (what a rule on `tier` does)."""
+
+    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
+        return FlagValues(email_provider=self.provider if (context or {}).get("tier") == "beta" else None)
+
+
+def test_a_send_is_decided_with_its_owners_flag_context_from_the_callers_settings():
+    # Given a cohort of callers by their flag context, and one caller whose settings put it there
+    settings = Settings(table_name="t", sender_email="no-reply@example.com", email_providers={Provider.SENDGRID})
+    services = services_with(settings, ContextFlags(Provider.SENDGRID))
+    services.caller_settings.put(CallerSettings(CALLER, flag_context={"tier": "beta"}))
+    other = CallerId("arn:aws:iam::123456789012:role/other-app")
+    # When each sends an email, Then the flag routes the beta caller's and not the other's
+    for caller, provider in ((CALLER, "sendgrid"), (other, "ses")):
+        command = SendCommand(Channel.EMAIL, "alice@example.com", Template("alert", "1"), {}, "alert", caller, None)
+        decision = flags_for(services, command, Channel.EMAIL)
+        assert carrier_for(settings, Channel.EMAIL, None, decision) == provider

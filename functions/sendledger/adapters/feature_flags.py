@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ class PowertoolsFlags:
         self.monotonic = monotonic
         self._failed_at: float | None = None
 
-    def values_for(self, caller: CallerId) -> FlagValues:
+    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
         if self._failed_at is not None and self.monotonic() - self._failed_at < self.retry_after_seconds:
             return NO_FLAGS
         try:
@@ -84,8 +84,8 @@ class PowertoolsFlags:
             logger.error("feature flags unavailable: the deployment's settings apply", extra={"error": str(exc)})
             return NO_FLAGS
         self._failed_at = None
-        context = flag_context(caller)
-        raw = {flag: self.flags.evaluate(name=flag.value, context=context, default=DEPLOYMENT) for flag in Flag}
+        evaluated = flag_context(caller, context)
+        raw = {flag: self.flags.evaluate(name=flag.value, context=evaluated, default=DEPLOYMENT) for flag in Flag}
         values, problems = flag_values(raw, self.categories)
         for problem in problems:
             logger.error("feature flag value ignored: the deployment's setting applies", extra={"flag": problem})

@@ -33,12 +33,13 @@ CALLER_BUCKET = "caller_bucket"  # a stable integer of the caller id (MODULO_RAN
 _BUCKET_BYTES = 8
 
 
-def flag_context(caller: CallerId) -> dict[str, object]:
-    """The context every flag is evaluated with. The bucket is a hash, not the id's own digits,
-    so a cohort `caller_bucket % 100 in [0, 9]` is ~10% of callers whatever their ids look like,
-    and widening END only adds callers (a caller in the cohort stays in it)."""
+def flag_context(caller: CallerId, extra: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The context every flag is evaluated with: the caller's own flag context (its settings,
+    e.g. {"tier": "beta"}, for rules that name a group of callers) under the keys sendledger sets.
+    The bucket is a hash, not the id's own digits, so a cohort `caller_bucket % 100 in [0, 9]`
+    is ~10% of callers whatever their ids look like, and widening END only adds callers."""
     digest = hashlib.sha256(caller.encode()).digest()[:_BUCKET_BYTES]
-    return {CALLER: caller, CALLER_BUCKET: int.from_bytes(digest, "big")}
+    return {**(extra or {}), CALLER: caller, CALLER_BUCKET: int.from_bytes(digest, "big")}
 
 
 @value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from sendledger.domain.callers import CallerId
@@ -9,12 +10,13 @@ from sendledger.domain.flags import NO_FLAGS, FlagValues
 
 
 class FeatureFlags(Protocol):
-    def values_for(self, caller: CallerId) -> FlagValues:
-        """The caller's flag values; the store is read at most once per cache period (never per send)."""
+    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
+        """The caller's flag values, its settings' flag context among the rules' keys; the store
+        is read at most once per cache period (never per send)."""
 
 
 class NoFlags:
     """No store: every flag says "the deployment's setting" (tests and tools that build Services)."""
 
-    def values_for(self, caller: CallerId) -> FlagValues:
+    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
         return NO_FLAGS

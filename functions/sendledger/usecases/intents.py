@@ -65,7 +65,9 @@ def flags_for(services: Services, command: SendCommand, channel: Channel) -> Fla
     """The flag values that decide this send: the owner's (an escalation fallback's is its
     parent's caller), with the deployment's settings where a flag defers to them."""
     settings = services.settings
-    values = services.flags.values_for(CallerId(command.owner or command.caller))
+    owner = CallerId(command.owner or command.caller)
+    # The owner's settings come from the container's cache, as test_mode_for's do: no request.
+    values = services.flags.values_for(owner, services.caller_settings.get(owner).flag_context)
     decision = values.decide(
         email=channel is Channel.EMAIL,
         category=command.category,
