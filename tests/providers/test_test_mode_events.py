@@ -21,15 +21,19 @@ from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.providers.conftest import built_world
-from tests.providers.worlds import MailgunWorld, ProviderWorld, mailgun_world, poll, sendgrid_world
+from tests.providers.worlds import MailgunWorld, ProviderWorld, infrai_world, mailgun_world, poll, sendgrid_world
 from tests.support.fakes import ADMIN, FakeClock, caller_id
 
 TESTER = "arn:aws:iam::123456789012:role/tester-app"
 BOUNCE = "bounce@simulator.amazonses.com"
 COMPLAINT = "complaint@simulator.amazonses.com"
-OWN_EVENTS = {"sendgrid": {"processed", "bounce"}, "mailgun": {"accepted", "failed"}}
+OWN_EVENTS = {"sendgrid": {"processed", "bounce"}, "mailgun": {"accepted", "failed"}, "infrai": {"bounced"}}
 
-BUILDERS = {Provider.SENDGRID: sendgrid_world, Provider.MAILGUN: partial(mailgun_world, webhooks=True)}
+BUILDERS = {
+    Provider.SENDGRID: sendgrid_world,
+    Provider.MAILGUN: partial(mailgun_world, webhooks=True),
+    Provider.INFRAI: infrai_world,  # pushes nothing: its status lane answers a test message from the rules
+}
 
 
 @pytest.fixture(params=sorted(BUILDERS), ids=str)
@@ -71,6 +75,14 @@ def suppression_items() -> list[str]:
     return sorted(item["pk"]["S"] for item in items if item["pk"]["S"].startswith("SUP#"))
 
 
+def provider_requests(world: ProviderWorld) -> int:
+    """Requests to the provider's API about messages (Mailgun: its sends; the Events API lane pages
+    Mailgun's whole log, never asking about one message)."""
+    if isinstance(world, MailgunWorld):
+        return world.mailgun.calls
+    return len(world.http.requests)  # type: ignore[attr-defined]  # SendGrid's and Infrai's worlds
+
+
 def test_a_test_callers_bounce_comes_through_the_providers_ingestion_and_never_suppresses_the_real_one(
     world: ProviderWorld,
 ) -> None:
@@ -81,8 +93,7 @@ def test_a_test_callers_bounce_comes_through_the_providers_ingestion_and_never_s
     assert view["state"] == "accepted" and view["test"] is True and view["provider"] == provider
     assert view["provider_message_id"].startswith(f"sendledger-test.{caller_id(TESTER)}.")
     assert world.outbox() == [] and world.parts.simulator.outbox() == []
-    if isinstance(world, MailgunWorld):
-        assert world.mailgun.calls == 0
+    assert provider_requests(world) == 0
     # And the poller applies the simulated events from the provider's webhook events queue
     world.parts.clock.advance(5)
     poll(world)
@@ -93,6 +104,7 @@ def test_a_test_callers_bounce_comes_through_the_providers_ingestion_and_never_s
     assert events and all(entry["provider"] == provider for entry in events), events
     assert {entry["provider_event"] for entry in events} <= OWN_EVENTS[provider], events
     assert all(entry["provider_event_id"] and entry["event_id"] for entry in events)
+    assert provider_requests(world) == 0  # nor did ingestion ask the provider about it
     # The suppression is the test caller's own: the real recipient is not suppressed
     assert not suppressed(world, BOUNCE)
     assert suppression_items() == [f"SUP#test:{caller_id(TESTER)}:email:{BOUNCE}"]
@@ -116,4 +128,4 @@ def test_a_test_callers_complaint_is_delivered_then_complained_in_its_own_namesp
     assert any(entry["type"] == "event:Complaint" for entry in found["history"]), found["history"]
     assert not suppressed(world, COMPLAINT)
     assert suppression_items() == [f"SUP#test:{caller_id(TESTER)}:email:{COMPLAINT}"]
-    assert world.outbox() == []
+    assert world.outbox() == [] and provider_requests(world) == 0

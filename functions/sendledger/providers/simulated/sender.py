@@ -3,7 +3,8 @@
 Each attempt of a test caller's message gets its own sender (the message's attempt counts the
 earlier ones, so `+timeout-lost` hits the first attempt only, in whichever Lambda resends it).
 An accepted send gets a simulated provider message id naming the caller (domain/test_mode.py),
-and its events, in the carrier's own format (SES, SNS, SendGrid, Mailgun; none yet for Infrai),
+and its events, in the carrier's own format (SES, SNS, SendGrid, Mailgun; Infrai pushes
+nothing: its status lane answers from the rules),
 go to an outlet that puts them where the deployment's ingestion reads that carrier's events
 (outlets.py). No network call to a provider.
 """
@@ -95,6 +96,8 @@ class _Attempt:
         return test_mode.simulated_provider_id(self.message.owner or "", uuid.uuid4().hex)
 
     def _no_format(self) -> None:
+        if self.message.provider == Provider.INFRAI:
+            return  # pushes nothing: its status lane answers a test message from the rules (infrai/lane.py)
         # Accepted, but no events in this carrier's format yet: the message stays `accepted`.
         logger.warning(
             "test mode: no simulated events in this carrier's format",
