@@ -116,11 +116,13 @@ class SimulatedOnFirstUse:
 
 
 def simulated_carriers(settings: Settings, clock: Clock | None = None) -> SimulatedCarriers:
-    """Test mode's carriers, putting their events where the SES and SNS events of this deployment
-    arrive (providers/simulated/outlets.py)."""
+    """Test mode's carriers, putting their events where the SES, SNS, SendGrid and Mailgun events of
+    this deployment arrive (providers/simulated/outlets.py)."""
     import os
 
     from sendledger.domain.clock import SystemClock
+    from sendledger.providers.mailgun.settings import MailgunSettings
+    from sendledger.providers.sendgrid.settings import SendGridSettings
     from sendledger.providers.ses.settings import SesSettings
     from sendledger.providers.simulated.outlets import AwsOutlet, queue_account
     from sendledger.providers.simulated.sender import SimulatedCarriers
@@ -133,6 +135,8 @@ def simulated_carriers(settings: Settings, clock: Clock | None = None) -> Simula
         ses_queue_url=ses.events_queue_url,
         success_log_group=sns.success_log_group,
         failure_log_group=sns.failure_log_group,
+        sendgrid_queue_url=settings.provider(SendGridSettings).events_queue_url,
+        mailgun_queue_url=settings.provider(MailgunSettings).events_queue_url,
     )
     return SimulatedCarriers(
         outlet=outlet,

@@ -90,10 +90,13 @@ class MailgunSecrets(Construct):
             iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn, self.signing_key.secret_arn])
         )
         poller.role.add_to_policy(iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn]))
-        # The api queues verified webhook events; the poller drains them.
-        api.role.add_to_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
-        )
+        # The api queues verified webhook events; the poller drains them. Both queue a test caller's
+        # simulated Mailgun events (providers/simulated/outlets.py): the api's sends, the poller's
+        # resends and fallbacks (SendMessageBatch is authorised as sqs:SendMessage).
+        for function in (api, poller):
+            function.role.add_to_policy(
+                iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
+            )
         poller.role.add_to_policy(
             iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
         )

@@ -96,12 +96,18 @@ class SendGridResources(Construct):
         )
 
     def grant_poller(self, role: iam.IRole) -> None:
-        """The poller drains the events queue and sends (resends, fallbacks, resets, lookups) with the API key."""
+        """The poller drains the events queue and sends (resends, fallbacks, resets, lookups) with the API key;
+        a test caller's resends queue their simulated events there."""
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.api_key.secret_arn])
         )
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
+        )
+        # Test mode (providers/simulated/outlets.py): a test caller's resends and fallbacks put their
+        # simulated SendGrid events on this queue, as the api's sends do (SendMessageBatch is sqs:SendMessage).
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
         )
 
 

@@ -113,3 +113,20 @@ def test_the_secret_arns_are_stack_outputs(mailgun: Template, ses: Template) -> 
     outputs = mailgun.find_outputs("*")
     assert {"MailgunApiKeySecretArn", "MailgunWebhookSigningKeySecretArn"} <= set(outputs)
     assert not {"MailgunApiKeySecretArn"} & set(ses.find_outputs("*"))
+
+
+def test_api_and_poller_queue_onto_the_mailgun_events_queue_and_no_other(mailgun: Template) -> None:
+    """The api queues verified webhook events; both queue a test caller's simulated Mailgun events
+    (the api's sends, the poller's resends and fallbacks). SES is not enabled: no SES queue."""
+    queues = [k for k in resources(mailgun, "AWS::SQS::Queue") if "Dlq" not in k]
+    [mailgun_queue] = [k for k in queues if k.startswith("MailgunEventsQueue")]
+    granted: dict[str, set[str]] = {}
+    for role in ("ApiApiFunctionRole", "IngestionPollerFunctionRole"):
+        sent_to = granted[role] = set()
+        for statement in _policy_of(mailgun, role):
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            if "sqs:SendMessage" in actions:
+                targets = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+                sent_to |= {target["Fn::GetAtt"][0] for target in targets}
+    assert granted["ApiApiFunctionRole"] == {mailgun_queue}
+    assert mailgun_queue in granted["IngestionPollerFunctionRole"]  # with its own DLQ and the escalation queue

@@ -58,3 +58,15 @@ def test_no_ses_send_rights_when_sendgrid_sends(template: Template) -> None:
     assert sendledger and all(env["EMAIL_PROVIDER"] == "sendgrid" for env in sendledger)
     assert all("SENDGRID_EVENTS_QUEUE_URL" in env for env in sendledger)
     assert "SG." not in json.dumps(template.to_json())
+
+
+def test_api_and_poller_may_queue_onto_the_sendgrid_events_queue(template: Template) -> None:
+    """The api queues verified webhook events; both queue a test caller's simulated SendGrid events
+    (the api's sends, the poller's resends and fallbacks). Nothing else may."""
+    [queue] = [k for k in resources(template, "AWS::SQS::Queue") if k.startswith("SendGrid") and "Dlq" not in k]
+    senders = {
+        p
+        for p, targets in policies_granting(template, "sqs:SendMessage").items()
+        if {"Fn::GetAtt": [queue, "Arn"]} in targets
+    }
+    assert len(senders) == 2 and all("Api" in p or "Poller" in p for p in senders), senders

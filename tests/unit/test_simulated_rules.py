@@ -97,3 +97,26 @@ def test_sns_status_records_follow_the_number_rules():
     )
     assert failed.record["notification"] == {"messageId": "sns-2", "timestamp": "2026-12-03 10:00:00.000"}
     assert events.sms_status("+12065550195", "sns-3", SENT, "Transactional") is None
+
+
+def test_sendgrid_and_mailgun_events_follow_the_rules_and_name_the_test_caller_where_their_ids_go():
+    from sendledger.domain import test_mode
+    from sendledger.providers.mailgun.events import parse_event as mailgun_event
+    from sendledger.providers.sendgrid.events import parse_event as sendgrid_event
+    from sendledger.providers.simulated.mailgun_events import MailgunSend, mailgun_events
+    from sendledger.providers.simulated.sendgrid_events import sendgrid_events
+
+    sent_at = datetime(2026, 12, 6, 3, 0, tzinfo=UTC)
+    simulated = test_mode.simulated_provider_id("tester", "u1")
+    args = {"sendledger_message_id": "m-1", "sendledger_escalates": "0"}
+    bounce = "bounce@simulator.amazonses.com"
+    records = sendgrid_events(bounce, simulated, simulated, sent_at, custom_args=args)
+    assert [record["event"] for _, record in records] == ["processed", "bounce"]
+    parsed = [sendgrid_event(record) for _, record in records]
+    assert all(e is not None and test_mode.caller_of(e.provider_message_id) == "tester" for e in parsed)
+    send = MailgunSend("complaint@simulator.amazonses.com", simulated, {"sendledger-message-id": "m-2"})
+    records = mailgun_events(send, sent_at)
+    assert [record["event"] for _, record in records] == ["accepted", "delivered", "complained"]
+    assert [at for at, _ in records] == sorted(at for at, _ in records) and records[0][0] == sent_at
+    parsed = [mailgun_event(record) for _, record in records]
+    assert all(e is not None and test_mode.caller_of(e.provider_message_id) == "tester" for e in parsed)

@@ -26,7 +26,7 @@ import logging
 import secrets
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -44,7 +44,7 @@ from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
 from sendledger.providers.infrai import NAME
 from sendledger.providers.infrai.settings import ENV_API_BASE, ENV_API_KEY_SECRET_ARN, ENV_STATUS_INTERVAL_SECONDS
-from sendledger.providers.simulated.rules import SMS_SUCCESS_RESPONSE, mailbox_simulator_kind, sms_outcome
+from sendledger.providers.simulated.infrai_statuses import infrai_timeline, status_at
 
 if TYPE_CHECKING:
     from local.simulator.core import Simulator
@@ -68,9 +68,7 @@ class Sent:
     answer: bytes  # the first answer, given again to the same key and body
 
     def status(self, now: datetime) -> tuple[str, datetime]:
-        reached = [(at, status) for at, status in self.timeline if at <= now]
-        at, status = reached[-1]
-        return status, at
+        return status_at(self.timeline, now)
 
 
 @dataclass
@@ -136,7 +134,7 @@ class InfraiSide:
         now = self.simulator.now()
         provider_id = f"ifr_{secrets.token_hex(10)}"
         answer = json.dumps({"id": provider_id, "status": "queued"}).encode()
-        sent = Sent(provider_id, key, body_hash, channel, to, _timeline(channel, to, now), answer)
+        sent = Sent(provider_id, key, body_hash, channel, to, infrai_timeline(channel, to, now), answer)
         with self._lock:
             self._sent[provider_id] = sent
             self._keys[key] = provider_id
@@ -170,26 +168,6 @@ class InfraiSide:
             return _json(404, {"message": "not found"})
         status, at = sent.status(self.simulator.now())
         return _json(200, {"id": sent.provider_id, "status": status, "updated_at": iso(at), "to": sent.to})
-
-
-def _timeline(channel: str, to: str, now: datetime) -> list[tuple[datetime, str]]:
-    def after(seconds: float, status: str) -> tuple[datetime, str]:
-        return now + timedelta(seconds=seconds), status
-
-    start = [(now, "queued")]
-    if channel == "sms":
-        outcome = sms_outcome(to)
-        if outcome == "":
-            return [*start, after(0.5, "sent")]  # no status ever beyond sent
-        return [*start, after(1.5, "delivered" if outcome == SMS_SUCCESS_RESPONSE else "failed")]
-    kind = mailbox_simulator_kind(to)
-    if kind == "bounce":
-        return [*start, after(2.6, "bounced")]
-    if kind == "suppressionlist":
-        return [*start, after(0.3, "bounced")]
-    if kind == "complaint":
-        return [*start, after(1.5, "delivered"), after(3.0, "complained")]
-    return [*start, after(1.5, "delivered")]
 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Answer:

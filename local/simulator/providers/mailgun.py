@@ -46,7 +46,7 @@ from sendledger.providers.mailgun.settings import (
     ENV_EVENTS_QUEUE_URL,
     ENV_SIGNING_KEY_SECRET_ARN,
 )
-from sendledger.providers.simulated.rules import mailbox_simulator_kind
+from sendledger.providers.simulated.mailgun_events import MailgunSend, mailgun_outcomes
 
 LOG = logging.getLogger("sendledger.local.simulator")
 
@@ -263,11 +263,11 @@ class MailgunSimulator:
                 }
             )
         base = now.timestamp()
-        context = _Context(
+        send = MailgunSend(
             to, provider_id, variables, form.get("o:tag") or [], first.get("subject", ""), first.get("from", "")
         )
-        self.events.add(context.item("accepted", base), visible_at=base + self.late_seconds)
-        for offset, item in _outcomes(context, base, mailbox_simulator_kind(to)):
+        self.events.add(send.item("accepted", base), visible_at=base + self.late_seconds)
+        for offset, item in mailgun_outcomes(send, base):
             self.events.add(item, visible_at=base + offset)
 
     # --- server -------------------------------------------------------------------------------
@@ -312,62 +312,6 @@ class MailgunSimulator:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-
-
-@dataclass(frozen=True)
-class _Context:
-    to: str
-    provider_id: str
-    variables: dict[str, str]
-    tags: list[str]
-    subject: str
-    sender: str
-
-    def item(self, event: str, at: float, **extra: Any) -> dict[str, Any]:
-        return {
-            "event": event,
-            "id": secrets.token_urlsafe(16),
-            "timestamp": round(at, 6),
-            "log-level": "error" if event == "failed" else "info",
-            "recipient": self.to,
-            "recipient-domain": self.to.rpartition("@")[2],
-            "tags": list(self.tags),
-            "campaigns": [],
-            "user-variables": dict(self.variables),
-            "flags": {"is-authenticated": True, "is-test-mode": False},
-            "message": {
-                "headers": {
-                    "to": self.to,
-                    "message-id": self.provider_id,
-                    "from": self.sender,
-                    "subject": self.subject,
-                },
-                "attachments": [],
-                "size": 2048,
-            },
-            **extra,
-        }
-
-
-def _outcomes(context: _Context, base: float, kind: str | None) -> list[tuple[float, dict[str, Any]]]:
-    """(seconds after the send, item) for what follows acceptance; visible at its own time."""
-    if kind == "bounce":
-        status = {"code": 550, "enhanced-code": "5.1.1", "message": "5.1.1 user unknown", "attempt-no": 1}
-        failed = context.item(
-            "failed", base + 2.6, severity="permanent", reason="bounce", **{"delivery-status": status}
-        )
-        return [(2.6, failed)]
-    if kind == "suppressionlist":
-        status = {"code": 605, "description": "Not delivering to previously bounced address", "attempt-no": 1}
-        failed = context.item(
-            "failed", base + 0.3, severity="permanent", reason="suppress-bounce", **{"delivery-status": status}
-        )
-        return [(0.3, failed)]
-    delivered_status = {"code": 250, "message": "OK", "attempt-no": 1}
-    events = [(1.5, context.item("delivered", base + 1.5, **{"delivery-status": delivered_status}))]
-    if kind == "complaint":
-        events.append((3.0, context.item("complained", base + 3.0)))
-    return events
 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

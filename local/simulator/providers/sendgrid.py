@@ -26,7 +26,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -44,7 +44,8 @@ from local.simulator.faults import (
 )
 from local.simulator.http import Answer, Dropped, SimulatorServer
 from local.simulator.providers import LocalContext, events_queue, post_webhook
-from sendledger.providers.simulated.rules import mailbox_simulator_kind
+from sendledger.providers.simulated.rules import MailboxKind, mailbox_simulator_kind
+from sendledger.providers.simulated.sendgrid_events import sendgrid_events
 
 if TYPE_CHECKING:
     from local.simulator.core import Simulator
@@ -179,40 +180,14 @@ class SendGridSide:
         self, accepted: Accepted, number: int, request: dict[str, Any], now: datetime, args: dict[str, str]
     ) -> list[tuple[datetime, dict[str, Any]]]:
         """What SendGrid reports for one accepted send: processed, then the recipient's outcome."""
-        sg_message_id = f"{accepted.x_message_id}.recvd-simulator-{number}"
-        base = {
-            "email": accepted.to,
-            "smtp-id": f"<{accepted.x_message_id}@ismtpd0001p1local.sendgrid.net>",
-            "category": request.get("categories") or [],
-            "sg_message_id": sg_message_id,
-            **args,  # custom arguments come back at the top level of every event
-        }
-
-        def event(name: str, after_ms: int, **fields: Any) -> tuple[datetime, dict[str, Any]]:
-            at = now + timedelta(milliseconds=after_ms)
-            event_id = base64.urlsafe_b64encode(f"{name}-{sg_message_id}".encode()).decode().rstrip("=")
-            record = {**base, "event": name, "timestamp": int(at.timestamp()), "sg_event_id": event_id[:100], **fields}
-            return at, record
-
         kind = mailbox_simulator_kind(accepted.to)
-        events = [event("processed", 0)]
-        if kind == "bounce":
-            accepted.status = "not_delivered"
-            events.append(
-                event(
-                    "bounce", 2657, type="bounce", status="5.1.1", bounce_classification="Invalid Address",
-                    reason="550 5.1.1 The email account that you tried to reach does not exist",
-                )
-            )  # fmt: skip
-        elif kind == "suppressionlist":
-            accepted.status = "not_delivered"
-            events.append(event("dropped", 312, reason="Bounced Address", status="5.0.0"))
-        else:
-            accepted.status = "delivered"
-            events.append(event("delivered", 1534, response="250 2.0.0 OK", tls=1))
-            if kind == "complaint":
-                events.append(event("spamreport", 3012))
-        return events
+        bounced = kind in (MailboxKind.BOUNCE, MailboxKind.SUPPRESSIONLIST)
+        accepted.status = "not_delivered" if bounced else "delivered"  # what the Email Activity API shows
+        sg_message_id = f"{accepted.x_message_id}.recvd-simulator-{number}"
+        categories = request.get("categories") or []
+        return sendgrid_events(
+            accepted.to, accepted.x_message_id, sg_message_id, now, custom_args=args, categories=categories
+        )
 
     def _messages(self, target: str) -> Answer:
         query = parse_qs(urlsplit(target).query).get("query", [""])[0]

@@ -30,3 +30,9 @@ class FakeOutlet:
         group = self.failure_group if status.failure else self.success_group
         self.logs.write(group, json.dumps(status.record), int(min(status.at, now).timestamp() * 1000))
         self.put.append(f"sms:{status.record['status']}")
+
+    def sendgrid_records(self, records: list[TimedRecord], now: datetime) -> None:
+        self.put.extend(f"sendgrid:{record['event']}" for _, record in records)
+
+    def mailgun_records(self, records: list[TimedRecord], now: datetime) -> None:
+        self.put.extend(f"mailgun:{record['event']}" for _, record in records)

@@ -6,9 +6,11 @@ proves nothing the message does not show already is not written again). Each cyc
 the timed-out Infrai sends (by the Idempotency-Key they were sent with): one found is accepted
 at once and asked for its status from then on; absence still waits for the grace (resolve_unknown). A final
 status drops the marker; otherwise it is due again INFRAI_STATUS_INTERVAL_SECONDS later, until
-INFRAI_STATUS_MAX_AGE_SECONDS. When every due message was asked, every status reached before the
-cycle's start minus the interval is applied: that is the `infrai` watermark (absence of a
-timed-out send is proven by the lookup, not by it).
+INFRAI_STATUS_MAX_AGE_SECONDS. A test caller's message (domain/test_mode.py) is never asked of
+Infrai: the simulated rules answer for it (providers/simulated/infrai_statuses.py). When every
+due message was asked, every status reached before the cycle's start minus the interval is
+applied: that is the `infrai` watermark (absence of a timed-out send is proven by the lookup,
+not by it).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from sendledger.domain.outcomes import target_state
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports.providers import Finding, LookupResult
 from sendledger.providers.infrai import NAME, SOURCE
+from sendledger.providers.infrai.assumptions import ASSUMED
 from sendledger.providers.infrai.client import InfraiClient
 from sendledger.providers.infrai.events import Record, read_record, status_event
 from sendledger.providers.infrai.settings import InfraiSettings
+from sendledger.providers.simulated.infrai_statuses import infrai_timeline, status_at
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 from sendledger.usecases.resolve_unknown import accept_found
 
@@ -77,6 +81,8 @@ class StatusLane:
             message = pipeline.services.messages.get(item.message_id)
             if message is None or message.provider != NAME or message.state is not MessageState.UNKNOWN:
                 continue
+            if message.test:
+                continue  # a simulated send: never asked of Infrai (absence is proven at the grace)
             try:
                 answer = self.client.get(message.channel, message.message_id)
                 record = read_record(json.loads(answer.body)) if answer.status == 200 else None
@@ -108,9 +114,13 @@ class StatusLane:
             pipeline.due_work.clear(message.message_id, DueKind.STATUS)
             return True
         key = message.provider_message_id or message.message_id
+        record: Record | None
         try:
-            answer = self.client.get(message.channel, key)
-            record = read_record(json.loads(answer.body)) if answer.status == 200 else None
+            if message.test:  # a simulated send: Infrai has no record of it; the rules answer
+                record = simulated_record(message, key, now)
+            else:
+                answer = self.client.get(message.channel, key)
+                record = read_record(json.loads(answer.body)) if answer.status == 200 else None
         except (Urllib3Error, DependencyUnavailable, ValueError, MalformedEvent) as exc:
             logger.warning(
                 "infrai status not read", extra={"message_id": message.message_id, "error": type(exc).__name__}
@@ -137,3 +147,10 @@ class StatusLane:
         pipeline.due_work.reschedule(message.message_id, DueKind.STATUS, due_at)
         report.bump("status_in_flight" if record is not None else "status_not_found")
         return True
+
+
+def simulated_record(message: Message, provider_id: str, now: datetime) -> Record:
+    """What simulated Infrai's record of a test caller's message says at `now` (the rules' course
+    from the message's creation), under the simulated provider id (domain/test_mode.py)."""
+    status, at = status_at(infrai_timeline(message.channel.value, message.to, message.created_at), now)
+    return Record(provider_id, status, ASSUMED.statuses.get(status), at)

@@ -16,6 +16,7 @@ from sendledger.domain.events import Action, DeliveryEvent, EventKind, Malformed
 from sendledger.domain.values import value
 from sendledger.providers.mailgun import SOURCE
 
+TAG = "sendledger"  # sent as `o:tag`, back on every event in `tags`
 MESSAGE_ID_VARIABLE = "sendledger-message-id"  # sent as `v:<name>`, back on every event as user-variables
 PERMANENT = "permanent"
 # `failed`/`permanent` reasons that say the address cannot (or must not) receive mail; the other

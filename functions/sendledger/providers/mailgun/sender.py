@@ -21,10 +21,9 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
 from sendledger.providers.http import Http, default_http
-from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE, bare_message_id
+from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE, TAG, bare_message_id
 from sendledger.providers.mailgun.http import KeySource, basic_auth
 
-TAG = "sendledger"
 # Per message, over the domain's settings: no click redirects (they would carry a reset token
 # through Mailgun's logs), no open pixel.
 UNTRACKED = [("o:tracking", "no"), ("o:tracking-clicks", "no"), ("o:tracking-opens", "no")]

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sendledger.domain.events import MalformedEvent
 from sendledger.ports.webhooks import Refused, Verified, WebhookOutcome
@@ -42,11 +43,17 @@ class MailgunIntake:
             return Refused(WebhookOutcome.UNSIGNED, "no signature")
         if check is not SignatureCheck.VALID:
             return Refused(WebhookOutcome.BAD_SIGNATURE, "the signature does not verify")
-        data = document.get("event-data")
         try:
-            event = parse_event(data)
+            bodies = queued_bodies(document.get("event-data"))
         except MalformedEvent as exc:
             return Refused(WebhookOutcome.MALFORMED, f"not a Mailgun event: {exc}")
-        bodies = [json.dumps(data, separators=(",", ":"), sort_keys=True)] if event is not None else []
         # Remembered twice as long as a timestamp is accepted: a replay inside the window is caught.
         return Verified(bodies, received=1, token_hash=block.token_hash, replay_window_seconds=2 * self.max_age_seconds)
+
+
+def queued_bodies(data: Any) -> list[str]:
+    """What the events queue holds for a verified POST's `event-data`: the event as Mailgun sent
+    it, or nothing for one that proves nothing (MalformedEvent for one that is not an event).
+    Test mode's simulated Mailgun queues its events in this shape (providers/simulated/outlets.py)."""
+    event = parse_event(data)
+    return [json.dumps(data, separators=(",", ":"), sort_keys=True)] if event is not None else []

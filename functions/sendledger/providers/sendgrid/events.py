@@ -29,6 +29,7 @@ from sendledger.domain.events import (
 from sendledger.providers.sendgrid import SOURCE
 
 MESSAGE_ID_ARG = "sendledger_message_id"  # custom_args key set by the SendGrid adapter
+CATEGORY = "sendledger"  # the send's category, back on every event as `category`
 ESCALATES_ARG = "sendledger_escalates"  # custom_args: "1" when the message has an escalation, else "0"
 SIGNATURE_HEADER = "X-Twilio-Email-Event-Webhook-Signature"
 TIMESTAMP_HEADER = "X-Twilio-Email-Event-Webhook-Timestamp"

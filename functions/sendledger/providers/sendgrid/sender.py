@@ -26,10 +26,9 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.templates import Rendered
 from sendledger.providers.http import Http, HttpAnswer, default_http
-from sendledger.providers.sendgrid.events import ESCALATES_ARG, MESSAGE_ID_ARG
+from sendledger.providers.sendgrid.events import CATEGORY, ESCALATES_ARG, MESSAGE_ID_ARG
 
 MAIL_SEND_PATH = "/v3/mail/send"
-CATEGORY = "sendledger"
 # Seen on the 429 answers SendGrid documents; Retry-After is honoured too when present.
 RATE_LIMIT_RESET = "x-ratelimit-reset"
 # Per message, over the account's settings: no click redirects (they would carry a reset

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sendledger.domain.events import MalformedEvent
 from sendledger.ports.webhooks import Refused, Verified, WebhookOutcome, WebhookVerifier
@@ -40,6 +41,11 @@ class SendGridIntake:
             events = parse_batch(body)
         except MalformedEvent:
             return Refused(WebhookOutcome.MALFORMED, "the signed body is not a JSON array of events")
-        kept = [event for event in events if event.get("event") not in ENGAGEMENT]
-        bodies = [json.dumps(event, separators=(",", ":"), sort_keys=True) for event in kept]
-        return Verified(bodies, received=len(events))
+        return Verified(queued_bodies(events), received=len(events))
+
+
+def queued_bodies(events: list[dict[str, Any]]) -> list[str]:
+    """What the events queue holds for a verified batch: each delivery event, engagement left out.
+    Test mode's simulated SendGrid queues its events in this shape (providers/simulated/outlets.py)."""
+    kept = [event for event in events if event.get("event") not in ENGAGEMENT]
+    return [json.dumps(event, separators=(",", ":"), sort_keys=True) for event in kept]

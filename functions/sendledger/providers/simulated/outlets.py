@@ -2,6 +2,10 @@
 
 - SES: each record in SNS's `Notification` envelope, sent to the SES events queue, which is
   what the configuration set's topic delivers there; the poller drains it as it drains SES's.
+- SendGrid, Mailgun: each event as the provider's verified webhook intake queues it
+  (providers/<name>/webhook.py `queued_bodies`), sent to that provider's webhook events queue: the
+  signature is the trust of a POST from outside, and these events never left the deployment.
+  The poller's queue lane for that provider applies them as it applies verified webhook events.
 - SNS (SMS): each status record into the delivery-status log group SNS would write it to (a
   stream of this container's), where the `sms_delivery_logs` subscription and the poller's
   FilterLogEvents reconciliation read SNS's records.
@@ -22,6 +26,9 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sendledger.adapters import sdk
+from sendledger.providers.mailgun.webhook import queued_bodies as mailgun_queued
+from sendledger.providers.sendgrid.webhook import queued_bodies as sendgrid_queued
+from sendledger.providers.simulated import mailgun_events, sendgrid_events
 from sendledger.providers.simulated.events import SmsStatus, TimedRecord, clamp_event_time, sns_notification
 
 logger = Logger(child=True)
@@ -38,9 +45,20 @@ def queue_account(queue_url: str, default: str = "000000000000") -> str:
 
 
 class AwsOutlet:
-    def __init__(self, *, region: str, ses_queue_url: str, success_log_group: str, failure_log_group: str) -> None:
+    def __init__(
+        self,
+        *,
+        region: str,
+        ses_queue_url: str,
+        success_log_group: str,
+        failure_log_group: str,
+        sendgrid_queue_url: str = "",
+        mailgun_queue_url: str = "",
+    ) -> None:
         self.region = region
         self.ses_queue_url = ses_queue_url
+        self.sendgrid_queue_url = sendgrid_queue_url
+        self.mailgun_queue_url = mailgun_queue_url
         self.groups = {False: success_log_group, True: failure_log_group}
         self.stream = f"sendledger-test-mode/{uuid.uuid4().hex}"  # this container's
         self._streams: set[str] = set()
@@ -58,19 +76,36 @@ class AwsOutlet:
             logger.warning("test mode: no SES events queue here; simulated SES events dropped")
             return
         topic = f"arn:aws:sns:{self.region}:{queue_account(self.ses_queue_url)}:{TOPIC_NAME}"
-        entries = [
-            {"Id": str(n), "MessageBody": json.dumps(sns_notification(clamp_event_time(record, at, now), topic, now))}
-            for n, (at, record) in enumerate(records)
+        bodies = [json.dumps(sns_notification(clamp_event_time(record, at, now), topic, now)) for at, record in records]
+        self._queue(self.ses_queue_url, bodies, "SES")
+
+    def sendgrid_records(self, records: list[TimedRecord], now: datetime) -> None:
+        if not self.sendgrid_queue_url:
+            logger.warning("test mode: no SendGrid events queue here; simulated SendGrid events dropped")
+            return
+        events = [sendgrid_events.clamp_timestamp(record, at, now) for at, record in records]
+        self._queue(self.sendgrid_queue_url, sendgrid_queued(events), "SendGrid")
+
+    def mailgun_records(self, records: list[TimedRecord], now: datetime) -> None:
+        if not self.mailgun_queue_url:
+            logger.warning("test mode: no Mailgun webhook events queue here; simulated Mailgun events dropped")
+            return
+        bodies = [
+            body for at, record in records for body in mailgun_queued(mailgun_events.clamp_timestamp(record, at, now))
         ]
+        self._queue(self.mailgun_queue_url, bodies, "Mailgun")
+
+    def _queue(self, queue_url: str, bodies: list[str], provider: str) -> None:
+        entries = [{"Id": str(n), "MessageBody": body} for n, body in enumerate(bodies)]
         try:
             for start in range(0, len(entries), SQS_BATCH):
                 answer = self._client("sqs").send_message_batch(
-                    QueueUrl=self.ses_queue_url, Entries=entries[start : start + SQS_BATCH]
+                    QueueUrl=queue_url, Entries=entries[start : start + SQS_BATCH]
                 )
                 if answer.get("Failed"):
-                    logger.error("test mode: simulated SES events refused", extra={"failed": answer["Failed"]})
+                    logger.error(f"test mode: simulated {provider} events refused", extra={"failed": answer["Failed"]})
         except (ClientError, BotoCoreError):
-            logger.exception("test mode: simulated SES events not queued")
+            logger.exception(f"test mode: simulated {provider} events not queued")
 
     def sms_status(self, status: SmsStatus, now: datetime) -> None:
         group = self.groups[status.failure]

@@ -3,8 +3,10 @@
 Each attempt of a test caller's message gets its own sender (the message's attempt counts the
 earlier ones, so `+timeout-lost` hits the first attempt only, in whichever Lambda resends it).
 An accepted send gets a simulated provider message id naming the caller (domain/test_mode.py),
-and its events, in the carrier's own format, go to an outlet that puts them where the
-deployment's ingestion reads that carrier's events (outlets.py). No network call to a provider.
+and its events, in the carrier's own format (SES, SNS, SendGrid, Mailgun; Infrai pushes
+nothing: its status lane answers from the rules),
+go to an outlet that puts them where the deployment's ingestion reads that carrier's events
+(outlets.py). No network call to a provider.
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ from sendledger.domain.clock import Clock
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.domain.templates import Rendered
+from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE
+from sendledger.providers.mailgun.events import TAG as MAILGUN_TAG
 from sendledger.providers.registry import Provider
+from sendledger.providers.sendgrid.events import CATEGORY as SENDGRID_CATEGORY
+from sendledger.providers.sendgrid.events import ESCALATES_ARG, MESSAGE_ID_ARG
 from sendledger.providers.ses import ESCALATES_TAG, MESSAGE_ID_TAG
 from sendledger.providers.simulated.events import SesMail, SmsStatus, TimedRecord, ses_events, sms_status
+from sendledger.providers.simulated.mailgun_events import MailgunSend, mailgun_events
 from sendledger.providers.simulated.rules import Fault, fault_before_acceptance, fault_label
+from sendledger.providers.simulated.sendgrid_events import sendgrid_events
 
 if TYPE_CHECKING:
     from sendledger.domain.messages import Message
@@ -45,6 +53,12 @@ class EventOutlet(Protocol):
 
     def sms_status(self, status: SmsStatus, now: datetime) -> None:
         """An SNS SMS delivery-status record, into its delivery-status log group."""
+
+    def sendgrid_records(self, records: list[TimedRecord], now: datetime) -> None:
+        """SendGrid Event Webhook events, as the verified intake queues them, on SendGrid's events queue."""
+
+    def mailgun_records(self, records: list[TimedRecord], now: datetime) -> None:
+        """Mailgun events (`event-data`), as the verified intake queues them, on Mailgun's webhook events queue."""
 
 
 @dataclass
@@ -82,6 +96,8 @@ class _Attempt:
         return test_mode.simulated_provider_id(self.message.owner or "", uuid.uuid4().hex)
 
     def _no_format(self) -> None:
+        if self.message.provider == Provider.INFRAI:
+            return  # pushes nothing: its status lane answers a test message from the rules (infrai/lane.py)
         # Accepted, but no events in this carrier's format yet: the message stays `accepted`.
         logger.warning(
             "test mode: no simulated events in this carrier's format",
@@ -104,6 +120,22 @@ class SimulatedEmail(_Attempt):
             )
             records = ses_events(mail, accepted, now, region=carriers.region, account_id=carriers.account_id)
             carriers.outlet.ses_records(records, now)
+        elif self.message.provider == Provider.SENDGRID:
+            args = {MESSAGE_ID_ARG: message_id, ESCALATES_ARG: "1" if escalates else "0"}
+            # The simulated id stands where SendGrid's message id goes: X-Message-Id and sg_message_id.
+            events = sendgrid_events(to, accepted, accepted, now, custom_args=args, categories=[SENDGRID_CATEGORY])
+            carriers.outlet.sendgrid_records(events, now)
+        elif self.message.provider == Provider.MAILGUN:
+            # The simulated id stands where Mailgun's goes: the `message-id` header every event names.
+            send = MailgunSend(
+                to,
+                accepted,
+                {MESSAGE_ID_VARIABLE: message_id},
+                [MAILGUN_TAG],
+                content.subject or "",
+                carriers.sender_email,
+            )
+            carriers.outlet.mailgun_records(mailgun_events(send, now), now)
         else:
             self._no_format()
         logger.info(
