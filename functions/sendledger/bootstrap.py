@@ -116,36 +116,10 @@ class SimulatedOnFirstUse:
 
 
 def simulated_carriers(settings: Settings, clock: Clock | None = None) -> SimulatedCarriers:
-    """Test mode's carriers, putting their events where the SES, SNS, SendGrid and Mailgun events of
-    this deployment arrive (providers/simulated/outlets.py)."""
-    import os
+    """Test mode's carriers over this deployment's event paths (the simulated slice composes them)."""
+    from sendledger.providers.simulated.compose import carriers_for
 
-    from sendledger.domain.clock import SystemClock
-    from sendledger.providers.mailgun.settings import MailgunSettings
-    from sendledger.providers.sendgrid.settings import SendGridSettings
-    from sendledger.providers.ses.settings import SesSettings
-    from sendledger.providers.simulated.outlets import AwsOutlet, queue_account
-    from sendledger.providers.simulated.sender import SimulatedCarriers
-    from sendledger.providers.sns.settings import SnsSettings
-
-    ses, sns = settings.provider(SesSettings), settings.provider(SnsSettings)
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    outlet = AwsOutlet(
-        region=region,
-        ses_queue_url=ses.events_queue_url,
-        success_log_group=sns.success_log_group,
-        failure_log_group=sns.failure_log_group,
-        sendgrid_queue_url=settings.provider(SendGridSettings).events_queue_url,
-        mailgun_queue_url=settings.provider(MailgunSettings).events_queue_url,
-    )
-    return SimulatedCarriers(
-        outlet=outlet,
-        clock=clock or SystemClock(),
-        sender_email=settings.sender_email,
-        configuration_set=ses.configuration_set,
-        region=region,
-        account_id=queue_account(ses.events_queue_url),
-    )
+    return carriers_for(settings, clock)
 
 
 def build_caller_admin(services: Services) -> CallerAdmin:

@@ -5,9 +5,8 @@ A test caller's message names its recipient under the caller's own namespace,
 suppression of a test send live on an item no real send ever reads, and a real suppression
 never decides a test outcome. A simulated send's provider message id names the caller,
 `sendledger-test.<caller id>.<unique>`; every event the simulated provider reports carries it
-(SES's `mail.messageId`, SNS's `notification.messageId`, SendGrid's `sg_message_id`,
-Mailgun's `message-id` header), so ingestion puts the event's
-recipient in the same namespace (`scoped`) without reading the message: a simulated bounce
+where that provider's events carry its message id (providers/simulated/), so ingestion puts the
+event's recipient in the same namespace (`scoped`) without reading the message: a simulated bounce
 suppresses the test caller's `bounce@…`, never the real one.
 """
 
