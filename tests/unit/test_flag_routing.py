@@ -16,7 +16,7 @@ from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.providers.registry import Provider
 from sendledger.settings import Settings
-from sendledger.usecases.intents import SendCommand, carrier_for, flags_for
+from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for
 from tests.unit.fakes.caller_settings import FakeCallerSettings
 from tests.unit.fakes.state import LedgerState
 

@@ -41,9 +41,9 @@ from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_ar
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
-from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.results import Accepted, ResetRequested, TokenConsumed
 from sendledger.usecases.send import send_message
+from sendledger.usecases.send_command import SendCommand
 from sendledger.usecases.views import message_view, reset_evidence_view
 
 NDJSON = "application/x-ndjson"

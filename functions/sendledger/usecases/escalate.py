@@ -23,9 +23,9 @@ from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntr
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports.ingestion import DueItem
 from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.intents import SendCommand
 from sendledger.usecases.results import Replayed
 from sendledger.usecases.send import send_message
+from sendledger.usecases.send_command import SendCommand
 from sendledger.usecases.views import message_view
 
 logger = Logger(child=True)

@@ -25,18 +25,9 @@ from sendledger.ports.messages import Expectations, Outcome, SendIntent
 from sendledger.ports.resets import Replacement, ResetRecord
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
-from sendledger.usecases.intents import (
-    LEASE_SECONDS,
-    ActiveReset,
-    SendCommand,
-    carrier_for,
-    commit_with_eligibility,
-    first_entry,
-    flags_for,
-    new_message,
-    test_mode_for,
-)
+from sendledger.usecases.intents import LEASE_SECONDS, ActiveReset, commit_with_eligibility, first_entry, new_message
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
+from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
 
 logger = Logger(child=True)
 

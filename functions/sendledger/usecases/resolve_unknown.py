@@ -33,8 +33,9 @@ from sendledger.ports.messages import Expectations, SendIntent
 from sendledger.ports.providers import Finding, LookupResult
 from sendledger.usecases.delivery import deliver, record_provider_outcome, status_due
 from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.intents import LEASE_SECONDS, source_for
+from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.resets import send_reset_mail
+from sendledger.usecases.send_command import source_for
 
 logger = Logger(child=True)
 

@@ -25,15 +25,12 @@ from sendledger.usecases.intents import (
     Committed,
     KeyInFlight,
     KeyTaken,
-    SendCommand,
-    carrier_for,
     commit_with_eligibility,
     first_entry,
-    flags_for,
     new_message,
-    test_mode_for,
 )
 from sendledger.usecases.results import Accepted, Replayed, SendResult
+from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
 from sendledger.usecases.views import message_view
 
 IN_FLIGHT = "a request with this Idempotency-Key is still in flight"
