@@ -8,6 +8,11 @@ to FAIL:
     exit 1 → killed (the first failing test is recorded), exit 0 → survived, else → error
     (pytest-xdist reports a `-x` stop as exit 2 "Interrupted": with a failed test, that is a kill).
 
+A sabotage may name its `killers`: the fast tests near the invariant (unit tests over the fakes,
+integration tests) that must each fail under it. Those are run instead of the suite, each to the
+end, and the sabotage counts as killed only when every one of them failed; the named killers are
+first run once on the unsabotaged copy, and must all pass (else no sabotage is run).
+
 An unsabotaged copy runs first, to the end (the baseline): a test that already fails on the
 real code would "kill" every sabotage, so those tests are deselected from the sabotaged runs
 (and listed); if the baseline cannot even run, no sabotage is. The copy holds the tracked files
@@ -654,6 +659,8 @@ def run_suite(tree: Path, args: list[str], log: Path, timeout: float) -> tuple[i
     """The suite in `tree` with the project's interpreter: (exit code, None on timeout; output)."""
     env = {key: value for key, value in os.environ.items() if key not in _SCRUBBED_ENV}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # The copy's client package, not the one the shared environment installed (editable, elsewhere).
+    env["PYTHONPATH"] = str(tree / "client")
     # One seed for the baseline and every sabotage (a kill must not depend on the draw), and no
     # shrinking: the gate needs to know that a test fails, not the smallest failing example.
     env["SENDLEDGER_HYPOTHESIS_SEED"] = GATE_SEED
