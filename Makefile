@@ -9,7 +9,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 CONTEXT ?=
 
-.PHONY: run test system-packages lint typecheck unit synth cfn-lint checkov bench bench-docs soak reliability-report mutation deploy clean openapi
+.PHONY: run test system-packages lint imports typecheck unit synth cfn-lint checkov bench bench-docs soak reliability-report mutation deploy clean openapi
 
 $(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,7 @@ $(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 run: $(STAMP)  ## the local stack: moto server, HTTP API, scheduler, simulator
 	$(BIN)/python -m local
 
-test: system-packages lint typecheck synth cfn-lint checkov unit  ## everything CI runs
+test: system-packages lint imports typecheck synth cfn-lint checkov unit  ## everything CI runs
 
 # Debian's chromium + chromium-driver for the console's browser test: installed when missing, or a
 # stop in the first seconds with the command to run (SENDLEDGER_SKIP_BROWSER=1 needs neither).
@@ -31,6 +31,11 @@ system-packages:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The layers of functions/sendledger and who may import whom: pyproject.toml's import contracts
+# (scripts/import_layers.py counts the upward imports and cycles).
+imports: $(STAMP)
+	cd functions && ../$(BIN)/lint-imports --no-cache ../pyproject.toml
 
 # Python 3.11 here and in CI; the Lambda runtime is Python 3.14, so the Lambda code is checked for both.
 typecheck: $(STAMP)

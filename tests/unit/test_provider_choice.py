@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from sendledger.domain.errors import InvalidRequest
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
 from sendledger.usecases.send import send_message
 from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
 from tests.unit.fakes.senders import FakeEmailSender
