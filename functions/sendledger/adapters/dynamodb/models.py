@@ -70,18 +70,23 @@ class LedgerItem(Model):
     evidence = EvidenceIndex()
 
 
-class MessageItem(LedgerItem):
+class DueItem(LedgerItem):
+    """An item with a state that the due-work index may hold (while it carries due_kind)."""
+
+    state = UnicodeAttribute(null=True)
+    due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
+    due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
+    updated_at = UnicodeAttribute(null=True)
+
+
+class MessageItem(DueItem):
     """A message, also its idempotency key's record; its history is `h:<entry key>` attributes
     (write-once, so built by the low-level writer: PynamoDB cannot condition a top-level
     attribute it does not declare)."""
 
     PK_PATTERN, SK = "MSG#<message id>", "MSG"
-    state = UnicodeAttribute(null=True)
-    due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
-    due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
     ev_day = UnicodeAttribute(null=True, attr_name=names.EVIDENCE_INDEX_PARTITION_KEY)
     created_at = UnicodeAttribute(null=True, attr_name=names.EVIDENCE_INDEX_SORT_KEY)
-    updated_at = UnicodeAttribute(null=True)
 
 
 class RecipientItem(LedgerItem):
@@ -90,15 +95,11 @@ class RecipientItem(LedgerItem):
     PK_PATTERN, SK = "SUP#<recipient key>", "STATE"
 
 
-class EscalationTimerItem(LedgerItem):
+class EscalationTimerItem(DueItem):
     """The escalation timer beside its message: scheduled until finished (done + outcome)."""
 
     PK_PATTERN, SK = "MSG#<message id>", "ESC"
-    state = UnicodeAttribute(null=True)
     outcome = UnicodeAttribute(null=True)
-    due_kind = UnicodeAttribute(null=True, attr_name=names.DUE_WORK_INDEX_PARTITION_KEY)
-    due_at = NumberAttribute(null=True, attr_name=names.DUE_WORK_INDEX_SORT_KEY)
-    updated_at = UnicodeAttribute(null=True)
 
 
 class ResetItem(LedgerItem):
@@ -107,18 +108,16 @@ class ResetItem(LedgerItem):
     PK_PATTERN, SK = "RESET#<caller id>#<account>", "ACTIVE"
 
 
-class MessageReceiptItem(LedgerItem):
+class MessageReceiptItem(DueItem):
     """What a send's delivery events proved."""
 
     PK_PATTERN, SK = "MSG#<message id>", "RCPT"
-    state = UnicodeAttribute(null=True)
 
 
-class SmsReceiptItem(LedgerItem):
-    """An SNS message id, to its message."""
+class SmsReceiptItem(DueItem):
+    """An SNS message id, to its message (due for an outcome like a message)."""
 
     PK_PATTERN, SK = "PMID#<SNS message id>", "PMID"
-    state = UnicodeAttribute(null=True)
 
 
 class UnmatchedEventItem(LedgerItem):
