@@ -36,9 +36,9 @@ from botocore.exceptions import ReadTimeoutError as SdkReadTimeout
 from urllib3.exceptions import ConnectTimeoutError, ReadTimeoutError
 
 from sendledger import names
+from sendledger.domain.provider import Provider, carriers
 from sendledger.domain.recipients import Channel
 from sendledger.providers.http import Http, HttpAnswer
-from sendledger.providers.registry import Provider, carriers
 from tests.integration.conftest import ses_record
 from tests.providers.worlds import MAILGUN_FINAL_AFTER_SECONDS, Parts, infrai_world, mailgun_world, sendgrid_world
 from tests.reliability.faults import Arming, Fault, LedgerWatch, ledger_at_call

@@ -13,10 +13,10 @@ from datetime import timedelta
 import pytest
 
 from sendledger.domain.messages import MessageState
+from sendledger.domain.provider import Provider
 from sendledger.ports.providers import Finding
 from sendledger.providers.mailgun.lane import EventsLane
 from sendledger.providers.mailgun.settings import MailgunSettings
-from sendledger.providers.registry import Provider
 from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.poll import poll_cycle
 from tests.unit.fakes import TIMEOUT_LOST, FakeWorld

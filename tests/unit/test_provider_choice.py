@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from sendledger.domain.errors import InvalidRequest
+from sendledger.domain.provider import Provider
 from sendledger.ports.flags import NoFlags
-from sendledger.providers.registry import Provider
 from sendledger.usecases.send import send_message
 from sendledger.usecases.views import PROVIDER_ACTS, message_view
 from tests.unit.fakes import TIMEOUT_LOST, TIMEOUT_REACHED, FakeWorld
