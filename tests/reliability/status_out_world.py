@@ -35,9 +35,9 @@ from moto.events.models import events_backends
 from infra.settings import Settings as DeploySettings
 from local.status_out import create_status_out_resources
 from sendledger import bootstrap
+from sendledger.adapters.callback_queue import SqsCallbackQueue
 from sendledger.adapters.callbacks_http import UrllibEndpoint
 from sendledger.adapters.dynamodb.stream import LedgerStream
-from sendledger.adapters.sqs_visibility import SqsVisibility
 from sendledger.domain.state_changes import StatusEvent
 from sendledger.handlers import callbacks, publisher
 from tests.conftest import TABLE
@@ -176,7 +176,7 @@ class StatusOutWorld:
 
     def __init__(self, shared: SharedWorld, *, settings: DeploySettings = DEPLOYED) -> None:
         self.shared, self.clock, self.deployed = shared, shared.clock, settings
-        SqsVisibility.of_queue.cache_clear()
+        SqsCallbackQueue.of_queue.cache_clear()
         self.resources = create_status_out_resources(
             table_name=TABLE,
             bus_name=BUS,
@@ -203,7 +203,7 @@ class StatusOutWorld:
     def close(self) -> None:
         self.bus.close()
         self.receiver.close()
-        SqsVisibility.of_queue.cache_clear()
+        SqsCallbackQueue.of_queue.cache_clear()
 
     def fresh(self) -> None:
         """New readers of the stream and empty queues: what follows is one schedule's run."""

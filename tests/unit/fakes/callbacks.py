@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sendledger.domain.callback_schedule import Queued
 from sendledger.domain.callback_targets import IPAddress
 from sendledger.domain.callbacks import SigningKeys
 from sendledger.domain.caller_settings import CallbackUrl
@@ -76,9 +77,25 @@ class RecordingEndpoint:
         return [post for post in self.posts if post.url == url]
 
 
-@dataclass
-class Retries:
-    delays: list[int] = field(default_factory=list)
+ACCOUNT = "123456789012"  # the bus's and the callback queue's account
 
-    def retry_in(self, receipt_handle: str, seconds: int) -> None:
-        self.delays.append(seconds)
+
+@dataclass
+class FakeCallbackQueue:
+    """What was queued again (the record, its delay) and what went to the DLQ (the record, why)."""
+
+    put_backs: list[tuple[Queued, int]] = field(default_factory=list)
+    dead: list[tuple[Queued, str]] = field(default_factory=list)
+
+    def put_back(self, queued: Queued, delay_seconds: int) -> None:
+        self.put_backs.append((queued, delay_seconds))
+
+    def dead_letter(self, queued: Queued, why: str) -> None:
+        self.dead.append((queued, why))
+
+    @property
+    def delays(self) -> list[int]:
+        return [delay for _, delay in self.put_backs]
+
+    def next_record(self) -> Queued:
+        return self.put_backs[-1][0]
