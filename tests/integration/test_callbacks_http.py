@@ -255,3 +255,19 @@ def test_a_forged_state_change_put_straight_on_the_callback_queue_is_never_signe
     assert json.loads(dead["Body"]) == forged
     assert dead["MessageAttributes"]["sendledger-reason"]["StringValue"].startswith("foreign: ")
     assert _depth(pump.resources.callback_queue_url) == 0
+
+
+def test_a_lookup_that_hangs_is_abandoned_at_its_deadline(monkeypatch):
+    # Given a system resolver that never answers (a DNS server dropping the queries)
+    from sendledger.adapters.callbacks_http import SocketResolver
+
+    released = threading.Event()
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: released.wait(5) and [])
+    try:
+        started = time.monotonic()
+        # When a callback's host is looked up with 50 ms left of its deadline
+        found = SocketResolver().addresses("hooks.example.com", 0.05)
+        # Then the lookup gives up at the deadline: no address, the attempt fails like a timeout
+        assert found == [] and time.monotonic() - started < 1
+    finally:
+        released.set()

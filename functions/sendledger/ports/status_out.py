@@ -24,8 +24,9 @@ class StatusEventBus(Protocol):
 
 
 class HostResolver(Protocol):
-    def addresses(self, host: str) -> list[str]:
-        """Every address `host` names now, as text ([]: none, or the lookup failed)."""
+    def addresses(self, host: str, timeout_seconds: float | None = None) -> list[str]:
+        """Every address `host` names now, as text ([]: none, the lookup failed, or it took
+        longer than `timeout_seconds`)."""
         ...
 
 

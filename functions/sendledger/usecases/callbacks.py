@@ -176,22 +176,30 @@ def _post(
     keys = receivers.secrets.keys(callback.owner)
     if keys is None:
         return None, Withheld.NO_SECRET
-    target = vetted_target(url_text, receivers.resolver, allow_loopback=policy.allow_loopback)
+    # One deadline for the lookup and the POST: a resolver that hangs is a receiver that hangs
+    started = clock.now()
+    target = vetted_target(
+        url_text, receivers.resolver, allow_loopback=policy.allow_loopback, timeout_seconds=policy.timeout_seconds
+    )
     if isinstance(target, Refused):
         return None, target.reason
     url, addresses = target
+    left = policy.timeout_seconds - (clock.now() - started).total_seconds()
+    if left <= 0:
+        return None, UrlRefusal.UNRESOLVED
     headers = callback.headers(keys, int(clock.now().timestamp()))
-    return receivers.endpoint.post(url, addresses, callback.body, headers, policy.timeout_seconds), None
+    return receivers.endpoint.post(url, addresses, callback.body, headers, left), None
 
 
 def vetted_target(
-    url_text: str, resolver: HostResolver, *, allow_loopback: bool
+    url_text: str, resolver: HostResolver, *, allow_loopback: bool, timeout_seconds: float | None = None
 ) -> tuple[CallbackUrl, tuple[IPAddress, ...]] | Refused:
     """The URL and the addresses its host names now, every one public; or why not. Asked when
-    an admin sets the URL and again before every POST (which connects to these addresses)."""
+    an admin sets the URL and again before every POST (which connects to these addresses),
+    then within the POST's own deadline (`timeout_seconds`)."""
     url = parse_callback_url(url_text, allow_http=allow_loopback)
     if isinstance(url, Refused):
         return url
-    found = [url.host] if parse_address(url.host) is not None else resolver.addresses(url.host)
+    found = [url.host] if parse_address(url.host) is not None else resolver.addresses(url.host, timeout_seconds)
     vetted = vet_addresses(url, found, allow_loopback=allow_loopback)
     return vetted if isinstance(vetted, Refused) else (url, vetted)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sendledger.domain.callback_schedule import Queued
 from sendledger.domain.callback_targets import IPAddress
@@ -33,13 +34,19 @@ class FakeResolver:
 
     answers: dict[str, list[list[str]]] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
+    clock: Any = None  # with `takes_seconds`: each lookup moves this clock by that much
+    takes_seconds: float = 0
 
     def answer(self, host: str, *addresses: str) -> FakeResolver:
         self.answers.setdefault(host, []).append(list(addresses))
         return self
 
-    def addresses(self, host: str) -> list[str]:
+    def addresses(self, host: str, timeout_seconds: float | None = None) -> list[str]:
         self.asked.append(host)
+        if self.clock is not None:
+            self.clock.advance(self.takes_seconds)
+        if timeout_seconds is not None and self.takes_seconds > timeout_seconds:
+            return []
         queue = self.answers.get(host)
         if not queue:
             return []
@@ -61,6 +68,7 @@ class RecordingEndpoint:
 
     answers: list[int | None] = field(default_factory=list)
     posts: list[Posted] = field(default_factory=list)
+    timeouts: list[float] = field(default_factory=list)  # each POST's own deadline
 
     def post(
         self,
@@ -71,6 +79,7 @@ class RecordingEndpoint:
         timeout_seconds: float,
     ) -> int | None:
         self.posts.append(Posted(url.url, str(addresses[0]), body, headers))
+        self.timeouts.append(timeout_seconds)
         return self.answers.pop(0) if self.answers else 204
 
     def to(self, url: str) -> list[Posted]:
