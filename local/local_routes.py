@@ -125,10 +125,11 @@ class LocalRoutes:
         return 200, [("Content-Type", content_type), *CONSOLE_HEADERS], content
 
     def _suppressions(self, inspector: Inspector) -> Response:
-        """Every known recipient's suppression view, exactly as ``GET /v1/suppressions/{r}`` answers it."""
+        """Every known recipient's suppression view, exactly as the admin's
+        ``GET /v1/admin/suppressions/{r}`` answers it (the console is the operator's)."""
         views: list[Any] = []
         for recipient in inspector.recipients():
-            status, _, payload = self.api.get_unsigned(f"/v1/suppressions/{quote(recipient, safe='')}")
+            status, _, payload = self.api.get_unsigned(f"/v1/admin/suppressions/{quote(recipient, safe='')}")
             if status == 503:
                 return problem(503, "the ledger could not be read", [("Retry-After", "1")])
             if status == 200:
