@@ -2,7 +2,9 @@
 
 ``GET /local/outbox``, ``POST /local/poll``, ``GET /local/events``, the console
 (``GET /local/console``, ``GET /`` redirects there) and what the console reads beside the API
-(``GET /local/messages``, ``GET /local/suppressions``). None of them asks for a signature.
+(``GET /local/messages``, ``GET /local/suppressions``). In the default ``open`` mode none of
+them asks for a signature; in ``sigv4`` mode the gateway lets only the admin credential in
+(local/auth.py): the outbox shows reset links.
 """
 
 from __future__ import annotations
