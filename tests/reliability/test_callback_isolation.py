@@ -25,10 +25,9 @@ import pytest
 from sendledger import bootstrap
 from sendledger.domain.clock import parse_iso
 from sendledger.handlers import callbacks
-from tests.reliability.conftest import shared_world
-from tests.reliability.event_sources import SqsEventSource, sqs_on
+from tests.reliability.event_sources import SqsEventSource
 from tests.reliability.faults import FIGURES
-from tests.reliability.status_out_world import StatusOutWorld, TimedEndpoint
+from tests.reliability.status_out_world import StatusOutWorld, TimedEndpoint, status_out_world
 from tests.support import receiver as r
 from tests.support.fakes import caller_id
 from tests.support.status_out import register_receiver
@@ -44,12 +43,8 @@ A_SENDS_PER_B_SEND, B_SENDS = 4, 4
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[StatusOutWorld]:
-    with shared_world() as shared, sqs_on(shared.clock):
-        status_out = StatusOutWorld(shared)
-        try:
-            yield status_out
-        finally:
-            status_out.close()
+    with status_out_world() as status_out:
+        yield status_out
 
 
 def poller(world: StatusOutWorld) -> SqsEventSource:

@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.reliability.conftest import shared_world
-from tests.reliability.event_sources import _queue, queue_bodies, sqs_on
+from tests.reliability.event_sources import _queue, queue_bodies
 from tests.reliability.faults import FIGURES, Fault, connect_timeout, read_timeout
 from tests.reliability.killer import RequestKiller
 from tests.reliability.status_out_world import (
@@ -31,6 +30,7 @@ from tests.reliability.status_out_world import (
     every,
     put_events_error,
     put_events_partly_failing,
+    status_out_world,
 )
 from tests.support import receiver as r
 
@@ -106,12 +106,8 @@ SCHEDULES = [
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[StatusOutWorld]:
-    with shared_world() as shared, sqs_on(shared.clock):
-        status_out = StatusOutWorld(shared)
-        try:
-            yield status_out
-        finally:
-            status_out.close()
+    with status_out_world() as status_out:
+        yield status_out
 
 
 def run(world: StatusOutWorld, schedule: Schedule) -> Any:
