@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from infra import constants as c
-from sendledger.adapters.sqs_visibility import CALL_SECONDS
+from sendledger.adapters.callback_queue import CALL_SECONDS
 from sendledger.domain.provider import Provider
 from sendledger.settings import SettingsError, Tunables, fragment_of, settings_error
 

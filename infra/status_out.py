@@ -33,6 +33,7 @@ PUBLISHER_TIMEOUT_SECONDS = 30
 STREAM_BATCH_SIZE = 100
 STREAM_RETRY_ATTEMPTS = 10  # then bisected down to the failing record, then the DLQ
 PUBLISHER_ONLY_SID = "OnlyThePublisherPutsEvents"
+CALLBACK_PRODUCERS_SID = "OnlyTheRuleAndTheCallbacksSend"
 # Stream records live 24 h; an iterator this old means the publisher is falling behind.
 ITERATOR_AGE_ALARM_MS = 5 * 60 * 1000
 
@@ -126,18 +127,43 @@ class StatusOut(Construct):
             statements=[
                 # The caller's settings item and secrets: granted by infra/callers.py.
                 # The next attempt's delay; the queue URL is looked up from the record's ARN.
+                # A record's next attempt (or a wait for its caller's receiver) is a new message
+                # carrying its attempt count; a spent or foreign one goes to the DLQ. The queues'
+                # URLs and the DLQ's ARN (the redrive policy) are looked up from the record's ARN.
                 iam.PolicyStatement(
-                    actions=["sqs:ChangeMessageVisibility", "sqs:GetQueueUrl"],
-                    resources=[self.callback_queue.queue_arn],
+                    actions=["sqs:SendMessage", "sqs:GetQueueUrl"],
+                    resources=[self.callback_queue.queue_arn, self.callback_dlq.queue_arn],
                 ),
+                iam.PolicyStatement(actions=["sqs:GetQueueAttributes"], resources=[self.callback_queue.queue_arn]),
             ],
         )
+        for queue in (self.callback_queue, self.callback_dlq):
+            self._only_producers_send(queue, rule)
         self.callbacks.function.add_event_source(
             sources.SqsEventSource(
                 self.callback_queue,
                 batch_size=c.CALLBACKS_BATCH_SIZE,
                 report_batch_item_failures=True,
                 max_concurrency=2,  # a slow receiver is not hammered
+            )
+        )
+
+    def _only_producers_send(self, queue: sqs.Queue, rule: events.Rule) -> None:
+        """A callback is signed with its owner's secret and POSTed: only the bus's rule (the
+        service, with the rule as aws:SourceArn) and the callbacks function itself may queue
+        one. An explicit deny for everyone else, an operator's or a developer's role with
+        sqs:SendMessage on * included (no identity policy overrides it). The conditions are
+        ANDed: denied when the request comes neither from the rule nor from that role."""
+        queue.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid=CALLBACK_PRODUCERS_SID,
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["sqs:SendMessage"],
+                resources=[queue.queue_arn],
+                conditions={
+                    "ArnNotEquals": {"aws:SourceArn": rule.rule_arn, "aws:PrincipalArn": self.callbacks.role.role_arn}
+                },
             )
         )
 

@@ -2,7 +2,9 @@
 
 A signed request is verified (SigV4) and acts as its credential's IAM user; ``/v1/admin/*``
 takes only the admin credential. An unsigned one acts as the fixed local principal in the
-default ``open`` mode and is refused in ``sigv4`` mode, as deployed.
+default ``open`` mode and is refused in ``sigv4`` mode, as deployed. The local routes (the
+outbox, which shows reset links; the bus's events; the console) are the operator's: in
+``sigv4`` mode they take the admin credential too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ ADMIN_PREFIX = "/v1/admin/"
 # Routes a provider signs itself (webhooks): API Gateway does not ask them for SigV4.
 UNSIGNED_PREFIXES = ("/v1/providers/",)
 UNSIGNED_ACCESS_KEY = "AKIALOCALDEVELOPER00"  # what an unsigned request's identity names
+LOCAL_ROUTES_REFUSAL = (
+    f"in {ENV_LOCAL_AUTH}=sigv4 mode the local routes (/local/outbox, /local/events, the console) take "
+    "the admin credential: sign with it (the banner prints it; e.g. curl --aws-sigv4 "
+    f"'aws:amz:{REGION}:execute-api' --user <key>:<secret>), or restart with {ENV_LOCAL_AUTH}=open "
+    "to open the console in a browser"
+)
 
 
 class AuthMode(StrEnum):
@@ -103,12 +111,30 @@ class LocalAuth:
             return Refused(f"{credential.arn} may not call {ADMIN_PREFIX}*: sign with the admin credential")
         return Caller.of(credential)
 
+    def local_route_caller(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
+    ) -> Caller | Refused:
+        """Who may read the local routes: anyone in ``open`` mode; the admin credential alone in
+        ``sigv4`` mode (a browser cannot sign: the refusal says how to open the console)."""
+        if self.mode is AuthMode.OPEN:
+            return self.unsigned
+        if not any(name.lower() == "authorization" for name, _ in headers):
+            return Refused(LOCAL_ROUTES_REFUSAL)
+        try:
+            credential = self.verifier.verify(method, target, headers, body)
+        except SignatureRejected as rejected:
+            return Refused(rejected.detail)
+        if credential.name != ADMIN_CREDENTIAL:
+            return Refused(f"{credential.arn} may not read the local routes: {LOCAL_ROUTES_REFUSAL}")
+        return Caller.of(credential)
+
 
 def banner_lines(auth: LocalAuth, api_url: str) -> list[str]:
     """What the local stack prints about the console and the credentials it accepts."""
     unsigned = "accepted as " + auth.unsigned.arn if auth.mode is AuthMode.OPEN else "refused"
+    console = "" if auth.mode is AuthMode.OPEN else f"  (admin credential only: {ENV_LOCAL_AUTH}=open to browse it)"
     lines = [
-        f"  Console:       {api_url}/local/console",
+        f"  Console:       {api_url}/local/console{console}",
         f"  Auth:          {ENV_LOCAL_AUTH}={auth.mode.value} (SigV4, service execute-api, region "
         f"{auth.verifier.region}; unsigned requests {unsigned})",
     ]

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from local.access_log import UNROUTED, log_access
 from local.apigateway import ApiGateway, Exchange, Handler, Response, method_not_allowed, problem
-from local.auth import LocalAuth
+from local.auth import LocalAuth, Refused
 from local.background_http import BackgroundHTTPServer
 from local.constants import ACCOUNT_ID, API_FUNCTION
 from local.lambda_context import LambdaContext, context_factory
@@ -84,7 +84,10 @@ class Gateway(BackgroundHTTPServer):
         template, allowed = local
         if method not in allowed:
             return method_not_allowed(method, allowed), template, UNROUTED
-        return self.local.serve(path, split.query), template, UNROUTED
+        caller = self.auth.local_route_caller(method, target, headers, body)
+        if isinstance(caller, Refused):
+            return problem(403, caller.detail), template, UNROUTED
+        return self.local.serve(path, split.query), template, caller.name
 
 
 def _request_handler_class(gateway: Gateway) -> type[BaseHTTPRequestHandler]:

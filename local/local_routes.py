@@ -2,7 +2,9 @@
 
 ``GET /local/outbox``, ``POST /local/poll``, ``GET /local/events``, the console
 (``GET /local/console``, ``GET /`` redirects there) and what the console reads beside the API
-(``GET /local/messages``, ``GET /local/suppressions``). None of them asks for a signature.
+(``GET /local/messages``, ``GET /local/suppressions``). In the default ``open`` mode none of
+them asks for a signature; in ``sigv4`` mode the gateway lets only the admin credential in
+(local/auth.py): the outbox shows reset links.
 """
 
 from __future__ import annotations
@@ -125,10 +127,11 @@ class LocalRoutes:
         return 200, [("Content-Type", content_type), *CONSOLE_HEADERS], content
 
     def _suppressions(self, inspector: Inspector) -> Response:
-        """Every known recipient's suppression view, exactly as ``GET /v1/suppressions/{r}`` answers it."""
+        """Every known recipient's suppression view, exactly as the admin's
+        ``GET /v1/admin/suppressions/{r}`` answers it (the console is the operator's)."""
         views: list[Any] = []
         for recipient in inspector.recipients():
-            status, _, payload = self.api.get_unsigned(f"/v1/suppressions/{quote(recipient, safe='')}")
+            status, _, payload = self.api.get_unsigned(f"/v1/admin/suppressions/{quote(recipient, safe='')}")
             if status == 503:
                 return problem(503, "the ledger could not be read", [("Retry-After", "1")])
             if status == 200:

@@ -37,6 +37,14 @@ CALLBACK_VISIBILITY_SECONDS = 30  # a callback in flight locally (a crash retrie
 STREAMS_CONFIG = Config(account_id_endpoint_mode="disabled")
 
 Handler = Callable[[dict[str, Any], Any], Any]
+# The event as EventBridge hands it to an SQS target, `account` included: moto's own default
+# leaves `account` out, and the callbacks refuse an event without this account's.
+_FIELDS = ("id", "time", "detail-type", "source", "account", "region", "resources", "detail")
+WHOLE_EVENT = {
+    "InputPathsMap": {name: f"$.{name}" for name in _FIELDS},
+    "InputTemplate": '{"version": "0", "id": "<id>", "detail-type": "<detail-type>", "source": "<source>", '
+    '"account": "<account>", "time": "<time>", "region": "<region>", "resources": <resources>, "detail": <detail>}',
+}
 
 
 @dataclass(frozen=True)
@@ -72,9 +80,10 @@ def create_status_out_resources(
     attributes = {"RedrivePolicy": redrive, "VisibilityTimeout": str(callback_visibility_seconds)}
     callback_url, callback_arn = _queue(sqs, CALLBACK_QUEUE, attributes)
     pattern = json.dumps({"source": [names.EVENT_SOURCE], "account": [account]})
+    target = {"Id": "queue", "InputTransformer": WHOLE_EVENT}
     for rule, arn in ((EVENTS_RULE, events_arn), (CALLBACK_RULE, callback_arn)):
         events.put_rule(Name=rule, EventBusName=bus_name, EventPattern=pattern, State="ENABLED")
-        events.put_targets(Rule=rule, EventBusName=bus_name, Targets=[{"Id": "queue", "Arn": arn}])
+        events.put_targets(Rule=rule, EventBusName=bus_name, Targets=[{**target, "Arn": arn}])
     stream_arn = session.client("dynamodb", region_name=region).describe_table(TableName=table_name)["Table"][
         "LatestStreamArn"
     ]
@@ -155,7 +164,10 @@ def sqs_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
         "attributes": message.get("Attributes", {}),
-        "messageAttributes": {},
+        "messageAttributes": {
+            name: {"stringValue": given.get("StringValue"), "dataType": given.get("DataType", "String")}
+            for name, given in (message.get("MessageAttributes") or {}).items()
+        },
         "md5OfBody": message.get("MD5OfBody", ""),
         "eventSource": "aws:sqs",
         "eventSourceARN": queue_arn,
@@ -231,6 +243,7 @@ class StatusOut:
             QueueUrl=self.resources.callback_queue_url,
             MaxNumberOfMessages=10,
             MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
         ).get("Messages", []):
             event = {"Records": [sqs_record(m, self.resources.callback_queue_arn, self.region) for m in messages]}
             with self.invoke_lock:

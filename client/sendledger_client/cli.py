@@ -241,9 +241,11 @@ def suppression() -> None:
 
 @suppression.command("show")
 @click.argument("recipient")
+@click.option("--admin", is_flag=True, help="the admin's view: every entry with its actor and reason (admin grant)")
 @pass_context
-def suppression_show(ctx: Context, recipient: str) -> None:
-    ctx.emit(ctx.client.suppression(recipient), _suppression_table)
+def suppression_show(ctx: Context, recipient: str, admin: bool) -> None:
+    view = ctx.client.admin_suppression(recipient) if admin else ctx.client.suppression(recipient)
+    ctx.emit(view, _suppression_table)
 
 
 @suppression.command("add")
@@ -352,7 +354,8 @@ def _reset_tables(view: View) -> Any:
 def _suppression_table(view: View) -> Any:
     from rich.console import Group
 
-    parts: list[Any] = [_fields_table("suppression", view, ("recipient", "suppressed", "reason", "since", "version"))]
+    fields = ("recipient", "suppressed", "reason_class", "reason", "since", "version")  # reason: the admin's view
+    parts: list[Any] = [_fields_table("suppression", view, tuple(f for f in fields if f in view))]
     if view.get("history"):
         parts.append(_history_table(view["history"]))
     return Group(*parts)

@@ -146,7 +146,12 @@ class SendledgerClient:
 
     # --- suppressions ------------------------------------------------------------------------
     def suppression(self, recipient: str) -> View:
+        """Your view: state, reason class, since, version, and what your own messages caused."""
         return self._get(f"/v1/suppressions/{quote(recipient, safe='')}")
+
+    def admin_suppression(self, recipient: str) -> View:
+        """The admin's view (admin grant): every entry, with its actor and reason."""
+        return self._get(f"/v1/admin/suppressions/{quote(recipient, safe='')}")
 
     def suppress(self, recipient: str, reason: str) -> View:
         path = f"/v1/admin/suppressions/{quote(recipient, safe='')}"

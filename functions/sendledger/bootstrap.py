@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, SmsSender
-    from sendledger.ports.status_out import CallbackRetries, StatusChangeSource, StatusEventBus
+    from sendledger.ports.status_out import CallbackQueue, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
@@ -275,9 +275,9 @@ class StatusOut:
     changes: StatusChangeSource
     bus: StatusEventBus
     receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
-    retries: Callable[[str], CallbackRetries]  # by queue URL or ARN
+    queues: Callable[[str], CallbackQueue]  # by the queue's ARN
     clock: Clock
-    # The longest a `retries` call can take: with the POST's timeout, one record's time budget.
+    # The longest a `queues` call can take: with the POST's timeout, one record's time budget.
     retry_call_seconds: float = 0
 
     @property
@@ -290,6 +290,7 @@ class StatusOut:
             max_attempts=settings.callback_max_attempts,
             timeout_seconds=settings.callback_timeout_seconds,
             allow_loopback=settings.callback_allow_loopback,
+            queue_call_seconds=self.retry_call_seconds,
         )
 
 
@@ -299,13 +300,14 @@ def status_out() -> StatusOut:
 
 
 def build_status_out(settings: Settings | None = None, client: object = None) -> StatusOut:
+    from sendledger.adapters.callback_queue import CALL_SECONDS, SqsCallbackQueue
     from sendledger.adapters.callback_secrets import SECRET_MAX_AGE, SecretsManagerCallbackSecrets
     from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
     from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
     from sendledger.adapters.eventbridge import EventBridgeBus
-    from sendledger.adapters.sqs_visibility import CALL_SECONDS, SqsVisibility
+    from sendledger.domain.callback_schedule import CircuitBreakers
     from sendledger.domain.clock import SystemClock
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import Receivers
@@ -322,8 +324,9 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
             secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock, SECRET_MAX_AGE),
             resolver=SocketResolver(),
             endpoint=UrllibEndpoint(),
+            breakers=CircuitBreakers(),
         ),
-        retries=SqsVisibility.of_queue,
+        queues=SqsCallbackQueue.of_queue,
         clock=clock,
         retry_call_seconds=CALL_SECONDS,
     )

@@ -115,7 +115,8 @@ _ROUTES = (  # (method, path); {name} is one path segment
     # After .../consume: the local gateway takes the first template that matches, and a fixed
     # segment must win over {reset_id} as it does in API Gateway.
     ("GET", "/v1/password-resets/{reset_id}"),
-    ("GET", "/v1/suppressions/{recipient}"),
+    ("GET", "/v1/suppressions/{recipient}"),  # the caller's view
+    ("GET", "/v1/admin/suppressions/{recipient}"),  # the admin's: actors, free-text reasons, every event id
     ("PUT", "/v1/admin/suppressions/{recipient}"),
     ("DELETE", "/v1/admin/suppressions/{recipient}"),
     ("GET", "/v1/admin/callers"),  # ?principal=ARN: that principal's caller

@@ -109,13 +109,15 @@ class Tunables(BaseModel):
     callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
     callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
     callback_timeout_seconds: int = Field(10, ge=1, le=60, validation_alias=names.ENV_CALLBACK_TIMEOUT_SECONDS)
-    # IAM user, role, federated user or root ARNs, separated by spaces (or a JSON list), kept
-    # normalised (no path; see domain/callers.py). Nobody is an admin unless named here.
+    # IAM user, role or root ARNs, separated by spaces (or a JSON list), kept normalised (no
+    # path; see domain/callers.py); a federated user is refused. Nobody is an admin unless named here.
     admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
     # How long a container keeps the feature flags it read (either store) before reading again.
     flags_cache_seconds: int = Field(60, ge=1, le=3600, validation_alias=names.ENV_FLAGS_CACHE_SECONDS)
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
-    # principals are one caller, the tenant (keys, messages, exports, resets).
+    # principals are one caller, the tenant (keys, messages, exports, resets). The only place a
+    # federated user's ARN is accepted: naming one is accepting that anyone who may call
+    # sts:GetFederationToken with that name is that tenant (docs/api.md#callers).
     caller_tenants: dict[str, str] = Field(default_factory=dict, validation_alias=names.ENV_CALLER_TENANTS)
     # Conformance runs against a real provider: drop the answer of an accepted send to a
     # `+timeout-accepted` address (providers/injected.py). Never on a stage real callers use.
@@ -141,7 +143,8 @@ class Tunables(BaseModel):
         for arn, tenant in pairs.items():
             if not (isinstance(tenant, str) and TENANT_ID.fullmatch(tenant)):
                 raise ValueError(f"tenant of {arn!r} must match {TENANT_ID.pattern}, not {tenant!r}")
-            tenants[configured_principal(str(arn))] = tenant
+            # A federated user's ARN here is the deployer's opt-in (docs/api.md#callers)
+            tenants[configured_principal(str(arn), federated_allowed=True)] = tenant
         return tenants
 
     @field_validator("email_provider")

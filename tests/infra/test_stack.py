@@ -51,7 +51,7 @@ def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
     # Every route but the provider webhooks, which exist only where a provider that pushes is enabled.
     iam_routes = [path for _, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH)]
-    assert len(methods) == len(iam_routes) == 26  # 17 routes, and HEAD beside each of the 9 GETs
+    assert len(methods) == len(iam_routes) == 28  # 18 routes, and HEAD beside each of the 10 GETs
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from sendledger.adapters.sqs_visibility import CALL_SECONDS
+from sendledger.adapters.callback_queue import CALL_SECONDS
 from tests.infra.conftest import default_template, resources, synth
 
 
@@ -62,15 +62,19 @@ def _arn_of(value: Any) -> str:
 
 
 def _condition_holds(operator: str, key_values: dict[str, Any], request: dict[str, str]) -> bool:
-    """IAM's rules for the operators the bus policy may use; any other is a test to extend."""
-    [(key, wanted)] = key_values.items()
+    """IAM's rules for the operators the policies may use (several keys under one operator: all
+    must hold); any other operator is a test to extend."""
+    return all(_key_holds(operator, key, wanted, request) for key, wanted in key_values.items())
+
+
+def _key_holds(operator: str, key: str, wanted: Any, request: dict[str, str]) -> bool:
     wanted_arns = {_arn_of(v) for v in (wanted if isinstance(wanted, list) else [wanted])}
     given = request.get(key)
     if operator == "ArnNotEquals":
         return given is None or given not in wanted_arns  # a negated operator holds when the key is absent
     if operator == "ArnEquals":
         return given is not None and given in wanted_arns
-    raise AssertionError(f"the bus policy uses {operator}: teach this test how IAM evaluates it")
+    raise AssertionError(f"the policy uses {operator}: teach this test how IAM evaluates it")
 
 
 def _denied_by_bus_policy(template: Template, principal_arn: str) -> bool:
@@ -122,6 +126,69 @@ def test_a_forged_put_events_from_any_other_principal_is_refused_by_the_bus_poli
             },
         },
     )
+
+
+# --- who may queue a callback ----------------------------------------------------------------------
+def _callback_queues(template: Template) -> tuple[str, str]:
+    """The callback queue's and its DLQ's logical ids."""
+    names = [name for name in resources(template, "AWS::SQS::Queue") if name.startswith("StatusOutCallbackQueue")]
+    [dlq] = [name for name in names if name.startswith("StatusOutCallbackQueueDlq")]
+    [queue] = [name for name in names if name != dlq]
+    return queue, dlq
+
+
+def _send_denied(template: Template, queue: str, request: dict[str, str]) -> bool:
+    """Whether an explicit Deny of the queue's resource policy matches SendMessage by this request."""
+    policies = [
+        p for p in resources(template, "AWS::SQS::QueuePolicy").values() if {"Ref": queue} in p["Properties"]["Queues"]
+    ]
+    assert policies, f"{queue} has no resource policy"
+    for policy in policies:
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            if statement["Effect"] != "Deny" or not ({"sqs:SendMessage", "sqs:*"} & set(actions)):
+                continue
+            if statement.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false":
+                continue  # the TLS-only statement: these requests all use TLS
+            assert statement["Resource"] == {"Fn::GetAtt": [queue, "Arn"]}, statement["Resource"]
+            assert statement["Principal"] in ("*", {"AWS": "*"}), statement["Principal"]
+            if all(_condition_holds(op, pairs, request) for op, pairs in statement.get("Condition", {}).items()):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["queue", "dlq"])
+def test_a_forged_callback_from_any_principal_but_the_rule_and_the_callbacks_is_refused_by_the_queue(
+    with_callbacks: Template, which: int
+) -> None:
+    # The review's forgery: an operator's or developer's principal with sqs:SendMessage on the queue
+    queue = _callback_queues(with_callbacks)[which]
+    [rule] = [
+        name for name in resources(with_callbacks, "AWS::Events::Rule") if name.startswith("StatusOutCallbackRule")
+    ]
+    callbacks = _role_of(with_callbacks, "StatusOutCallbacksFunctionRole")
+    forgers = [
+        {"aws:PrincipalArn": _role_of(with_callbacks, "ApiApiFunctionRole")},
+        {"aws:PrincipalArn": _role_of(with_callbacks, "StatusOutPublisherFunctionRole")},
+        {"aws:PrincipalArn": f"arn:aws:iam::{ACCOUNT}:user/developer"},
+        {"aws:PrincipalArn": f"arn:aws:iam::{ACCOUNT}:role/operator"},
+        {"aws:PrincipalArn": "arn:aws:iam::210987654321:root"},  # another account
+        # another rule of this account (any bus), delivering through the same service
+        {"aws:SourceArn": f"arn:aws:events:us-east-1:{ACCOUNT}:rule/sendledger-dev/mine"},
+    ]
+    for forger in forgers:
+        assert _send_denied(with_callbacks, queue, forger), forger
+    # Its producers are not denied: the rule (EventBridge, the rule as its source) and the callbacks
+    assert not _send_denied(with_callbacks, queue, {"aws:SourceArn": _arn_of({"Fn::GetAtt": [rule, "Arn"]})})
+    assert not _send_denied(with_callbacks, queue, {"aws:PrincipalArn": callbacks})
+
+
+def test_the_callbacks_may_queue_only_to_their_own_queues(with_callbacks: Template) -> None:
+    queue, dlq = _callback_queues(with_callbacks)
+    sends = [
+        s for s in _statements(with_callbacks, "StatusOutCallbacksFunctionRole") if "sqs:SendMessage" in json.dumps(s)
+    ]
+    assert [s["Resource"] for s in sends] == [[{"Fn::GetAtt": [queue, "Arn"]}, {"Fn::GetAtt": [dlq, "Arn"]}]]
 
 
 def test_the_callback_rule_takes_only_this_accounts_sendledger_events(with_callbacks: Template) -> None:

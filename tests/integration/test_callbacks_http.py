@@ -109,7 +109,27 @@ def test_a_receiver_that_is_down_does_not_block_publishing(api, clock):
     send(api)
     report = pump.pump()
     assert report["records"] >= 1 and len(pump.events) == 2  # on the bus despite the refused POSTs
-    assert report["callbacks"] == 0 and _depth(pump.resources.callback_queue_url) == 2
+    # the first refused POST's record is queued again for its second attempt, a minute later;
+    # the caller's receiver then rests, and its other record waits with it, unattempted
+    queued = _all(pump.resources.callback_queue_url)
+    assert sorted(_attempts(m) for m in queued) == [0, 1]
+
+
+def _all(url: str) -> list[dict]:
+    """Every message the queue holds, visible or delayed (moto's backend: nothing received)."""
+    from tests.reliability.event_sources import _queue
+
+    return [
+        {
+            "Body": m.body,
+            "MessageAttributes": {k: {"StringValue": v["StringValue"]} for k, v in m.message_attributes.items()},
+        }
+        for m in _queue(url)._messages
+    ]
+
+
+def _attempts(message: dict) -> int:
+    return int(message["MessageAttributes"].get("sendledger-attempts", {}).get("StringValue", 0))
 
 
 def _depth(url: str) -> int:
@@ -121,11 +141,11 @@ def _depth(url: str) -> int:
 
 @pytest.fixture(autouse=True)
 def _no_cached_queue_urls():
-    from sendledger.adapters.sqs_visibility import SqsVisibility
+    from sendledger.adapters.callback_queue import SqsCallbackQueue
 
-    SqsVisibility.of_queue.cache_clear()
+    SqsCallbackQueue.of_queue.cache_clear()
     yield
-    SqsVisibility.of_queue.cache_clear()
+    SqsCallbackQueue.of_queue.cache_clear()
 
 
 def test_a_receiver_that_trickles_its_answer_is_cut_off_at_the_timeout():
@@ -158,8 +178,8 @@ def test_a_receiver_that_trickles_its_answer_is_cut_off_at_the_timeout():
     assert time.monotonic() - started < 1.5
 
 
-def test_a_record_without_time_for_its_post_is_left_for_the_next_receive(api, clock):
-    # Given a callback whose POST (10 s) and visibility change (3 s) no longer fit the invocation
+def test_a_record_without_time_for_its_post_is_queued_again_keeping_its_attempts(api, clock):
+    # Given a callback whose POST (10 s) and its requeueing (3 s) no longer fit the invocation
     with Receiver(SECRET) as receiver:
         pump = pump_for(api.services, clock, receiver, max_attempts=3)
         send(api)
@@ -171,9 +191,11 @@ def test_a_record_without_time_for_its_post_is_left_for_the_next_receive(api, cl
         record = sqs_record(message, pump.resources.callback_queue_arn, "us-east-1")
         # When the function has 12 s left
         answer = pump.callbacks({"Records": [record]}, FakeLambdaContext(remaining_ms=12_000))
-        # Then the record is not posted and is reported failed (not deleted: it comes back)
-        assert receiver.requests == []
-        assert answer == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
+        # Then the record is not posted; it is queued again with no attempt counted (however
+        # often this happens, it reaches the DLQ only after its attempts were made)
+        assert receiver.requests == [] and answer == {"batchItemFailures": []}
+        [again] = [m for m in _all(pump.resources.callback_queue_url) if m["MessageAttributes"]]
+        assert again["Body"] == message["Body"] and _attempts(again) == 0
         # And with 13 s left it is
         answer = pump.callbacks({"Records": [record]}, FakeLambdaContext(remaining_ms=13_000))
         assert len(receiver.requests) == 1 and answer == {"batchItemFailures": []}
@@ -200,3 +222,52 @@ def test_an_answer_that_is_not_http_is_no_answer():
     # Then it counts as no answer (retried with backoff), and nothing is raised, on the POST's
     # own thread either (it has ended: the answer came well within the timeout)
     assert status is None
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        {},  # hand-written: just a detail-type and a detail naming the caller
+        {"source": "ops.tooling", "account": "123456789012"},
+        {"source": "sendledger", "account": "210987654321"},  # another account's
+    ],
+    ids=["no-envelope", "other-source", "other-account"],
+)
+def test_a_forged_state_change_put_straight_on_the_callback_queue_is_never_signed_or_posted(api, clock, envelope):
+    # Given a caller with a receiver, and a principal that can SendMessage to the callback queue
+    with Receiver(SECRET) as receiver:
+        pump = pump_for(api.services, clock, receiver, max_attempts=3)
+        detail = {
+            "event_id": "forged-1",
+            "message_id": "msg_forged",
+            "state": "delivered",
+            "caller_id": CALLER,
+            "to": "victim@example.com",
+            "occurred_at": "2026-01-01T00:00:00.000Z",
+        }
+        forged = {"detail-type": "sendledger.message.state-changed", "detail": detail, **envelope}
+        boto3.client("sqs").send_message(QueueUrl=pump.resources.callback_queue_url, MessageBody=json.dumps(forged))
+        # When the callbacks consume the queue
+        pump.pump()
+    # Then the caller's receiver got nothing signed, and the forgery waits in the DLQ, marked
+    assert receiver.requests == []
+    [dead] = _all(pump.resources.callback_dlq_url)
+    assert json.loads(dead["Body"]) == forged
+    assert dead["MessageAttributes"]["sendledger-reason"]["StringValue"].startswith("foreign: ")
+    assert _depth(pump.resources.callback_queue_url) == 0
+
+
+def test_a_lookup_that_hangs_is_abandoned_at_its_deadline(monkeypatch):
+    # Given a system resolver that never answers (a DNS server dropping the queries)
+    from sendledger.adapters.callbacks_http import SocketResolver
+
+    released = threading.Event()
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: released.wait(5) and [])
+    try:
+        started = time.monotonic()
+        # When a callback's host is looked up with 50 ms left of its deadline
+        found = SocketResolver().addresses("hooks.example.com", 0.05)
+        # Then the lookup gives up at the deadline: no address, the attempt fails like a timeout
+        assert found == [] and time.monotonic() - started < 1
+    finally:
+        released.set()

@@ -36,6 +36,10 @@ def suppression(api, recipient=ALICE):
     return api("GET", f"/v1/suppressions/{recipient}")[2]
 
 
+def admin_suppression(api, recipient=ALICE):
+    return api("GET", f"/v1/admin/suppressions/{recipient}")[2]
+
+
 def envelope(record):
     """The SQS body SNS delivers (what the poller reads)."""
     body = fixture("sqs-body-sns-envelope-ses-bounce.json")
@@ -77,8 +81,11 @@ def test_permanent_bounce_suppresses_and_the_next_send_is_suppressed(api, ingest
     assert lag and lag[0].value == 3000.0
     assert message(api, sent["message_id"])["state"] == "bounced"
     state = suppression(api)
-    assert state["suppressed"] is True and state["version"] == 1 and state["reason"] == "bounce: Permanent/General"
+    assert state["suppressed"] is True and state["version"] == 1 and state["reason_class"] == "bounce"
+    # the caller's own message caused it: its entry is in the caller's view, naming the message
     assert state["history"][-1]["type"] == "suppressed" and state["history"][-1]["source"] == "ses"
+    assert state["history"][-1]["message_id"] == sent["message_id"]
+    assert admin_suppression(api)["reason"] == "bounce: Permanent/General"
     # When the app sends to the address again
     again = send(api, key="k-2")
     assert again["state"] == "suppressed"
@@ -134,7 +141,8 @@ def test_transient_bounces_suppress_at_the_third_within_seven_days(api, ingestio
         assert message(api, view["message_id"])["state"] == "bounced"
         assert suppression(api)["suppressed"] is (index == 2)
         clock.advance(2 * 86_400)
-    assert suppression(api)["reason"] == "bounce: Transient/MailboxFull"
+    assert suppression(api)["reason_class"] == "bounce"
+    assert admin_suppression(api)["reason"] == "bounce: Transient/MailboxFull"
 
 
 def test_transient_bounces_spread_out_do_not_suppress(api, ingestion, clock, healthy_watermarks):

@@ -39,7 +39,7 @@ def call(method, path, body=None, **kwargs):
 
 
 def test_the_route_table_covers_the_api():
-    assert len(ROUTES) >= 7 and ROUTES["/v1/admin/suppressions/a%40example.com"] == ["DELETE", "PUT"]
+    assert len(ROUTES) >= 7 and ROUTES["/v1/admin/suppressions/a%40example.com"] == ["DELETE", "GET", "HEAD", "PUT"]
 
 
 @pytest.mark.parametrize("path", list(ROUTES))

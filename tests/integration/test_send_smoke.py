@@ -178,7 +178,7 @@ def test_never_seen_recipient_view(api):
     assert view == {
         "recipient": "+12065550123",
         "suppressed": False,
-        "reason": None,
+        "reason_class": None,
         "since": None,
         "version": 0,
         "history": [],

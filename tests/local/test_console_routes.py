@@ -125,8 +125,8 @@ def test_suppressions_are_the_apis_answers_for_each_known_recipient(gateway: Gat
     response = get(gateway, "/local/suppressions")
     assert response.json() == [{"recipient": "r", "suppressed": True}] * 2
     assert [(event["httpMethod"], event["path"]) for event, _ in fake.calls] == [
-        ("GET", "/v1/suppressions/bob%40example.com"),
-        ("GET", "/v1/suppressions/%2B12065550100"),
+        ("GET", "/v1/admin/suppressions/bob%40example.com"),
+        ("GET", "/v1/admin/suppressions/%2B12065550100"),
     ]
     fake.response = {"statusCode": 503, "headers": {}, "body": "{}"}
     assert get(gateway, "/local/suppressions").status_code == 503

@@ -330,7 +330,7 @@ def assert_problem(headers: dict[str, str], body: bytes, status: int) -> dict[st
 
 
 KNOWN_PATHS = {  # path: its Allow header
-    "/v1/admin/suppressions/a%40example.com": "DELETE, PUT",
+    "/v1/admin/suppressions/a%40example.com": "DELETE, GET, HEAD, PUT",
     "/healthz": "GET, HEAD",  # HEAD is GET without the body, on every GET route
     "/local/outbox": "GET, HEAD",
     "/": "GET, HEAD",  # the redirect to the console

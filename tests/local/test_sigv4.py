@@ -193,8 +193,8 @@ def test_unsigned_requests_act_as_the_local_principal_unless_sigv4_mode(
     # A readiness check needs no credential in either mode; it answers as the local principal.
     assert requests.get(f"{strict.url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 202
     assert fake.calls[-1][0]["requestContext"]["identity"]["userArn"] == LOCAL_PRINCIPAL
-    # The local-only routes are not part of the API: the console works in either mode.
-    assert requests.get(f"{strict.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
+    # The local-only routes are the operator's: in sigv4 mode the admin credential's alone
+    assert requests.get(f"{strict.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 403
 
 
 def test_credentials_come_from_the_environment(make_gateway: GatewayFactory, fake: FakeHandler) -> None:
@@ -231,3 +231,22 @@ def test_the_access_line_names_the_route_template_and_the_caller(
     gateway_lines = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith(("sendledger", "local")))
     for secret in ("bob", "carol", "dave", "asked", "%40"):
         assert secret not in gateway_lines
+
+
+@pytest.mark.parametrize("path", ["/local/outbox", "/local/events", "/local/console", "/local/suppressions"])
+def test_in_sigv4_mode_the_local_routes_take_the_admin_credential_only(make_gateway: GatewayFactory, path) -> None:
+    # Given the stack in sigv4 mode (the outbox shows reset links)
+    gateway = make_gateway({ENV_LOCAL_AUTH: "sigv4"})
+    url = f"{gateway.url}{path}"
+    # Then an unsigned request is refused, saying how to get in
+    detail = problem_of(requests.get(url, timeout=REQUEST_TIMEOUT_SECONDS), 403)
+    assert "admin credential" in detail and f"{ENV_LOCAL_AUTH}=open" in detail
+    # And so is a caller's credential
+    assert "may not read the local routes" in problem_of(signed_request("GET", url, credential=APP), 403)
+    # While the admin credential reads it
+    assert signed_request("GET", url, credential=ADMIN).status_code != 403
+
+
+def test_in_open_mode_the_local_routes_stay_open(make_gateway: GatewayFactory) -> None:
+    gateway = make_gateway({})
+    assert requests.get(f"{gateway.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200

@@ -213,6 +213,7 @@ class SqsEventSource:
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=self.batch_size,
             MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
             WaitTimeSeconds=0,
         ).get("Messages", [])
         if not messages:
@@ -246,7 +247,8 @@ class SqsEventSource:
 
     def next_visible(self) -> datetime | None:
         """When the queue next has a message to hand out (None: empty)."""
-        times = [m.visible_at for m in _queue(self.queue_url)._messages]
+        # a message is handed out once it is both visible (after a receive) and no longer delayed (SendMessage)
+        times = [max(m.visible_at, m.delayed_until) for m in _queue(self.queue_url)._messages]
         if not times:
             return None
         return datetime.fromtimestamp(
@@ -263,7 +265,9 @@ class SqsEventSource:
             if visible is None or (until is not None and visible > until):
                 return
             self.clock.current = visible
-        left = [(m.approximate_receive_count, m.visible_at) for m in _queue(self.queue_url)._messages]
+        left = [
+            (m.approximate_receive_count, max(m.visible_at, m.delayed_until)) for m in _queue(self.queue_url)._messages
+        ]
         raise AssertionError(
             f"the callback queue did not empty in {max_invocations} invocations: now {self.clock.now().timestamp()}, "
             f"left (receives, visible at) {left[:5]} of {len(left)}, invocations {self.invocations}"

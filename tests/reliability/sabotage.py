@@ -397,22 +397,20 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "a callback leaves its queue only once the receiver answered 2xx: reported done while "
         "its POST is still in flight, a failed POST is lost",
         CALLBACKS,
-        old="        attempt = deliver_callback(\n",
+        old="    outcomes = deliver_batch(\n",
         new="""\
-        import threading  # the POST goes on in the background: the record is done (deleted) now
+    import threading  # the POSTs go on in the background: every record is done (deleted) now
 
-        receives = int(record.attributes.approximate_receive_count or 1)
-        handle_ = record.receipt_handle
-        retries = status.retries(record.event_source_arn)
-        threading.Thread(
-            target=lambda: deliver_callback(
-                record.body, receives, handle_, policy=policy, receivers=status.receivers, retries=retries,
-                clock=status.clock,
-            ),
-            daemon=True,
-        ).start()
-        return
-        attempt = deliver_callback(
+    batch = [queued_of(record) for record in records]
+    threading.Thread(
+        target=lambda: deliver_batch(
+            batch, account_id=queue_arn.split(":")[4], policy=status.policy, receivers=status.receivers,
+            queue=status.queues(queue_arn), clock=status.clock,
+        ),
+        daemon=True,
+    ).start()
+    return {"batchItemFailures": []}
+    outcomes = deliver_batch(
 """,
     ),
     # --- issue 38: the four invariants no test guarded, and seven a single slow test held. Each

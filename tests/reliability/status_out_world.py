@@ -24,7 +24,8 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,14 +36,14 @@ from moto.events.models import events_backends
 from infra.settings import Settings as DeploySettings
 from local.status_out import create_status_out_resources
 from sendledger import bootstrap
+from sendledger.adapters.callback_queue import SqsCallbackQueue
 from sendledger.adapters.callbacks_http import UrllibEndpoint
 from sendledger.adapters.dynamodb.stream import LedgerStream
-from sendledger.adapters.sqs_visibility import SqsVisibility
 from sendledger.domain.state_changes import StatusEvent
 from sendledger.handlers import callbacks, publisher
 from tests.conftest import TABLE
 from tests.integration.conftest import ses_record
-from tests.reliability.conftest import SharedWorld
+from tests.reliability.conftest import SharedWorld, shared_world
 from tests.reliability.event_sources import (
     REGION,
     SqsEventSource,
@@ -50,6 +51,7 @@ from tests.reliability.event_sources import (
     empty_queue,
     given_up,
     queue_bodies,
+    sqs_on,
 )
 from tests.reliability.faults import FIGURES, Hooks, answer_locally, scan
 from tests.reliability.killer import LambdaKilled
@@ -176,7 +178,7 @@ class StatusOutWorld:
 
     def __init__(self, shared: SharedWorld, *, settings: DeploySettings = DEPLOYED) -> None:
         self.shared, self.clock, self.deployed = shared, shared.clock, settings
-        SqsVisibility.of_queue.cache_clear()
+        SqsCallbackQueue.of_queue.cache_clear()
         self.resources = create_status_out_resources(
             table_name=TABLE,
             bus_name=BUS,
@@ -203,7 +205,7 @@ class StatusOutWorld:
     def close(self) -> None:
         self.bus.close()
         self.receiver.close()
-        SqsVisibility.of_queue.cache_clear()
+        SqsCallbackQueue.of_queue.cache_clear()
 
     def fresh(self) -> None:
         """New readers of the stream and empty queues: what follows is one schedule's run."""
@@ -347,3 +349,14 @@ class StatusOutWorld:
         FIGURES["status_out_duplicate_callbacks"] += seen["duplicate_callbacks"]
         FIGURES["status_out_dead_lettered"] += seen["dead_lettered"]
         return seen
+
+
+@contextmanager
+def status_out_world() -> Iterator[StatusOutWorld]:
+    """A module's status-out world: the shared world, moto's SQS on its fake clock."""
+    with shared_world() as shared, sqs_on(shared.clock):
+        world = StatusOutWorld(shared)
+        try:
+            yield world
+        finally:
+            world.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from sendledger.domain.callback_schedule import CircuitBreakers, Queued
 from sendledger.domain.callbacks import SECRET_CACHE, SigningKeys, verify
 from sendledger.domain.callers import CallerId
 from sendledger.usecases.callbacks import CallbackPolicy, Delivery, Receivers, deliver_callback
@@ -21,7 +22,7 @@ from sendledger.usecases.callers import (
     show_caller,
 )
 from tests.support.fakes import FakeClock
-from tests.unit.fakes.callbacks import FakeResolver, FakeSecrets, RecordingEndpoint, Retries
+from tests.unit.fakes.callbacks import ACCOUNT, FakeCallbackQueue, FakeResolver, FakeSecrets, RecordingEndpoint
 from tests.unit.fakes.caller_settings import FakeCallerSettings
 from tests.unit.fakes.state import LedgerState
 
@@ -39,7 +40,24 @@ def admin_world(resolver: FakeResolver | None = None) -> tuple[CallerAdmin, Fake
 def bus_event(owner: CallerId, event_id: str = "e-1") -> str:
     detail = {"event_id": event_id, "message_id": "m", "state": "accepted", "caller_id": owner}
     return json.dumps(
-        {"detail-type": "sendledger.message.state-changed", "time": "2026-01-01T00:00:00Z", "detail": detail}
+        {
+            "detail-type": "sendledger.message.state-changed",
+            "source": "sendledger",
+            "account": ACCOUNT,
+            "time": "2026-01-01T00:00:00Z",
+            "detail": detail,
+        }
+    )
+
+
+def deliver(event: str, receivers: Receivers, clock: FakeClock, queue: FakeCallbackQueue | None = None):
+    return deliver_callback(
+        Queued(event),
+        account_id=ACCOUNT,
+        policy=CallbackPolicy(1, 3, 10),
+        receivers=receivers,
+        queue=queue or FakeCallbackQueue(),
+        clock=clock,
     )
 
 
@@ -84,11 +102,8 @@ def test_during_a_rotation_a_receiver_with_either_secret_verifies_and_with_neith
     rotated = rotate_secret(admin, A, ACTOR)
     assert rotated.new_secret and rotated.secret.rotating and rotated.secret.rotated_at == clock.now()
     endpoint = RecordingEndpoint()
-    receivers = Receivers(admin.store, admin.secrets, admin.resolver, endpoint)
-    policy = CallbackPolicy(1, 3, 10)
-    attempt = deliver_callback(
-        bus_event(A), 1, "rh", policy=policy, receivers=receivers, retries=Retries(), clock=clock
-    )
+    receivers = Receivers(admin.store, admin.secrets, admin.resolver, endpoint, CircuitBreakers())
+    attempt = deliver(bus_event(A), receivers, clock)
     assert attempt.outcome is Delivery.DELIVERED
     [post] = endpoint.posts
     header, now = post.headers["Sendledger-Signature"], int(clock.now().timestamp())
@@ -101,7 +116,7 @@ def test_during_a_rotation_a_receiver_with_either_secret_verifies_and_with_neith
     clock.advance(SECRET_CACHE.total_seconds())
     ended = end_rotation(admin, A, ACTOR)
     assert isinstance(ended, CallerView) and not ended.secret.rotating and ended.new_secret is None
-    deliver_callback(bus_event(A, "e-2"), 1, "rh", policy=policy, receivers=receivers, retries=Retries(), clock=clock)
+    deliver(bus_event(A, "e-2"), receivers, clock)
     header, now = endpoint.posts[-1].headers["Sendledger-Signature"], int(clock.now().timestamp())
     assert header.count("v1=") == 1 and verify(rotated.new_secret, header, endpoint.posts[-1].body, now)
     assert not verify(first.new_secret, header, endpoint.posts[-1].body, now)
@@ -122,11 +137,9 @@ def test_dns_that_answers_inside_at_connect_time_gets_no_post() -> None:
     admin, clock = admin_world(resolver)
     assert isinstance(change_caller(admin, A, SettingsChange(callback_url=HOOK), ACTOR), CallerView)
     # When it answers a private address at connect time (a rebind)
-    endpoint, retries = RecordingEndpoint(), Retries()
-    receivers = Receivers(admin.store, admin.secrets, resolver, endpoint)
-    attempt = deliver_callback(
-        bus_event(A), 1, "rh", policy=CallbackPolicy(1, 3, 10), receivers=receivers, retries=retries, clock=clock
-    )
+    endpoint, retries = RecordingEndpoint(), FakeCallbackQueue()
+    receivers = Receivers(admin.store, admin.secrets, resolver, endpoint, CircuitBreakers())
+    attempt = deliver(bus_event(A), receivers, clock, retries)
     # Then nothing is POSTed; the attempt failed and is retried with backoff
     assert endpoint.posts == [] and resolver.asked == ["hooks.example.com", "hooks.example.com"]
     assert attempt.outcome is Delivery.RETRYING and attempt.refused == "not-public" and retries.delays == [1]

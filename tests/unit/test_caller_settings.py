@@ -52,6 +52,10 @@ def test_a_good_callback_url_is_taken_apart(url: str, host: str, port: int, targ
         ("https://user@hooks.example.com/x", UrlRefusal.USERINFO),
         ("https://hooks.example.com@10.0.0.1/x", UrlRefusal.USERINFO),
         ("https://hooks.example.com:0/x", UrlRefusal.BAD_PORT),
+        ("https://1.1.1.1:22/", UrlRefusal.BAD_PORT),  # the review's: SSH on a public host
+        ("https://hooks.example.com:80/x", UrlRefusal.BAD_PORT),
+        ("https://hooks.example.com:5432/x", UrlRefusal.BAD_PORT),
+        ("https://hooks.example.com:8080/x", UrlRefusal.BAD_PORT),
         ("https://hooks.example.com:65536/x", UrlRefusal.BAD_PORT),
         ("https://hooks.example.com:https/x", UrlRefusal.BAD_PORT),
         ("https://hooks.example.com/x#frag", UrlRefusal.FRAGMENT),

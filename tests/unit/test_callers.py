@@ -73,20 +73,39 @@ def test_a_lambda_execution_role_is_its_role():
     assert caller(LAMBDA_ROLE).principal.arn == f"arn:aws:iam::{ACCOUNT}:role/orders-api-role-1a2b3c4d"
 
 
-def test_users_federated_users_and_root_keep_the_id_their_arn_always_had():
+def test_users_and_root_keep_the_id_their_arn_always_had():
     # The id before callers were normalised: sha256(userArn)[:24]. Their keys stay theirs.
-    for shape in (IAM_USER, FEDERATED, ROOT):
+    for shape in (IAM_USER, ROOT):
         arn = shape["userArn"]
         assert arn is not None
         assert caller(shape).id == hashlib.sha256(arn.encode()).hexdigest()[:24], arn
         assert caller(shape).principal.arn == arn
-    assert caller(FEDERATED).principal.kind is PrincipalKind.FEDERATED_USER
     assert caller(ROOT).principal.kind is PrincipalKind.ROOT
 
 
 def test_every_kind_is_a_different_caller():
-    ids = {caller(shape).id for shape in (IAM_USER, ECS_TASK_1, LAMBDA_ROLE, FEDERATED, ROOT)}
+    federated = caller(FEDERATED, {FEDERATED["userArn"] or "": "bob-tenant"})
+    ids = {caller(shape).id for shape in (IAM_USER, ECS_TASK_1, LAMBDA_ROLE, ROOT)} | {federated.id}
     assert len(ids) == 5
+
+
+def test_a_federated_user_is_refused_as_a_caller_with_what_to_use_instead():
+    # Its name is whatever the caller of sts:GetFederationToken picked: not an identity
+    with pytest.raises(UnknownCaller) as refused:
+        caller(FEDERATED)
+    assert "GetFederationToken" in refused.value.detail and "role" in refused.value.detail
+    assert "CALLER_TENANTS" in refused.value.detail
+    assert principal_of(FEDERATED["userArn"] or "").kind is PrincipalKind.FEDERATED_USER
+
+
+def test_a_federated_user_named_in_caller_tenants_is_that_tenant_and_never_an_admin():
+    arn = FEDERATED["userArn"] or ""
+    settings = Settings.from_env({"CALLER_TENANTS": f"{arn}=bob-tenant"})
+    assert caller(FEDERATED, settings.caller_tenants).tenant == "bob-tenant"
+    with pytest.raises(SettingsError, match="GetFederationToken"):
+        Settings.from_env({"ADMIN_PRINCIPALS": arn})
+    with pytest.raises(ValueError, match="federated user is a name"):
+        configured_principal(arn)
 
 
 def test_paths_do_not_make_another_principal():

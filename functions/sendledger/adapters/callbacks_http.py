@@ -108,11 +108,25 @@ def _post(
 
 
 class SocketResolver:
-    """The system resolver (getaddrinfo): every address, IPv4 and IPv6, in its order."""
+    """The system resolver (getaddrinfo): every address, IPv4 and IPv6, in its order.
 
-    def addresses(self, host: str) -> list[str]:
-        try:
-            found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError):
-            return []
-        return list(dict.fromkeys(str(info[4][0]) for info in found))
+    getaddrinfo takes no timeout (the resolver's own retries can take tens of seconds): with a
+    deadline, the lookup runs on its own thread and is abandoned at it, as a POST is.
+    """
+
+    def addresses(self, host: str, timeout_seconds: float | None = None) -> list[str]:
+        if timeout_seconds is None:
+            return _lookup(host)
+        found: list[list[str]] = []
+        thread = threading.Thread(target=lambda: found.append(_lookup(host)), name="callback-dns", daemon=True)
+        thread.start()
+        thread.join(timeout_seconds)
+        return found[0] if found else []
+
+
+def _lookup(host: str) -> list[str]:
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    return list(dict.fromkeys(str(info[4][0]) for info in found))

@@ -125,12 +125,29 @@ class ResetConsumed(Model):
 
 
 class SuppressionView(Model):
+    """A caller's view: no actor, no free-text admin reason, no other caller's event ids."""
+
     recipient: str
     suppressed: bool
-    reason: str | None
+    reason_class: str | None = Field(description="bounce, complaint, admin, ... (null: never suppressed)")
     since: str | None
     version: int
-    history: list[dict[str, object]]
+    history: list[dict[str, object]] = Field(
+        description="only the entries this caller's own messages caused: at, type, source, event_id, event_at, "
+        "reason, message_id"
+    )
+
+
+class AdminSuppressionView(Model):
+    """The admin's view: everything, the acts' actors and reasons included."""
+
+    recipient: str
+    suppressed: bool
+    reason_class: str | None
+    reason: str | None = Field(description="as written: an event's reason, or the admin's free text")
+    since: str | None
+    version: int
+    history: list[dict[str, object]] = Field(description="every entry, oldest first, with its actor and evidence")
 
 
 class TokenVersionView(Model):

@@ -31,16 +31,18 @@ def send_response(result: SendResult) -> Response[str]:
     return message_response(202, result.view, replayed=isinstance(result, Replayed))
 
 
-def suppression_response(status: SuppressionStatus) -> Response[str]:
+def suppression_response(status: SuppressionStatus, *, admin: bool) -> Response[str]:
+    """The caller's view (state, class, since, version, its own entries) or the admin's (the
+    reason as written and the whole history, actors included)."""
     state = status.state
-    return json_response(
-        200,
-        {
-            "recipient": status.recipient,
-            "suppressed": state.suppressed,
-            "reason": state.reason,
-            "since": iso(state.since) if state.since else None,
-            "version": state.version,
-            "history": status.history,
-        },
-    )
+    view: dict[str, object] = {
+        "recipient": status.recipient,
+        "suppressed": state.suppressed,
+        "reason_class": status.reason_class,
+        "since": iso(state.since) if state.since else None,
+        "version": state.version,
+    }
+    if admin:
+        view["reason"] = state.reason
+    view["history"] = status.history
+    return json_response(200, view)

@@ -22,7 +22,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sendledger.domain.callers import CallerId
-from sendledger.domain.state_changes import OWNER_FIELD
+from sendledger.domain.clock import parse_iso
+from sendledger.domain.state_changes import OWNER_FIELD, SOURCE, DetailType
 from sendledger.domain.values import value
 
 EVENT_ID_HEADER = "Sendledger-Event-Id"
@@ -37,7 +38,12 @@ SECRET_CACHE = timedelta(minutes=5)
 
 
 class MalformedBusEvent(ValueError):
-    """A queued message that is not an EventBridge event of ours (never becomes valid)."""
+    """A queued message that is not an EventBridge event at all (never becomes valid)."""
+
+
+class ForeignBusEvent(ValueError):
+    """An event, but not one our publisher put on our bus: another source, another account or
+    a detail-type we never publish. Never POSTed: a receiver would verify it as ours."""
 
 
 @value
@@ -67,6 +73,7 @@ class Callback:
     event_id: str
     body: bytes  # sent exactly as signed
     owner: CallerId | None = None  # the caller whose message changed; None: nobody's (suppressions)
+    created_at: datetime | None = None  # when the change happened (how long it has waited)
 
     def headers(self, keys: SigningKeys, unix_seconds: int) -> dict[str, str]:
         return {
@@ -76,23 +83,41 @@ class Callback:
         }
 
 
-def from_bus_event(raw: str) -> Callback:
-    """The callback for an EventBridge event as an SQS target delivers it (the event's JSON)."""
+def from_bus_event(raw: str, account_id: str) -> Callback:
+    """The callback for an EventBridge event as an SQS target delivers it (the event's JSON),
+    if the event is ours: `source` sendledger, put in `account_id` (the bus's and the queue's
+    account), one of our detail-types. The queue's policy admits only the bus's rule; this is
+    the consumer's own check, for a record that got in another way."""
     try:
         event = json.loads(raw)
         detail: dict[str, Any] = event["detail"]
         event_id = str(detail["event_id"])
         owner = detail.get(OWNER_FIELD)
+        detail_type = str(event["detail-type"])
         body = {
             "id": event_id,
-            "type": str(event["detail-type"]),
+            "type": detail_type,
             "created_at": detail.get("occurred_at") or event.get("time"),
             "data": detail,
         }
     except (ValueError, KeyError, TypeError) as exc:
         raise MalformedBusEvent(f"not a status event: {type(exc).__name__}") from None
+    if event.get("source") != SOURCE:
+        raise ForeignBusEvent("source")
+    if event.get("account") != account_id:
+        raise ForeignBusEvent("account")
+    if detail_type not in {kind.value for kind in DetailType}:
+        raise ForeignBusEvent("detail-type")
     encoded = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
-    return Callback(event_id, encoded, CallerId(owner) if isinstance(owner, str) and owner else None)
+    caller = CallerId(owner) if isinstance(owner, str) and owner else None
+    return Callback(event_id, encoded, caller, _moment(body["created_at"]))
+
+
+def _moment(text: object) -> datetime | None:
+    try:
+        return parse_iso(str(text)) if text else None
+    except ValueError:
+        return None
 
 
 def _mac(secret: str, unix_seconds: int, body: bytes) -> str:

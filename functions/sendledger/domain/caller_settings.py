@@ -5,7 +5,8 @@ container within CALLER_SETTINGS_CACHE.
 
 A callback URL is the caller's to choose, and the callbacks Lambda POSTs to it from inside the
 deployment: it must not be a way into the deployment's own network. It is checked here as text
-(https, a host, no userinfo, a port that can be a web server's) and, through the resolver port,
+(https, a host, no userinfo, port 443 or 8443: a web server's, not SSH's or a database's on a
+public host) and, through the resolver port,
 as the addresses its host names (callback_targets.py); the adapter checks again at connect time.
 """
 
@@ -26,6 +27,7 @@ from sendledger.domain.values import value
 CALLER_SETTINGS_CACHE = timedelta(seconds=30)
 MAX_URL_LENGTH = 2048
 HTTPS_PORT, HTTP_PORT = 443, 80
+CALLBACK_PORTS = (HTTPS_PORT, 8443)  # where a receiver listens; the local stack's loopback receiver: any
 # The flag context: a few short attributes a rule may name beside the caller (domain/flags.py).
 FLAG_CONTEXT_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_FLAG_CONTEXT_ENTRIES = 16
@@ -108,6 +110,8 @@ def parse_callback_url(url: str, *, allow_http: bool = False) -> CallbackUrl | R
     secure = scheme == "https"
     if port == 0:
         return Refused(UrlRefusal.BAD_PORT, "port 0 is no port")
+    if not allow_http and (port or HTTPS_PORT) not in CALLBACK_PORTS:
+        return Refused(UrlRefusal.BAD_PORT, "callback URLs use port 443 or 8443")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return CallbackUrl(url, secure, host.lower(), port or (HTTPS_PORT if secure else HTTP_PORT), target)
 

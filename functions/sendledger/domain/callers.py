@@ -10,6 +10,11 @@ are compared without theirs.
 
 A caller's id is a short hash of its normalised ARN (ARNs do not leak into keys or items), or
 of its tenant when the settings map the principal to one (several roles, one tenant).
+
+A federated user is refused: `federated-user/<name>` names whatever the caller of
+sts:GetFederationToken chose, so any credential allowed that call can sign as any name, and
+read what the name's earlier holder sent. It is a caller only where the deployer mapped that
+very ARN to a tenant (CALLER_TENANTS), knowingly; never an admin.
 """
 
 from __future__ import annotations
@@ -100,22 +105,39 @@ def principal_of(arn: str) -> Principal:
     raise UnknownCaller(f"{_shown(arn)} is not an IAM user, role, federated user or root ARN")
 
 
-def configured_principal(arn: str) -> str:
+FEDERATED_REFUSAL = (
+    "a federated user is a name, not an identity: whoever may call sts:GetFederationToken picks "
+    "<name> and can sign as any earlier holder of it. Sign with a role (sts:AssumeRole; every "
+    "session of a role is the role) or an IAM user"
+)
+
+
+def configured_principal(arn: str, *, federated_allowed: bool = False) -> str:
     """An ARN given in settings, normalised as identities are: ValueError for a session's ARN
-    (settings name roles, and every session of a role is the role)."""
+    (settings name roles, and every session of a role is the role), and for a federated user
+    unless `federated_allowed` (CALLER_TENANTS, the deployer's explicit opt-in)."""
     try:
         principal = principal_of(arn.strip())
     except UnknownCaller as exc:
         raise ValueError(exc.detail) from None
     if ":assumed-role/" in arn:
         raise ValueError(f"{_shown(arn)} is a role session: give the role, {principal.arn}")
+    if principal.kind is PrincipalKind.FEDERATED_USER and not federated_allowed:
+        raise ValueError(f"{_shown(arn)}: {FEDERATED_REFUSAL}")
     return principal.arn
 
 
 def caller_of(user_arn: str, tenants: Mapping[str, str]) -> Caller:
-    """The caller an identity's ARN signs for; `tenants` maps normalised ARNs to tenant ids."""
+    """The caller an identity's ARN signs for; `tenants` maps normalised ARNs to tenant ids.
+    UnknownCaller for a federated user the tenants do not name (see the module's docstring)."""
     principal = principal_of(user_arn)
-    return Caller(principal, tenants.get(principal.arn))
+    tenant = tenants.get(principal.arn)
+    if principal.kind is PrincipalKind.FEDERATED_USER and tenant is None:
+        raise UnknownCaller(
+            f"{_shown(principal.arn)} is refused: {FEDERATED_REFUSAL}; "
+            "or ask the deployer to name this ARN in CALLER_TENANTS (see docs/api.md#callers)"
+        )
+    return Caller(principal, tenant)
 
 
 def is_admin(caller: Caller, admin_principals: Collection[str]) -> bool:

@@ -62,7 +62,7 @@ class DependencyUnavailable(DomainError):
 
 
 class UnknownCaller(DomainError):
-    """The request's IAM identity names no user, role, federated user or root (403)."""
+    """The request's IAM identity names no user, role or root, or a federated user no tenant names (403)."""
 
 
 class NotAdmin(DomainError):

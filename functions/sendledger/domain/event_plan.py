@@ -85,6 +85,17 @@ class EventPlan:
     def has_target(self) -> bool:
         return self.message_id is not None or self.receipt_id is not None
 
+    @property
+    def recipient_entry(self) -> HistoryEntry | None:
+        """The recipient's entry when the event suppresses it, naming the message whose event it
+        was: a caller's view of the recipient shows the entries its own messages caused."""
+        if self.suppression is None:
+            return None
+        entry = self.suppression.entry
+        if self.message_id is None:
+            return entry
+        return replace(entry, evidence={**entry.evidence, "message_id": self.message_id})
+
     def narrowed(
         self, *, move_refused_by: str | None = None, refused: bool = False, recipient: RecipientSeen | None = None
     ) -> EventPlan:

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from sendledger import bootstrap, names
 from sendledger.api import openapi, problems
 from sendledger.api.models import (
+    AdminSuppressionView,
     ConsumeResetRequest,
     MessageView,
     PasswordResetRequest,
@@ -212,19 +213,27 @@ def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
 
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
-    return suppression_response(suppressions.view_suppression(_services(), unquote(recipient)))
+    """The caller's view: state, reason class, since, version, and what its own messages caused."""
+    status = suppressions.client_view(_services(), unquote(recipient), _caller())
+    return suppression_response(status, admin=False)
 
 
-@app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 403, 413, 415, 503))
+@app.get("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 503))
+def get_admin_suppression(recipient: str) -> Response[str]:
+    """The admin's view: the whole history, actors, free-text reasons and every event id."""
+    return suppression_response(suppressions.view_suppression(_services(), unquote(recipient)), admin=True)
+
+
+@app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
     status = suppressions.change_suppression(_services(), unquote(recipient), True, body.reason, _actor())
-    return suppression_response(status)
+    return suppression_response(status, admin=True)
 
 
-@app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 403, 503))
+@app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
     status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, _actor())
-    return suppression_response(status)
+    return suppression_response(status, admin=True)
 
 
 app.include_router(provider_routes.router)

@@ -1,73 +1,85 @@
 """The `callbacks` Lambda: SQS (fed by an EventBridge rule on the bus) → signed POSTs, each to
 the receiver of the caller that owns the event.
 
-Each record is one status event. A delivered one, and one nobody receives (no owner, or an
-owner without a callback URL), is deleted by the event source; any other is reported as a
-partial batch failure after its visibility was set to the backoff delay.
+Each record is one status event, with its own attempt count (usecases/callback_batch.py runs
+one lane per caller). Every record the batch settled is deleted by the event source: it was
+delivered, needs no POST, was queued again for its next attempt, or moved to the DLQ. A record
+the batch could not settle (SQS itself failing) is reported as a partial batch failure and
+comes back when its visibility ends.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
-from sendledger.usecases.callbacks import Delivery, deliver_callback
-
-if TYPE_CHECKING:
-    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from sendledger.domain.callback_schedule import ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, Queued
+from sendledger.usecases.callback_batch import deliver_batch
+from sendledger.usecases.callbacks import Delivery
 
 logger = Logger()
-_ACKNOWLEDGED = (Delivery.DELIVERED, Delivery.NO_RECEIVER)
+metrics = Metrics()
 
 
-class CallbackNotDelivered(Exception):
-    """The record stays queued (its next attempt is scheduled) or goes on to the DLQ."""
+def queued_of(record: dict[str, Any]) -> Queued:
+    """The record's body and the schedule its message attributes carry (none: fresh from the bus)."""
+    attributes = record.get("messageAttributes") or {}
+
+    def number(name: str) -> int | None:
+        text = (attributes.get(name) or {}).get("stringValue")
+        return int(text) if isinstance(text, str) and text.isdigit() else None
+
+    due = number(DUE_ATTRIBUTE)
+    return Queued(
+        str(record.get("body") or ""),
+        number(ATTEMPTS_ATTRIBUTE) or 0,
+        datetime.fromtimestamp(due, UTC) if due is not None else None,
+    )
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.StatusOut | None = None
 ) -> dict[str, Any]:
     status = runtime or bootstrap.status_out()
-    policy = status.policy
-
-    def handle(record: SQSRecord) -> None:
-        # A record that could not finish before the function's timeout is not started: it
-        # comes back when its visibility ends, instead of the whole invocation being killed.
-        if context.get_remaining_time_in_millis() < (policy.timeout_seconds + status.retry_call_seconds) * 1000:
-            logger.warning("callback not attempted: too little time left", extra={"message_id": record.message_id})
-            raise CallbackNotDelivered("not attempted: the invocation's time is nearly up")
-        attempt = deliver_callback(
-            record.body,
-            int(record.attributes.approximate_receive_count or 1),
-            record.receipt_handle,
-            policy=policy,
-            receivers=status.receivers,
-            retries=status.retries(record.event_source_arn),
-            clock=status.clock,
-        )
-        # The event id, the outcome and the receiver's status only: never the body (it carries
-        # addresses), the URL or a secret.
-        logger.info(
-            "callback attempt",
-            extra={
-                "event_id": attempt.event_id,
-                "outcome": attempt.outcome.value,
-                "status": attempt.status,
-                "refused": attempt.refused,
-            },
-        )
-        if attempt.outcome not in _ACKNOWLEDGED:
-            raise CallbackNotDelivered(f"{attempt.outcome.value} (status {attempt.status}, {attempt.refused})")
-
-    response = process_partial_response(
-        event=event,
-        record_handler=handle,
-        processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
-        context=context,
+    records: list[dict[str, Any]] = event.get("Records") or []
+    if not records:
+        return {"batchItemFailures": []}
+    queue_arn = str(records[0]["eventSourceARN"])
+    outcomes = deliver_batch(
+        [queued_of(record) for record in records],
+        account_id=queue_arn.split(":")[4],  # the queue's account is the bus's
+        policy=status.policy,
+        receivers=status.receivers,
+        queue=status.queues(queue_arn),
+        clock=status.clock,
+        seconds_left=lambda: context.get_remaining_time_in_millis() / 1000,
     )
-    return dict(response)
+    failures = []
+    for record, outcome in zip(records, outcomes, strict=True):
+        if isinstance(outcome, Exception):
+            logger.warning("callback record not settled", extra={"message_id": record["messageId"]}, exc_info=outcome)
+            failures.append({"itemIdentifier": record["messageId"]})
+            continue
+        # The event id, the owner's opaque id, the outcome and the receiver's status only:
+        # never the body (it carries addresses), the URL or a secret.
+        extra = {
+            "event_id": outcome.event_id,
+            "caller_id": outcome.owner,
+            "outcome": outcome.outcome.value,
+            "status": outcome.status,
+            "refused": outcome.refused,
+        }
+        if outcome.outcome is Delivery.FOREIGN:
+            # Not our publisher's event reached the callback queue: someone put it there.
+            logger.error("callback refused: not a sendledger event of this account", extra=extra)
+            metrics.add_metric(name="CallbacksForeignRefused", unit=MetricUnit.Count, value=1)
+        else:
+            logger.info("callback attempt", extra=extra)
+    return {"batchItemFailures": failures}

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves Router.__init__ unannotated
 CALLER_ID = Path(pattern=CALLER_ID_PATTERN, description="a caller id (GET /v1/admin/callers?principal= finds it)")
 PRINCIPAL = Query(
-    min_length=20, max_length=2048, description="an IAM user, role, role session, federated user or root ARN"
+    min_length=20,
+    max_length=2048,
+    description="an IAM user, role, role session or root ARN (a federated user only as CALLER_TENANTS names it)",
 )
 NO_STORE = {"Cache-Control": "no-store"}  # an answer may carry a new secret
 

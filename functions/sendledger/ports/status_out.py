@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from sendledger.domain.callback_schedule import Queued
 from sendledger.domain.callback_targets import IPAddress
 from sendledger.domain.caller_settings import CallbackUrl
 from sendledger.domain.state_changes import StatusEvent
@@ -23,8 +24,9 @@ class StatusEventBus(Protocol):
 
 
 class HostResolver(Protocol):
-    def addresses(self, host: str) -> list[str]:
-        """Every address `host` names now, as text ([]: none, or the lookup failed)."""
+    def addresses(self, host: str, timeout_seconds: float | None = None) -> list[str]:
+        """Every address `host` names now, as text ([]: none, the lookup failed, or it took
+        longer than `timeout_seconds`)."""
         ...
 
 
@@ -43,7 +45,14 @@ class CallbackEndpoint(Protocol):
         ...
 
 
-class CallbackRetries(Protocol):
-    def retry_in(self, receipt_handle: str, seconds: int) -> None:
-        """Make the queued callback visible again after `seconds` (its next attempt)."""
+class CallbackQueue(Protocol):
+    """The callback queue a record came from, and its DLQ."""
+
+    def put_back(self, queued: Queued, delay_seconds: int) -> None:
+        """Queue the record again as a new message carrying its attempts and due time, visible
+        after `delay_seconds` (at most SQS's 15 minutes). DependencyUnavailable when not queued."""
+        ...
+
+    def dead_letter(self, queued: Queued, why: str) -> None:
+        """Move the record to the callback DLQ, with its attempts and why."""
         ...

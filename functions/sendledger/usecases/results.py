@@ -52,4 +52,5 @@ class TokenRefused:
 class SuppressionStatus:
     recipient: str
     state: SuppressionState
-    history: list[dict[str, Any]]
+    history: list[dict[str, Any]]  # all of it (the admin's view), or the caller's own entries
+    reason_class: str | None = None

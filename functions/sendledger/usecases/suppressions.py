@@ -1,16 +1,30 @@
-"""Suppression view and the audited admin acts (suppress, re-enable)."""
+"""Suppression views by audience and the audited admin acts (suppress, re-enable)."""
 
 from __future__ import annotations
 
+from sendledger.domain.callers import CallerId
 from sendledger.domain.recipients import recipient_from_key
+from sendledger.domain.suppression_views import client_history, reason_class
 from sendledger.usecases.context import Services
 from sendledger.usecases.results import SuppressionStatus
 
 
 def view_suppression(services: Services, raw_recipient: str) -> SuppressionStatus:
+    """The admin's view: the whole history, actors and free-text reasons included."""
     recipient = recipient_from_key(raw_recipient)
     view = services.recipients.view(recipient.key)
-    return SuppressionStatus(recipient.address, view.state, view.history)
+    return SuppressionStatus(recipient.address, view.state, view.history, reason_class(view.state.reason, view.history))
+
+
+def client_view(services: Services, raw_recipient: str, caller: CallerId) -> SuppressionStatus:
+    """A caller's view: the state, its class, and the entries its own messages caused."""
+    full = view_suppression(services, raw_recipient)
+
+    def owns(message_id: str) -> bool:
+        message = services.messages.get(message_id)
+        return message is not None and message.owner == caller
+
+    return SuppressionStatus(full.recipient, full.state, client_history(full.history, owns), full.reason_class)
 
 
 def change_suppression(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from sendledger.domain.callback_schedule import Queued
 from sendledger.domain.callback_targets import IPAddress
 from sendledger.domain.callbacks import SigningKeys
 from sendledger.domain.caller_settings import CallbackUrl
@@ -32,13 +34,19 @@ class FakeResolver:
 
     answers: dict[str, list[list[str]]] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
+    clock: Any = None  # with `takes_seconds`: each lookup moves this clock by that much
+    takes_seconds: float = 0
 
     def answer(self, host: str, *addresses: str) -> FakeResolver:
         self.answers.setdefault(host, []).append(list(addresses))
         return self
 
-    def addresses(self, host: str) -> list[str]:
+    def addresses(self, host: str, timeout_seconds: float | None = None) -> list[str]:
         self.asked.append(host)
+        if self.clock is not None:
+            self.clock.advance(self.takes_seconds)
+        if timeout_seconds is not None and self.takes_seconds > timeout_seconds:
+            return []
         queue = self.answers.get(host)
         if not queue:
             return []
@@ -60,6 +68,7 @@ class RecordingEndpoint:
 
     answers: list[int | None] = field(default_factory=list)
     posts: list[Posted] = field(default_factory=list)
+    timeouts: list[float] = field(default_factory=list)  # each POST's own deadline
 
     def post(
         self,
@@ -70,15 +79,32 @@ class RecordingEndpoint:
         timeout_seconds: float,
     ) -> int | None:
         self.posts.append(Posted(url.url, str(addresses[0]), body, headers))
+        self.timeouts.append(timeout_seconds)
         return self.answers.pop(0) if self.answers else 204
 
     def to(self, url: str) -> list[Posted]:
         return [post for post in self.posts if post.url == url]
 
 
-@dataclass
-class Retries:
-    delays: list[int] = field(default_factory=list)
+ACCOUNT = "123456789012"  # the bus's and the callback queue's account
 
-    def retry_in(self, receipt_handle: str, seconds: int) -> None:
-        self.delays.append(seconds)
+
+@dataclass
+class FakeCallbackQueue:
+    """What was queued again (the record, its delay) and what went to the DLQ (the record, why)."""
+
+    put_backs: list[tuple[Queued, int]] = field(default_factory=list)
+    dead: list[tuple[Queued, str]] = field(default_factory=list)
+
+    def put_back(self, queued: Queued, delay_seconds: int) -> None:
+        self.put_backs.append((queued, delay_seconds))
+
+    def dead_letter(self, queued: Queued, why: str) -> None:
+        self.dead.append((queued, why))
+
+    @property
+    def delays(self) -> list[int]:
+        return [delay for _, delay in self.put_backs]
+
+    def next_record(self) -> Queued:
+        return self.put_backs[-1][0]

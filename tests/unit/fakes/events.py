@@ -147,9 +147,9 @@ class FakeDeliveryEvents:
         if plan.transient is not None:
             item.transient_times = [ms(moment) for moment in plan.transient.times]
             item.transient_revision += 1
-        if plan.suppression is not None:
+        if plan.suppression is not None and plan.recipient_entry is not None:
             item.suppress(plan.suppression.reason, plan.event.dedupe_key, plan.at)
-            item.history.append(plan.suppression.entry)
+            item.history.append(plan.recipient_entry)
 
 
 def _target_key(plan: EventPlan) -> ReceiptKey | None:

@@ -138,9 +138,9 @@ class DeliveryEvents:
         update = Update()
         if plan.transient is not None:
             recipients.transient_window(update, plan.transient.times, plan.transient.known_revision, plan.at)
-        if plan.suppression is not None:
+        if plan.suppression is not None and plan.recipient_entry is not None:
             recipients.suppress(update, plan.suppression.reason, plan.event.dedupe_key, plan.at)
-            history.append(update, plan.suppression.entry)
+            history.append(update, plan.recipient_entry)
         return update
 
     # --- writing ---------------------------------------------------------------------------------
