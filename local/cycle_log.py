@@ -14,7 +14,9 @@ RESOLUTIONS = {
     "unknown_found_by_search": "unknown resolved by the provider's event search: accepted, not resent",
     "absence_proven": "unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS, sending again",
     "unresolved": "unknown for longer than UNKNOWN_MAX_AGE_SECONDS: unresolved",
-    "reset_resent": "reset mail sent, with a newly minted token",
+    "reset_sent": "reset mail sent, with the reset's first token",
+    "reset_resent": "reset mail sent again, with a newly minted token (the last one was proven never accepted)",
+    "reset_mail_suppressed": "reset mail not sent: the recipient is suppressed now",
     "reset_mail_cancelled": "reset mail withdrawn: its reset is no longer active",
     "resend_suppressed": "not sent again: the recipient is suppressed now",
 }

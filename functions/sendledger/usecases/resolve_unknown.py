@@ -273,8 +273,7 @@ def _resend_reset(
         report.bump("reset_mail_cancelled", message.message_id)
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
-    send_reset_mail(services, record, seconds_left)
-    report.bump("reset_resent", message.message_id)
+    report.bump(send_reset_mail(services, record, seconds_left).value, message.message_id)
 
 
 def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:
