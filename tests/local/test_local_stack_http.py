@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -299,24 +300,33 @@ def test_timed_out_sends_end_accepted_with_one_outbox_entry(stack: StackProcess,
     )
     assert final in {"accepted", "delivered"}
     assert outbox_count(stack.url, address) == 1
-    # And the stack's log says how each one was settled, one line per message
-    expected = {
-        "timeout-accepted": ["unknown resolved by a provider event: accepted, not resent"],
-        "timeout-lost": ["unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS", "resent: accepted"],
-    }[label]
-    # The cycle that settles the unknown can come after the one whose events made it accepted.
-    lines = [f"poll: {message['message_id']} {words}" for words in expected]
+    # And the stack's log says how each one was settled, one line per message; the cycle that
+    # settles an unknown can come after the one whose events resolved it: the line says when.
+    message_id = message["message_id"]
+    resolved = (
+        rf"poll: {message_id} unknown resolved at (\S+Z) by a provider event \((accepted|delivered) now\), not resent"
+    )
+    lost = [f"poll: {message_id} unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS", "resent: accepted"]
+    patterns = {"timeout-accepted": [resolved], "timeout-lost": [re.escape(line) for line in lost]}[label]
 
     def poll_then_log() -> str:
         requests.post(f"{stack.url}/local/poll", timeout=REQUEST_TIMEOUT_SECONDS)
         return stack.log_path.read_text()
 
-    wait_until(
+    log = wait_until(
         poll_then_log,
         stack.settings.unknown_grace_seconds + POLLER_TIMEOUT_SECONDS,
-        f"the stack's log to say how {message['message_id']} was settled: {lines}",
-        done=lambda log: all(line in log for line in lines),
+        f"the stack's log to say how {message_id} was settled: {patterns}",
+        done=lambda log: all(re.search(pattern, log) for pattern in patterns),
     )
+    if label == "timeout-accepted":
+        said = re.search(resolved, log)
+        history = requests.get(f"{stack.url}/v1/messages/{message_id}", timeout=REQUEST_TIMEOUT_SECONDS).json()[
+            "history"
+        ]
+        states = [entry for entry in history if entry.get("state")]
+        last_unknown = max(i for i, entry in enumerate(states) if entry["state"] == "unknown")
+        assert said is not None and said.group(1) == states[last_unknown + 1]["at"], (said, history)
 
 
 def test_escalation_deadline_sends_the_fallback(stack: StackProcess) -> None:
