@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from infra.constants import POLLER_TIMEOUT_SECONDS
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from local.sigv4 import LocalCredential
 from sendledger import names
+from sendledger.domain.clock import iso
 from sendledger.settings import Settings
 from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
 from tests.local.sigv4_support import APP, APP2, TASK_1, TASK_2, signed_request
@@ -179,6 +181,17 @@ def test_a_replay_answers_the_first_answers_bytes(base_url: str) -> None:
         assert first.status_code == replay.status_code == 202, first.text
         assert replay.headers.get("Idempotent-Replayed") == "true"
         assert replay.content == first.content
+
+
+def test_an_export_reads_every_partition_at_once_without_discarding_connections(stack: StackProcess) -> None:
+    """An export queries a day's 17 partitions in parallel: the ledger client's pool holds them all
+    (botocore's default of 10 logged a urllib3 "Connection pool is full" warning per extra one)."""
+    day = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    window = {"since": iso(day), "until": iso(day + timedelta(days=1))}
+    for _ in range(3):
+        answer = requests.get(f"{stack.url}/v1/evidence", params=window, timeout=REQUEST_TIMEOUT_SECONDS)
+        assert answer.status_code == 200, answer.text
+    assert "Connection pool is full" not in stack.log_path.read_text()
 
 
 def test_poll_applies_delivery_events(base_url: str) -> None:
