@@ -100,7 +100,8 @@ reliability-report: $(STAMP)
 mutation: $(STAMP)  ## mutmut over the domain + named sabotages vs the reliability suite: docs/reliability.md
 	$(BIN)/python -m tests.reliability.mutation_report
 
-deploy: synth  ## needs AWS credentials and a bootstrapped account: see docs/operations.md "Deploy"
+deploy: synth  ## needs AWS credentials: bootstraps the account/region (a no-op once done), then deploys; docs/operations.md "Deploy"
+	npx --yes aws-cdk@2 bootstrap --app cdk.out
 	npx --yes aws-cdk@2 deploy --app cdk.out --all
 
 clean:  ## keeps build/ (the arm64 dependency cache)

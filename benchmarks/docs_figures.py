@@ -1,6 +1,6 @@
 """Copies the committed run's figures into the prose that quotes them (never by hand).
 
-A figure in docs/benchmarks.md is written as ``<!-- bench:PATH -->VALUE<!-- /bench -->``, PATH a
+A figure in docs/benchmarks.md or the README is written as ``<!-- bench:PATH -->VALUE<!-- /bench -->``, PATH a
 dotted path into benchmarks/results.json; this rewrites every VALUE from the results. `make
 bench` runs it after each run; ``python -m benchmarks.docs_figures`` (``make bench-docs``)
 copies the committed results.json again, and tests/docs/test_bench_figures.py checks that the
@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.bars import figure
 from benchmarks.markdown import fmt
 
-DOCS = ("docs/benchmarks.md",)
+DOCS = ("docs/benchmarks.md", "README.md")
 MARKER = re.compile(r"<!-- bench:(?P<path>[\w.]+) -->(?P<value>.*?)<!-- /bench -->")
 
 

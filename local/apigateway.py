@@ -31,6 +31,7 @@ from local.auth import Caller, LocalAuth, Refused
 from local.constants import ACCOUNT_ID
 from local.lambda_context import LambdaContext
 from sendledger.api.problems import PROBLEM_JSON, TYPE_BASE, ProblemType
+from sendledger.domain.errors import echo
 
 LOG = logging.getLogger("sendledger.local.gateway")
 
@@ -90,7 +91,7 @@ def problem(status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -
 
 def method_not_allowed(method: str, allowed: frozenset[str]) -> Response:
     allow = ", ".join(sorted(allowed))
-    return problem(405, f"{method} is not supported here; allowed: {allow}", [("Allow", allow)])
+    return problem(405, f"{echo(method)} is not supported here; allowed: {allow}", [("Allow", allow)])
 
 
 def json_response(status: int, payload: Any) -> Response:

@@ -9,15 +9,19 @@ from typing import Any
 # lost a race to another writer says nothing about the message).
 RESOLUTIONS = {
     "lease_expired": "its sender stopped mid-send: unknown now",
-    "unknown_already_resolved": "unknown resolved by a provider event: accepted, not resent",
+    "unknown_already_resolved": "unknown resolved by a provider event, not resent",
     "unknown_found_by_lookup": "unknown resolved by the provider's lookup: accepted, not resent",
     "unknown_found_by_search": "unknown resolved by the provider's event search: accepted, not resent",
     "absence_proven": "unknown: no event by the watermark plus UNKNOWN_GRACE_SECONDS, sending again",
     "unresolved": "unknown for longer than UNKNOWN_MAX_AGE_SECONDS: unresolved",
-    "reset_resent": "reset mail sent, with a newly minted token",
+    "reset_sent": "reset mail sent, with the reset's first token",
+    "reset_resent": "reset mail sent again, with a newly minted token (the last one was proven never accepted)",
+    "reset_mail_suppressed": "reset mail not sent: the recipient is suppressed now",
     "reset_mail_cancelled": "reset mail withdrawn: its reset is no longer active",
     "resend_suppressed": "not sent again: the recipient is suppressed now",
 }
+# unknown_already_resolved with the moment it left unknown (a cycle or more before this line)
+SETTLED_EARLIER = "unknown resolved at {since} by a provider event ({state} now), not resent"
 RESENT = "resent_"  # resent_<the state the resend ended in>
 
 
@@ -41,6 +45,8 @@ def resolution_lines(summary: dict[str, Any]) -> list[str]:
         what, message_id = str(entry.get("outcome")), entry.get("message_id")
         if what.startswith(RESENT):
             lines.append(f"poll: {message_id} resent: {what.removeprefix(RESENT)}")
+        elif entry.get("since"):  # an earlier event settled it; its marker fell due only now
+            lines.append(f"poll: {message_id} {SETTLED_EARLIER.format(**entry)}")
         elif what in RESOLUTIONS:
             lines.append(f"poll: {message_id} {RESOLUTIONS[what]}")
     return lines

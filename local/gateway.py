@@ -148,12 +148,13 @@ def _request_handler_class(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
 
         def _write(self, status: int, lines: list[tuple[str, str]], payload: bytes) -> None:
             self.send_response(status)
+            length = str(len(payload))
             for name, value in lines:
-                if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
+                if name.lower() == "content-length" and self.command == "HEAD" and not payload:
+                    length = value  # the api Lambda's HEAD answer: the length its GET's body has
+                elif name.lower() not in {"content-length", "connection", "transfer-encoding"}:
                     self.send_header(name, value)
-            if payload or self.command != "HEAD":
-                # A HEAD answer from the api Lambda has no body to measure: no length is claimed.
-                self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Content-Length", length)
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()

@@ -156,14 +156,18 @@ class Api:
         monkeypatch.setattr(bootstrap, "runtime", lambda: self.runtime)
 
     def __call__(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, dict[str, str], Any]:
+        status, headers, text = self.raw(method, path, body, **kwargs)
+        return status, headers, json.loads(text) if text else None
+
+    def raw(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, dict[str, str], str]:
+        """The answer's body as the handler gave it (for byte-for-byte comparisons)."""
         from sendledger.handlers import api
 
         kwargs.setdefault("principal", ADMIN if path.startswith("/v1/admin/") else PRINCIPAL)  # as deployed
         response = api.lambda_handler(api_event(method, path, body, **kwargs), FakeLambdaContext(), self.runtime)
         headers = {k.lower(): v[0] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers.update({k.lower(): v for k, v in (response.get("headers") or {}).items()})
-        text = response.get("body") or ""
-        return response["statusCode"], headers, json.loads(text) if text else None
+        return response["statusCode"], headers, response.get("body") or ""
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from sendledger_client.callers_cli import callers
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
 from sendledger_client.conformance import conformance
 from sendledger_client.errors import DeadlineExceeded, NoAnswer, NotConfigured, ProblemError
-from sendledger_client.transport import is_local
+from sendledger_client.transport import checked_endpoint, is_local
 
 CSV_COLUMNS = (
     "message_id",
@@ -111,10 +111,19 @@ def cli(
     deadline: float,
 ) -> None:
     """sendledger: send, look up and export the evidence of transactional email and SMS."""
-    ctx.obj = Context(
-        lambda: SendledgerClient.connect(endpoint, region, profile, sign=sign, deadline_seconds=deadline), as_json
-    )
+    ctx.obj = Context(lambda: _connect(endpoint, region, profile, sign, deadline), as_json)
     ctx.meta["endpoint"], ctx.meta["sign"] = endpoint, sign
+
+
+def _connect(
+    endpoint: str, region: str | None, profile: str | None, sign: bool | None, deadline: float
+) -> SendledgerClient:
+    """A malformed --endpoint is the caller's to fix: a usage error that names it, whatever is configured."""
+    try:
+        checked_endpoint(endpoint)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--endpoint (or SENDLEDGER_ENDPOINT)") from None
+    return SendledgerClient.connect(endpoint, region, profile, sign=sign, deadline_seconds=deadline)
 
 
 # --- messages ------------------------------------------------------------------------------
@@ -269,7 +278,13 @@ def suppression_lift(ctx: Context, recipient: str, reason: str) -> None:
 @pass_context
 def outbox(ctx: Context) -> None:
     """What the local simulator's providers accepted, newest last (--json: every field, the HTML too)."""
-    ctx.emit(ctx.client.outbox(), _outbox_table)
+    rows = ctx.client.outbox()
+    ctx.emit(rows, _outbox_table)
+    if not ctx.as_json:
+        # Below the table and never folded at the console's width: a reset link stays one string to copy.
+        for row in rows:
+            text = _one_line(row.get("text"), limit=2000)
+            ctx.out.print(f"{row.get('message_id') or ''}: {text}", soft_wrap=True, markup=False, highlight=False)
 
 
 @cli.command()
@@ -282,8 +297,8 @@ def events(ctx: Context) -> None:
 @cli.command()
 @pass_context
 def poll(ctx: Context) -> None:
-    """Run one local poller cycle now."""
-    ctx.emit(ctx.client.poll())
+    """Run one local poller cycle now (what it did; --json: the whole report)."""
+    ctx.emit(ctx.client.poll(), _poll_table)
 
 
 cli.add_command(conformance)
@@ -320,7 +335,17 @@ def _fields_table(title: str, view: View, names: tuple[str, ...]) -> Table:
 def _message_table(view: View) -> Any:
     from rich.console import Group
 
-    names = ("message_id", "state", "channel", "to", "template", "category", "provider_message_id", "reason")
+    names = (
+        "message_id",
+        "state",
+        "channel",
+        "to",
+        "template",
+        "category",
+        "provider",
+        "provider_message_id",
+        "reason",
+    )
     parts: list[Any] = [_fields_table("message", view, (*names, "created_at", "updated_at"))]
     if view.get("history"):
         parts.append(_history_table(view["history"]))
@@ -367,19 +392,32 @@ def _one_line(text: Any, limit: int = 160) -> str:
 
 
 def _outbox_table(rows: list[dict[str, Any]]) -> Table:
-    """One row per accepted message; the text part on one line (a reset link stays whole)."""
-    table = _table("sent_at", "provider", "to", "subject", "message_id", "text", title="outbox")
+    """One row per accepted message; its text part is printed below the table (`outbox`)."""
+    table = _table("sent_at", "provider", "to", "subject", "message_id", title="outbox")
     for row in rows:
-        subject = row.get("subject") or ""
-        text = row.get("text") or ""
         table.add_row(
             str(row.get("sent_at", "")),
             str(row.get("provider") or row.get("channel") or ""),
             str(row.get("to", "")),
-            _one_line(subject),
+            _one_line(row.get("subject")),
             str(row.get("message_id") or ""),
-            _one_line(text, limit=400),
         )
+    return table
+
+
+def _poll_table(summary: dict[str, Any]) -> Table:
+    """What one cycle did: each count that is not zero, then each message it settled."""
+    found = summary.get("poller")
+    poller: dict[str, Any] = found if isinstance(found, dict) else {}
+    counts = {**(summary.get("flush") or {}), **poller, **(poller.get("resolved") or {})}
+    table = _table("what", "count", title="poll cycle")
+    for name, value in counts.items():
+        if type(value) is int and value:
+            table.add_row(name, str(value))
+    for entry in poller.get("resolved_messages") or []:
+        table.add_row(f"{entry.get('message_id')}", str(entry.get("outcome")))
+    if not table.row_count:
+        table.add_row("nothing to do", "0")
     return table
 
 
@@ -428,7 +466,9 @@ class Failure:
 
 
 def _problem_failure(problem: ProblemError, endpoint: str, sign: bool | None) -> Failure:
-    fields = "; ".join(f"{error.get('field')}: {error.get('message')}" for error in problem.errors)
+    # A field error the detail already says (`since: ...` in both) is said once.
+    unsaid = [error for error in problem.errors if str(error.get("message")) not in problem.detail]
+    fields = "; ".join(f"{error.get('field')}: {error.get('message')}" for error in unsaid)
     detail = problem.detail + (f" ({fields})" if fields else "")
     if problem.status == 403 and is_local(endpoint) and not sign:
         detail += "; to sign requests to the local stack, pass --sign (or set SENDLEDGER_SIGN=1) with its credentials"

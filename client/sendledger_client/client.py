@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urljoin
 
 from sendledger_client.errors import DeadlineExceeded, ProblemError
-from sendledger_client.transport import Request, Response, Transport, transport_for
+from sendledger_client.transport import Request, Response, Transport, checked_endpoint, transport_for
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({409, 503})
@@ -46,7 +46,7 @@ class SendledgerClient:
     new_key: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
     def __post_init__(self) -> None:
-        self.endpoint = self.endpoint.rstrip("/")
+        self.endpoint = checked_endpoint(self.endpoint).rstrip("/")
         if self.transport is None:
             self.transport = transport_for(self.endpoint)
 

@@ -8,6 +8,7 @@ local stack verifies SigV4 against its own credentials, which botocore's chain t
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -49,6 +50,19 @@ class Response:
 
 class Transport(Protocol):
     def send(self, request: Request) -> Response: ...
+
+
+def checked_endpoint(url: str) -> str:
+    """The endpoint as given, once it is an http(s) URL with a host; ValueError naming it otherwise."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.hostname and (parts.port or 0) >= 0:
+            return url
+    except ValueError:  # `.port` of a port that is not a number in 0-65535
+        pass
+    # `127.0.0.1:8080`, `localhost:8080`: a host and port without the scheme.
+    hint = f" (did you mean http://{url}?)" if re.fullmatch(r"[\w.-]+:\d+(/\S*)?", url) else ""
+    raise ValueError(f"{url!r} is not an http(s) URL with a host{hint}")
 
 
 def is_local(url: str) -> bool:
@@ -112,7 +126,7 @@ def transport_for(
     A remote endpoint needs a region (from ``region``, the endpoint's host name or the AWS
     config); a local one signed without one uses the local stack's.
     """
-    local = is_local(endpoint)
+    local = is_local(checked_endpoint(endpoint))
     if not ((not local) if sign is None else sign):
         return HttpTransport()
     try:

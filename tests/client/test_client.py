@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -164,3 +165,11 @@ def test_query_values_are_percent_encoded_as_rfc_3986_says():
     assert lift.path == "/v1/admin/suppressions/bob%2Bx%40example.com"
     assert lift.query == "reason=confirmed%20by%20phone%20%2B%2050%25%20%26%20more%20%231%20%C3%A9"
     assert find.query == "idempotency_key=my%20key%201"
+
+
+@pytest.mark.parametrize("endpoint", ["127.0.0.1:8080", "notaurl", "ftp://example.com", "https://"])
+def test_an_endpoint_that_is_not_an_http_url_is_refused_naming_it(endpoint: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(endpoint))):
+        SendledgerClient(endpoint, Scripted([]))
+    with pytest.raises(ValueError, match=re.escape(repr(endpoint))):
+        SendledgerClient.connect(endpoint)

@@ -58,7 +58,7 @@ def test_invalid_number_is_suppressed_at_once(api, ingestion, clock, healthy_wat
     result = deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
     assert result == {"applied": 1, "duplicates": 0, "suppressed": 1}
     message = view(api, sent["message_id"])
-    assert message["state"] == "failed" and message["reason"] == "SmsFailure: Invalid phone number"
+    assert message["state"] == "failed" and message["reason"] == "sms: Invalid phone number"
     assert suppressed(api, INVALID) is True
     # The next send to that number is not sent
     body = {"channel": "sms", "to": INVALID, "template": {"id": "alert", "version": "1"}, "params": {"summary": "x"}}

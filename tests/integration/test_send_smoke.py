@@ -1,10 +1,10 @@
 """POST /v1/messages through the real handler against moto: idempotency and the request budget."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from tests.conftest import TABLE
 from tests.support.counting import count_dynamodb_requests
-from tests.support.fakes import ADMIN
+from tests.support.fakes import ADMIN, FakeClock
 from tests.support.fixtures import put_watermark
 from tests.support.outbox import sent_emails, sent_sms
 
@@ -201,3 +201,26 @@ def test_a_caller_cannot_read_another_callers_message(api, healthy_watermarks):
     )
     assert status == 404 and headers["content-type"] == "application/problem+json"
     assert api("GET", f"/v1/messages/{view['message_id']}")[0] == 200
+
+
+class TickingClock(FakeClock):
+    """Every reading 0.7 ms after the last, from a time with a sub-millisecond part: the answer's
+    updated_at falls between the milliseconds its stored form counts in."""
+
+    def now(self) -> datetime:
+        self.current += timedelta(microseconds=700)
+        return self.current
+
+
+def test_a_replay_is_the_first_answer_byte_for_byte(api, services, healthy_watermarks, monkeypatch):
+    # Given a clock whose readings have sub-millisecond parts, as the system clock's do
+    ticking = TickingClock(current=services.clock.now().replace(microsecond=900))
+    monkeypatch.setattr(services, "clock", ticking)
+    for attempt in range(5):
+        key = {"Idempotency-Key": f"replay-{attempt}"}
+        # When a send is answered, then retried with its key
+        first = api.raw("POST", "/v1/messages", ALERT, headers=key)
+        replay = api.raw("POST", "/v1/messages", ALERT, headers=key)
+        # Then the replay's body is the first answer's, to the byte (SPEC §4: the stored body)
+        assert first[0] == replay[0] == 202 and replay[1]["idempotent-replayed"] == "true"
+        assert replay[2] == first[2], attempt

@@ -275,6 +275,19 @@ def test_outbox_and_events_print_readable_rows(gateway: Gateway, capsys: pytest.
     assert "{'" not in out and "'state':" not in out
 
 
+# --- echoed input ---------------------------------------------------------------------------------
+def test_a_problem_quotes_at_most_200_characters_of_what_was_sent(gateway: Gateway) -> None:
+    long_id = "x" * 20_000
+    paths = [f"/v1/messages/msg_{long_id}", f"/v1/password-resets/{long_id}"]
+    for path in paths:
+        answer = requests.get(f"{gateway.url}{path}", timeout=REQUEST_TIMEOUT_SECONDS)
+        assert answer.status_code == 404 and answer.headers["Content-Type"] == "application/problem+json"
+        detail = answer.json()["detail"]
+        assert "x" * 190 in detail and len(detail) < 260 and "more characters" in detail, path[:40]
+    webhook = requests.post(f"{gateway.url}/v1/providers/{long_id}/events", json={}, timeout=REQUEST_TIMEOUT_SECONDS)
+    assert webhook.status_code == 404 and len(webhook.json()["detail"]) < 260
+
+
 # --- HEAD ---------------------------------------------------------------------------------------
 def test_head_answers_as_get_without_a_body(gateway: Gateway) -> None:
     body = {"channel": "email", "to": "bob@example.com", "template": {"id": "alert", "version": "1"}}
@@ -297,6 +310,7 @@ def test_head_answers_as_get_without_a_body(gateway: Gateway) -> None:
         head = requests.head(f"{gateway.url}{path}", timeout=REQUEST_TIMEOUT_SECONDS)
         assert (head.status_code, head.content) == (get.status_code, b""), path
         assert head.headers["Content-Type"] == get.headers["Content-Type"], path
+        assert head.headers["Content-Length"] == str(len(get.content)) != "0", path
     refused = requests.post(f"{gateway.url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS)
     assert refused.status_code == 405 and refused.headers["Allow"] == "GET, HEAD"
     assert (

@@ -77,8 +77,13 @@ def test_bounce_suppresses_and_the_next_send_makes_no_provider_call(world: Provi
     sent = send(world, BOUNCE)
     world.parts.clock.advance(5)
     poll(world)
-    assert view(world, sent["message_id"])["state"] == "bounced"
+    bounced = view(world, sent["message_id"])
+    assert bounced["state"] == "bounced"
     assert suppressed(world, BOUNCE)
+    # The reasons read alike whichever provider carried it: `bounce: <what the provider said>`
+    _, _, suppression = world.parts.api("GET", f"/v1/suppressions/{BOUNCE.replace('@', '%40')}")
+    for reason in (bounced["reason"], suppression["reason"]):
+        assert re.fullmatch(r"bounce: \S.*", reason), reason
     again = send(world, BOUNCE, key="k-2")
     assert again["state"] == "suppressed"
     assert len(world.outbox()) == 1

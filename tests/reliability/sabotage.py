@@ -309,8 +309,8 @@ TRANSIENT = frozenset(
         "complaint-not-suppressing",
         "a complaint suppresses the recipient",
         RULES,
-        old='return Verdict(Action.SUPPRESS, f"complaint: {feedback}" if feedback else "complaint")',
-        new='return Verdict(Action.NONE, f"complaint: {feedback}" if feedback else "complaint")',
+        old="return Verdict(Action.SUPPRESS, failure_reason(event.kind, feedback))",
+        new="return Verdict(Action.NONE, failure_reason(event.kind, feedback))",
     ),
     Sabotage(
         "wrong-guess-not-counted",

@@ -255,7 +255,7 @@ EMAIL = {"channel": "email", "to": "alice@example.com", "template": {"id": "aler
 
 
 class Report(Counter):
-    def bump(self, what: str, message_id: str | None = None) -> None:
+    def bump(self, what: str, message_id: str | None = None, since: object = None) -> None:
         self[what] += 1
 
 

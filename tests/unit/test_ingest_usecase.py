@@ -142,6 +142,6 @@ def test_an_sms_status_lands_on_the_receipt_the_outcome_wrote(world: FakeWorld):
     assert failure.message_updated and failure.suppressed_now
     message = world.ledger.messages.get(result.view["message_id"])
     assert message is not None and message.state is MessageState.FAILED
-    assert message.reason == "SmsFailure: Phone number is opted out"
+    assert message.reason == "sms: Phone number is opted out"
     [due] = world.ledger.due_work.items(DueKind.OUTCOME, None, 10)
     assert (due.receipt_id, due.message_id) == ("sns-0001", message.message_id)

@@ -25,7 +25,7 @@ def test_request_answers_before_any_mail_and_the_poller_mails_one_token(world: F
     record = world.ledger.resets.get(CALLER, ACCOUNT)
     assert record is not None and record.reset_id == reset.reset_id and record.state == "active"
     assert world.ledger.due_work.count(DueKind.PENDING) == 1
-    assert poll_due_work(world) == {"reset_resent": 1}
+    assert poll_due_work(world) == {"reset_sent": 1}  # the first mail, not a resend
     [token] = tokens_mailed(world)
     stored = world.ledger.resets.get(CALLER, ACCOUNT)
     assert stored is not None and stored.token_hash == tokens.token_hash(token)

@@ -6,9 +6,12 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from sendledger.domain.clock import iso
 from sendledger.domain.events import EventKind
 from sendledger.domain.messages import DueKind, MessageState
 from sendledger.usecases.ingest import IngestReport, ingest_event
+from sendledger.usecases.poll import CycleReport
+from sendledger.usecases.resolve_unknown import Since, resolve_due_work
 from sendledger.usecases.results import Accepted
 from tests.unit.fakes import THROTTLED, TIMEOUT_LOST, TIMEOUT_REACHED, FakeWorld, Reply
 from tests.unit.helpers import poll_due_work, send, ses_event
@@ -66,6 +69,32 @@ def test_a_send_event_proves_acceptance_and_nothing_is_resent(world: FakeWorld):
     world.ledger.poller_state.set_watermark("ses", world.clock.now())
     assert poll_due_work(world) == {"unknown_already_resolved": 1}
     assert len(world.email.calls) == 1 and world.ledger.due_work.count(DueKind.UNKNOWN) == 0
+
+
+def test_a_marker_falling_due_after_the_resolution_reports_when_it_was_resolved(world: FakeWorld):
+    # Resolved by SES's Send event 2 s after the send, delivered 1 s later; the marker falls due long after
+    message_id, sent_at = timed_out(world, TIMEOUT_REACHED)
+    accepted_at, delivered_at = sent_at + timedelta(seconds=2), sent_at + timedelta(seconds=3)
+    world.clock.advance(2)
+    ingest_event(
+        world.services, world.pipeline.events, ses_event(EventKind.SEND, message_id, accepted_at), IngestReport()
+    )
+    world.clock.advance(1)
+    delivery = ses_event(EventKind.DELIVERY, message_id, delivered_at)
+    ingest_event(world.services, world.pipeline.events, delivery, IngestReport())
+    world.clock.advance(2000)
+    world.ledger.poller_state.set_watermark("ses", world.clock.now())
+    report = CycleReport()
+    resolve_due_work(world.pipeline, lambda: 300.0, report)
+    # Then the cycle says when the unknown was resolved (and what the message is now), not just that it was
+    (settled,) = report.resolved_messages
+    assert settled.since == Since(MessageState.DELIVERED, accepted_at)
+    assert settled.as_json() == {
+        "message_id": message_id,
+        "outcome": "unknown_already_resolved",
+        "state": "delivered",
+        "since": iso(accepted_at),
+    }
 
 
 def test_an_event_landing_while_the_poller_decides_blocks_the_resend(world: FakeWorld, monkeypatch):

@@ -41,11 +41,21 @@ def user_agent() -> str:
 USER_AGENT = user_agent()
 
 
-def config(*, retries: dict[str, Any], read_timeout: float = 5, connect_timeout: float = 2) -> Config:
+MAX_POOL_CONNECTIONS = 10  # botocore's own default
+
+
+def config(
+    *,
+    retries: dict[str, Any],
+    read_timeout: float = 5,
+    connect_timeout: float = 2,
+    max_pool_connections: int = MAX_POOL_CONNECTIONS,
+) -> Config:
     return Config(
         retries=retries,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
+        max_pool_connections=max_pool_connections,
         parameter_validation=False,
         user_agent=USER_AGENT,
     )

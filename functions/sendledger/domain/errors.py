@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+ECHO_LIMIT = 200  # characters of a caller's input a problem detail quotes back
+
+
+def echo(value: str) -> str:
+    """The caller's input quoted in a detail, cut at ECHO_LIMIT characters: an answer never
+    grows with what was sent (a 20,000-character id is not answered back whole)."""
+    if len(value) <= ECHO_LIMIT:
+        return repr(value)
+    return f"{value[:ECHO_LIMIT]!r}… ({len(value) - ECHO_LIMIT} more characters)"
+
 
 @dataclass
 class DomainError(Exception):

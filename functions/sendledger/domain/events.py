@@ -52,6 +52,18 @@ class EventKind(StrEnum):
     UNSUBSCRIBE = "Unsubscribe"  # the recipient opted out
 
 
+# How a reason names its event's kind: lower case, SMS failures as `sms`.
+_REASON_LABELS = {EventKind.SMS_FAILURE: "sms", EventKind.DELIVERY_DELAY: "delivery delay"}
+
+
+def failure_reason(kind: EventKind, detail: str | None = None) -> str:
+    """Every event's reason, a message's or a suppression's, whichever provider sent it:
+    `<kind>: <what the provider said>` (`bounce: Permanent/General`, `bounce: infrai/bounced`,
+    `sms: Invalid phone number`), the kind in lower case."""
+    label = _REASON_LABELS.get(kind, kind.value.lower())
+    return f"{label}: {detail}" if detail else label
+
+
 @value
 class DeliveryEvent:
     source: str  # the event source of the provider slice that parsed it (its watermark, its dedupe keys)

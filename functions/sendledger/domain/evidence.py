@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sendledger.domain.clock import iso
-from sendledger.domain.events import DeliveryEvent
+from sendledger.domain.events import DeliveryEvent, failure_reason
 from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
 
 EVENT_STEP = 2  # after the intent (0) and the provider outcome (1) of the same millisecond
@@ -65,10 +65,8 @@ def suppression_entry(event: DeliveryEvent, reason: str, now: datetime) -> Histo
 
 def reason_of(event: DeliveryEvent) -> str:
     if event.bounce_type:
-        return f"bounce: {event.bounce_type}/{event.bounce_subtype}"
-    if event.provider_response:
-        return f"{event.kind.value}: {event.provider_response}"
-    return event.kind.value
+        return failure_reason(event.kind, f"{event.bounce_type}/{event.bounce_subtype}")
+    return failure_reason(event.kind, event.provider_response)
 
 
 def _implied(name: str, value: Any, event: DeliveryEvent) -> bool:

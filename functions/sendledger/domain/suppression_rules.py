@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from sendledger.domain.events import Action, DeliveryEvent, EventKind, Verdict
+from sendledger.domain.events import Action, DeliveryEvent, EventKind, Verdict, failure_reason
 from sendledger.domain.values import value
 
 __all__ = ["Action", "TransientPolicy", "Verdict", "verdict_for"]
@@ -29,11 +29,11 @@ def verdict_for(event: DeliveryEvent) -> Verdict:
         return Verdict(Action.SUPPRESS, "unsubscribed")
     if event.kind is EventKind.COMPLAINT:
         feedback = event.evidence.get("complaint_feedback_type")
-        return Verdict(Action.SUPPRESS, f"complaint: {feedback}" if feedback else "complaint")
+        return Verdict(Action.SUPPRESS, failure_reason(event.kind, feedback))
     if event.kind is EventKind.BOUNCE:
-        return Verdict(Action.COUNT_TRANSIENT, f"bounce: {event.source}", known=False)
+        return Verdict(Action.COUNT_TRANSIENT, failure_reason(event.kind, event.source), known=False)
     if event.kind is EventKind.SMS_FAILURE:
-        return Verdict(Action.NONE, "sms: failure", known=False)
+        return Verdict(Action.NONE, failure_reason(event.kind, "failure"), known=False)
     return Verdict(Action.NONE)
 
 

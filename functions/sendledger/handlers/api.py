@@ -139,7 +139,7 @@ def get_message(message_id: str) -> Response[str]:
     services = _services()
     message = messages.get_message(services, message_id, _caller())
     if message is None:
-        return problem(ProblemType.NOT_FOUND, f"no message {message_id!r}")
+        return problem(ProblemType.NOT_FOUND, f"no message {errors.echo(message_id)}")
     return message_response(200, message_view(message, services.settings, with_history=True))
 
 
@@ -166,7 +166,7 @@ def get_password_reset(reset_id: str) -> Response[str]:
     services = _services()
     found = evidence.reset_evidence(services, _caller(), reset_id)
     if found is None:
-        return problem(ProblemType.NOT_FOUND, f"no reset {reset_id!r}")
+        return problem(ProblemType.NOT_FOUND, f"no reset {errors.echo(reset_id)}")
     return json_response(200, reset_evidence_view(found, services.settings))
 
 
@@ -298,7 +298,7 @@ def lambda_handler(
                 "isBase64Encoded": False,
             }
         if event.get("httpMethod") == "HEAD":
-            return {**app.resolve(request_gate.as_get(event), context), "body": "", "isBase64Encoded": False}
+            return request_gate.head_answer(app.resolve(request_gate.as_get(event), context))
         return app.resolve(event, context)
     finally:
         RUNTIME.reset(token)

@@ -17,6 +17,7 @@ from sendledger import names
 from sendledger.api.models import WebhookReceipt
 from sendledger.api.openapi import documented
 from sendledger.api.problems import JSON, ProblemType, problem
+from sendledger.domain.errors import echo
 from sendledger.handlers.invocation import current_runtime
 
 # The largest body any provider's webhook takes (the largest batch a provider posts); each
@@ -38,7 +39,7 @@ def post_provider_events(provider: str) -> Response[str]:
 
     hook = current_runtime().webhook(provider)
     if hook is None:
-        return problem(ProblemType.NOT_FOUND, f"no webhook of {provider!r} is enabled here")
+        return problem(ProblemType.NOT_FOUND, f"no webhook of {echo(provider)} is enabled here")
     event = router.current_event
     body = (event.body or "").encode("utf-8", errors="surrogatepass")
     if len(body) > hook.intake.max_body_bytes:

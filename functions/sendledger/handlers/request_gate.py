@@ -5,6 +5,7 @@ Each answer is the same problem+json the router's own handlers give.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,14 @@ def as_get(event: dict[str, Any]) -> dict[str, Any]:
     """A HEAD request's event as the GET the router serves (the answer's body is dropped after)."""
     context = {**(event.get("requestContext") or {}), "httpMethod": "GET"}
     return {**event, "httpMethod": "GET", "requestContext": context}
+
+
+def head_answer(get_answer: dict[str, Any]) -> dict[str, Any]:
+    """The GET's answer without its body, with the Content-Length the body would have had."""
+    body = get_answer.get("body") or ""
+    length = len(base64.b64decode(body)) if get_answer.get("isBase64Encoded") else len(body.encode("utf-8"))
+    headers = {**(get_answer.get("multiValueHeaders") or {}), "Content-Length": [str(length)]}
+    return {**get_answer, "multiValueHeaders": headers, "body": "", "isBase64Encoded": False}
 
 
 def _route_problem(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response[str] | None:

@@ -18,14 +18,31 @@ from datetime import datetime
 from aws_lambda_powertools import Logger
 
 from sendledger import names
+from sendledger.domain.clock import iso
 from sendledger.domain.messages import DueKind
 from sendledger.ports.providers import EventLane
 from sendledger.usecases import escalate, resolve_unknown
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline
+from sendledger.usecases.resolve_unknown import Since
 
 logger = Logger(child=True)
 
 SAFETY_SECONDS = 8.0  # stop starting new work this close to the Lambda timeout
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A message a step settled: how (`what`), and for one an earlier event resolved, since when."""
+
+    what: str
+    message_id: str
+    since: Since | None = None
+
+    def as_json(self) -> dict[str, object]:
+        settled: dict[str, object] = {"message_id": self.message_id, "outcome": self.what}
+        if self.since is not None:
+            settled.update(state=self.since.state.value, since=iso(self.since.at))
+        return settled
 
 
 @dataclass
@@ -33,14 +50,14 @@ class CycleReport(IngestReport):
     started_at: datetime | None = None
     read_to_end: dict[str, bool] = field(default_factory=dict)  # by lane: everything there was applied
     resolved: dict[str, int] = field(default_factory=dict)
-    resolved_messages: list[tuple[str, str]] = field(default_factory=list)  # (what, message id)
+    resolved_messages: list[Settled] = field(default_factory=list)
     escalated: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def bump(self, what: str, message_id: str | None = None) -> None:
+    def bump(self, what: str, message_id: str | None = None, since: Since | None = None) -> None:
         self.resolved[what] = self.resolved.get(what, 0) + 1
         if message_id is not None:
-            self.resolved_messages.append((what, message_id))
+            self.resolved_messages.append(Settled(what, message_id, since))
 
     def summary(self) -> dict[str, object]:
         return {
@@ -50,7 +67,7 @@ class CycleReport(IngestReport):
             "poison": self.poison,
             "read_to_end": self.read_to_end,
             "resolved": self.resolved,
-            "resolved_messages": [{"message_id": mid, "outcome": what} for what, mid in self.resolved_messages],
+            "resolved_messages": [settled.as_json() for settled in self.resolved_messages],
             "escalated": self.escalated,
         }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
+from enum import StrEnum
 
 from aws_lambda_powertools import Logger
 
@@ -37,6 +38,15 @@ UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
 EMAIL_CHANGED = "email changed"
 MAX_REPLACEMENTS = 3  # a request that keeps meeting a newer reset for another address gives up (503)
+
+
+class ResetMail(StrEnum):
+    """What the poller's half of a reset did; the value is what the poll cycle counts."""
+
+    SENT = "reset_sent"  # the reset's first mail, with its first token
+    RESENT = "reset_resent"  # a new token, the previous mail proven never accepted
+    SUPPRESSED = "reset_mail_suppressed"  # the recipient is suppressed now: settled without a send
+    MOVED_ON = "reset_mail_moved_on"  # its message is no longer waiting to be sent
 
 
 def request_reset(
@@ -139,7 +149,7 @@ def _reset_intent(
     )
 
 
-def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> None:
+def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> ResetMail:
     """The poller's half: mint a token, swap its hash into the reset, send — same reset id.
 
     Runs for the first mail and again only when the previous one is proven not accepted; the
@@ -147,10 +157,11 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
     """
     message = services.messages.get(record.message_id)
     if message is None or message.state not in PROVEN_NOT_ACCEPTED:
-        return
+        return ResetMail.MOVED_ON
     now = services.clock.now()
     token = tokens.mint_token()
-    if record.token_hash != UNSENT:
+    first = record.token_hash == UNSENT
+    if not first:
         message.attempt += 1
     message.state = MessageState.SENDING
     entry = HistoryEntry(
@@ -170,7 +181,7 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
                 ),
             )
         )
-        return
+        return ResetMail.SUPPRESSED
     intent = SendIntent(
         message=message,
         first_entry=entry,
@@ -179,6 +190,12 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
     )
     response = deliver(services, message, seconds_left, _content(services.settings.reset_url_template, token))
     record_provider_outcome(services, intent, response)
+    mailed = ResetMail.SENT if first else ResetMail.RESENT
+    logger.info(
+        "reset mail sent" if first else "reset mail sent again",
+        extra={"reset_id": record.reset_id, "message_id": message.message_id, "attempt": message.attempt},
+    )
+    return mailed
 
 
 def _content(url_template: str, token: str) -> templates.Rendered:

@@ -12,6 +12,7 @@ fresh token replaces the old hash (never two valid tokens).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -44,8 +45,17 @@ BATCH = 100
 SAFETY_SECONDS = 8.0
 
 
+@dataclass(frozen=True)
+class Since:
+    """A message an earlier event resolved: its state now, and when it left `unknown` (its
+    marker falls due later, and the cycle says when the resolution happened, not that it did now)."""
+
+    state: MessageState
+    at: datetime
+
+
 class Counter(Protocol):
-    def bump(self, what: str, message_id: str | None = None) -> None: ...
+    def bump(self, what: str, message_id: str | None = None, since: Since | None = None) -> None: ...
 
 
 def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -83,7 +93,9 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
     message = services.messages.get(message_id)
     if message is None or message.state is not S.UNKNOWN:
         due_work.clear(message_id, DueKind.UNKNOWN)
-        report.bump("unknown_already_resolved", message_id)
+        left_at = _left_unknown_at(message) if message is not None else None
+        since = Since(message.state, left_at) if message is not None and left_at is not None else None
+        report.bump("unknown_already_resolved", message_id, since)
         return
     source = source_for(message)
     watermark = services.poller_state.watermark(source)
@@ -132,6 +144,17 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         return
     logger.info("unknown send: watermark behind, staying unknown", extra=log)
     report.bump("unknown_waiting", message_id)
+
+
+def _left_unknown_at(message: Message) -> datetime | None:
+    """When the message last left `unknown` (the event that resolved it), from its history."""
+    left_at, unknown = None, False
+    for entry in message.history:
+        if entry.state is S.UNKNOWN:
+            left_at, unknown = None, True
+        elif unknown and entry.state is not None and left_at is None:
+            left_at = entry.at
+    return left_at
 
 
 def _lookup(pipeline: Pipeline, message: Message, evidence: dict[str, object]) -> LookupResult | None:
@@ -273,8 +296,7 @@ def _resend_reset(
         report.bump("reset_mail_cancelled", message.message_id)
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
-    send_reset_mail(services, record, seconds_left)
-    report.bump("reset_resent", message.message_id)
+    report.bump(send_reset_mail(services, record, seconds_left).value, message.message_id)
 
 
 def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:

@@ -23,7 +23,12 @@ from functools import cache
 from typing import Any
 
 from sendledger import names
-from sendledger.adapters.dynamodb.keys import EVIDENCE_SHARDS, MESSAGE_PK_PREFIX, evidence_partitions
+from sendledger.adapters.dynamodb.keys import (
+    EVIDENCE_PARTITIONS_PER_DAY,
+    EVIDENCE_SHARDS,
+    MESSAGE_PK_PREFIX,
+    evidence_partitions,
+)
 from sendledger.adapters.dynamodb.table import Table, dependency_guard
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.export_window import Position, Window
@@ -37,7 +42,7 @@ MAX_PAGE = 1000  # the most one Query is asked for
 @cache
 def _pool() -> ThreadPoolExecutor:
     """Per container: one thread per partition of a day (the export is the only caller)."""
-    return ThreadPoolExecutor(max_workers=EVIDENCE_SHARDS + 1, thread_name_prefix="evidence")
+    return ThreadPoolExecutor(max_workers=EVIDENCE_PARTITIONS_PER_DAY, thread_name_prefix="evidence")
 
 
 def created_in(table: Table, owner: str, window: Window, after: Position | None, limit: int) -> CreatedPage:

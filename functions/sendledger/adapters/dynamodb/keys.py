@@ -57,6 +57,8 @@ HISTORY_PREFIX = "h:"
 # Sixteen keeps each one's share of a caller's sends (1/16) below the bench's hot-partition bar (1/8).
 DUE_SHARDS = 16
 EVIDENCE_SHARDS = 16
+# The partitions of one day an export reads at once: each shard, and the unsharded one.
+EVIDENCE_PARTITIONS_PER_DAY = EVIDENCE_SHARDS + 1
 
 
 MESSAGE_PK_PREFIX = "MSG#"

@@ -47,6 +47,7 @@ DEFAULT_CATEGORY = "transactional"
 # A message item without `provider` was carried by its channel's first provider (the only
 # ones before providers were selectable): a storage convention, not a default of today's.
 IMPLIED_PROVIDER = {Channel.EMAIL: "ses", Channel.SMS: "sns"}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def message_item(intent: SendIntent, stored: StoredResponse | None) -> Item:
@@ -195,7 +196,8 @@ def message_id_of(item: Item) -> str:
 def answer(stored: StoredResponse, item_provider_message_id: str | None) -> str:
     """What changes after an answer, as it was (the rest of the answer never changes)."""
     message = stored.message
-    after = (message.updated_at - message.created_at) // timedelta(milliseconds=1)
+    # In the views' whole milliseconds (iso), so the replay renders the first answer's updated_at.
+    after = _whole_ms(message.updated_at) - _whole_ms(message.created_at)
     answer: dict[str, Any] = {ANSWER_STATE: message.state.value, ANSWER_AFTER: after}
     if message.reason:
         answer[ANSWER_REASON] = message.reason
@@ -205,6 +207,10 @@ def answer(stored: StoredResponse, item_provider_message_id: str | None) -> str:
         same = message.provider_message_id == item_provider_message_id
         answer[ANSWER_PROVIDER_ID] = True if same else message.provider_message_id
     return json.dumps(answer, separators=(",", ":"))
+
+
+def _whole_ms(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def answered_from(item: Item, answer: str) -> StoredResponse:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sendledger.domain.events import Action, DeliveryEvent, EventKind, MalformedEvent, Verdict
+from sendledger.domain.events import Action, DeliveryEvent, EventKind, MalformedEvent, Verdict, failure_reason
 from sendledger.domain.values import value
 from sendledger.providers.mailgun import SOURCE
 
@@ -138,7 +138,7 @@ def parse_event(raw: Any) -> DeliveryEvent | None:
 
 def classify_failure(reason: str | None, smtp_status: str | None) -> Verdict:
     """A permanent failure (temporary ones are retried by Mailgun and never get here)."""
-    text = f"bounce: mailgun/{reason or 'unknown'}"
+    text = failure_reason(EventKind.BOUNCE, f"mailgun/{reason or 'unknown'}")
     if smtp_status == "5.2.2":
         return Verdict(Action.COUNT_TRANSIENT, text)
     if reason in SUPPRESS_REASONS:

@@ -24,6 +24,7 @@ from sendledger.domain.events import (
     MalformedEvent,
     Verdict,
     escalates_flag,
+    failure_reason,
     normalised,
 )
 from sendledger.providers.sendgrid import SOURCE
@@ -122,7 +123,8 @@ def classify(
     """Bounces (`type` bounce or blocked) and drops; None for the kinds every provider reads alike."""
     if kind is EventKind.BOUNCE:
         classification = evidence.get("bounce_classification")
-        reason = f"bounce: sendgrid/{bounce_subtype}" + (f" ({classification})" if classification else "")
+        detail = f"sendgrid/{bounce_subtype}" + (f" ({classification})" if classification else "")
+        reason = failure_reason(kind, detail)
         if bounce_type == "Permanent" and status != "5.2.2":
             return Verdict(Action.SUPPRESS, reason)
         # `blocked` refuses the message or the sending IP, not the address; a full mailbox is transient.

@@ -21,6 +21,7 @@ from sendledger.domain.events import (
     MalformedEvent,
     Verdict,
     escalates_flag,
+    failure_reason,
     json_object,
     mapping,
     optional_text,
@@ -114,7 +115,7 @@ def parse_ses_record(record: Mapping[str, Any]) -> list[DeliveryEvent]:
 
 
 def classify_bounce(bounce_type: str | None, bounce_subtype: str | None, smtp_status: str | None) -> Verdict:
-    reason = f"bounce: {bounce_type}/{bounce_subtype}"
+    reason = failure_reason(EventKind.BOUNCE, f"{bounce_type}/{bounce_subtype}")
     if bounce_type == "Permanent":
         # RFC 3463 5.2.2 (mailbox full) reported as permanent is best treated as transient.
         if smtp_status == "5.2.2":

@@ -23,6 +23,7 @@ from sendledger.domain.events import (
     EventKind,
     MalformedEvent,
     Verdict,
+    failure_reason,
     json_object,
     mapping,
     normalised,
@@ -62,7 +63,7 @@ TRANSIENT = frozenset(
 
 def classify_failure(provider_response: str | None) -> Verdict:
     text = normalised(provider_response or "")
-    reason = f"sms: {provider_response}" if provider_response else "sms: failure"
+    reason = failure_reason(EventKind.SMS_FAILURE, provider_response or "failure")
     if text in PERMANENT:
         return Verdict(Action.SUPPRESS, reason)
     return Verdict(Action.NONE, reason, known=text in TRANSIENT)
