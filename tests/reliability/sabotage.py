@@ -236,11 +236,10 @@ TRANSIENT = frozenset(
         "one intent, one send: a second container claims an in-progress key at once and sends again",
         MESSAGE_ITEM,
         old="""\
-        tx.put("message", message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
+        tx.put("message", message_item(intent, stored), expression.absent("pk"), expression)
 """,
         new="""\
-        leased = f"attribute_exists({expression.name('lease_until')})"
-        reclaimable = f"attribute_not_exists({expression.name('pk')}) OR {leased}"
+        reclaimable = expression.absent("pk") | expression.present("lease_until")
         tx.put("message", message_item(intent, stored), reclaimable, expression)
 """,
     ),
@@ -506,8 +505,7 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "an intent written without reading the recipient asserts its last send is older than the "
         "stale bound: without that condition a recent send's outcome is not waited for (defer policy)",
         RECIPIENT_ITEM,
-        old='        update.when(f"attribute_not_exists({marker}) OR '
-        '{marker} <= {update.value(iso(last_send.value))}")\n',
+        old="        update.when(update.absent(LAST_SEND_AT) | update.at_most(LAST_SEND_AT, iso(last_send.value)))\n",
         new="        pass\n",
         killers=(
             "tests/integration/test_store_contract.py::test_the_fakes_answer_as_the_dynamodb_stores[last_send_condition]",

@@ -30,3 +30,10 @@ def test_every_named_killer_is_a_test_file_of_the_project() -> None:
     for killer in sabotage.all_killers(sabotage.SABOTAGES):
         path = killer.split("::", 1)[0]
         assert (sabotage.ROOT / path).is_file(), killer
+
+
+def test_every_sabotage_still_finds_the_code_it_breaks() -> None:
+    # A refactor that rewrites the sabotaged lines would otherwise leave the sabotage applying to nothing.
+    for planted in sabotage.SABOTAGES:
+        text = (sabotage.ROOT / planted.file).read_text()
+        assert text.count(planted.old) == 1, f"{planted.name}: its code is not in {planted.file} exactly once"
