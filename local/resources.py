@@ -26,6 +26,8 @@ from local.constants import (
     SES_EVENTS_DLQ,
     SES_EVENTS_QUEUE,
     SES_EVENTS_TOPIC,
+    TEST_OUTCOMES_DLQ,
+    TEST_OUTCOMES_QUEUE,
     sms_log_groups,
 )
 from sendledger import names
@@ -46,6 +48,8 @@ class Resources:
     ses_events_dlq_url: str
     escalation_queue_url: str
     escalation_dlq_url: str
+    test_outcomes_queue_url: str
+    test_outcomes_dlq_url: str
     sms_success_log_group: str
     sms_failure_log_group: str
 
@@ -60,6 +64,8 @@ class Resources:
             ses.ENV_CONFIGURATION_SET: self.configuration_set,
             ses.ENV_EVENTS_QUEUE_URL: self.ses_events_queue_url,
             names.ENV_ESCALATION_QUEUE_URL: self.escalation_queue_url,
+            names.ENV_TEST_OUTCOMES_QUEUE_URL: self.test_outcomes_queue_url,
+            ses.ENV_EVENTS_TOPIC_ARN: self.ses_events_topic_arn,
             sns.ENV_SUCCESS_LOG_GROUP: self.sms_success_log_group,
             sns.ENV_FAILURE_LOG_GROUP: self.sms_failure_log_group,
         }
@@ -112,6 +118,18 @@ def create_resources(
         {"RedrivePolicy": json.dumps({"deadLetterTargetArn": esc_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)})},
     )
 
+    outcomes_dlq_url, outcomes_dlq_arn = _queue(sqs, TEST_OUTCOMES_DLQ, {})
+    outcomes_queue_url, _ = _queue(
+        sqs,
+        TEST_OUTCOMES_QUEUE,
+        {
+            "VisibilityTimeout": "60",
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": outcomes_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
+            ),
+        },
+    )
+
     sns = client("sns")
     topic_arn: str = sns.create_topic(Name=SES_EVENTS_TOPIC)["TopicArn"]
     # No RawMessageDelivery: SQS bodies are the SNS JSON envelope, as deployed.
@@ -134,6 +152,8 @@ def create_resources(
         ses_events_dlq_url=ses_dlq_url,
         escalation_queue_url=esc_queue_url,
         escalation_dlq_url=esc_dlq_url,
+        test_outcomes_queue_url=outcomes_queue_url,
+        test_outcomes_dlq_url=outcomes_dlq_url,
         sms_success_log_group=success_group,
         sms_failure_log_group=failure_group,
     )

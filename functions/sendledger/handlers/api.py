@@ -36,7 +36,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import caller_routes, provider_routes, request_gate
+from sendledger.handlers import caller_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
@@ -227,7 +227,6 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
     return suppression_response(status)
 
 
-app.include_router(provider_routes.router)
 app.include_router(caller_routes.router)
 
 
@@ -242,7 +241,10 @@ def openapi_document() -> Response[str]:
 
 
 def openapi_json() -> str:
-    return openapi.document_json(app)
+    """The callers' routes and the providers' webhook route (served by the webhooks Lambda), in one document."""
+    from sendledger.handlers import webhooks
+
+    return openapi.document_json(app, webhooks.app)
 
 
 # --- errors: every one is application/problem+json ----------------------------------------
@@ -264,11 +266,7 @@ def on_not_found(_: Exception) -> Response[str]:
     return problem(ProblemType.NOT_FOUND, "no such route")
 
 
-def _allowed_methods(path: str) -> list[str]:
-    # Powertools has no public route table; a test checks every route against its OpenAPI path.
-    # A fixed path wins over a pattern that would also match it (/v1/password-resets/consume).
-    static = {route.method for route in app._static_routes if route.rule.match(path)}
-    return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
+_allowed_methods = request_gate.allowed_methods_of(app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
@@ -282,12 +280,7 @@ def lambda_handler(
     try:
         early = request_gate.precheck(event, _allowed_methods) or _admin_refusal(event)
         if early is not None:
-            return {
-                "statusCode": early.status_code,
-                "multiValueHeaders": {name: [value] for name, value in early.headers.items()},
-                "body": early.body,
-                "isBase64Encoded": False,
-            }
+            return request_gate.proxy_response(early)
         if event.get("httpMethod") == "HEAD":
             return {**app.resolve(request_gate.as_get(event), context), "body": "", "isBase64Encoded": False}
         return app.resolve(event, context)

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from sendledger import names
 from sendledger.api.problems import JSON, ProblemType, problem
@@ -18,6 +18,28 @@ from sendledger.handlers import provider_routes
 MAX_BODY_BYTES = 64 * 1024
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
+
+
+def allowed_methods_of(app: APIGatewayRestResolver) -> AllowedMethods:
+    """The methods `app`'s routes take at a path (none: no route)."""
+
+    def allowed(path: str) -> list[str]:
+        # Powertools has no public route table; a test checks every route against its OpenAPI path.
+        # A fixed path wins over a pattern that would also match it (/v1/password-resets/consume).
+        static = {route.method for route in app._static_routes if route.rule.match(path)}
+        return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
+
+    return allowed
+
+
+def proxy_response(answer: Response[str]) -> dict[str, Any]:
+    """An answer given before the router, in API Gateway's proxy shape."""
+    return {
+        "statusCode": answer.status_code,
+        "multiValueHeaders": {name: [value] for name, value in answer.headers.items()},
+        "body": answer.body,
+        "isBase64Encoded": False,
+    }
 
 
 def with_head(methods: list[str]) -> list[str]:
