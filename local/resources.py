@@ -100,34 +100,12 @@ def create_resources(
         sesv2.create_email_identity(EmailIdentity=identity, ConfigurationSetName=configuration_set)
 
     sqs = client("sqs")
-    ses_dlq_url, ses_dlq_arn = _queue(sqs, SES_EVENTS_DLQ, {})
-    ses_queue_url, ses_queue_arn = _queue(
-        sqs,
-        SES_EVENTS_QUEUE,
-        {
-            "VisibilityTimeout": "60",
-            "RedrivePolicy": json.dumps(
-                {"deadLetterTargetArn": ses_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
-            ),
-        },
+    (ses_queue_url, ses_queue_arn), ses_dlq_url = _queue_with_dlq(
+        sqs, SES_EVENTS_QUEUE, SES_EVENTS_DLQ, {"VisibilityTimeout": "60"}
     )
-    esc_dlq_url, esc_dlq_arn = _queue(sqs, ESCALATION_DLQ, {})
-    esc_queue_url, _ = _queue(
-        sqs,
-        ESCALATION_QUEUE,
-        {"RedrivePolicy": json.dumps({"deadLetterTargetArn": esc_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)})},
-    )
-
-    outcomes_dlq_url, outcomes_dlq_arn = _queue(sqs, TEST_OUTCOMES_DLQ, {})
-    outcomes_queue_url, _ = _queue(
-        sqs,
-        TEST_OUTCOMES_QUEUE,
-        {
-            "VisibilityTimeout": "60",
-            "RedrivePolicy": json.dumps(
-                {"deadLetterTargetArn": outcomes_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
-            ),
-        },
+    (esc_queue_url, _), esc_dlq_url = _queue_with_dlq(sqs, ESCALATION_QUEUE, ESCALATION_DLQ, {})
+    (outcomes_queue_url, _), outcomes_dlq_url = _queue_with_dlq(
+        sqs, TEST_OUTCOMES_QUEUE, TEST_OUTCOMES_DLQ, {"VisibilityTimeout": "60"}
     )
 
     sns = client("sns")
@@ -194,6 +172,14 @@ def _create_ledger_table(dynamodb: Any, table: str, with_stream: bool = True) ->
         TableName=table,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": names.TABLE_TTL_ATTRIBUTE},
     )
+
+
+def _queue_with_dlq(sqs: Any, name: str, dlq_name: str, attributes: dict[str, str]) -> tuple[tuple[str, str], str]:
+    """A queue whose redrive policy moves a message to its DLQ after MAX_RECEIVE_COUNT receives:
+    ((its URL, its ARN), the DLQ's URL)."""
+    dlq_url, dlq_arn = _queue(sqs, dlq_name, {})
+    redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
+    return _queue(sqs, name, {**attributes, "RedrivePolicy": json.dumps(redrive)}), dlq_url
 
 
 def _queue(sqs: Any, name: str, attributes: dict[str, str]) -> tuple[str, str]:

@@ -254,16 +254,7 @@ def on_validation_error(exc: RequestValidationError) -> Response[str]:
     return problem(ProblemType.VALIDATION_ERROR, detail, validation_errors(exc.errors()))
 
 
-@app.exception_handler(errors.DomainError)
-def on_domain_error(exc: errors.DomainError) -> Response[str]:
-    if isinstance(exc, errors.DependencyUnavailable):
-        logger.warning("dependency unavailable", extra={"detail": exc.detail})
-    return problems.for_domain_error(exc)
-
-
-@app.not_found
-def on_not_found(_: Exception) -> Response[str]:
-    return problem(ProblemType.NOT_FOUND, "no such route")
+request_gate.answer_problems(app, logger)
 
 
 _allowed_methods = request_gate.allowed_methods_of(app)

@@ -11,15 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
-from sendledger.api import problems
-from sendledger.api.problems import ProblemType, problem
-from sendledger.domain import errors
 from sendledger.handlers import provider_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME
 from sendledger.handlers.observability import traced
@@ -28,19 +25,8 @@ logger = Logger()
 metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(provider_routes.router)
+request_gate.answer_problems(app, logger)
 _allowed_methods = request_gate.allowed_methods_of(app)
-
-
-@app.exception_handler(errors.DomainError)
-def on_domain_error(exc: errors.DomainError) -> Response[str]:
-    if isinstance(exc, errors.DependencyUnavailable):
-        logger.warning("dependency unavailable", extra={"detail": exc.detail})
-    return problems.for_domain_error(exc)
-
-
-@app.not_found
-def on_not_found(_: Exception) -> Response[str]:
-    return problem(ProblemType.NOT_FOUND, "no such route")
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
