@@ -47,3 +47,12 @@ def test_a_record_that_names_no_test_caller_is_refused() -> None:
 def test_anything_but_an_envelope_of_a_known_carrier_is_malformed(raw: str) -> None:
     with pytest.raises(MalformedEvent):
         parse_test_outcome(raw)
+
+
+def test_a_sealed_provider_id_names_its_own_message_only() -> None:
+    sealed = test_mode.sealed_provider_id("tester-app", "msg_A", "n" * 32)
+    assert test_mode.caller_of(sealed) == "tester-app"
+    assert test_mode.seals(sealed, "msg_A")
+    assert not test_mode.seals(sealed, "msg_B")  # a real message named beside a test caller's id
+    assert not test_mode.seals(test_mode.simulated_provider_id("tester-app", "0" * 48), "msg_A")
+    assert not test_mode.seals(None, "msg_A") and not test_mode.seals("0100018c-real", "msg_A")

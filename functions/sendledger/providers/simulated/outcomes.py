@@ -3,8 +3,9 @@
 Every body is an envelope, `{"carrier": <name>, "body": <the event as its carrier's real path
 carries it>}` (outlets.py writes them). The body is read by that carrier's own parser, so a
 simulated bounce means what a real one means; then every event must name a test caller (its
-provider message id is a simulated one, domain/test_mode.py), or the whole body is refused and
-left for the dead-letter queue: whoever can write this queue can touch test namespaces only.
+provider message id is a simulated one, domain/test_mode.py) and, where it names a message, carry
+that message's seal (only the deployment's key makes one); else the whole body is refused and left
+for the dead-letter queue: whoever can write this queue can touch test namespaces and test messages only.
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ def parse_test_outcome(raw: str) -> list[DeliveryEvent]:
             raise MalformedEvent(
                 f"a test outcome must name a test caller's simulated send (provider message id "
                 f"{event.provider_message_id!r}): refused, real recipients are not touched from here"
+            )
+        if event.message_id is not None and not test_mode.seals(event.provider_message_id, event.message_id):
+            raise MalformedEvent(
+                f"a test outcome naming message {event.message_id!r} must carry that message's seal in its "
+                "provider message id: refused, real messages are not touched from here"
             )
     return events
 
