@@ -219,3 +219,30 @@ def test_api_execution_logs_carry_errors_never_bodies(default: Template) -> None
     [stage] = resources(default, "AWS::ApiGateway::Stage").values()
     [everything] = [s for s in stage["Properties"]["MethodSettings"] if s["ResourcePath"] == "/*"]
     assert everything["LoggingLevel"] == "ERROR" and everything["DataTraceEnabled"] is False
+
+
+@pytest.mark.parametrize("which", ["default", "webhooks"])
+def test_no_role_is_granted_a_send_its_queue_denies(which: str, request: pytest.FixtureRequest) -> None:
+    """Grants and producer policies agree: a role allowed sqs:SendMessage on one of our queues is
+    one of that queue's producers (else the deny would break it deployed, silently under moto)."""
+    template: Template = request.getfixturevalue(which)
+    policies = _queue_policies(template)
+    queues = set(resources(template, "AWS::SQS::Queue"))
+    checked = 0
+    for policy in resources(template, "AWS::IAM::Policy").values():
+        roles = {role["Ref"] for role in policy["Properties"].get("Roles", [])}
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Effect"] != "Allow" or "sqs:SendMessage" not in _as_list(statement["Action"]):
+                continue
+            for resource in _as_list(statement["Resource"]):
+                queue = resource.get("Fn::GetAtt", [None])[0] if isinstance(resource, dict) else None
+                if queue not in queues:
+                    continue
+                denies = [s for s in policies.get(queue, []) if s.get("Sid") == PRODUCERS_ONLY_SID]
+                for deny in denies:
+                    producers = _logical_ids(
+                        deny.get("Condition", {}).get("ArnNotEquals", {}).get("aws:PrincipalArn", [])
+                    )
+                    assert roles <= set(producers), f"{sorted(roles)} may send to {queue} but its policy denies them"
+                    checked += 1
+    assert checked >= 5
