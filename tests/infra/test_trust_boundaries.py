@@ -198,11 +198,11 @@ def test_a_webhook_intake_may_only_verify_claim_its_tokens_and_queue_for_its_pro
 
 
 def test_every_log_group_keeps_log_retention_days() -> None:
-    template = synth(log_retention_days=90)
+    template = synth(log_retention_days=400)  # no construct hard-codes 400: each group reads the setting
     groups = resources(template, "AWS::Logs::LogGroup")
     assert len(groups) >= 8
     assert {logical: group["Properties"].get("RetentionInDays") for logical, group in groups.items()} == {
-        logical: 90 for logical in groups
+        logical: 400 for logical in groups
     }
 
 
