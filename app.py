@@ -3,7 +3,8 @@
 
 Settings come from CDK context (-c overrides; cdk.json "context" holds only feature flags), with
 defaults from sendledger.settings / infra/settings.py.
-cdk-nag (AwsSolutions) runs as a policy-validation plugin: unacknowledged findings fail synth.
+cdk-nag (AwsSolutions, Serverless, PCI DSS 3.2.1) runs as policy-validation plugins: unacknowledged
+findings fail synth.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "functions"))
 
 import aws_cdk as cdk  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
+from cdk_nag import AwsSolutionsChecks, PCIDSS321Checks, ServerlessChecks  # noqa: E402
 
 from infra import constants as c  # noqa: E402
 from infra.settings import Settings, SettingsError  # noqa: E402
@@ -65,7 +66,10 @@ def main(argv: list[str]) -> int:
         print(f"sendledger: {line}")
     env = cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION"))
     SendledgerStack(app, f"{c.STACK_ID_PREFIX}-{settings.stage}", settings=settings, env=env)
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
+    # The packs a fintech reviewer runs: AWS Solutions, serverless practice and PCI DSS 3.2.1.
+    cdk.Validations.of(app).add_plugins(
+        AwsSolutionsChecks(app, verbose=True), ServerlessChecks(app, verbose=True), PCIDSS321Checks(app, verbose=True)
+    )
     try:
         app.synth()
     except RuntimeError as err:

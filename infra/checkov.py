@@ -43,13 +43,6 @@ _LAMBDA = [
 ]
 SKIPS: dict[str, list[tuple[str, str]]] = {
     "AWS::Lambda::Function": _LAMBDA,
-    "AWS::Logs::LogGroup": [
-        (
-            "CKV_AWS_158",
-            "CloudWatch Logs encrypts every log group at rest; the logs hold no tokens and only "
-            "fingerprinted recipients, so a CMK (and its key policy for the logs service) adds cost, not protection.",
-        ),
-    ],
     "AWS::SQS::Queue": [
         (
             "CKV_AWS_27",

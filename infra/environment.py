@@ -17,6 +17,7 @@ def lambda_environment(
     return {
         names.ENV_LEDGER_TABLE: data.table.table_name,
         names.ENV_ESCALATION_QUEUE_URL: messaging.escalation_queue.queue_url,
+        names.ENV_TEST_OUTCOMES_QUEUE_URL: messaging.test_outcomes_queue.queue_url,
         names.ENV_FINGERPRINT_SECRET_ARN: fingerprint_secret.secret_arn,
         names.ENV_XRAY_SDK: "true" if settings.xray_sdk else "false",
         **settings.environment(),  # every tunable, under the name Settings.from_env reads

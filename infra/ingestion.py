@@ -8,15 +8,12 @@ from collections.abc import Mapping
 import aws_cdk as cdk
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants as c
 from infra.data import LedgerData
 from infra.lambdas import SendledgerFunction, xray_and_publish_reason
-from infra.messaging import Messaging
 from infra.queues import dead_letter_queue
 from infra.settings import Settings
 from sendledger import names
@@ -30,7 +27,6 @@ class Ingestion(Construct):
         *,
         settings: Settings,
         data: LedgerData,
-        messaging: Messaging,
         code: lambda_.Code,
         environment: Mapping[str, str],
     ) -> None:
@@ -48,16 +44,10 @@ class Ingestion(Construct):
             code=code,
             environment=environment,
             timeout=cdk.Duration.seconds(c.POLLER_TIMEOUT_SECONDS),
-            log_retention=logs.RetentionDays.ONE_MONTH,
+            log_retention=settings.log_retention,
             removal_policy=removal,
             dead_letter_queue=self.poller_dlq,
-            statements=[
-                data.item_access(with_due_work_index=True),
-                iam.PolicyStatement(
-                    actions=["sqs:SendMessage"],
-                    resources=[messaging.escalation_queue.queue_arn],
-                ),
-            ],
+            statements=[data.item_access(with_due_work_index=True)],  # its queues: Messaging.grant
             resource_star_reason=xray_and_publish_reason("poller"),
         )
 

@@ -14,6 +14,17 @@ def acknowledge(scope: IConstruct, rule_id: str, reason: str) -> None:
     cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))
 
 
+def acknowledge_aws_managed_secret_key(secret: IConstruct) -> None:
+    """PCI DSS 3.2.1's customer-key rule for a secret, acknowledged with the reason it holds."""
+    acknowledge(
+        secret,
+        "PCI.DSS.321::PCI.DSS.321-SecretsManagerUsingKMSKey",
+        "Encrypted with the account's aws/secretsmanager key: GetSecretValue is granted per function on "
+        "this secret's ARN alone, which is the access control a customer key's policy would repeat, and "
+        "every read is in CloudTrail either way (docs/operations.md, keys).",
+    )
+
+
 def acknowledge_wildcard_resource(scope: IConstruct, resource: str, reason: str) -> None:
     """Acknowledge one AwsSolutions-IAM5 finding: exactly this resource, nothing broader.
 

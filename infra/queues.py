@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -18,12 +21,12 @@ def dead_letter_queue(scope: Construct, construct_id: str) -> sqs.Queue:
         enforce_ssl=True,
         retention_period=cdk.Duration.days(c.QUEUE_RETENTION_DAYS),
     )
-    nag.acknowledge(
-        dlq,
-        "AwsSolutions-SQS3",
-        "This queue is itself a dead-letter queue (redrive target, Lambda async DLQ or "
-        "EventBridge target DLQ); its depth is alarmed instead of redriving it further.",
+    reason = (
+        "This queue is itself a dead-letter queue (redrive target, Lambda async DLQ, SNS subscription "
+        "or EventBridge target DLQ); its depth is alarmed instead of redriving it further."
     )
+    nag.acknowledge(dlq, "AwsSolutions-SQS3", reason)
+    nag.acknowledge(dlq, "Serverless::Serverless-SQSRedrivePolicy", reason)
     return dlq
 
 
@@ -45,3 +48,32 @@ def queue_with_dlq(
         dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
     )
     return queue, dlq
+
+
+PRODUCERS_ONLY_SID = "OnlyItsProducersSend"
+
+
+def only_producers(queue: sqs.Queue, *, roles: Sequence[iam.IRole] = (), sources: Sequence[str] = ()) -> None:
+    """Deny sqs:SendMessage (and so SendMessageBatch) to everyone but the queue's producers.
+
+    `roles`: execution roles that send themselves (matched on aws:PrincipalArn: every session of
+    the role); `sources`: AWS resources whose service sends for them (an SNS topic, an EventBridge
+    rule; matched on aws:SourceArn). A resource policy's Deny beats any identity policy's Allow,
+    so an operator or developer role with sqs:* cannot forge a record. Neither given: nobody sends
+    (a dead-letter queue filled only by its source's redrive, which SQS does without a SendMessage).
+    """
+    conditions: dict[str, dict[str, list[str]]] = {}
+    if roles:
+        conditions["ArnNotEquals"] = {"aws:PrincipalArn": [role.role_arn for role in roles]}
+    if sources:
+        conditions.setdefault("ArnNotEquals", {})["aws:SourceArn"] = list(sources)
+    queue.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid=PRODUCERS_ONLY_SID,
+            effect=iam.Effect.DENY,
+            principals=[iam.AnyPrincipal()],
+            actions=["sqs:SendMessage"],
+            resources=[queue.queue_arn],
+            conditions=conditions or None,
+        )
+    )

@@ -20,9 +20,18 @@ from sendledger.settings import SettingsError, Tunables, fragment_of, settings_e
 
 if TYPE_CHECKING:
     import aws_cdk as cdk
+    from aws_cdk import aws_logs as logs
 
 __all__ = ["Settings", "SettingsError"]
 
+# CloudWatch Logs' retention periods: days -> the CDK member's name (CDK is loaded only to build).
+_RETENTION_NAMES = {
+    1: "ONE_DAY", 3: "THREE_DAYS", 5: "FIVE_DAYS", 7: "ONE_WEEK", 14: "TWO_WEEKS", 30: "ONE_MONTH",
+    60: "TWO_MONTHS", 90: "THREE_MONTHS", 120: "FOUR_MONTHS", 150: "FIVE_MONTHS", 180: "SIX_MONTHS",
+    365: "ONE_YEAR", 400: "THIRTEEN_MONTHS", 545: "EIGHTEEN_MONTHS", 731: "TWO_YEARS",
+    1096: "THREE_YEARS", 1827: "FIVE_YEARS", 2192: "SIX_YEARS", 2557: "SEVEN_YEARS",
+    2922: "EIGHT_YEARS", 3288: "NINE_YEARS", 3653: "TEN_YEARS",
+}  # fmt: skip
 _STAGE_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _EMAIL_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
 
@@ -39,6 +48,8 @@ class Settings(Tunables):
     # Provider webhook routes (no IAM: the provider's signature is checked in the Lambda).
     webhook_rate_limit: int = 20
     webhook_burst_limit: int = 40
+    # Every log group the stack owns (functions, API access logs, SMS delivery status): one of
+    # CloudWatch Logs' retention periods (LOG_RETENTION_DAYS).
     log_retention_days: int = 30
     # Powertools Tracer subsegments; off by default: the X-Ray SDK costs ~110 ms of cold start.
     xray_sdk: bool = False
@@ -80,6 +91,13 @@ class Settings(Tunables):
         import aws_cdk as cdk  # here: settings are read without loading CDK (tests, the SLO check)
 
         return cdk.RemovalPolicy.DESTROY if self.is_dev else cdk.RemovalPolicy.RETAIN
+
+    @property
+    def log_retention(self) -> logs.RetentionDays:
+        from aws_cdk import aws_logs as logs
+
+        member: logs.RetentionDays = getattr(logs.RetentionDays, _RETENTION_NAMES[self.log_retention_days])
+        return member
 
     @property
     def push_mode(self) -> bool:
@@ -167,6 +185,11 @@ class Settings(Tunables):
 
     def _problems(self) -> list[str]:
         p: list[str] = []
+        if self.log_retention_days not in _RETENTION_NAMES:
+            p.append(
+                f"log_retention_days {self.log_retention_days} is not a CloudWatch Logs retention period, one of "
+                + ", ".join(str(days) for days in _RETENTION_NAMES)
+            )
         if not _STAGE_RE.match(self.stage):
             p.append(f"stage {self.stage!r} must match {_STAGE_RE.pattern}")
         if self.poll_interval_seconds < 60 or self.poll_interval_seconds % 60:

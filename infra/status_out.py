@@ -17,7 +17,6 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -67,7 +66,7 @@ class StatusOut(Construct):
             environment=env,
             timeout=cdk.Duration.seconds(PUBLISHER_TIMEOUT_SECONDS),
             memory_size=256,
-            log_retention=logs.RetentionDays.ONE_MONTH,
+            log_retention=settings.log_retention,
             removal_policy=removal,
             statements=[
                 # A receipt's change is completed from its message item (never written here).
@@ -122,7 +121,7 @@ class StatusOut(Construct):
             environment=dict(env),
             timeout=cdk.Duration.seconds(settings.callbacks_timeout_seconds),
             memory_size=256,
-            log_retention=logs.RetentionDays.ONE_MONTH,
+            log_retention=settings.log_retention,
             removal_policy=removal,
             statements=[
                 # The caller's settings item and secrets: granted by infra/callers.py.

@@ -30,6 +30,7 @@ from local.access_log import UNROUTED
 from local.auth import Caller, LocalAuth, Refused
 from local.constants import ACCOUNT_ID
 from local.lambda_context import LambdaContext
+from sendledger import names
 from sendledger.api.problems import PROBLEM_JSON, TYPE_BASE, ProblemType
 from sendledger.domain.errors import echo
 
@@ -242,8 +243,11 @@ class ApiGateway:
         routes: Iterable[tuple[str, str]] | None,
         account_id: str,
         clock_ms: Callable[[], int],
+        webhooks: Handler | None = None,
     ) -> None:
         self.handler = handler
+        # As deployed, the providers' webhook routes invoke a function of their own (infra/webhooks.py).
+        self.webhooks = webhooks
         self.auth = auth
         self.make_context = make_context
         # Powertools' resolver keeps the current event on a module-level object: one
@@ -296,8 +300,11 @@ class ApiGateway:
         )
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        handler = self.handler
+        if self.webhooks is not None and str(event.get("path", "")).startswith(names.PROVIDERS_PATH):
+            handler = self.webhooks
         with self.invoke_lock:
-            return self.handler(event, self.make_context())
+            return handler(event, self.make_context())
 
     def get_unsigned(self, target: str) -> Response:
         """``GET target`` as the local principal, past authentication (the console's own reads)."""

@@ -33,7 +33,8 @@ _HTTP_SERVER_CODES = frozenset({400, 414, 431})
 
 
 class Gateway(BackgroundHTTPServer):
-    """Translate HTTP to API Gateway events for ``handler``; serve the local-only routes."""
+    """Translate HTTP to API Gateway events for ``handler`` (``webhooks`` for the providers' webhook
+    routes, as deployed); serve the local-only routes."""
 
     def __init__(
         self,
@@ -52,6 +53,7 @@ class Gateway(BackgroundHTTPServer):
         events: Callable[[], list[dict[str, Any]]] = list,
         auth: LocalAuth | None = None,
         inspector: Inspector | None = None,
+        webhooks: Handler | None = None,
     ) -> None:
         self.auth = auth or LocalAuth.from_env(principal=principal, account_id=account_id)
         self.api = ApiGateway(
@@ -62,6 +64,7 @@ class Gateway(BackgroundHTTPServer):
             routes=routes,
             account_id=account_id,
             clock_ms=clock_ms,
+            webhooks=webhooks,
         )
         self.local = LocalRoutes(self.api, outbox=outbox, poll=poll, events=events, inspector=inspector)
         super().__init__(_request_handler_class(self), name="sendledger-gateway", host=host, port=port)

@@ -26,6 +26,8 @@ from local.constants import (
     SES_EVENTS_DLQ,
     SES_EVENTS_QUEUE,
     SES_EVENTS_TOPIC,
+    TEST_OUTCOMES_DLQ,
+    TEST_OUTCOMES_QUEUE,
     sms_log_groups,
 )
 from sendledger import names
@@ -46,6 +48,8 @@ class Resources:
     ses_events_dlq_url: str
     escalation_queue_url: str
     escalation_dlq_url: str
+    test_outcomes_queue_url: str
+    test_outcomes_dlq_url: str
     sms_success_log_group: str
     sms_failure_log_group: str
 
@@ -60,6 +64,8 @@ class Resources:
             ses.ENV_CONFIGURATION_SET: self.configuration_set,
             ses.ENV_EVENTS_QUEUE_URL: self.ses_events_queue_url,
             names.ENV_ESCALATION_QUEUE_URL: self.escalation_queue_url,
+            names.ENV_TEST_OUTCOMES_QUEUE_URL: self.test_outcomes_queue_url,
+            ses.ENV_EVENTS_TOPIC_ARN: self.ses_events_topic_arn,
             sns.ENV_SUCCESS_LOG_GROUP: self.sms_success_log_group,
             sns.ENV_FAILURE_LOG_GROUP: self.sms_failure_log_group,
         }
@@ -94,22 +100,12 @@ def create_resources(
         sesv2.create_email_identity(EmailIdentity=identity, ConfigurationSetName=configuration_set)
 
     sqs = client("sqs")
-    ses_dlq_url, ses_dlq_arn = _queue(sqs, SES_EVENTS_DLQ, {})
-    ses_queue_url, ses_queue_arn = _queue(
-        sqs,
-        SES_EVENTS_QUEUE,
-        {
-            "VisibilityTimeout": "60",
-            "RedrivePolicy": json.dumps(
-                {"deadLetterTargetArn": ses_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
-            ),
-        },
+    (ses_queue_url, ses_queue_arn), ses_dlq_url = _queue_with_dlq(
+        sqs, SES_EVENTS_QUEUE, SES_EVENTS_DLQ, {"VisibilityTimeout": "60"}
     )
-    esc_dlq_url, esc_dlq_arn = _queue(sqs, ESCALATION_DLQ, {})
-    esc_queue_url, _ = _queue(
-        sqs,
-        ESCALATION_QUEUE,
-        {"RedrivePolicy": json.dumps({"deadLetterTargetArn": esc_dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)})},
+    (esc_queue_url, _), esc_dlq_url = _queue_with_dlq(sqs, ESCALATION_QUEUE, ESCALATION_DLQ, {})
+    (outcomes_queue_url, _), outcomes_dlq_url = _queue_with_dlq(
+        sqs, TEST_OUTCOMES_QUEUE, TEST_OUTCOMES_DLQ, {"VisibilityTimeout": "60"}
     )
 
     sns = client("sns")
@@ -134,9 +130,19 @@ def create_resources(
         ses_events_dlq_url=ses_dlq_url,
         escalation_queue_url=esc_queue_url,
         escalation_dlq_url=esc_dlq_url,
+        test_outcomes_queue_url=outcomes_queue_url,
+        test_outcomes_dlq_url=outcomes_dlq_url,
         sms_success_log_group=success_group,
         sms_failure_log_group=failure_group,
     )
+
+
+def _queue_with_dlq(sqs: Any, name: str, dlq_name: str, attributes: dict[str, str]) -> tuple[tuple[str, str], str]:
+    """A queue whose redrive policy moves a message to its DLQ after MAX_RECEIVE_COUNT receives:
+    ((its URL, its ARN), the DLQ's URL)."""
+    dlq_url, dlq_arn = _queue(sqs, dlq_name, {})
+    redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
+    return _queue(sqs, name, {**attributes, "RedrivePolicy": json.dumps(redrive)}), dlq_url
 
 
 def _queue(sqs: Any, name: str, attributes: dict[str, str]) -> tuple[str, str]:

@@ -219,6 +219,7 @@ class LocalStack:
             events=self.status_out.listed if self.status_out is not None else list,
             auth=auth,
             inspector=LedgerInspector(resources.ledger_table),
+            webhooks=self._optional_handler(names.WEBHOOKS_HANDLER),  # the providers' signed POSTs: their own function
         )
         self.scheduler.start()
         if self.status_out is not None:

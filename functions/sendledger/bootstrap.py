@@ -53,7 +53,8 @@ class Runtime:
         """A provider's webhook route, built on its first request (never on the send path);
         None when the provider is not enabled here, does not push, or is not configured."""
         if provider not in self._webhooks:
-            self._webhooks[provider] = build_webhook(self.services, self.ledger, provider)
+            services = self.services
+            self._webhooks[provider] = build_webhook(services.settings, services.clock, self.ledger, provider)
         return self._webhooks[provider]
 
     def callers(self) -> CallerAdmin:
@@ -232,11 +233,22 @@ class OtherEmailSenders(Mapping[str, "EmailSender"]):
         return len(self.names)
 
 
-def build_webhook(services: Services, ledger: LedgerTable | None, provider: str) -> Webhook | None:
+@cache
+def webhook(provider: str) -> Webhook | None:
+    """The webhook function's container (handlers/webhooks.py): settings, the ledger's token items and
+    a clock, no send path and no recipient key (an intake queues bodies; it reads no recipient)."""
+    from sendledger.adapters.dynamodb.ledger import LedgerTable
+    from sendledger.domain.clock import SystemClock
+    from sendledger.settings import Settings
+
+    settings = Settings.from_env()
+    return build_webhook(settings, SystemClock(), LedgerTable.named(settings.table_name), provider)
+
+
+def build_webhook(settings: Settings, clock: Clock, ledger: LedgerTable | None, provider: str) -> Webhook | None:
     from sendledger.adapters.sqs_sink import SqsEventSink
     from sendledger.usecases.webhooks import Webhook
 
-    settings = services.settings
     if ledger is None or provider not in {enabled.value for enabled in settings.enabled_providers}:
         return None
     piece = slice_of(provider)
@@ -244,24 +256,27 @@ def build_webhook(services: Services, ledger: LedgerTable | None, provider: str)
     if configured is None:
         return None
     intake, queue_url = configured
-    return Webhook(piece.source, intake, SqsEventSink(queue_url), ledger.webhook_tokens, services.clock)
+    return Webhook(piece.source, intake, SqsEventSink(queue_url), ledger.webhook_tokens, clock)
 
 
 def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     """The ingestion stores share the ledger's DynamoDB client (one connection, one request count);
     each enabled provider brings its lanes and its lookup."""
     from sendledger.adapters.sqs import SqsEscalationQueue
+    from sendledger.providers.simulated.outcomes import test_outcomes_lane
     from sendledger.usecases.ingest import Pipeline
 
     settings = services.settings
     slices = [slice_of(provider.value) for provider in settings.enabled_providers]
     lookups = {piece.name: lookup for piece in slices if (lookup := piece.lookup(settings)) is not None}
+    lanes = [lane for piece in slices for lane in piece.lanes(settings)]
+    test_lane = test_outcomes_lane(settings)  # test mode's simulated events: their own path
     return Pipeline(
         services=services,
         events=ledger.events,
         due_work=ledger.due_work,
         escalation_timers=ledger.escalation_timers,
-        lanes=[lane for piece in slices for lane in piece.lanes(settings)],
+        lanes=lanes if test_lane is None else [*lanes, test_lane],
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
         lookups=lookups,
     )

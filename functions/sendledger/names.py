@@ -10,6 +10,8 @@ from __future__ import annotations
 ENV_LEDGER_TABLE = "LEDGER_TABLE_NAME"
 ENV_SENDER_EMAIL = "SENDER_EMAIL"
 ENV_ESCALATION_QUEUE_URL = "ESCALATION_QUEUE_URL"
+# Test mode's simulated provider events (providers/simulated/outlets.py), drained by the poller.
+ENV_TEST_OUTCOMES_QUEUE_URL = "TEST_OUTCOMES_QUEUE_URL"
 ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
 ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # the default email provider (domain/provider.py)
 ENV_EMAIL_PROVIDERS = "EMAIL_PROVIDERS"  # more email providers enabled beside it, comma-separated
@@ -89,6 +91,8 @@ POLLER_HANDLER = "sendledger.handlers.poller.lambda_handler"
 SMS_DELIVERY_LOGS_HANDLER = "sendledger.handlers.sms_delivery_logs.lambda_handler"
 PUBLISHER_HANDLER = "sendledger.handlers.publisher.lambda_handler"
 CALLBACKS_HANDLER = "sendledger.handlers.callbacks.lambda_handler"
+# The providers' signed webhook routes: their own function, apart from the IAM api.
+WEBHOOKS_HANDLER = "sendledger.handlers.webhooks.lambda_handler"
 
 # --- Status out ------------------------------------------------------------------------------
 EVENT_BUS_PREFIX = "sendledger"  # the bus is f"{prefix}-{stage}"; locally sendledger-local

@@ -240,6 +240,8 @@ class Tunables(BaseModel):
 class Settings(Tunables):
     table_name: str = Field("sendledger-ledger", validation_alias=names.ENV_LEDGER_TABLE)
     escalation_queue_url: str = Field("", validation_alias=names.ENV_ESCALATION_QUEUE_URL)
+    # Test mode's own event path: never a provider's queue or log group (outlets.py).
+    test_outcomes_queue_url: str = Field("", validation_alias=names.ENV_TEST_OUTCOMES_QUEUE_URL)
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
     fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
     local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)

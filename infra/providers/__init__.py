@@ -27,11 +27,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Webhook:
-    """A provider that pushes: its route has no IAM (the provider signs; the api verifies)."""
+    """A provider that pushes: its route has no IAM (the provider signs; its intake function
+    verifies, infra/webhooks.py) and the verified events go to the provider's queue alone."""
 
+    provider: str  # the registry's name (the intake's construct id and its replay-token items)
     path: str
     auth: str  # why the route may skip SigV4 (cdk-nag's acknowledgement)
     output: str  # the stack output that names its URL
+    queue: sqs.Queue  # verified events wait here for the poller; the intake is its one producer
+    secret_arns: tuple[str, ...]  # what the intake reads to verify a POST (the signing key)
 
 
 @dataclass
@@ -62,7 +66,7 @@ class ProviderResources(Protocol):
         """Functions only this provider needs (none for most)."""
 
     def grant(self, *, api: SendledgerFunction, poller: SendledgerFunction) -> None:
-        """What the api (sends, webhooks) and the poller (sends, event lanes) may do with them."""
+        """What the api (sends) and the poller (sends, event lanes) may do with them."""
 
     def attach(self, poller: SendledgerFunction) -> None:
         """Wire the poller to the resources once it exists (an SQS event source in push mode)."""

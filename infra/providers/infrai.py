@@ -30,6 +30,7 @@ class InfraiResources(Construct):
             removal_policy=settings.removal_policy,
         )
         nag.acknowledge(self.api_key, "AwsSolutions-SMG4", _PROVIDER_ISSUED)
+        nag.acknowledge_aws_managed_secret_key(self.api_key)
         self.built = Built(
             environment={ENV_API_KEY_SECRET_ARN: self.api_key.secret_arn},
             outputs={"InfraiApiKeySecretArn": self.api_key.secret_arn},

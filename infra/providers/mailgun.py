@@ -1,8 +1,9 @@
 """Mailgun: its two keys in Secrets Manager and who may read them, and its webhook events queue.
 
 The secrets are created with a generated placeholder; the operator puts Mailgun's API key and
-HTTP webhook signing key in after the first deploy (docs/providers.md). The api Lambda sends and verifies
-webhooks; the poller resends and reads the Events API: the signing key is the api's alone.
+HTTP webhook signing key in after the first deploy (docs/providers.md). The api Lambda sends, the
+webhook's intake function verifies and queues (infra/webhooks.py), the poller resends and reads the
+Events API: the signing key is the intake's alone.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from infra import constants as c
 from infra import nag
 from infra.lambdas import SendledgerFunction
 from infra.providers import Built, Functions, Webhook
-from infra.queues import queue_with_dlq
+from infra.queues import only_producers, queue_with_dlq
 from infra.settings import Settings
 from sendledger import names
 from sendledger.providers.mailgun import NAME
@@ -43,6 +44,7 @@ class MailgunSecrets(Construct):
         self.events_queue, self.events_dlq = queue_with_dlq(
             self, "EventsQueue", visibility_timeout=cdk.Duration.seconds(6 * c.POLLER_TIMEOUT_SECONDS)
         )
+        only_producers(self.events_dlq)  # filled by the redrive alone; the queue's producer: infra/webhooks.py
         self.built = Built(
             environment={
                 ENV_API_KEY_SECRET_ARN: self.api_key.secret_arn,
@@ -57,11 +59,14 @@ class MailgunSecrets(Construct):
                 "MailgunWebhookSigningKeySecretArn": self.signing_key.secret_arn,
             },
             webhook=Webhook(
+                NAME,
                 names.webhook_path(NAME),
-                "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in the api Lambda, "
+                "Mailgun's HMAC-SHA256 signature over timestamp and token, verified in its intake Lambda, "
                 "stale or replayed tokens refused (403); the route has its own stage throttle and the Lambda "
                 "refuses bodies over 64 KiB (413).",
                 "MailgunWebhookUrl",
+                self.events_queue,
+                (self.signing_key.secret_arn,),
             ),
         )
 
@@ -76,6 +81,7 @@ class MailgunSecrets(Construct):
             removal_policy=removal,
         )
         nag.acknowledge(secret, "AwsSolutions-SMG4", _ROTATION)
+        nag.acknowledge_aws_managed_secret_key(secret)
         return secret
 
     def functions(self, context: Functions) -> list[SendledgerFunction]:
@@ -85,17 +91,10 @@ class MailgunSecrets(Construct):
         return None
 
     def grant(self, *, api: SendledgerFunction, poller: SendledgerFunction) -> None:
-        read = ["secretsmanager:GetSecretValue"]
-        api.role.add_to_policy(
-            iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn, self.signing_key.secret_arn])
-        )
-        poller.role.add_to_policy(iam.PolicyStatement(actions=read, resources=[self.api_key.secret_arn]))
-        # The api queues verified webhook events; the poller drains them. Both queue a test caller's
-        # simulated Mailgun events (providers/simulated/outlets.py): the api's sends, the poller's
-        # resends and fallbacks (SendMessageBatch is authorised as sqs:SendMessage).
+        # Both send with the API key; the webhook's intake alone verifies and queues (infra/webhooks.py).
         for function in (api, poller):
             function.role.add_to_policy(
-                iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
+                iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.api_key.secret_arn])
             )
         poller.role.add_to_policy(
             iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])

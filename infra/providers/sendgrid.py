@@ -13,7 +13,7 @@ from infra import constants as c
 from infra import nag
 from infra.lambdas import SendledgerFunction
 from infra.providers import Built, Functions, Webhook
-from infra.queues import queue_with_dlq
+from infra.queues import only_producers, queue_with_dlq
 from infra.settings import Settings
 from sendledger import names
 from sendledger.providers.sendgrid import NAME
@@ -48,10 +48,12 @@ class SendGridResources(Construct):
         )
         for secret in (self.api_key, self.webhook_key):
             nag.acknowledge(secret, "AwsSolutions-SMG4", _PROVIDER_ISSUED)
+            nag.acknowledge_aws_managed_secret_key(secret)
         # Verified webhook events wait here for the poller, one event per message.
         self.events_queue, self.events_dlq = queue_with_dlq(
             self, "EventsQueue", visibility_timeout=cdk.Duration.seconds(6 * c.POLLER_TIMEOUT_SECONDS)
         )
+        only_producers(self.events_dlq)  # filled by the redrive alone; the queue's producer: infra/webhooks.py
 
         self.built = Built(
             environment={
@@ -66,10 +68,13 @@ class SendGridResources(Construct):
                 "SendGridWebhookPublicKeySecretArn": self.webhook_key.secret_arn,
             },
             webhook=Webhook(
+                NAME,
                 names.webhook_path(NAME),
-                "SendGrid's ECDSA signature over timestamp and body, verified in the api Lambda "
+                "SendGrid's ECDSA signature over timestamp and body, verified in its intake Lambda "
                 "(403 otherwise); the route has its own stage throttle and the Lambda refuses bodies over 1 MiB.",
                 "SendGridWebhookUrl",
+                self.events_queue,
+                (self.webhook_key.secret_arn,),
             ),
         )
 
@@ -84,30 +89,18 @@ class SendGridResources(Construct):
         self.grant_poller(poller.role)
 
     def grant_api(self, role: iam.IRole) -> None:
-        """The api sends mail (API key), verifies webhooks (public key) and queues their events."""
+        """The api sends mail (API key); the webhook's intake function verifies and queues (infra/webhooks.py)."""
         role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["secretsmanager:GetSecretValue"],
-                resources=[self.api_key.secret_arn, self.webhook_key.secret_arn],
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
+            iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.api_key.secret_arn])
         )
 
     def grant_poller(self, role: iam.IRole) -> None:
-        """The poller drains the events queue and sends (resends, fallbacks, resets, lookups) with the API key;
-        a test caller's resends queue their simulated events there."""
+        """The poller drains the events queue and sends (resends, fallbacks, resets, lookups) with the API key."""
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.api_key.secret_arn])
         )
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
-        )
-        # Test mode (providers/simulated/outlets.py): a test caller's resends and fallbacks put their
-        # simulated SendGrid events on this queue, as the api's sends do (SendMessageBatch is sqs:SendMessage).
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
         )
 
 

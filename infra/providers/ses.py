@@ -12,11 +12,12 @@ from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
 from infra import constants as c
+from infra import nag
 from infra.lambdas import SendledgerFunction
 from infra.providers import Built, Functions
-from infra.queues import queue_with_dlq
+from infra.queues import dead_letter_queue, only_producers, queue_with_dlq
 from infra.settings import Settings
-from sendledger.providers.ses.settings import ENV_CONFIGURATION_SET, ENV_EVENTS_QUEUE_URL
+from sendledger.providers.ses.settings import ENV_CONFIGURATION_SET, ENV_EVENTS_QUEUE_URL, ENV_EVENTS_TOPIC_ARN
 
 _SES_EVENTS = {
     "SEND": ses.EmailSendingEvent.SEND,
@@ -67,8 +68,16 @@ class SesResources(Construct):
             "SesEventsQueue",
             visibility_timeout=cdk.Duration.seconds(6 * c.POLLER_TIMEOUT_SECONDS),
         )
-        # Envelope kept (no raw delivery): the poller parses the SNS Notification body.
-        self.events_topic.add_subscription(subs.SqsSubscription(self.events_queue))
+        # Envelope kept (no raw delivery): the poller parses the SNS Notification body. An event SNS
+        # cannot deliver after its retries (the queue's policy or key changed) waits in this DLQ, not lost.
+        self.subscription_dlq = dead_letter_queue(self, "SesEventsSubscriptionDlq")
+        self.events_topic.add_subscription(
+            subs.SqsSubscription(self.events_queue, dead_letter_queue=self.subscription_dlq)
+        )
+        only_producers(self.subscription_dlq, sources=[self.events_topic.topic_arn])
+        # Only the topic delivers here (the poller also refuses an envelope naming another topic).
+        only_producers(self.events_queue, sources=[self.events_topic.topic_arn])
+        only_producers(self.events_dlq)  # filled by the redrive alone
         self.identity = ses.EmailIdentity(
             self,
             "SenderIdentity",
@@ -79,8 +88,9 @@ class SesResources(Construct):
             environment={
                 ENV_CONFIGURATION_SET: self.configuration_set_name,
                 ENV_EVENTS_QUEUE_URL: self.events_queue.queue_url,
+                ENV_EVENTS_TOPIC_ARN: self.events_topic.topic_arn,
             },
-            dead_letter_queues={"SesEventsDlq": self.events_dlq},
+            dead_letter_queues={"SesEventsDlq": self.events_dlq, "SesEventsSubscriptionDlq": self.subscription_dlq},
             event_queues={"SesEvents": self.events_queue},
             outputs={
                 "SesConfigurationSetName": self.configuration_set_name,
@@ -98,13 +108,6 @@ class SesResources(Construct):
         poller.role.add_to_policy(
             iam.PolicyStatement(actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.events_queue.queue_arn])
         )
-        for function in (api, poller):  # both send; a test caller's sends put their SES events here
-            function.role.add_to_policy(self.test_mode_events_statement())
-
-    def test_mode_events_statement(self) -> iam.PolicyStatement:
-        """Test mode (providers/simulated/outlets.py): the simulated SES records, in SNS's
-        envelope, onto this queue alone (SendMessageBatch is authorised as sqs:SendMessage)."""
-        return iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.events_queue.queue_arn])
 
     def attach(self, poller: SendledgerFunction) -> None:
         if self.settings.push_mode:
@@ -116,6 +119,12 @@ class SesResources(Construct):
                     report_batch_item_failures=True,
                     max_concurrency=2,
                 )
+            )
+            nag.acknowledge(
+                poller.function,
+                "Serverless::Serverless-LambdaEventSourceMappingDestination",
+                "An SQS event source takes no on-failure destination: the SES events queue's redrive "
+                "policy moves a record that keeps failing to its DLQ (alarmed).",
             )
 
     def send_email_statement(self) -> iam.PolicyStatement:

@@ -91,8 +91,9 @@ def test_each_function_reads_only_the_keys_it_needs(mailgun: Template) -> None:
     api_key = next(s for s in secrets if s.startswith("MailgunApiKey"))
     signing = next(s for s in secrets if s.startswith("MailgunWebhookSigningKey"))
     fingerprint = next(s for s in secrets if s.startswith("RecipientFingerprintKey"))
-    assert _secrets_read(mailgun, "ApiApiFunctionRole") == {api_key, signing, fingerprint}
-    assert _secrets_read(mailgun, "IngestionPollerFunctionRole") == {api_key, fingerprint}  # no signing key
+    assert _secrets_read(mailgun, "ApiApiFunctionRole") == {api_key, fingerprint}  # no signing key
+    assert _secrets_read(mailgun, "IngestionPollerFunctionRole") == {api_key, fingerprint}
+    assert _secrets_read(mailgun, "MailgunWebhookMailgunWebhookFunctionRole") == {signing}  # nor recipients' key
     assert _secrets_read(mailgun, "SnsSmsDeliveryLogsFunctionRole") == {fingerprint}
 
 
@@ -100,7 +101,8 @@ def test_the_lambdas_get_the_secret_arns_never_the_keys(mailgun: Template) -> No
     ours = [
         f for f in resources(mailgun, "AWS::Lambda::Function").values() if "Environment" in f["Properties"]
     ]  # CDK's own custom-resource provider has none
-    assert len(ours) == 5  # api, poller, sms_delivery_logs, the status publisher and the callbacks (same environment)
+    # api, poller, sms_delivery_logs, the webhook's intake, the status publisher and the callbacks (same environment)
+    assert len(ours) == 6
     for function in ours:
         env = function["Properties"]["Environment"]["Variables"]
         assert env[names.ENV_EMAIL_PROVIDER] == "mailgun"
@@ -115,18 +117,18 @@ def test_the_secret_arns_are_stack_outputs(mailgun: Template, ses: Template) -> 
     assert not {"MailgunApiKeySecretArn"} & set(ses.find_outputs("*"))
 
 
-def test_api_and_poller_queue_onto_the_mailgun_events_queue_and_no_other(mailgun: Template) -> None:
-    """The api queues verified webhook events; both queue a test caller's simulated Mailgun events
-    (the api's sends, the poller's resends and fallbacks). SES is not enabled: no SES queue."""
+def test_only_the_webhook_intake_queues_onto_the_mailgun_events_queue(mailgun: Template) -> None:
+    """The intake queues verified webhook events; the api and the poller send to none of it (test mode
+    has its own queue). SES is not enabled: no SES queue."""
     queues = [k for k in resources(mailgun, "AWS::SQS::Queue") if "Dlq" not in k]
     [mailgun_queue] = [k for k in queues if k.startswith("MailgunEventsQueue")]
     granted: dict[str, set[str]] = {}
-    for role in ("ApiApiFunctionRole", "IngestionPollerFunctionRole"):
+    for role in ("ApiApiFunctionRole", "IngestionPollerFunctionRole", "MailgunWebhookMailgunWebhookFunctionRole"):
         sent_to = granted[role] = set()
         for statement in _policy_of(mailgun, role):
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             if "sqs:SendMessage" in actions:
                 targets = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
                 sent_to |= {target["Fn::GetAtt"][0] for target in targets}
-    assert granted["ApiApiFunctionRole"] == {mailgun_queue}
-    assert mailgun_queue in granted["IngestionPollerFunctionRole"]  # with its own DLQ and the escalation queue
+    assert granted["MailgunWebhookMailgunWebhookFunctionRole"] == {mailgun_queue}
+    assert mailgun_queue not in granted["ApiApiFunctionRole"] | granted["IngestionPollerFunctionRole"]

@@ -20,6 +20,7 @@ from local.constants import (
     SES_EVENTS_TOPIC,
     SMS_FAILURE_LOG_GROUP,
     SMS_SUCCESS_LOG_GROUP,
+    TEST_OUTCOMES_QUEUE,
 )
 from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
@@ -102,6 +103,7 @@ class Ingestion:
     queue_url: str
     dlq_url: str
     escalation_url: str
+    test_outcomes_url: str  # test mode's simulated events (providers/simulated/outlets.py)
 
     def publish(self, record: dict[str, Any]) -> None:
         """SES → SNS topic → SQS queue (no raw delivery: the SQS body is the SNS envelope)."""
@@ -181,13 +183,24 @@ def make_ingestion(services: Services) -> Ingestion:
     topic_arn = sns.create_topic(Name=SES_EVENTS_TOPIC)["TopicArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
     escalation_url = sqs.create_queue(QueueName=ESCALATION_QUEUE)["QueueUrl"]
+    test_outcomes_url = sqs.create_queue(QueueName=TEST_OUTCOMES_QUEUE, Attributes={"VisibilityTimeout": "0"})[
+        "QueueUrl"
+    ]
     for group in (SUCCESS_GROUP, FAILURE_GROUP):
         logs.create_log_group(logGroupName=group)
-    settings = services.settings.model_copy(update={"escalation_queue_url": escalation_url})
-    settings = settings.configure_provider(SesSettings, events_queue_url=queue_url)
+    settings = services.settings.model_copy(
+        update={"escalation_queue_url": escalation_url, "test_outcomes_queue_url": test_outcomes_url}
+    )
+    settings = settings.configure_provider(SesSettings, events_queue_url=queue_url, events_topic_arn=topic_arn)
     services.settings = settings.configure_provider(
         SnsSettings, success_log_group=SUCCESS_GROUP, failure_log_group=FAILURE_GROUP
     )
     return Ingestion(
-        services, build_pipeline(services, ledger_of(services)), topic_arn, queue_url, dlq_url, escalation_url
+        services,
+        build_pipeline(services, ledger_of(services)),
+        topic_arn,
+        queue_url,
+        dlq_url,
+        escalation_url,
+        test_outcomes_url,
     )

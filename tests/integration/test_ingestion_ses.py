@@ -305,7 +305,8 @@ def test_scheduled_poller_handler_runs_one_cycle(ingestion, monkeypatch):
     monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
     scheduled = {"version": "0", "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}
     response = poller.lambda_handler(scheduled, FakeLambdaContext(function_name="sendledger-poller"))
-    assert response["read_to_end"] == {"ses": True, "sms": True}
+    # Test mode's lane is a side path: it never proves a provider's absence (no watermark).
+    assert response["read_to_end"] == {"ses": True, "sms": True, "test-outcomes": False}
 
 
 def test_every_fixture_is_ingestible(services, ingestion):
@@ -328,3 +329,31 @@ def test_push_mode_watermark_waits_for_messages_the_event_source_holds(services,
     clock.advance(60)
     report = ingestion.poll()
     assert not report.read_to_end["ses"] and services.poller_state.watermark("ses") == before
+
+
+def test_a_record_on_the_ses_queue_not_from_the_ses_topic_is_refused_and_logged_not_applied(
+    api, ingestion, clock, sent, caplog
+):
+    """A principal with sqs:SendMessage on the queue (the queue's policy should keep it out) puts a
+    well-formed bounce of Alice there, in an SNS envelope naming a topic of its own (issue #34)."""
+    bounce = ses_record("Bounce", sent["message_id"], ALICE, clock.now(), sent["provider_message_id"])
+    forged = json.loads(envelope(bounce))
+    forged["TopicArn"] = ingestion.topic_arn.rsplit(":", 1)[0] + ":someone-elses-topic"
+    ingestion.enqueue_raw(json.dumps(forged))
+    del forged["TopicArn"]  # and one naming no topic at all
+    ingestion.enqueue_raw(json.dumps(forged))
+    ingestion.enqueue_raw(json.dumps(bounce))  # and the bare record (no envelope: no raw delivery here)
+    caplog.clear()
+    report = ingestion.poll()
+    # Then none of it is applied: Alice is not suppressed, her message is still accepted
+    assert report.applied == 0 and report.poison == 3
+    assert suppression(api)["suppressed"] is False
+    assert message(api, sent["message_id"])["state"] == "accepted"
+    # And each is left for the DLQ (whose depth is alarmed) and logged with the topic it named
+    assert ingestion.queue_depth() == 3
+    refusals = [str(getattr(r, "error", "")) for r in caplog.records if r.levelname == "ERROR"]
+    assert len(refusals) == 3 and all("not an SNS notification of the SES events topic" in r for r in refusals)
+    assert any("someone-elses-topic" in r for r in refusals)
+    # While the same bounce from the configuration set's topic is applied
+    ingestion.publish(bounce)
+    assert ingestion.poll().applied == 1 and suppression(api)["suppressed"] is True

@@ -1,21 +1,25 @@
 """Test mode through the api handler and the poller against moto (issue #28 item 5).
 
 A caller marked `test` sends nothing to any provider: the simulated carriers answer by the
-simulator's rules and put the provider's own events where ingestion reads them (the SES events
-queue in SNS's envelope, the SMS delivery-status log groups), so the poller applies them as it
-applies SES's and SNS's. Real callers' sends still go to the provider, here SES and SNS played at
-the transport edge by the local simulator (local/simulator/).
+simulator's rules and put the provider's own events, in each provider's shape, on test mode's own
+queue (never the SES events queue nor the SMS delivery-status log groups), and the poller applies
+them as it applies SES's and SNS's, in the test caller's namespace. Real callers' sends still go
+to the provider, here SES and SNS played at the transport edge by the local simulator.
 """
 
 from __future__ import annotations
+
+import json
 
 import boto3
 import pytest
 
 from sendledger import bootstrap
 from sendledger.domain.caller_settings import CALLER_SETTINGS_CACHE
+from sendledger.providers.simulated.outcomes import Carrier, envelope
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
+from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, ses_record
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, caller_id
 from tests.support.outbox import sent_emails, sent_sms
@@ -70,7 +74,7 @@ def test_a_test_callers_bounce_comes_through_ingestion_and_never_suppresses_the_
     # Then nothing reached a provider, and the answer says test
     assert status == 202 and view["state"] == "accepted" and view["test"] is True and view["provider"] == "ses"
     assert sent_emails() == [] and simulator.outbox() == []
-    # And the poller ingests the simulated SES events from the SES events queue
+    # And the poller ingests the simulated SES events from test mode's own queue
     ingestion.poll()
     found = shown(api, view["message_id"], tester)
     assert found["state"] == "bounced" and found["test"] is True
@@ -105,13 +109,18 @@ def test_a_real_suppression_does_not_decide_a_test_outcome(api, simulator, inges
     assert simulator.outbox() == []
 
 
-def test_a_test_callers_sms_failure_comes_through_the_delivery_status_logs(
+def test_a_test_callers_sms_failure_comes_through_test_modes_own_queue(
     api, simulator, ingestion, tester, healthy_watermarks
 ):
     status, _, view = post(api, alert(INVALID_NUMBER, "sms"), "t-sms", principal=tester)
     assert status == 202 and view["test"] is True and view["provider"] == "sns"
     assert sent_sms() == [] and simulator.outbox() == []
-    ingestion.poll()  # the poller's FilterLogEvents reconciliation reads the failure log group
+    # Nothing was written where SNS writes its records, nor on the SES events queue
+    logs = boto3.client("logs")
+    for group in (SUCCESS_GROUP, FAILURE_GROUP):
+        assert logs.filter_log_events(logGroupName=group)["events"] == []
+    assert ingestion.queue_depth() == 0
+    ingestion.poll()  # the poller drains test mode's queue (the SMS status record, as SNS logs it)
     found = shown(api, view["message_id"], tester)
     assert found["state"] == "failed" and all(entry["test"] is True for entry in found["history"])
     assert found["history"][-1]["type"] == "event:SmsFailure"
@@ -146,3 +155,22 @@ def test_the_settings_are_read_once_per_caller_container_and_cache_period(api, s
     assert first.operations == {"GetItem": 1, "TransactWriteItems": 1, "UpdateItem": 1}
     assert warm.operations == {"TransactWriteItems": 4, "UpdateItem": 4}  # 2 per send: the budget
     assert expired.operations == first.operations
+
+
+def test_the_test_outcomes_queue_applies_nothing_that_is_not_a_test_callers(
+    api, services, simulator, ingestion, tester, clock, healthy_watermarks
+):
+    """Whoever can write test mode's queue (the api's role) can touch test namespaces only: a real
+    send's bounce put there, in the envelope the outlet uses, is refused and left for the DLQ."""
+    status, _, real = post(api, alert("erin@example.com"), "r-erin")
+    assert status == 202 and "test" not in real
+    bounce = ses_record("Bounce", real["message_id"], "erin@example.com", clock.now(), real["provider_message_id"])
+    sqs = boto3.client("sqs")
+    sqs.send_message(QueueUrl=ingestion.test_outcomes_url, MessageBody=envelope(Carrier.SES, json.dumps(bounce)))
+    # And with a simulated provider id, the real message named by its tag: the id lacks its seal
+    forged_id = f"sendledger-test.{caller_id(tester)}.{'0' * 48}"
+    bounce["mail"]["messageId"] = forged_id
+    sqs.send_message(QueueUrl=ingestion.test_outcomes_url, MessageBody=envelope(Carrier.SES, json.dumps(bounce)))
+    report = ingestion.poll()
+    assert report.poison == 2 and report.applied == 0 and not suppressed(api, "erin@example.com")
+    assert shown(api, real["message_id"])["state"] == "accepted"

@@ -29,6 +29,7 @@ from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.providers.sendgrid.sender import SendGridEmailSender
 from sendledger.providers.sendgrid.settings import SendGridSettings
+from sendledger.providers.simulated.outcomes import SOURCE as TEST_MODE_SOURCE
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
@@ -129,11 +130,12 @@ def mailgun_world(parts: Parts, *, wrap: Wrap = unwrapped, webhooks: bool = Fals
         fragment, key = settings.provider(MailgunSettings), secret_value(secret["ARN"])
         http = wrap(Urllib3Http())
         parts.services.email = MailgunEmailSender(fragment.api_base, fragment.domain, settings.sender_email, key, http)
-    # The SES queue lane gives way to the Events API lane (and the webhook lane; the SMS log lane stays).
+    # The SES queue lane gives way to the Events API lane (and the webhook lane; the SMS log lane and
+    # test mode's lane stay).
     pipeline = parts.ingestion.pipeline
     lanes = slice_of(Provider.MAILGUN.value).lanes(settings)
     assert isinstance(lanes[-1], EventsLane) and len(lanes) == (2 if webhooks else 1)
-    pipeline.lanes = [*lanes, *(lane for lane in pipeline.lanes if lane.source == "sms")]
+    pipeline.lanes = [*lanes, *(lane for lane in pipeline.lanes if lane.source in ("sms", TEST_MODE_SOURCE))]
     return MailgunWorld(Provider.MAILGUN, parts, mailgun)
 
 

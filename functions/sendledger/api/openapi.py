@@ -62,9 +62,20 @@ def problems_everywhere(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def document_json(app: APIGatewayRestResolver) -> str:
-    """The api's OpenAPI document (served at /openapi.json, committed as docs/openapi.json)."""
-    document = json.loads(
+def document_json(app: APIGatewayRestResolver, *beside: APIGatewayRestResolver) -> str:
+    """The api's OpenAPI document (served at /openapi.json, committed as docs/openapi.json), with the
+    routes of the resolvers `beside` it (the webhooks Lambda's: one API Gateway, several functions)."""
+    document = _schema(app)
+    for other in beside:
+        extra = _schema(other)
+        document["paths"].update(extra["paths"])
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        schemas.update(extra.get("components", {}).get("schemas", {}))
+    return json.dumps(problems_everywhere(document), indent=2)
+
+
+def _schema(app: APIGatewayRestResolver) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(
         app.get_openapi_json_schema(
             title="sendledger",
             version="1.0.0",
@@ -72,4 +83,4 @@ def document_json(app: APIGatewayRestResolver) -> str:
             summary="At-most-once transactional email and SMS with an evidence trail",
         )
     )
-    return json.dumps(problems_everywhere(document), indent=2)
+    return document

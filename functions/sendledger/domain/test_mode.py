@@ -12,11 +12,13 @@ suppresses the test caller's `bounce@…`, never the real one.
 
 from __future__ import annotations
 
+import hmac
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sendledger.domain.callers import CallerId
+from sendledger.domain.recipients import fingerprint_of
 
 if TYPE_CHECKING:  # the api, which imports this module, never loads the poller's event types
     from sendledger.domain.events import DeliveryEvent
@@ -25,6 +27,7 @@ KEY_PREFIX = "test:"
 PROVIDER_ID_PREFIX = "sendledger-test."
 _PROVIDER_ID = re.compile(r"sendledger-test\.(?P<caller>[A-Za-z0-9_-]{1,64})\.[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"test:(?P<caller>[A-Za-z0-9_-]{1,64}):(?P<real>.+)")
+_SEAL_LENGTH = 16  # a fingerprint's length: 64 bits of HMAC-SHA256
 
 
 def recipient_key(caller: CallerId | str, real_key: str) -> str:
@@ -51,6 +54,26 @@ def caller_of_key(key: str) -> CallerId | None:
 def simulated_provider_id(caller: CallerId | str, unique: str) -> str:
     """The provider message id a simulated provider gives a test caller's send."""
     return f"{PROVIDER_ID_PREFIX}{caller}.{unique}"
+
+
+def sealed_provider_id(caller: CallerId | str, message_id: str, nonce: str) -> str:
+    """A simulated provider id only this deployment can make for `message_id`: the nonce and its seal
+    (keyed like recipient fingerprints). Test mode's queue applies an event that names a message only
+    with its seal, so whoever can write that queue cannot move a real message (providers/simulated/outcomes.py)."""
+    return simulated_provider_id(caller, nonce + _seal(message_id, nonce))
+
+
+def seals(provider_message_id: str | None, message_id: str) -> bool:
+    """Whether `provider_message_id` was made by sealed_provider_id for `message_id`."""
+    if provider_message_id is None or caller_of(provider_message_id) is None:
+        return False
+    unique = provider_message_id.rsplit(".", 1)[1]
+    nonce, seal = unique[:-_SEAL_LENGTH], unique[-_SEAL_LENGTH:]
+    return bool(nonce) and hmac.compare_digest(seal, _seal(message_id, nonce))
+
+
+def _seal(message_id: str, nonce: str) -> str:
+    return fingerprint_of(f"test-outcome:{message_id}:{nonce}")
 
 
 def caller_of(provider_message_id: str | None) -> CallerId | None:

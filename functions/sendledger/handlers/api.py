@@ -37,7 +37,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import caller_routes, provider_routes, request_gate
+from sendledger.handlers import caller_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
@@ -236,7 +236,6 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
     return suppression_response(status, admin=True)
 
 
-app.include_router(provider_routes.router)
 app.include_router(caller_routes.router)
 
 
@@ -251,7 +250,10 @@ def openapi_document() -> Response[str]:
 
 
 def openapi_json() -> str:
-    return openapi.document_json(app)
+    """The callers' routes and the providers' webhook route (served by the webhooks Lambda), in one document."""
+    from sendledger.handlers import webhooks
+
+    return openapi.document_json(app, webhooks.app)
 
 
 # --- errors: every one is application/problem+json ----------------------------------------
@@ -261,23 +263,10 @@ def on_validation_error(exc: RequestValidationError) -> Response[str]:
     return problem(ProblemType.VALIDATION_ERROR, detail, validation_errors(exc.errors()))
 
 
-@app.exception_handler(errors.DomainError)
-def on_domain_error(exc: errors.DomainError) -> Response[str]:
-    if isinstance(exc, errors.DependencyUnavailable):
-        logger.warning("dependency unavailable", extra={"detail": exc.detail})
-    return problems.for_domain_error(exc)
+request_gate.answer_problems(app, logger)
 
 
-@app.not_found
-def on_not_found(_: Exception) -> Response[str]:
-    return problem(ProblemType.NOT_FOUND, "no such route")
-
-
-def _allowed_methods(path: str) -> list[str]:
-    # Powertools has no public route table; a test checks every route against its OpenAPI path.
-    # A fixed path wins over a pattern that would also match it (/v1/password-resets/consume).
-    static = {route.method for route in app._static_routes if route.rule.match(path)}
-    return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
+_allowed_methods = request_gate.allowed_methods_of(app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
@@ -291,12 +280,7 @@ def lambda_handler(
     try:
         early = request_gate.precheck(event, _allowed_methods) or _admin_refusal(event)
         if early is not None:
-            return {
-                "statusCode": early.status_code,
-                "multiValueHeaders": {name: [value] for name, value in early.headers.items()},
-                "body": early.body,
-                "isBase64Encoded": False,
-            }
+            return request_gate.proxy_response(early)
         if event.get("httpMethod") == "HEAD":
             return request_gate.head_answer(app.resolve(request_gate.as_get(event), context))
         return app.resolve(event, context)

@@ -1,9 +1,10 @@
-"""The providers' signed webhook route of the api Lambda: no IAM, the provider's signature is the auth.
+"""The providers' signed webhook route, served by the webhooks Lambda (handlers/webhooks.py), never
+by the api: no IAM, the provider's signature is the auth.
 
 One route for every provider that pushes (`POST /v1/providers/{provider}/events`): the provider's
-intake verifies the POST, its events are queued for the poller (usecases/webhooks.py). The
-verification and ingestion code is imported inside it, so a container that serves the callers'
-API never loads it at cold start.
+intake verifies the POST, its events are queued for the poller (usecases/webhooks.py). Deployed,
+each provider's route has a function of its own whose role writes that provider's queue alone
+(infra/webhooks.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import json
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from sendledger import names
+from sendledger import bootstrap, names
 from sendledger.api.models import WebhookReceipt
 from sendledger.api.openapi import documented
 from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.domain.errors import echo
-from sendledger.handlers.invocation import current_runtime
+from sendledger.handlers.invocation import RUNTIME
 
 # The largest body any provider's webhook takes (the largest batch a provider posts); each
 # provider's intake refuses what is over its own limit.
@@ -37,7 +38,8 @@ def post_provider_events(provider: str) -> Response[str]:
     from sendledger.ports.webhooks import WebhookOutcome
     from sendledger.usecases.webhooks import receive_webhook
 
-    hook = current_runtime().webhook(provider)
+    runtime = RUNTIME.get()  # tests and the local stack pass theirs; deployed, the container's own
+    hook = runtime.webhook(provider) if runtime is not None else bootstrap.webhook(provider)
     if hook is None:
         return problem(ProblemType.NOT_FOUND, f"no webhook of {echo(provider)} is enabled here")
     event = router.current_event

@@ -10,15 +10,54 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from sendledger import names
+from sendledger.api import problems
 from sendledger.api.problems import JSON, ProblemType, problem
+from sendledger.domain import errors
 from sendledger.handlers import provider_routes
 
 MAX_BODY_BYTES = 64 * 1024
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
+
+
+def allowed_methods_of(app: APIGatewayRestResolver) -> AllowedMethods:
+    """The methods `app`'s routes take at a path (none: no route)."""
+
+    def allowed(path: str) -> list[str]:
+        # Powertools has no public route table; a test checks every route against its OpenAPI path.
+        # A fixed path wins over a pattern that would also match it (/v1/password-resets/consume).
+        static = {route.method for route in app._static_routes if route.rule.match(path)}
+        return sorted(static or {route.method for route in app._dynamic_routes if route.rule.match(path)})
+
+    return allowed
+
+
+def answer_problems(app: APIGatewayRestResolver, logger: Logger) -> None:
+    """Domain errors and unknown routes as the same problem+json from every function's router."""
+
+    @app.exception_handler(errors.DomainError)
+    def on_domain_error(exc: errors.DomainError) -> Response[str]:
+        if isinstance(exc, errors.DependencyUnavailable):
+            logger.warning("dependency unavailable", extra={"detail": exc.detail})
+        return problems.for_domain_error(exc)
+
+    @app.not_found
+    def on_not_found(_: Exception) -> Response[str]:
+        return problem(ProblemType.NOT_FOUND, "no such route")
+
+
+def proxy_response(answer: Response[str]) -> dict[str, Any]:
+    """An answer given before the router, in API Gateway's proxy shape."""
+    return {
+        "statusCode": answer.status_code,
+        "multiValueHeaders": {name: [value] for name, value in answer.headers.items()},
+        "body": answer.body,
+        "isBase64Encoded": False,
+    }
 
 
 def with_head(methods: list[str]) -> list[str]:

@@ -129,7 +129,8 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     services = pipeline.services
     now = services.clock.now()
     ages: list[float] = []
-    sources = list(dict.fromkeys(lane.source for lane in pipeline.lanes))
+    # A source only side paths read (test mode's queue) has no watermark to age: no read for it.
+    sources = list(dict.fromkeys(lane.source for lane in pipeline.lanes if getattr(lane, "completes_source", True)))
     for source in sources:
         watermark = services.poller_state.watermark(source)
         if watermark is None:

@@ -39,7 +39,7 @@ def test_only_the_webhook_route_skips_iam_and_it_has_its_own_throttle(template: 
     assert (webhook["ThrottlingRateLimit"], webhook["ThrottlingBurstLimit"]) == (20, 40)
 
 
-def test_the_secrets_are_read_by_the_api_and_the_poller_only(template: Template) -> None:
+def test_the_api_key_is_read_by_the_api_and_the_poller_the_webhook_key_by_the_intake_alone(template: Template) -> None:
     secrets = resources(template, "AWS::SecretsManager::Secret")
     api_key = next(k for k, v in secrets.items() if "API key" in v["Properties"]["Description"])
     webhook_key = next(k for k, v in secrets.items() if "Webhook" in v["Properties"]["Description"])
@@ -47,7 +47,7 @@ def test_the_secrets_are_read_by_the_api_and_the_poller_only(template: Template)
     reading_api_key = {p for p, targets in readers.items() if {"Ref": api_key} in targets}
     reading_webhook_key = {p for p, targets in readers.items() if {"Ref": webhook_key} in targets}
     assert len(reading_api_key) == 2 and all("Api" in p or "Poller" in p for p in reading_api_key)
-    assert len(reading_webhook_key) == 1 and all("Api" in p for p in reading_webhook_key)
+    assert len(reading_webhook_key) == 1 and all("SendgridWebhook" in p for p in reading_webhook_key)
 
 
 def test_no_ses_send_rights_when_sendgrid_sends(template: Template) -> None:
@@ -60,13 +60,12 @@ def test_no_ses_send_rights_when_sendgrid_sends(template: Template) -> None:
     assert "SG." not in json.dumps(template.to_json())
 
 
-def test_api_and_poller_may_queue_onto_the_sendgrid_events_queue(template: Template) -> None:
-    """The api queues verified webhook events; both queue a test caller's simulated SendGrid events
-    (the api's sends, the poller's resends and fallbacks). Nothing else may."""
+def test_only_the_webhook_intake_may_queue_onto_the_sendgrid_events_queue(template: Template) -> None:
+    """The intake queues verified webhook events; test mode has a queue of its own. Nothing else may."""
     [queue] = [k for k in resources(template, "AWS::SQS::Queue") if k.startswith("SendGrid") and "Dlq" not in k]
     senders = {
         p
         for p, targets in policies_granting(template, "sqs:SendMessage").items()
         if {"Fn::GetAtt": [queue, "Arn"]} in targets
     }
-    assert len(senders) == 2 and all("Api" in p or "Poller" in p for p in senders), senders
+    assert len(senders) == 1 and all(p.startswith("SendgridWebhook") for p in senders), senders

@@ -31,15 +31,18 @@ class Ses(SliceBase):
         return SesEmailSender(settings.sender_email, settings.provider(SesSettings).configuration_set)
 
     def lanes(self, settings: Settings) -> list[EventLane]:
+        from functools import partial
+
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.ses.events import parse_sqs_body
         from sendledger.providers.ses.settings import SesSettings
         from sendledger.usecases.queued_events import QueueLane
 
-        url = settings.provider(SesSettings).events_queue_url
-        if not url:
+        fragment = settings.provider(SesSettings)
+        if not fragment.events_queue_url:
             return []
-        return [QueueLane(NAME, SOURCE, SqsEventQueue(url), parse_sqs_body, pushable=True)]
+        parse = partial(parse_sqs_body, topic_arn=fragment.events_topic_arn)
+        return [QueueLane(NAME, SOURCE, SqsEventQueue(fragment.events_queue_url), parse, pushable=True)]
 
 
 SLICE = Ses()

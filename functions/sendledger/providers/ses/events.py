@@ -42,9 +42,16 @@ _SES_KINDS = {
 }
 
 
-def parse_sqs_body(body: str) -> list[DeliveryEvent]:
-    """An SQS message body from the SES events queue → the events it carries (one per recipient)."""
+def parse_sqs_body(body: str, topic_arn: str = "") -> list[DeliveryEvent]:
+    """An SQS message body from the SES events queue → the events it carries (one per recipient).
+
+    With `topic_arn` (deployed: the configuration set's topic), only an SNS envelope from that
+    topic is read: a record someone else put on the queue is refused, never applied (the queue's
+    policy should already have kept it out; this holds where that policy was loosened).
+    """
     document = json_object(body, "SQS body")
+    if topic_arn and (document.get("Type") != "Notification" or document.get("TopicArn") != topic_arn):
+        raise MalformedEvent(f"not an SNS notification of the SES events topic (TopicArn={document.get('TopicArn')!r})")
     if document.get("Type") == "Notification" and "Message" in document:
         message = document["Message"]
         if not isinstance(message, str):

@@ -9,16 +9,20 @@ from sendledger.fragment import Fragment
 
 ENV_CONFIGURATION_SET = "SES_CONFIGURATION_SET"
 ENV_EVENTS_QUEUE_URL = "SES_EVENTS_QUEUE_URL"
+ENV_EVENTS_TOPIC_ARN = "SES_EVENTS_TOPIC_ARN"
 CONFIGURATION_SET_PREFIX = "sendledger-events"  # deployed as f"{prefix}-{stage}"; bare locally
 
 
 class SesSettings(Fragment):
     PROVIDER = Provider.SES
-    WIRING = frozenset({"configuration_set", "events_queue_url"})
+    WIRING = frozenset({"configuration_set", "events_queue_url", "events_topic_arn"})
 
     configuration_set: str = Field(CONFIGURATION_SET_PREFIX, validation_alias=ENV_CONFIGURATION_SET)
     # Configuration-set event publishing -> SNS -> this queue; empty: no SES events are read.
     events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
+    # The topic whose SNS envelopes the queue carries: a body naming another one (or none) is
+    # refused, not applied. Empty: not checked (a queue fed by hand in a test).
+    events_topic_arn: str = Field("", validation_alias=ENV_EVENTS_TOPIC_ARN)
 
     def event_delay(self) -> tuple[str, int]:
         # Event publishing to SNS and SNS to SQS: typically seconds; 30 s leaves margin for SNS retries.

@@ -1,5 +1,5 @@
-"""Test mode's carriers, composed over this deployment's own event paths: the queues and log
-groups where each provider's real events arrive (outlets.py). Built by bootstrap on first use."""
+"""Test mode's carriers, composed over test mode's own event path: the test outcomes queue the
+poller drains (outlets.py, outcomes.py). Built by bootstrap on first use."""
 
 from __future__ import annotations
 
@@ -7,35 +7,24 @@ import os
 from typing import TYPE_CHECKING
 
 from sendledger.domain.clock import Clock, SystemClock
-from sendledger.providers.mailgun.settings import MailgunSettings
-from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.providers.ses.settings import SesSettings
 from sendledger.providers.simulated.outlets import AwsOutlet, queue_account
 from sendledger.providers.simulated.sender import SimulatedCarriers
-from sendledger.providers.sns.settings import SnsSettings
 
 if TYPE_CHECKING:
     from sendledger.settings import Settings
 
 
 def carriers_for(settings: Settings, clock: Clock | None = None) -> SimulatedCarriers:
-    """Test mode's carriers, putting their events where the SES, SNS, SendGrid and Mailgun events of
-    this deployment arrive (providers/simulated/outlets.py)."""
-    ses, sns = settings.provider(SesSettings), settings.provider(SnsSettings)
+    """Test mode's carriers, putting the SES, SNS, SendGrid and Mailgun events they simulate on
+    the test outcomes queue (providers/simulated/outlets.py), in each carrier's own shape."""
+    ses = settings.provider(SesSettings)
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    outlet = AwsOutlet(
-        region=region,
-        ses_queue_url=ses.events_queue_url,
-        success_log_group=sns.success_log_group,
-        failure_log_group=sns.failure_log_group,
-        sendgrid_queue_url=settings.provider(SendGridSettings).events_queue_url,
-        mailgun_queue_url=settings.provider(MailgunSettings).events_queue_url,
-    )
     return SimulatedCarriers(
-        outlet=outlet,
+        outlet=AwsOutlet(queue_url=settings.test_outcomes_queue_url),
         clock=clock or SystemClock(),
         sender_email=settings.sender_email,
         configuration_set=ses.configuration_set,
         region=region,
-        account_id=queue_account(ses.events_queue_url),
+        account_id=queue_account(settings.test_outcomes_queue_url),
     )

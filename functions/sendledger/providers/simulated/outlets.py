@@ -1,14 +1,17 @@
-"""Where a deployed test caller's simulated events go: the carrier's own ingestion path.
+"""Where a deployed test caller's simulated events go: test mode's own queue, never a provider's.
 
-- SES: each record in SNS's `Notification` envelope, sent to the SES events queue, which is
-  what the configuration set's topic delivers there; the poller drains it as it drains SES's.
+Each event travels in the shape its carrier's real path carries it, wrapped in an envelope that
+names the carrier (`{"carrier": "ses", "body": ...}`):
+
+- SES: the event-publishing record, as SNS's notification carries it;
 - SendGrid, Mailgun: each event as the provider's verified webhook intake queues it
-  (providers/<name>/webhook.py `queued_bodies`), sent to that provider's webhook events queue: the
-  signature is the trust of a POST from outside, and these events never left the deployment.
-  The poller's queue lane for that provider applies them as it applies verified webhook events.
-- SNS (SMS): each status record into the delivery-status log group SNS would write it to (a
-  stream of this container's), where the `sms_delivery_logs` subscription and the poller's
-  FilterLogEvents reconciliation read SNS's records.
+  (providers/<name>/webhook.py `queued_bodies`);
+- SNS (SMS): the delivery-status record, as SNS writes it to its log group.
+
+The poller drains the queue with test mode's own lane (outcomes.py), which reads each body with
+its carrier's parser and applies only events that name a test caller, in that caller's namespace.
+The providers' queues and log groups therefore accept only their real producers (the SNS topic, a
+webhook's intake, SNS itself), and the api's role holds no write on any of them.
 
 A failed put is logged and dropped, as a provider's lost event would be: the send stays
 `accepted` (the evidence says what was known), and no send ever fails because of it.
@@ -16,9 +19,7 @@ A failed put is logged and dropped, as a provider's lost event would be: the sen
 
 from __future__ import annotations
 
-import contextlib
 import json
-import uuid
 from datetime import datetime
 from typing import Any
 
@@ -29,12 +30,12 @@ from sendledger.adapters import sdk
 from sendledger.providers.mailgun.webhook import queued_bodies as mailgun_queued
 from sendledger.providers.sendgrid.webhook import queued_bodies as sendgrid_queued
 from sendledger.providers.simulated import mailgun_events, sendgrid_events
-from sendledger.providers.simulated.events import SmsStatus, TimedRecord, clamp_event_time, sns_notification
+from sendledger.providers.simulated.events import SmsStatus, TimedRecord, clamp_event_time
+from sendledger.providers.simulated.outcomes import Carrier, envelope
 
 logger = Logger(child=True)
 
 OUTLET_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES)  # a duplicate event is a 1-request duplicate
-TOPIC_NAME = "sendledger-test-mode"  # named in the envelope's TopicArn: the records came from no topic
 SQS_BATCH = 10
 
 
@@ -45,84 +46,44 @@ def queue_account(queue_url: str, default: str = "000000000000") -> str:
 
 
 class AwsOutlet:
-    def __init__(
-        self,
-        *,
-        region: str,
-        ses_queue_url: str,
-        success_log_group: str,
-        failure_log_group: str,
-        sendgrid_queue_url: str = "",
-        mailgun_queue_url: str = "",
-    ) -> None:
-        self.region = region
-        self.ses_queue_url = ses_queue_url
-        self.sendgrid_queue_url = sendgrid_queue_url
-        self.mailgun_queue_url = mailgun_queue_url
-        self.groups = {False: success_log_group, True: failure_log_group}
-        self.stream = f"sendledger-test-mode/{uuid.uuid4().hex}"  # this container's
-        self._streams: set[str] = set()
-        self._clients: dict[str, Any] = {}
-
-    def _client(self, service: str) -> Any:
-        if service not in self._clients:
-            self._clients[service] = sdk.client(service, OUTLET_CONFIG)
-        return self._clients[service]
+    def __init__(self, *, queue_url: str) -> None:
+        self.queue_url = queue_url
+        self._client: Any = None
 
     def ses_records(self, records: list[TimedRecord], now: datetime) -> None:
-        if not records:
-            return
-        if not self.ses_queue_url:
-            logger.warning("test mode: no SES events queue here; simulated SES events dropped")
-            return
-        topic = f"arn:aws:sns:{self.region}:{queue_account(self.ses_queue_url)}:{TOPIC_NAME}"
-        bodies = [json.dumps(sns_notification(clamp_event_time(record, at, now), topic, now)) for at, record in records]
-        self._queue(self.ses_queue_url, bodies, "SES")
+        bodies = [json.dumps(clamp_event_time(record, at, now)) for at, record in records]
+        self._queue(Carrier.SES, bodies)
 
     def sendgrid_records(self, records: list[TimedRecord], now: datetime) -> None:
-        if not self.sendgrid_queue_url:
-            logger.warning("test mode: no SendGrid events queue here; simulated SendGrid events dropped")
-            return
         events = [sendgrid_events.clamp_timestamp(record, at, now) for at, record in records]
-        self._queue(self.sendgrid_queue_url, sendgrid_queued(events), "SendGrid")
+        self._queue(Carrier.SENDGRID, sendgrid_queued(events))
 
     def mailgun_records(self, records: list[TimedRecord], now: datetime) -> None:
-        if not self.mailgun_queue_url:
-            logger.warning("test mode: no Mailgun webhook events queue here; simulated Mailgun events dropped")
-            return
         bodies = [
             body for at, record in records for body in mailgun_queued(mailgun_events.clamp_timestamp(record, at, now))
         ]
-        self._queue(self.mailgun_queue_url, bodies, "Mailgun")
-
-    def _queue(self, queue_url: str, bodies: list[str], provider: str) -> None:
-        entries = [{"Id": str(n), "MessageBody": body} for n, body in enumerate(bodies)]
-        try:
-            for start in range(0, len(entries), SQS_BATCH):
-                answer = self._client("sqs").send_message_batch(
-                    QueueUrl=queue_url, Entries=entries[start : start + SQS_BATCH]
-                )
-                if answer.get("Failed"):
-                    logger.error(f"test mode: simulated {provider} events refused", extra={"failed": answer["Failed"]})
-        except (ClientError, BotoCoreError):
-            logger.exception(f"test mode: simulated {provider} events not queued")
+        self._queue(Carrier.MAILGUN, bodies)
 
     def sms_status(self, status: SmsStatus, now: datetime) -> None:
-        group = self.groups[status.failure]
-        if not group:
-            logger.warning("test mode: no SMS delivery-status log group here; simulated status dropped")
+        self._queue(Carrier.SNS, [json.dumps(status.record)])
+
+    def _queue(self, carrier: Carrier, bodies: list[str]) -> None:
+        if not bodies:
             return
-        logs = self._client("logs")
+        if not self.queue_url:
+            logger.warning(f"test mode: no test outcomes queue here; simulated {carrier.value} events dropped")
+            return
+        if self._client is None:
+            self._client = sdk.client("sqs", OUTLET_CONFIG)
+        entries = [{"Id": str(n), "MessageBody": envelope(carrier, body)} for n, body in enumerate(bodies)]
         try:
-            if group not in self._streams:
-                with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
-                    logs.create_log_stream(logGroupName=group, logStreamName=self.stream)
-                self._streams.add(group)
-            at = int(min(status.at, now).timestamp() * 1000)
-            logs.put_log_events(
-                logGroupName=group,
-                logStreamName=self.stream,
-                logEvents=[{"timestamp": at, "message": json.dumps(status.record)}],
-            )
+            for start in range(0, len(entries), SQS_BATCH):
+                answer = self._client.send_message_batch(
+                    QueueUrl=self.queue_url, Entries=entries[start : start + SQS_BATCH]
+                )
+                if answer.get("Failed"):
+                    logger.error(
+                        f"test mode: simulated {carrier.value} events refused", extra={"failed": answer["Failed"]}
+                    )
         except (ClientError, BotoCoreError):
-            logger.exception("test mode: simulated SMS status not logged")
+            logger.exception(f"test mode: simulated {carrier.value} events not queued")

@@ -92,7 +92,8 @@ class _Attempt:
         return label, fault_before_acceptance(label, earlier)
 
     def _accepted_id(self) -> str:
-        return test_mode.simulated_provider_id(self.message.owner or "", uuid.uuid4().hex)
+        # Sealed: test mode's queue applies an event naming this message only with this id.
+        return test_mode.sealed_provider_id(self.message.owner or "", self.message.message_id, uuid.uuid4().hex)
 
     def _no_format(self) -> None:
         if self.message.provider == Provider.INFRAI:
