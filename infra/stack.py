@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -174,9 +173,6 @@ class SendledgerStack(cdk.Stack):
         # undeliverable events (the rule) or a stream's failed batch (the function's role).
         only_producers(self.ingestion.poller_dlq, roles=[poller.role], sources=[self.ingestion.schedule.rule_arn])
         only_producers(self.status_out.publisher_dlq, roles=[self.status_out.publisher.role])
-        callback_rule = self.status_out.node.find_child("CallbackRule")
-        assert isinstance(callback_rule, events.Rule)
-        only_producers(self.status_out.callback_dlq, sources=[callback_rule.rule_arn])
 
     def _outputs(self) -> None:
         outputs = {

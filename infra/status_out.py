@@ -24,7 +24,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.data import LedgerData
 from infra.lambdas import SendledgerFunction
-from infra.queues import dead_letter_queue, queue_with_dlq
+from infra.queues import dead_letter_queue, only_producers, queue_with_dlq
 from infra.settings import Settings
 from sendledger import names
 
@@ -32,7 +32,6 @@ PUBLISHER_TIMEOUT_SECONDS = 30
 STREAM_BATCH_SIZE = 100
 STREAM_RETRY_ATTEMPTS = 10  # then bisected down to the failing record, then the DLQ
 PUBLISHER_ONLY_SID = "OnlyThePublisherPutsEvents"
-CALLBACK_PRODUCERS_SID = "OnlyTheRuleAndTheCallbacksSend"
 # Stream records live 24 h; an iterator this old means the publisher is falling behind.
 ITERATOR_AGE_ALARM_MS = 5 * 60 * 1000
 
@@ -136,33 +135,16 @@ class StatusOut(Construct):
                 iam.PolicyStatement(actions=["sqs:GetQueueAttributes"], resources=[self.callback_queue.queue_arn]),
             ],
         )
+        # A callback is signed with its owner's secret and POSTed: only the bus's rule and the
+        # callbacks function itself (a retry carries its attempt count; a spent record goes to the DLQ).
         for queue in (self.callback_queue, self.callback_dlq):
-            self._only_producers_send(queue, rule)
+            only_producers(queue, roles=[self.callbacks.role], sources=[rule.rule_arn])
         self.callbacks.function.add_event_source(
             sources.SqsEventSource(
                 self.callback_queue,
                 batch_size=c.CALLBACKS_BATCH_SIZE,
                 report_batch_item_failures=True,
                 max_concurrency=2,  # a slow receiver is not hammered
-            )
-        )
-
-    def _only_producers_send(self, queue: sqs.Queue, rule: events.Rule) -> None:
-        """A callback is signed with its owner's secret and POSTed: only the bus's rule (the
-        service, with the rule as aws:SourceArn) and the callbacks function itself may queue
-        one. An explicit deny for everyone else, an operator's or a developer's role with
-        sqs:SendMessage on * included (no identity policy overrides it). The conditions are
-        ANDed: denied when the request comes neither from the rule nor from that role."""
-        queue.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid=CALLBACK_PRODUCERS_SID,
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["sqs:SendMessage"],
-                resources=[queue.queue_arn],
-                conditions={
-                    "ArnNotEquals": {"aws:SourceArn": rule.rule_arn, "aws:PrincipalArn": self.callbacks.role.role_arn}
-                },
             )
         )
 
