@@ -100,6 +100,11 @@ class Fragment(BaseModel):
         """Why the provider's own lane cannot keep up with the stated peak (None: it can)."""
         return None
 
+    def complaint_delay(self) -> tuple[str, int] | None:
+        """A pull-only provider's wait before a delivered message is first read again for a
+        complaint (None: its complaints reach sendledger like its other events)."""
+        return None
+
 
 def _env_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
