@@ -100,9 +100,10 @@ class Fragment(BaseModel):
         """Why the provider's own lane cannot keep up with the stated peak (None: it can)."""
         return None
 
-    def complaint_delay(self) -> tuple[str, int] | None:
+    def complaint_delay(self) -> tuple[str, int, str] | None:
         """A pull-only provider's wait before a delivered message is first read again for a
-        complaint (None: its complaints reach sendledger like its other events)."""
+        complaint (label, seconds, the later reads in words); None: its complaints reach
+        sendledger like its other events."""
         return None
 
 

@@ -47,10 +47,18 @@ class InfraiSettings(Fragment):
             self.complaint_first_read_seconds, self.complaint_max_read_interval_seconds, self.complaint_horizon_seconds
         )
 
-    def complaint_delay(self) -> tuple[str, int] | None:
+    def complaint_delay(self) -> tuple[str, int, str] | None:
         # A complaint reached just after the delivery was seen is read at the schedule's first step.
+        if not self.complaint_horizon_seconds:
+            return None
         label = "Infrai complaint first read after delivery (infrai_complaint_first_read_seconds)"
-        return (label, self.complaint_first_read_seconds) if self.complaint_horizon_seconds else None
+        later = (
+            f"a complaint k s after the delivery is read at most max({self.complaint_first_read_seconds}, k) s later, "
+            f"never more than {self.complaint_max_read_interval_seconds} s "
+            f"(infrai_complaint_max_read_interval_seconds), until {self.complaint_horizon_seconds} s "
+            f"(infrai_complaint_horizon_seconds): {len(self.complaint_schedule().read_offsets())} reads per delivery"
+        )
+        return label, self.complaint_first_read_seconds, later
 
     def event_delay(self) -> tuple[str, int]:
         # A status reached just after an ask is seen at the next one, an interval later.
