@@ -9,7 +9,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 CONTEXT ?=
 
-.PHONY: run test system-packages lint typecheck unit synth cfn-lint checkov bench bench-docs soak reliability-report mutation deploy clean openapi
+.PHONY: run test check system-packages lint imports typecheck unit pytest synth cfn-lint checkov bench bench-docs soak reliability-report mutation deploy clean openapi
 
 $(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,12 @@ $(STAMP): requirements.txt requirements-dev.txt client/pyproject.toml
 run: $(STAMP)  ## the local stack: moto server, HTTP API, scheduler, simulator
 	$(BIN)/python -m local
 
-test: system-packages lint typecheck synth cfn-lint checkov unit  ## everything CI runs
+test: system-packages lint imports typecheck synth cfn-lint checkov pytest  ## everything CI runs
+
+# The fast tier (docs/testing.md): the unit tests (in-memory fakes) and the integration tests
+# (in-process moto): no CDK synthesis, no local stack, no browser. Under 90 s on two cores.
+check: $(STAMP)  ## the fast loop: unit + integration tests
+	$(BIN)/pytest -q -n 2 tests/unit tests/integration
 
 # Debian's chromium + chromium-driver for the console's browser test: installed when missing, or a
 # stop in the first seconds with the command to run (SENDLEDGER_SKIP_BROWSER=1 needs neither).
@@ -32,12 +37,20 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The layers of functions/sendledger and who may import whom: pyproject.toml's import contracts
+# (scripts/import_layers.py counts the upward imports and cycles).
+imports: $(STAMP)
+	cd functions && ../$(BIN)/lint-imports --no-cache ../pyproject.toml
+
 # Python 3.11 here and in CI; the Lambda runtime is Python 3.14, so the Lambda code is checked for both.
 typecheck: $(STAMP)
 	$(BIN)/mypy functions infra client
 	$(BIN)/mypy --python-version 3.14 functions
 
-unit: $(STAMP)
+unit: $(STAMP)  ## the unit tests alone: the domain, the use cases on in-memory fakes, the import contract
+	$(BIN)/pytest -q -n 2 tests/unit
+
+pytest: $(STAMP)  ## every test (CDK, the local stack, the browser, the reliability suite): the last step of make test
 	$(BIN)/pytest -q -n 2
 
 openapi: $(STAMP)  ## regenerate the committed OpenAPI document

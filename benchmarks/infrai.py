@@ -42,12 +42,12 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     from local.simulator.http import InProcessHttp
     from local.simulator.providers.infrai import side_of
     from sendledger import bootstrap
+    from sendledger.domain.provider import Provider
     from sendledger.domain.recipients import Channel
     from sendledger.providers.infrai.client import InfraiClient
     from sendledger.providers.infrai.lane import StatusLane
     from sendledger.providers.infrai.sender import InfraiSender
     from sendledger.providers.infrai.settings import InfraiSettings
-    from sendledger.providers.registry import Provider
     from sendledger.usecases.poll import CycleReport
 
     clock = _Clock()

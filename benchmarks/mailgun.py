@@ -34,11 +34,11 @@ class _Clock:
 def measure(world: World) -> dict[str, Any]:
     from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, MailgunSimulator
     from sendledger import bootstrap
+    from sendledger.domain.provider import Provider
     from sendledger.providers.mailgun.events_api import MailgunEventsApi
     from sendledger.providers.mailgun.lane import poll_mailgun
     from sendledger.providers.mailgun.sender import MailgunEmailSender
     from sendledger.providers.mailgun.settings import MailgunSettings
-    from sendledger.providers.registry import Provider
     from sendledger.usecases.ingest import IngestReport, ingest_event
 
     clock = _Clock()

@@ -211,6 +211,7 @@ def render(results: dict[str, Any]) -> str:
 
     lines += sections.batching(detail)
     lines += sections.growth(detail)
+    lines += sections.pynamodb(results.get("pynamodb") or {})
 
     return "\n".join(lines)
 

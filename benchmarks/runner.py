@@ -47,11 +47,13 @@ def run(root: Path) -> int:
         ("drain", "drain: one event at a time against concurrently, 10 ms round trips", _drain),
         ("ingest_cpu", "ingestion CPU: the poller's drain against a plain boto3 consumer", _ingest_cpu),
         ("asset", "asset: bundling into a temporary directory", _asset),
+        ("pynamodb", "PynamoDB: its import and an item through a model against the low-level path", _pynamodb),
     ):
         _say(out, f"{label} ...")
         sections[name] = _guard(name, errors, lambda measure=measure: measure(root))
     in_process["local_growth"] = _local_growth(root, errors, out)
     results = assemble(in_process, sections, errors)
+    results["pynamodb"] = sections.get("pynamodb")
     results["run"] = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
@@ -216,6 +218,12 @@ def _cold_start(root: Path) -> dict[str, Any]:
     from benchmarks import cold_start
 
     return cold_start.measure(root, COLD_START_RUNS)
+
+
+def _pynamodb(root: Path) -> dict[str, Any]:
+    from benchmarks import pynamodb_cost
+
+    return pynamodb_cost.measure(root)
 
 
 def _asset(root: Path) -> dict[str, Any]:

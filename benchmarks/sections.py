@@ -322,3 +322,40 @@ def growth(detail: dict[str, Any]) -> list[str]:
         f"last send took {fmt(measured.get('stop_seconds_after_last_send'))} s.",
         "",
     ]
+
+
+def pynamodb(found: dict[str, Any]) -> list[str]:
+    lines = ["## PynamoDB: what the ledger's models cost where they are used", ""]
+    if not found.get("cpu_us_per_item"):
+        return [*lines, f"Not measured: {found.get('reason', 'see run.errors')}", ""]
+    cpu = found["cpu_us_per_item"]
+    lines += table(
+        ["import", "ms"],
+        [[f"`{name}`", ms] for name, ms in found["import_ms"].items()],
+    )
+    lines += table(
+        ["one item", "through a model, us", "low-level, us", "model / low-level"],
+        [
+            [
+                "serialize (a write)",
+                cpu["model_write"],
+                cpu["low_level_write"],
+                found["write_ratio_model_over_low_level"],
+            ],
+            [
+                "deserialize (a read)",
+                cpu["model_read"],
+                cpu["low_level_read"],
+                found["read_ratio_model_over_low_level"],
+            ],
+        ],
+    )
+    return [
+        *lines,
+        f"Method: {found['method']}; 1-minute load average {found.get('load_average_1m')} on "
+        f"{found.get('cpus')} CPUs. The models (adapters/dynamodb/models.py) declare the table: the local "
+        "stack and the tests create it from them and a CDK test holds infra/data.py to them. No Lambda imports "
+        "them: the send and ingest paths keep the low-level writer (the transactions' write-once `h:` history "
+        "attributes are beyond PynamoDB), so the cold start and the CPU per request above are not paid today.",
+        "",
+    ]

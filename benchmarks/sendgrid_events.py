@@ -38,7 +38,7 @@ def sendgrid_selected(simulator: Any) -> Iterator[str]:
     from local.simulator.http import SimulatorServer
     from local.simulator.providers.sendgrid import side_of
     from sendledger import bootstrap
-    from sendledger.providers.registry import Provider
+    from sendledger.domain.provider import Provider
     from sendledger.providers.sendgrid.settings import SendGridSettings
 
     runtime = bootstrap.runtime()

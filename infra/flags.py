@@ -23,8 +23,8 @@ from constructs import Construct
 from sendledger import names
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.flags import DEPLOYMENT, Flag
+from sendledger.domain.provider import carriers
 from sendledger.domain.recipients import Channel
-from sendledger.providers.registry import carriers
 from sendledger.settings import CATEGORIES, FlagStore
 
 FLAGS_FILE = Path(__file__).resolve().parents[1] / "functions" / "sendledger" / "feature_flags.json"

@@ -15,9 +15,8 @@ from pydantic import Field, ValidationError
 
 from infra import constants as c
 from sendledger.adapters.sqs_visibility import CALL_SECONDS
-from sendledger.providers import registry
-from sendledger.providers.registry import Provider
-from sendledger.settings import SettingsError, Tunables, settings_error
+from sendledger.domain.provider import Provider
+from sendledger.settings import SettingsError, Tunables, fragment_of, settings_error
 
 if TYPE_CHECKING:
     import aws_cdk as cdk
@@ -51,7 +50,7 @@ class Settings(Tunables):
         """Every CDK context key read: the settings' names, and each provider's tunables."""
         keys = [name for name in cls.model_fields if name != "providers"]
         for provider in Provider:
-            fragment = registry.fragment_of(provider.value)
+            fragment = fragment_of(provider.value)
             keys += [fragment.variable(name).lower() for name in fragment.tunables()]
         return keys
 
@@ -63,7 +62,7 @@ class Settings(Tunables):
             name: ctx[name] for name in cls.model_fields if name != "providers" and ctx.get(name) is not None
         }
         try:
-            read = {p.value: registry.fragment_of(p.value).from_context(ctx) for p in Provider}
+            read = {p.value: fragment_of(p.value).from_context(ctx) for p in Provider}
             fragments = {name: fragment for name, fragment in read.items() if fragment.model_fields_set}
             settings = cls.model_validate({**values, "providers": fragments})
         except ValidationError as exc:
@@ -90,7 +89,7 @@ class Settings(Tunables):
         """Each enabled provider's own delay before a poll can apply its events."""
         delays = []
         for provider in self.enabled_providers:
-            label, seconds = self.provider(registry.fragment_of(provider.value)).event_delay()
+            label, seconds = self.provider(fragment_of(provider.value)).event_delay()
             delays.append((provider, label, seconds))
         return delays
 
@@ -98,7 +97,7 @@ class Settings(Tunables):
         """Each enabled pull-only provider's wait before a delivered message is read for a complaint."""
         delays = []
         for provider in self.enabled_providers:
-            delay = self.provider(registry.fragment_of(provider.value)).complaint_delay()
+            delay = self.provider(fragment_of(provider.value)).complaint_delay()
             if delay is not None:
                 delays.append((provider, *delay))
         return delays
@@ -222,7 +221,7 @@ class Settings(Tunables):
                     f"or raise suppression_lag_slo_seconds to at least {self.lag_seconds(first)}."
                 )
         for provider in self.enabled_providers:
-            fragment = self.provider(registry.fragment_of(provider.value))
+            fragment = self.provider(fragment_of(provider.value))
             capacity = fragment.capacity_problem(self.peak_events_per_second, self.poll_interval_seconds)
             if capacity is not None:
                 p.append(capacity)

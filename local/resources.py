@@ -29,7 +29,7 @@ from local.constants import (
     sms_log_groups,
 )
 from sendledger import names
-from sendledger.adapters.dynamodb.schema import evidence_index
+from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.providers.ses import settings as ses
 from sendledger.providers.sns import settings as sns
 
@@ -85,7 +85,7 @@ def create_resources(
     def client(service: str) -> Any:
         return session.client(service, region_name=region)
 
-    _create_ledger_table(client("dynamodb"), ledger_table, with_stream)
+    create_ledger_table(client("dynamodb"), ledger_table, with_stream=with_stream)
 
     sesv2 = client("sesv2")
     sesv2.create_configuration_set(ConfigurationSetName=configuration_set)
@@ -136,43 +136,6 @@ def create_resources(
         escalation_dlq_url=esc_dlq_url,
         sms_success_log_group=success_group,
         sms_failure_log_group=failure_group,
-    )
-
-
-def _create_ledger_table(dynamodb: Any, table: str, with_stream: bool = True) -> None:
-    stream = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}  # the publisher reads it
-    dynamodb.create_table(
-        TableName=table,
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification=stream if with_stream else {"StreamEnabled": False},
-        AttributeDefinitions=[
-            {"AttributeName": names.TABLE_PARTITION_KEY, "AttributeType": "S"},
-            {"AttributeName": names.TABLE_SORT_KEY, "AttributeType": "S"},
-            {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "AttributeType": "S"},
-            {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "AttributeType": "N"},
-            {"AttributeName": names.EVIDENCE_INDEX_PARTITION_KEY, "AttributeType": "S"},
-            {"AttributeName": names.EVIDENCE_INDEX_SORT_KEY, "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": names.TABLE_PARTITION_KEY, "KeyType": "HASH"},
-            {"AttributeName": names.TABLE_SORT_KEY, "KeyType": "RANGE"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": names.DUE_WORK_INDEX,
-                "KeySchema": [
-                    {"AttributeName": names.DUE_WORK_INDEX_PARTITION_KEY, "KeyType": "HASH"},
-                    {"AttributeName": names.DUE_WORK_INDEX_SORT_KEY, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            },
-            evidence_index(),
-        ],
-    )
-    dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0, "MaxAttempts": 5})
-    dynamodb.update_time_to_live(
-        TableName=table,
-        TimeToLiveSpecification={"Enabled": True, "AttributeName": names.TABLE_TTL_ATTRIBUTE},
     )
 
 

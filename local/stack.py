@@ -93,8 +93,8 @@ def configure_aws_environment(moto_port: int, environ: MutableMapping[str, str] 
 
 
 def handler_defaults(resources_env: dict[str, str]) -> dict[str, str]:
+    from sendledger.domain.provider import carriers
     from sendledger.domain.recipients import Channel
-    from sendledger.providers.registry import carriers
 
     return {
         **resources_env,

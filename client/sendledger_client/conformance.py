@@ -10,7 +10,8 @@ The leg passes only if every condition holds:
   history) holds at most one accepted reset mail;
 - one_active_token: the reset is active with exactly one valid token version;
 - final_id_or_unresolved: the record holds the provider's message id, or says `unresolved`;
-- no_blind_retry: every resend followed a proof of absence, never a proof of acceptance;
+- no_blind_retry: every resend followed a proof of absence, and no proof of acceptance (an event,
+  a found lookup, an accepted outcome, a mail already in the mailbox) came before it;
 - no_second_valid_token: the retry gave the same reset, and no earlier token consumes;
 - evidence_exportable: the evidence export returns the message as its view shows it.
 
@@ -55,6 +56,7 @@ CONDITIONS = (
 IN_FLIGHT = frozenset({"received", "pending", "sending", "unknown", "retry"})
 TOKEN = re.compile(r"token=([A-Za-z0-9_-]+)")
 FOUND_ACCEPTANCE = ("provider_lookup",)
+RESEND_DECISIONS = ("resend", "reset_mail")  # the entry that starts another send of the message
 
 
 @dataclass
@@ -131,23 +133,41 @@ def _final_id_or_unresolved(seen: Observation) -> Row:
 
 
 def _no_blind_retry(seen: Observation, history: list[dict[str, Any]]) -> Row:
-    sends = [entry for entry in history if entry.get("type") == "provider_outcome"]
-    blind = 0
-    for resend in sends[1:]:
-        before = [entry for entry in history if entry.get("at", "") < resend.get("at", "")]
-        proven_absent = any(entry.get("type") == "absence_proven" for entry in before)
-        proven_accepted = any(_proves_acceptance(entry) for entry in before)
-        mailed_before = any(mail.get("sent_at", "") < resend.get("at", "") for mail in seen.mailbox or [])
-        blind += int(not proven_absent or proven_accepted or mailed_before)
-    return Row("no_blind_retry", blind == 0, f"{len(sends) - 1 if sends else 0} resend(s), {blind} blind")
+    """A resend is blind unless a proof of absence came before it and no proof of acceptance
+    did: any proof of acceptance forbids a resend, whatever absence seemed proven around it."""
+    outcomes = [index for index, entry in enumerate(history) if entry.get("type") == "provider_outcome"]
+    blind = sum(_blind(seen, history, _decided_at(history, index)) for index in outcomes[1:])
+    return Row("no_blind_retry", blind == 0, f"{max(len(outcomes) - 1, 0)} resend(s), {blind} blind")
+
+
+def _decided_at(history: list[dict[str, Any]], outcome: int) -> int:
+    """Where the resend whose outcome is at `outcome` was decided: its own resend (or re-mint)
+    entry, else the outcome itself. The history is in the ledger's order."""
+    for index in range(outcome - 1, -1, -1):
+        entry = history[index]
+        if entry.get("type") == "provider_outcome":
+            break
+        if entry.get("type") in RESEND_DECISIONS:
+            return index
+    return outcome
+
+
+def _blind(seen: Observation, history: list[dict[str, Any]], decided: int) -> bool:
+    before = history[:decided]
+    proven_absent = any(entry.get("type") == "absence_proven" for entry in before)
+    proven_accepted = any(_proves_acceptance(entry) for entry in before)
+    decided_at = str(history[decided].get("at", ""))
+    mailed_before = any(str(mail.get("sent_at", "")) < decided_at for mail in seen.mailbox or [])
+    return not proven_absent or proven_accepted or mailed_before
 
 
 def _proves_acceptance(entry: dict[str, Any]) -> bool:
-    if str(entry.get("type", "")).startswith("event:"):
+    kind = str(entry.get("type", ""))
+    if kind.startswith("event:"):
         return True
-    if entry.get("type") in FOUND_ACCEPTANCE and entry.get("lookup") == "found":
-        return True
-    return entry.get("type") == "provider_outcome" and entry.get("provider_result") == "accepted"
+    if kind in FOUND_ACCEPTANCE:
+        return entry.get("lookup") == "found" or entry.get("decision") == "accepted"
+    return kind == "provider_outcome" and entry.get("provider_result") == "accepted"
 
 
 def _no_second_valid_token(seen: Observation) -> Row:

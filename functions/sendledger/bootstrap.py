@@ -8,6 +8,7 @@ first invocation rather than with every handler module (the cold-start bar).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from sendledger.domain.flags import FlagValues
     from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
-    from sendledger.ports.providers import EmailSender, SimulatedCarriers, SmsSender
+    from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, SmsSender
     from sendledger.ports.status_out import CallbackRetries, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
@@ -186,17 +187,25 @@ def _appconfig_client() -> object:
     return sdk.client("appconfigdata", sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=2, connect_timeout=1))
 
 
+@cache
+def slice_of(name: str) -> ProviderSlice:
+    """The slice of a registered provider (KeyError for a name the domain's registry does not
+    list): the one place a provider's package is loaded by its name."""
+    from sendledger.domain.provider import registered
+
+    found: ProviderSlice = importlib.import_module(f"sendledger.providers.{registered(name).value}").SLICE
+    return found
+
+
 def email_sender(settings: Settings, provider: str | None = None) -> EmailSender:
     """The email port's adapter of `provider` (default: the deployment's default email provider)."""
     from sendledger.providers.injected import TimeoutAfterAcceptance
-    from sendledger.providers.registry import slice_of
 
     sender = slice_of(provider or settings.email_provider.value).email_sender(settings)
     return TimeoutAfterAcceptance(sender) if settings.inject_timeouts else sender
 
 
 def sms_sender(settings: Settings) -> SmsSender:
-    from sendledger.providers.registry import slice_of
 
     return slice_of(settings.sms_provider.value).sms_sender(settings)
 
@@ -225,7 +234,6 @@ class OtherEmailSenders(Mapping[str, "EmailSender"]):
 
 def build_webhook(services: Services, ledger: LedgerTable | None, provider: str) -> Webhook | None:
     from sendledger.adapters.sqs_sink import SqsEventSink
-    from sendledger.providers.registry import slice_of
     from sendledger.usecases.webhooks import Webhook
 
     settings = services.settings
@@ -243,7 +251,6 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     """The ingestion stores share the ledger's DynamoDB client (one connection, one request count);
     each enabled provider brings its lanes and its lookup."""
     from sendledger.adapters.sqs import SqsEscalationQueue
-    from sendledger.providers.registry import slice_of
     from sendledger.usecases.ingest import Pipeline
 
     settings = services.settings
@@ -254,7 +261,7 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
         events=ledger.events,
         due_work=ledger.due_work,
         escalation_timers=ledger.escalation_timers,
-        lanes=[lane for piece in slices for lane in piece.lanes(settings, ledger)],
+        lanes=[lane for piece in slices for lane in piece.lanes(settings)],
         escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
         lookups=lookups,
     )

@@ -11,7 +11,7 @@ ENV_LEDGER_TABLE = "LEDGER_TABLE_NAME"
 ENV_SENDER_EMAIL = "SENDER_EMAIL"
 ENV_ESCALATION_QUEUE_URL = "ESCALATION_QUEUE_URL"
 ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
-ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # the default email provider (providers/registry.py)
+ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # the default email provider (domain/provider.py)
 ENV_EMAIL_PROVIDERS = "EMAIL_PROVIDERS"  # more email providers enabled beside it, comma-separated
 ENV_SMS_PROVIDER = "SMS_PROVIDER"  # the SMS provider
 

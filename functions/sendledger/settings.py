@@ -14,24 +14,40 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from sendledger import names
 from sendledger.domain.callers import TENANT_ID, configured_principal
 from sendledger.domain.eligibility import StalePolicy
+from sendledger.domain.provider import Provider, carriers, channels_of
 from sendledger.domain.recipients import Channel
-from sendledger.providers import registry
-from sendledger.providers.registry import Provider
+from sendledger.fragment import CONFIG, Fragment
+from sendledger.fragment import alias as _alias
+from sendledger.providers.infrai.settings import InfraiSettings
+from sendledger.providers.mailgun.settings import MailgunSettings
+from sendledger.providers.sendgrid.settings import SendGridSettings
+from sendledger.providers.ses.settings import SesSettings
+from sendledger.providers.sns.settings import SnsSettings
 
 __all__ = ["FlagStore", "Fragment", "Provider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
 _CHOICES = tuple(choice.value for choice in StalePolicy)
 _ALLOW = StalePolicy.ALLOW
-_CONFIG = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True, str_strip_whitespace=True)
 F = TypeVar("F", bound="Fragment")
+# Each provider's settings, declared in its slice (providers/<name>/settings.py); gathered here,
+# the one module besides the domain's registry that names them all.
+FRAGMENTS: Mapping[Provider, type[Fragment]] = {
+    fragment.PROVIDER: fragment
+    for fragment in (SesSettings, SnsSettings, SendGridSettings, MailgunSettings, InfraiSettings)
+}
+
+
+def fragment_of(provider: str) -> type[Fragment]:
+    """The settings fragment class of a registered provider."""
+    return FRAGMENTS[Provider(provider)]
 
 
 class FlagStore(StrEnum):
@@ -59,61 +75,9 @@ def _error_lines(exc: ValidationError) -> list[str]:
     return lines
 
 
-class Fragment(BaseModel):
-    """One provider's settings. Fields named in WIRING are filled in by CDK or the local stack
-    (secret ARNs, queue URLs); the others are tunables, CDK context keys as well."""
-
-    model_config = _CONFIG
-    PROVIDER: ClassVar[Provider]
-    WIRING: ClassVar[frozenset[str]] = frozenset()
-
-    @classmethod
-    def variable(cls, field: str) -> str:
-        """The environment variable a field is read from."""
-        return _alias(field, cls.model_fields[field].validation_alias)
-
-    @classmethod
-    def tunables(cls) -> list[str]:
-        return [name for name in cls.model_fields if name not in cls.WIRING]
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Self:
-        variables = [cls.variable(name) for name in cls.model_fields]
-        return cls.model_validate({variable: env[variable] for variable in variables if env.get(variable)})
-
-    @classmethod
-    def from_context(cls, ctx: Mapping[str, Any]) -> Self:
-        """CDK context: a tunable's key is its variable in lower case (`mailgun_domain`)."""
-        keys = {name: cls.variable(name).lower() for name in cls.tunables()}
-        return cls.model_validate({name: ctx[key] for name, key in keys.items() if ctx.get(key) is not None})
-
-    def environment(self) -> dict[str, str]:
-        """The tunables as the Lambda environment (the wiring is the constructs' to set)."""
-        return {self.variable(name): _env_text(getattr(self, name)) for name in self.tunables()}
-
-    def event_delay(self) -> tuple[str, int]:
-        """The provider's own delay before a poll can apply an event it emitted (synthesis adds
-        the poll interval and one poll cycle and checks the sum against the suppression-lag SLO)."""
-        raise NotImplementedError(f"{self.PROVIDER.value} states no event delay")
-
-    def capacity_problem(self, peak_events_per_second: float, poll_interval_seconds: int) -> str | None:
-        """Why the provider's own lane cannot keep up with the stated peak (None: it can)."""
-        return None
-
-    def complaint_delay(self) -> tuple[str, int, str] | None:
-        """A pull-only provider's wait before a delivered message is first read again for a
-        complaint (label, seconds, the later reads in words); None: its complaints reach
-        sendledger like its other events."""
-        return None
-
-
-def _env_text(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 class Tunables(BaseModel):
     # By field name too: CDK context and tests use the names, the environment the aliases.
-    model_config = _CONFIG
+    model_config = CONFIG
 
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
@@ -216,6 +180,11 @@ class Tunables(BaseModel):
             return provider == self.sms_provider
         return provider in self.enabled_email_providers
 
+    def status_interval_seconds(self, provider: str) -> int | None:
+        """How often an accepted message of `provider` is asked for its status (None: never, its
+        events come by themselves)."""
+        return self.provider(fragment_of(provider)).status_interval()
+
     def provider(self, kind: type[F]) -> F:
         """A provider's settings fragment (its defaults when none was read)."""
         found = self.providers.get(kind.PROVIDER.value)
@@ -261,7 +230,7 @@ class Tunables(BaseModel):
             else:
                 env[_alias(name, info.validation_alias)] = str(value)
         for provider in self.enabled_providers:
-            env.update(self.provider(registry.fragment_of(provider.value)).environment())
+            env.update(self.provider(fragment_of(provider.value)).environment())
         return env
 
 
@@ -300,7 +269,7 @@ class Settings(Tunables):
         errors: list[str] = []
         fragments: dict[str, Fragment] = {}
         for provider in Provider:
-            fragment = registry.fragment_of(provider.value)
+            fragment = fragment_of(provider.value)
             if not any(source.get(fragment.variable(name)) for name in fragment.model_fields):
                 continue  # all defaults: `provider()` answers them
             try:
@@ -341,9 +310,9 @@ def format_stale_policy(policy: Mapping[str, str]) -> str:
 
 
 def _carrier(provider: Provider, channel: Channel) -> Provider:
-    if channel not in registry.slice_of(provider.value).channels:
-        carriers = ", ".join(p.value for p in registry.carriers(channel))
-        raise ValueError(f"{provider.value} does not carry {channel.value} (providers that do: {carriers})")
+    if channel not in channels_of(provider.value):
+        others = ", ".join(p.value for p in carriers(channel))
+        raise ValueError(f"{provider.value} does not carry {channel.value} (providers that do: {others})")
     return provider
 
 
@@ -351,12 +320,6 @@ def _check_choice(value: str) -> str:
     if value not in _CHOICES:
         raise ValueError(f"values are allow|defer, not {value!r}")
     return value
-
-
-def _alias(name: str, alias: object) -> str:
-    if not isinstance(alias, str):
-        raise TypeError(f"setting {name} has no environment variable")
-    return alias
 
 
 def _tenant_pairs(text: str) -> dict[str, str]:

@@ -97,3 +97,67 @@ def test_deployed_without_a_mailbox_it_judges_from_the_record() -> None:
     assert results(seen)["no_second_valid_token"] is False, "the retry made another reset"
     seen.message["state"], seen.message["provider_message_id"] = "unresolved", None
     assert results(seen)["final_id_or_unresolved"] is True, "explicitly unresolved is a final answer"
+
+
+# --- no_blind_retry against scripted histories: a resend after any proof of acceptance is blind,
+# even when a proof of absence came first; a resend after absence alone is sound.
+LOST = {"at": "2026-12-03T10:00:01.000Z", "type": "provider_outcome", "provider_result": "ambiguous"}
+ABSENT = {"at": "2026-12-03T10:05:00.000Z", "type": "absence_proven", "lookup": "not_found", "decision": "retry"}
+RESEND = {"at": "2026-12-03T10:05:02.000Z", "type": "resend", "attempt": 2}
+RESENT = {"at": "2026-12-03T10:05:02.500Z", "type": "provider_outcome", "provider_result": "accepted",
+          "provider_message_id": "p-2"}  # fmt: skip
+PROOFS_OF_ACCEPTANCE: dict[str, dict[str, Any]] = {
+    "an event": {"at": "2026-12-03T10:05:01.000Z", "type": "event:Send", "provider_message_id": "p-1"},
+    "a found lookup": {
+        "at": "2026-12-03T10:05:01.000Z",
+        "type": "provider_lookup",
+        "lookup": "found",
+        "decision": "accepted",
+        "provider_message_id": "p-1",
+    },
+    "an accepted outcome": {
+        "at": "2026-12-03T10:05:01.000Z",
+        "type": "provider_outcome",
+        "provider_result": "accepted",
+        "provider_message_id": "p-1",
+    },
+}
+
+
+def leg_with(history: list[dict[str, Any]], mails: list[str]) -> Observation:
+    seen = sound()
+    seen.message["history"] = copy.deepcopy(history)
+    seen.mailbox = [{"message_id": "m-1", "sent_at": at, "text": "token=abc"} for at in mails]
+    return seen
+
+
+def test_a_resend_after_proven_absence_alone_is_not_blind() -> None:
+    seen = leg_with([LOST, ABSENT, RESEND, RESENT], mails=[RESENT["at"]])
+    assert results(seen)["no_blind_retry"] is True
+    late = {"at": "2026-12-03T10:05:04.000Z", "type": "event:Delivery", "provider_message_id": "p-2"}
+    seen = leg_with([LOST, ABSENT, RESEND, RESENT, late], mails=[RESENT["at"]])
+    assert results(seen)["no_blind_retry"] is True, "the resend's own events come after it"
+
+
+def test_a_resend_without_a_proof_of_absence_is_blind() -> None:
+    assert results(leg_with([LOST, RESEND, RESENT], mails=[RESENT["at"]]))["no_blind_retry"] is False
+
+
+@pytest.mark.parametrize("proof", list(PROOFS_OF_ACCEPTANCE))
+def test_a_resend_after_any_proof_of_acceptance_is_blind_even_after_a_proof_of_absence(proof: str) -> None:
+    accepted = PROOFS_OF_ACCEPTANCE[proof]
+    for history in ([LOST, accepted, ABSENT, RESEND, RESENT], [LOST, ABSENT, accepted, RESEND, RESENT]):
+        assert results(leg_with(history, mails=[RESENT["at"]]))["no_blind_retry"] is False, (proof, history)
+
+
+def test_a_resend_while_a_mail_is_already_in_the_outbox_is_blind() -> None:
+    already = "2026-12-03T10:00:01.200Z"  # the first attempt reached the mailbox; its answer was lost
+    seen = leg_with([LOST, ABSENT, RESEND, RESENT], mails=[already, RESENT["at"]])
+    assert results(seen)["no_blind_retry"] is False
+
+
+def test_a_re_minted_reset_mail_is_a_resend_decided_at_its_entry() -> None:
+    remint = {"at": "2026-12-03T10:05:02.000Z", "type": "reset_mail", "attempt": 2}
+    assert results(leg_with([LOST, ABSENT, remint, RESENT], mails=[RESENT["at"]]))["no_blind_retry"] is True
+    found = PROOFS_OF_ACCEPTANCE["a found lookup"]
+    assert results(leg_with([LOST, ABSENT, found, remint, RESENT], mails=[]))["no_blind_retry"] is False

@@ -10,9 +10,8 @@ from aws_cdk.assertions import Template
 
 from infra.settings import Settings, SettingsError
 from sendledger import names
-from sendledger.providers import registry
 from sendledger.settings import Settings as RuntimeSettings
-from sendledger.settings import Tunables
+from sendledger.settings import Tunables, fragment_of
 from tests.infra.conftest import resources, synth
 
 ACCOUNT = "123456789012"
@@ -146,5 +145,5 @@ def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
         if name != "providers":
             assert getattr(runtime, name) == getattr(deployed, name), name
     for provider in deployed.enabled_providers:  # each enabled provider's tunables too
-        fragment = registry.fragment_of(provider.value)
+        fragment = fragment_of(provider.value)
         assert runtime.provider(fragment) == deployed.provider(fragment), provider

@@ -248,6 +248,7 @@ def reset_lockout_and_rearm(b: Backend) -> list[Any]:
     start = entry(b.now(), HistoryType.RESET_MAIL, S.SENDING)
     armed = b.ledger.resets.rearm(record, "hash-a", message, start, b.now() + timedelta(seconds=60))
     assert armed
+    assert b.ledger.resets.get(CALLER, "acct-2").token_hash == "hash-a", "the mint swapped the hash in"
     with pytest.raises(DependencyUnavailable):  # the hash moved on: a stale re-arm never lands
         b.ledger.resets.rearm(record, "hash-b", message, start, b.now())
     live = b.ledger.resets.get(CALLER, "acct-2")

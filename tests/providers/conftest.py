@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import pytest
 
 from local.simulator import Simulator
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE, Api
 from tests.integration.conftest import make_ingestion

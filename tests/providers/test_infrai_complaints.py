@@ -14,9 +14,9 @@ import pytest
 
 from sendledger import names
 from sendledger.domain.messages import DueKind
+from sendledger.domain.provider import Provider
 from sendledger.providers.infrai.complaints import ComplaintSchedule
 from sendledger.providers.infrai.settings import InfraiSettings
-from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.providers.conftest import built_world

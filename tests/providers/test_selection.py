@@ -6,7 +6,7 @@ import pytest
 
 from infra.settings import Settings as DeploySettings
 from sendledger import bootstrap
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
 from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.settings import Settings, SettingsError

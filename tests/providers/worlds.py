@@ -20,12 +20,12 @@ from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, LOC
 from local.simulator.providers.sendgrid import side_of
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
-from sendledger.bootstrap import build_pipeline
+from sendledger.bootstrap import build_pipeline, slice_of
+from sendledger.domain.provider import Provider
 from sendledger.domain.recipients import Channel
 from sendledger.providers.http import Http
 from sendledger.providers.mailgun.lane import EventsLane
 from sendledger.providers.mailgun.settings import MailgunSettings
-from sendledger.providers.registry import Provider, slice_of
 from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.providers.sendgrid.sender import SendGridEmailSender
 from sendledger.providers.sendgrid.settings import SendGridSettings
@@ -131,7 +131,7 @@ def mailgun_world(parts: Parts, *, wrap: Wrap = unwrapped, webhooks: bool = Fals
         parts.services.email = MailgunEmailSender(fragment.api_base, fragment.domain, settings.sender_email, key, http)
     # The SES queue lane gives way to the Events API lane (and the webhook lane; the SMS log lane stays).
     pipeline = parts.ingestion.pipeline
-    lanes = slice_of(Provider.MAILGUN.value).lanes(settings, ledger_of(parts.services))
+    lanes = slice_of(Provider.MAILGUN.value).lanes(settings)
     assert isinstance(lanes[-1], EventsLane) and len(lanes) == (2 if webhooks else 1)
     pipeline.lanes = [*lanes, *(lane for lane in pipeline.lanes if lane.source == "sms")]
     return MailgunWorld(Provider.MAILGUN, parts, mailgun)

@@ -6,7 +6,8 @@
    from the repository root every mutant would be "no tests". It runs instead from a staging
    root, mutants/mutmut/, where functions/sendledger is laid out as src/sendledger: the layout
    mutmut maps. `[tool.mutmut]` in pyproject.toml is written relative to that root.
-2. The named sabotages against the reliability suite (tests/reliability/sabotage.py).
+2. The named sabotages against the reliability suite (tests/reliability/sabotage.py); those that
+   name their own fast killers against those tests only.
 3. The section between MARK_START and MARK_END of docs/reliability.md is replaced (appended
    when absent); tests/reliability/report.py regenerates the rest and keeps it verbatim.
 
@@ -161,7 +162,8 @@ def section(mutmut: dict[str, object], run: sabotage.Run, total_seconds: float) 
         f"- date (UTC): {run.date}",
         "- command: `make mutation` — (1) mutmut 3.8.1 over `functions/sendledger/domain` with the unit tests "
         "(`pytest tests/unit`, staged in `mutants/mutmut/`), (2) each named sabotage applied to a scratch copy "
-        f"of the project and `{run.command}` run there, expecting it to fail",
+        f"of the project and `{run.command}` run there (or, for a sabotage that names its killers, those "
+        "tests), expecting it to fail",
         f"- wall time: {total_seconds:.0f} s in total; mutmut {float(mutmut['seconds']):.0f} s "  # type: ignore[arg-type]
         f"(run of {mutmut['date']}), named sabotages {run.seconds:.0f} s "
         f"(baseline included) on {os.cpu_count()} CPU(s), Python {platform.python_version()}",
@@ -210,16 +212,48 @@ def section(mutmut: dict[str, object], run: sabotage.Run, total_seconds: float) 
     if not run.baseline_ok and baseline is not None:
         lines += [f"The baseline could not run ({_cell(baseline.detail)}), so no sabotage was run."]
     lines.append("")
+    named = {s.name: s.killers for s in sabotage.SABOTAGES if s.killers}
+    suite_runs = [r for r in results if r.name not in named]
+    killer_runs = [r for r in results if r.name in named]
+    if suite_runs:
+        lines += [
+            "| sabotage | invariant it breaks | file | result | killed by (first failing test) | seconds |",
+            "|---|---|---|---|---|---:|",
+        ]
+        for r in suite_runs:
+            file = r.file.removeprefix(PACKAGE)
+            by = f"`{_cell(r.killed_by)}`" if r.killed_by else _cell(r.detail)
+            lines.append(f"| `{r.name}` | {_cell(r.why)} | `{file}` | {r.result} | {by} | {r.seconds:.0f} |")
+        lines.append("")
+    if killer_runs:
+        lines += killers_table(killer_runs, named, run.killers_baseline)
+    lines += [MARK_END]
+    return "\n".join(lines) + "\n"
+
+
+def killers_table(
+    results: list[sabotage.Result], named: dict[str, tuple[str, ...]], baseline: sabotage.Result | None
+) -> list[str]:
+    """The sabotages that name their own fast killers: killed when every one of them failed."""
+    lines = ["#### Sabotages with their own killers", ""]
     lines += [
-        "| sabotage | invariant it breaks | file | result | killed by (first failing test) | seconds |",
+        "Each runs only the tests it names (`pytest -q -n 0 <killers>` in the scratch copy, every one to "
+        "the end), not the reliability suite: it is killed when every named test failed. `seconds` is the "
+        "whole kill: copy, sabotage, the killers' run."
+    ]
+    if baseline is not None:
+        lines += [f"The named killers on the unsabotaged code: {baseline.result} in {baseline.seconds:.0f} s."]
+    lines += [
+        "",
+        "| sabotage | invariant it breaks | file | result | killed by (every named test failed) | seconds |",
         "|---|---|---|---|---|---:|",
     ]
     for r in results:
         file = r.file.removeprefix(PACKAGE)
-        by = f"`{_cell(r.killed_by)}`" if r.killed_by else _cell(r.detail)
+        killers = "<br>".join(f"`{_cell(killer)}`" for killer in named[r.name])
+        by = killers if r.result == sabotage.KILLED else _cell(r.detail)
         lines.append(f"| `{r.name}` | {_cell(r.why)} | `{file}` | {r.result} | {by} | {r.seconds:.0f} |")
-    lines += ["", MARK_END]
-    return "\n".join(lines) + "\n"
+    return [*lines, ""]
 
 
 def write_section(text: str, path: Path = DOCS) -> None:

@@ -24,7 +24,8 @@ import hashlib
 import json
 import secrets
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,11 +36,11 @@ from botocore.exceptions import ReadTimeoutError as SdkReadTimeout
 from urllib3.exceptions import ConnectTimeoutError, ReadTimeoutError
 
 from sendledger import names
+from sendledger.domain.provider import Provider, carriers
 from sendledger.domain.recipients import Channel
 from sendledger.providers.http import Http, HttpAnswer
-from sendledger.providers.registry import Provider, carriers
 from tests.integration.conftest import ses_record
-from tests.providers.worlds import Parts, infrai_world, mailgun_world, sendgrid_world
+from tests.providers.worlds import MAILGUN_FINAL_AFTER_SECONDS, Parts, infrai_world, mailgun_world, sendgrid_world
 from tests.reliability.faults import Arming, Fault, LedgerWatch, ledger_at_call
 from tests.support.outbox import sent_emails
 
@@ -329,3 +330,51 @@ def drain(queue_url: str) -> None:
     while batch := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages"):
         for message in batch:
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+
+# --- a lookup whose index lags the sends ------------------------------------------------------
+INDEX_LAG_SECONDS = 450  # half of UNKNOWN_GRACE_SECONDS (900 in the shared world): inside the grace
+
+
+def index_lag(leg: str) -> float:
+    """Mailgun's events are final after events_final_after_seconds: its index lags no longer (a
+    later listing is lost by its contract), and its "not found" inside the grace is a lost send's."""
+    return MAILGUN_FINAL_AFTER_SECONDS if leg == Provider.MAILGUN.value else INDEX_LAG_SECONDS
+
+
+@contextmanager
+def lagging_index(leg: Leg, seconds: float) -> Iterator[None]:
+    """The provider's lookup finds a send only `seconds` after it accepted it, for the block.
+
+    SendGrid's Email Activity (wired here, as its email_activity setting deploys it) and Infrai's
+    `get` by key answer "not found" meanwhile; Mailgun's Events API lists none of its events.
+    """
+    from local.simulator.providers.infrai import side_of as infrai_side
+    from local.simulator.providers.sendgrid import side_of as sendgrid_side
+
+    assert isinstance(leg, HttpLeg), "SES has no lookup: absence is its watermark's alone"
+    lookups = leg.world.ingestion.pipeline.lookups
+    if isinstance(leg, SendGridLeg):
+        side: Any = sendgrid_side(leg.world.simulator)
+        lookups[Provider.SENDGRID.value] = _email_activity(leg)
+    elif isinstance(leg, InfraiLeg):
+        side = infrai_side(leg.world.simulator)
+    else:
+        side = leg.built.mailgun
+    before, side.index_lag_seconds = side.index_lag_seconds, seconds
+    try:
+        yield
+    finally:
+        side.index_lag_seconds = before
+        if isinstance(leg, SendGridLeg):
+            del lookups[Provider.SENDGRID.value]
+
+
+def _email_activity(leg: HttpLeg) -> Any:
+    from sendledger.adapters.secrets import provider_secret
+    from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
+    from sendledger.providers.sendgrid.settings import SendGridSettings
+
+    fragment = leg.world.services.settings.provider(SendGridSettings)
+    arn = fragment.api_key_secret_arn
+    return SendGridEmailActivity(fragment.api_base, lambda: provider_secret(arn), leg.built.http)

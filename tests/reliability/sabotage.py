@@ -8,6 +8,11 @@ to FAIL:
     exit 1 → killed (the first failing test is recorded), exit 0 → survived, else → error
     (pytest-xdist reports a `-x` stop as exit 2 "Interrupted": with a failed test, that is a kill).
 
+A sabotage may name its `killers`: the fast tests near the invariant (unit tests over the fakes,
+integration tests) that must each fail under it. Those are run instead of the suite, each to the
+end, and the sabotage counts as killed only when every one of them failed; the named killers are
+first run once on the unsabotaged copy, and must all pass (else no sabotage is run).
+
 An unsabotaged copy runs first, to the end (the baseline): a test that already fails on the
 real code would "kill" every sabotage, so those tests are deselected from the sabotaged runs
 (and listed); if the baseline cannot even run, no sabotage is. The copy holds the tracked files
@@ -49,6 +54,8 @@ LOGS_DIR = RESULTS_DIR / "sabotage-logs"
 SUITE = ["-m", "pytest", "-q", "-x", "-n", "2", "-p", "no:cacheprovider", "tests/reliability"]
 SUITE_COMMAND = "pytest " + " ".join(SUITE[2:])
 BASELINE_SUITE = [arg for arg in SUITE if arg != "-x"]  # to the end: every test that fails without sabotage
+# A sabotage's own killers: each of them, to the end, in one process (they take seconds).
+KILLERS = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider"]
 TIMEOUT_SECONDS = 900  # a sabotage that hangs the suite is an error, not a kill
 
 KILLED, SURVIVED, ERROR = "killed", "survived", "error"
@@ -65,6 +72,10 @@ class Sabotage:
     file: str  # relative to the repository root
     old: str  # must occur exactly once in the file
     new: str
+    # The fast tests near the invariant that must each fail under it (node ids or paths); when
+    # given, they are run instead of the reliability suite (each of them, to the end), and the
+    # sabotage is killed only when every one of them failed.
+    killers: tuple[str, ...] = ()
 
 
 FUNCTIONS = "functions/sendledger"
@@ -91,6 +102,11 @@ STREAM = f"{DYNAMODB}/stream.py"
 EVENTBRIDGE = f"{FUNCTIONS}/adapters/eventbridge.py"
 PUBLISHER = f"{FUNCTIONS}/handlers/publisher.py"
 CALLBACKS = f"{FUNCTIONS}/handlers/callbacks.py"
+CALLERS = f"{FUNCTIONS}/domain/callers.py"
+VIEWS = f"{FUNCTIONS}/usecases/views.py"
+MESSAGE_READS = f"{FUNCTIONS}/usecases/messages.py"
+SUPPRESSIONS = f"{FUNCTIONS}/usecases/suppressions.py"
+CONFORMANCE = "client/sendledger_client/conformance.py"
 
 GATE_SEED = os.environ.get("SENDLEDGER_HYPOTHESIS_SEED") or str(secrets.randbelow(2**32))
 
@@ -139,6 +155,10 @@ SABOTAGES: tuple[Sabotage, ...] = (
         old="    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),\n",
         new="    S.SENDING: frozenset({S.ACCEPTED, S.UNKNOWN, S.PENDING, S.REJECTED}),\n"
         "    S.ACCEPTED: frozenset({S.SENDING}),\n",
+        killers=(
+            "tests/unit/test_message_states.py::test_an_accepted_message_is_never_sent_again",
+            "tests/reliability/test_oracles.py::test_the_conditional_writes_allow_list_is_the_oracles",
+        ),
     ),
     Sabotage(
         "carrier-block-permanent",
@@ -166,6 +186,10 @@ TRANSIENT = frozenset(
         "Blocked as spam by phone carrier",
         "Message body is invalid",
 """,
+        killers=(
+            "tests/unit/test_events_parsing.py::test_a_carrier_block_is_transient_and_does_not_suppress",
+            "tests/reliability/test_oracles.py::test_documented_sms_failure_strings_through_the_parser",
+        ),
     ),
     Sabotage(
         "send-path-hidden-read",
@@ -391,6 +415,117 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         attempt = deliver_callback(
 """,
     ),
+    # --- issue 38: the four invariants no test guarded, and seven a single slow test held. Each
+    # names the fast tests that must fail under it (the kill takes seconds, not a suite run).
+    Sabotage(
+        "lookup-absence-without-grace",
+        "a lookup's \"not found\" is absence only after UNKNOWN_GRACE_SECONDS (the provider's index "
+        "lags its sends): taken at once, a send the provider accepted is sent twice",
+        RESOLVE,
+        old="    absent_by_lookup = lookup is not None and lookup.finding is Finding.NOT_FOUND "
+        "and now > sent_at + grace\n",
+        new="    absent_by_lookup = lookup is not None and lookup.finding is Finding.NOT_FOUND\n",
+        killers=(
+            "tests/unit/test_lagging_lookup.py::test_not_found_inside_the_grace_is_no_proof_and_the_accepted_send_is_never_repeated",
+            "tests/unit/test_lagging_lookup.py::test_not_found_after_the_grace_proves_absence_and_the_send_is_repeated_once",
+            "tests/reliability/test_provider_legs.py::test_a_lookup_not_found_inside_the_grace_is_no_proof_per_provider[sendgrid]",
+            "tests/reliability/test_provider_legs.py::test_a_lookup_not_found_inside_the_grace_is_no_proof_per_provider[infrai]",
+        ),
+    ),
+    Sabotage(
+        "caller-id-by-role-name",
+        "a caller is its principal's whole ARN: a role's id from its name alone makes role `app` of "
+        "two accounts one caller (keys, messages, resets, exports, caller settings shared)",
+        CALLERS,
+        old='        return hashed_id(f"tenant:{self.tenant}" if self.tenant else self.principal.arn)\n',
+        new='        name_only = f"role/{self.principal.name}" if self.principal.kind is PrincipalKind.ROLE else None\n'
+        '        return hashed_id(f"tenant:{self.tenant}" if self.tenant else name_only or self.principal.arn)\n',
+        killers=(
+            "tests/unit/test_callers.py::test_one_name_in_two_accounts_is_two_callers",
+            "tests/integration/test_caller_accounts.py",
+        ),
+    ),
+    Sabotage(
+        "history-labelled-by-deployment",
+        "a history entry of a provider act (outcome, lookup, resend) names the message's own provider, "
+        "not the one the deployment uses now",
+        VIEWS,
+        old='                **({"provider": message.provider} if entry.type in PROVIDER_ACTS else {}),\n',
+        new='                **({"provider": settings.email_provider.value} if entry.type in PROVIDER_ACTS else {}),\n',
+        killers=(
+            "tests/unit/test_provider_choice.py::test_after_a_provider_switch_every_provider_act_in_the_history_names_the_messages_own",
+        ),
+    ),
+    Sabotage(
+        "conformance-blind-retry-after-acceptance",
+        "conformance's no_blind_retry fails a resend after any proof of acceptance (an event, a found "
+        "lookup, an accepted outcome, a mail in the mailbox), not only one without a proof of absence",
+        CONFORMANCE,
+        old="    return not proven_absent or proven_accepted or mailed_before\n",
+        new="    return not proven_absent\n",
+        killers=(
+            "tests/client/test_conformance.py::test_a_resend_after_any_proof_of_acceptance_is_blind_even_after_a_proof_of_absence",
+            "tests/client/test_conformance.py::test_a_resend_while_a_mail_is_already_in_the_outbox_is_blind",
+        ),
+    ),
+    Sabotage(
+        "reset-key-without-caller",
+        "a reset is keyed by caller + account: keyed by the account alone, one caller's request, "
+        "consume or wrong guess reaches another's reset of the same account id",
+        KEYS,
+        old='    return f"{RESET_PK_PREFIX}{owner}#{account_id}"\n',
+        new='    return f"{RESET_PK_PREFIX}-#{account_id}"\n',
+        killers=(
+            "tests/unit/test_reset_usecase.py::test_another_caller_cannot_replace_consume_lock_or_see_a_reset",
+            "tests/integration/test_caller_accounts.py",
+            "tests/integration/test_store_contract.py::test_the_fakes_answer_as_the_dynamodb_stores[resets_are_per_caller]",
+        ),
+    ),
+    Sabotage(
+        "message-readable-by-anyone",
+        "a message is readable by its owner only (another caller's is indistinguishable from absent)",
+        MESSAGE_READS,
+        old="    if message is None or message.owner != caller:\n",
+        new="    if message is None:\n",
+        killers=(
+            "tests/unit/test_message_reads.py",
+            "tests/integration/test_caller_accounts.py",
+        ),
+    ),
+    Sabotage(
+        "admin-lift-without-actor-or-reason",
+        "every admin act is audited: a lift (re-enable) records who did it and why",
+        SUPPRESSIONS,
+        old="        services.recipients.change(recipient.key, suppressed, reason, actor, "
+        "expected_version=current.version, now=now)\n",
+        new='        who, why = (actor, reason) if suppressed else ("", "")\n'
+        "        services.recipients.change(recipient.key, suppressed, why, who, "
+        "expected_version=current.version, now=now)\n",
+        killers=("tests/unit/test_suppressions_usecase.py::test_a_lift_records_its_actor_and_reason",),
+    ),
+    Sabotage(
+        "stale-eligibility-unguarded",
+        "an intent written without reading the recipient asserts its last send is older than the "
+        "stale bound: without that condition a recent send's outcome is not waited for (defer policy)",
+        RECIPIENT_ITEM,
+        old='        update.when(f"attribute_not_exists({marker}) OR '
+        '{marker} <= {update.value(iso(last_send.value))}")\n',
+        new="        pass\n",
+        killers=(
+            "tests/integration/test_store_contract.py::test_the_fakes_answer_as_the_dynamodb_stores[last_send_condition]",
+        ),
+    ),
+    Sabotage(
+        "reset-remint-keeps-old-hash",
+        "a re-mint swaps the token hash: kept, the earlier mailed token still works and the new one not",
+        RESET_ITEM,
+        old='        swap = Update().set("token_hash", new_token_hash)\n',
+        new='        swap = Update().set("token_hash", record.token_hash)\n',
+        killers=(
+            "tests/integration/test_store_contract.py::test_the_fakes_answer_as_the_dynamodb_stores[reset_lockout_and_rearm]",
+            "tests/integration/test_password_resets.py::test_reset_sends_a_link_and_the_token_is_single_use",
+        ),
+    ),
 )
 
 
@@ -502,10 +637,30 @@ def verdict(code: int | None, output: str) -> str:
     return ERROR
 
 
+def failed(killer: str, failing: list[str]) -> bool:
+    """Whether `killer` (a path, a test or a parametrised test's node id) has a failing test."""
+    return any(node == killer or node.startswith((f"{killer}::", f"{killer}[")) for node in failing)
+
+
+def killers_verdict(killers: tuple[str, ...], code: int | None, output: str) -> tuple[str, str | None]:
+    """Killed only when every named killer failed: (result, the killers that did not)."""
+    if code not in (0, 1):
+        return ERROR, None
+    failing = failures(output)
+    passed = [killer for killer in killers if not failed(killer, failing)]
+    return (SURVIVED, "still green: " + ", ".join(passed)) if passed else (KILLED, None)
+
+
+def all_killers(sabotages: Iterable[Sabotage]) -> list[str]:
+    return sorted({killer for sabotage in sabotages for killer in sabotage.killers})
+
+
 def run_suite(tree: Path, args: list[str], log: Path, timeout: float) -> tuple[int | None, str]:
     """The suite in `tree` with the project's interpreter: (exit code, None on timeout; output)."""
     env = {key: value for key, value in os.environ.items() if key not in _SCRUBBED_ENV}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # The copy's client package, not the one the shared environment installed (editable, elsewhere).
+    env["PYTHONPATH"] = str(tree / "client")
     # One seed for the baseline and every sabotage (a kill must not depend on the draw), and no
     # shrinking: the gate needs to know that a test fails, not the smallest failing example.
     env["SENDLEDGER_HYPOTHESIS_SEED"] = GATE_SEED
@@ -552,6 +707,12 @@ def run_one(sabotage: Sabotage | None, source: Path, files: list[str], timeout: 
         (tree / ".venv").symlink_to(ROOT / ".venv")
         if sabotage is not None:
             apply(sabotage, tree)
+        if sabotage is not None and sabotage.killers:
+            code, output = run_suite(tree, KILLERS + list(sabotage.killers), ROOT / result.log, timeout)
+            result.exit_code = code
+            result.result, result.detail = killers_verdict(sabotage.killers, code, output)
+            result.killed_by = ", ".join(failures(output)) if result.result == KILLED else None
+            return result
         args = (SUITE if sabotage else BASELINE_SUITE) + [f"--deselect={node}" for node in deselect]
         code, output = run_suite(tree, args, ROOT / result.log, timeout)
         result.exit_code = code
@@ -571,6 +732,28 @@ def run_one(sabotage: Sabotage | None, source: Path, files: list[str], timeout: 
     return result
 
 
+def run_killers_baseline(killers: list[str], source: Path, files: list[str], timeout: float) -> Result:
+    why = "every named killer passes on the unsabotaged code"
+    result = Result(
+        "killers-baseline", why, "", ERROR, 0.0, log=str((LOGS_DIR / "killers-baseline.log").relative_to(ROOT))
+    )
+    tree = Path(tempfile.mkdtemp(prefix="sabotage-killers-"))
+    started = time.monotonic()
+    try:
+        copy_project(files, tree, root=source)
+        (tree / ".venv").symlink_to(ROOT / ".venv")
+        code, output = run_suite(tree, KILLERS + killers, ROOT / result.log, timeout)
+        result.exit_code = code
+        result.result = PASSED if code == 0 else FAILED if code == 1 else ERROR
+        result.killed_by = ", ".join(failures(output)) or None
+        if result.result != PASSED:
+            result.detail = _error_detail(code, output, timeout)
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
 # --- all of them -----------------------------------------------------------------------------
 
 
@@ -583,10 +766,12 @@ class Run:
     baseline: Result | None
     results: list[Result]
     deselected: list[str] = field(default_factory=list)  # tests failing on the real code
+    killers_baseline: Result | None = None  # the named killers on the real code: all must pass
 
     @property
     def baseline_ok(self) -> bool:
-        return self.baseline is None or self.baseline.result in (PASSED, FAILED)
+        killers_ok = self.killers_baseline is None or self.killers_baseline.result == PASSED
+        return killers_ok and (self.baseline is None or self.baseline.result in (PASSED, FAILED))
 
     @property
     def passed(self) -> bool:
@@ -600,6 +785,7 @@ class Run:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Run:
         baseline = data.get("baseline")
+        killers = data.get("killers_baseline")
         return cls(
             date=data["date"],
             command=data["command"],
@@ -608,6 +794,7 @@ class Run:
             baseline=Result(**baseline) if baseline else None,
             results=[Result(**r) for r in data["results"]],
             deselected=list(data.get("deselected") or []),
+            killers_baseline=Result(**killers) if killers else None,
         )
 
 
@@ -634,7 +821,17 @@ def run_all(
     files = project_files(source)
     started = time.monotonic()
     run = Run(datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"), SUITE_COMMAND, len(files), 0.0, None, [])
-    if baseline:
+    named = all_killers(sabotages)
+    if named:
+        # A killer that fails on the real code would "kill" its sabotage: they must all pass first.
+        run.killers_baseline = run_killers_baseline(named, source, files, timeout)
+        print(
+            f"killers on the real code: {run.killers_baseline.result} in {run.killers_baseline.seconds} s", flush=True
+        )
+        if not run.baseline_ok:
+            run.seconds = round(time.monotonic() - started, 1)
+            return run
+    if baseline and any(not s.killers for s in sabotages):
         run.baseline = run_one(None, source, files, timeout, [])
         print(f"baseline: {run.baseline.result} in {run.baseline.seconds} s {run.baseline.killed_by or ''}", flush=True)
         if not run.baseline_ok:
@@ -665,7 +862,9 @@ def table(run: Run) -> str:
     lines.append(f"{killed}/{len(run.results)} killed in {run.seconds:.1f} s")
     if run.deselected:
         lines.append(f"left out (they fail without any sabotage): {', '.join(run.deselected)}")
-    if not run.baseline_ok and run.baseline is not None:
+    if run.killers_baseline is not None and run.killers_baseline.result != PASSED:
+        lines.append(f"named killers fail on the real code, no sabotage run: {run.killers_baseline.detail}")
+    elif not run.baseline_ok and run.baseline is not None:
         lines.append(f"baseline error, no sabotage run: {run.baseline.detail}")
     return "\n".join(lines)
 

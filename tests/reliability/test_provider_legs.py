@@ -21,16 +21,23 @@ from hypothesis import strategies as st
 
 from tests.conftest import HYPOTHESIS_SEED
 from tests.reliability.conftest import SharedWorld, shared_world
-from tests.reliability.provider_legs import LEGS
+from tests.reliability.faults import Fault, crash
+from tests.reliability.provider_legs import LEGS, SEND, index_lag, lagging_index
 from tests.reliability.test_fault_matrix import (
+    GRACE_SECONDS,
+    LEASE_SECONDS,
     MINT_SCHEDULES,
     REJECTED,
     SCHEDULES,
+    Schedule,
     World,
+    address,
+    alert,
     plans,
     run_message_schedule,
     run_random_schedule,
     run_reset_schedule,
+    settle,
 )
 
 SOAK = os.environ.get("SENDLEDGER_SOAK") == "1"
@@ -96,3 +103,54 @@ def test_reset_fault_schedule_per_provider(world, schedule):
 @given(flow=st.booleans().flatmap(plans), label=st.sampled_from(["", "timeout-accepted", "timeout-lost", "throttle"]))
 def test_random_fault_schedules_per_provider(world, flow, label):
     run_random_schedule(world, flow, label)
+
+
+POLL_EVERY = 120
+
+
+@pytest.mark.parametrize("shared", OTHER_LEGS, indirect=True)
+def test_a_lookup_not_found_inside_the_grace_is_no_proof_per_provider(world):
+    """Two timed-out sends: one the provider accepted before the sender died (its lease ends long
+    before the grace, and its lookup answers "not found" until the index catches up), one it never
+    got. No provider call inside the grace; the accepted one is found, the lost one resent once.
+    The provider's pushed events are held back meanwhile: the lookup is the only evidence."""
+    leg = world.shared.leg
+    crashed = Schedule("accepted-then-crash", ses=lambda: [Fault(SEND, "after", crash)])
+    lost = Schedule("provider-timeout-lost", label="timeout-lost")
+    keys = {crashed.name: "lag-crashed", lost.name: "lag-lost"}
+    to = {crashed.name: address(crashed), lost.name: address(lost)}
+
+    def post(schedule: Schedule) -> object:
+        headers = {"Idempotency-Key": keys[schedule.name]}
+        return world.client("POST", "/v1/messages", alert(to[schedule.name]), headers=headers)
+
+    def state(schedule: Schedule) -> str:
+        query = {"idempotency_key": keys[schedule.name]}
+        status, _, view = world.client.api("GET", "/v1/messages", query=query)
+        assert status == 200, view
+        return str(view["state"])
+
+    lag = index_lag(leg.name)
+    with lagging_index(leg, lag):
+        assert world.once(crashed, lambda: post(crashed)).status == 502
+        assert post(lost).body["state"] == "unknown"
+        assert leg.faults.calls[SEND] == 2
+        elapsed = 0.0
+        while elapsed + POLL_EVERY < GRACE_SECONDS:  # leases end, watermarks pass both sends
+            world.clock.advance(POLL_EVERY)
+            elapsed += POLL_EVERY
+            world.shared.poll()
+            world.watch.check()
+            found = state(crashed)
+            assert found == "unknown" if elapsed < lag else found in ("accepted", "delivered"), (elapsed, found)
+            assert state(lost) == "unknown", elapsed
+            assert leg.faults.calls[SEND] == 2, f"a provider call {elapsed:.0f} s after the send, inside the grace"
+    world.clock.advance(GRACE_SECONDS + LEASE_SECONDS)  # past the grace: the lost one is absent
+    leg.emit()
+    world.shared.poll()
+    assert leg.faults.calls[SEND] == 3, "the lost send, once more"
+    states = settle(world)
+    assert set(states.values()) == {"delivered"}, states
+    for schedule in (crashed, lost):
+        assert len(leg.emails_to(to[schedule.name])) == 1, schedule.name
+    assert leg.faults.calls[SEND] == 3

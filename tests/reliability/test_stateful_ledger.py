@@ -46,6 +46,7 @@ import os
 import random
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +81,7 @@ from tests.reliability.faults import (
     s,
     valid_tokens,
 )
-from tests.reliability.provider_legs import LEGS
+from tests.reliability.provider_legs import LEGS, index_lag, lagging_index
 from tests.reliability.status_out_model import StatusOutSteps
 from tests.reliability.status_out_world import StatusOutWorld
 from tests.support.counting import ledger_emitters
@@ -656,7 +657,14 @@ def _second() -> Any:
 
 @pytest.fixture(scope="module", params=LEGS)
 def world(request: pytest.FixtureRequest) -> Iterator[SharedWorld]:
-    with shared_world(request.param) as shared, pytest.MonkeyPatch.context() as patch, sqs_on(shared.clock):
+    with (
+        shared_world(request.param) as shared,
+        pytest.MonkeyPatch.context() as patch,
+        sqs_on(shared.clock),
+        # A provider's lookup lags its sends (inside the grace): "not found" must not be taken
+        # for absence before UNKNOWN_GRACE_SECONDS, whatever sequence the model draws.
+        lagging_index(shared.leg, index_lag(shared.leg.name)) if shared.leg.name != "ses" else nullcontext(),
+    ):
         patch.setattr(ids, "secrets", SEEDED_IDS)  # ids.ulid calls secrets.randbits(80)
         # One apply thread: a printed seed must replay the same requests in the same order
         # (the fault matrix and the poller-kill tests cover the concurrent applies).

@@ -58,12 +58,18 @@ def _imported_names(path: Path) -> set[str]:
     return names
 
 
+# The table's key layout is the one piece of the DynamoDB adapter the fakes share (pure functions,
+# no SDK): an item keyed differently in the fakes would hide a key that merges two callers' items.
+SHARED_KEYS = "sendledger.adapters.dynamodb.keys"
+SHARED_KEYS_LOADS = {"sendledger.adapters", "sendledger.adapters.dynamodb", SHARED_KEYS}
+
+
 def test_the_fakes_import_no_aws_sdk_no_moto_and_no_adapter():
     modules = sorted(FAKES.glob("*.py"))
     assert len(modules) >= 10
     for path in [*modules, *(FAKES.parent / f"{name}.py" for name in USE_CASE_TESTS), FAKES.parent / "helpers.py"]:
         found = {name for name in _imported_names(path) if name.split(".")[0] in SDKS}
-        found |= {name for name in _imported_names(path) if name.startswith("sendledger.adapters")}
+        found |= {name for name in _imported_names(path) if name.startswith("sendledger.adapters")} - {SHARED_KEYS}
         assert not found, f"{path.name} imports {sorted(found)}"
 
 
@@ -81,4 +87,4 @@ def test_the_fakes_and_the_use_case_tests_load_no_aws_sdk_nor_moto():
         "print(','.join(sorted(loaded)))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert result.stdout.strip() == ""
+    assert set(filter(None, result.stdout.strip().split(","))) <= SHARED_KEYS_LOADS, result.stdout

@@ -61,6 +61,14 @@ def test_sessions_of_one_role_are_one_caller_the_role():
     assert first.principal.kind is PrincipalKind.ROLE
 
 
+@pytest.mark.parametrize("kind", ["assumed-role/orders-service/3f2b0c1e9d8a4b7c", "user/Alice", "federated-user/Bob"])
+def test_one_name_in_two_accounts_is_two_callers(kind: str):
+    prefix = "iam" if kind.startswith("user/") else "sts"
+    here, there = (caller_of(f"arn:aws:{prefix}::{account}:{kind}", {}) for account in (ACCOUNT, "210987654321"))
+    assert here.principal.name == there.principal.name
+    assert here.id != there.id, "names are unique within an account only"
+
+
 def test_a_lambda_execution_role_is_its_role():
     assert caller(LAMBDA_ROLE).principal.arn == f"arn:aws:iam::{ACCOUNT}:role/orders-api-role-1a2b3c4d"
 

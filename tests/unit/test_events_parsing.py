@@ -213,3 +213,10 @@ def test_an_address_that_skips_the_full_parser_reads_as_the_parser_reads_it(loca
 def test_display_name_forms_still_go_through_the_parser():
     assert address_of('"Alice Example" <alice@example.com>') == "alice@example.com"
     assert address_of(" bob@example.com ") == "bob@example.com"
+
+
+@pytest.mark.parametrize("response", ["Phone carrier has blocked this message", "Blocked as spam by phone carrier"])
+def test_a_carrier_block_is_transient_and_does_not_suppress(response):
+    # The carrier blocked this message (its content, its rate), not the number: the number stays sendable
+    verdict = classify_sms_failure(response)
+    assert verdict.action is Action.NONE and verdict.known

@@ -15,7 +15,7 @@ from sendledger.adapters.feature_flags import COMMITTED_FLAGS, FileStore, Powert
 from sendledger.domain.callers import CallerId, hashed_id
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.flags import NO_FLAGS, Flag
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
 from sendledger.settings import CATEGORIES
 
 TTL = 60

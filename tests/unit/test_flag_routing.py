@@ -13,8 +13,8 @@ from sendledger.domain.caller_settings import CallerSettings
 from sendledger.domain.callers import CallerId
 from sendledger.domain.flags import FlagValues
 from sendledger.domain.messages import Template
+from sendledger.domain.provider import Provider
 from sendledger.domain.recipients import Channel
-from sendledger.providers.registry import Provider
 from sendledger.settings import Settings
 from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for
 from tests.unit.fakes.caller_settings import FakeCallerSettings

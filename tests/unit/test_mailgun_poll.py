@@ -8,9 +8,9 @@ import pytest
 
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
+from sendledger.domain.provider import Provider
 from sendledger.providers.mailgun.lane import SOURCE, EventsLane
 from sendledger.providers.mailgun.settings import MailgunSettings
-from sendledger.providers.registry import Provider
 from sendledger.usecases.poll import CycleFailed, poll_cycle
 from tests.unit.fakes import TIMEOUT_REACHED, FakeWorld
 from tests.unit.fakes.mailgun import FakeMailgunEvents

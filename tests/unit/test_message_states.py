@@ -88,3 +88,11 @@ def test_a_receipt_read_with_its_message_equals_one_item_taking_every_event(row_
         for target in records:
             single = _apply(single, target)
         assert message.state is single, (row_state, records)
+
+
+def test_an_accepted_message_is_never_sent_again():
+    # Accepted is a proof of acceptance: no path leads back to a send (at most once)
+    assert not can_transition(S.ACCEPTED, S.SENDING)
+    assert S.ACCEPTED not in predecessors(S.SENDING)
+    for later in (S.DELIVERED, S.BOUNCED, S.COMPLAINED):
+        assert not can_transition(later, S.SENDING)

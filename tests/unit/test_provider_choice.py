@@ -8,11 +8,15 @@ from dataclasses import replace
 import pytest
 
 from sendledger.domain.errors import InvalidRequest
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
+from sendledger.ports.flags import NoFlags
 from sendledger.usecases.send import send_message
-from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
+from sendledger.usecases.views import PROVIDER_ACTS, message_view
+from tests.unit.fakes import TIMEOUT_LOST, TIMEOUT_REACHED, FakeWorld
+from tests.unit.fakes.lookups import LaggingIndex
 from tests.unit.fakes.senders import FakeEmailSender
 from tests.unit.helpers import command, poll_due_work, seconds_left
+from tests.unit.test_flag_routing import CohortFlags
 
 
 @pytest.fixture
@@ -61,3 +65,35 @@ def test_an_injected_timeout_drops_only_the_answer_of_an_accepted_labelled_send(
     labelled = injected.send_email("m-1", "erin+timeout-accepted@example.com", mail, escalates=False)
     assert labelled.result is CallResult.AMBIGUOUS and len(inner.outbox) == 1, "the provider has it"
     assert injected.send_email("m-2", "erin@example.com", mail, escalates=False).result is CallResult.ACCEPTED
+
+
+@pytest.mark.parametrize("chosen_by", ["caller pick", "flag cohort"])
+def test_after_a_provider_switch_every_provider_act_in_the_history_names_the_messages_own(
+    world: FakeWorld, chosen_by: str
+) -> None:
+    # Given a message sent through SendGrid, not the deployment's default (SES)
+    world.configure(email_providers=frozenset({Provider.SENDGRID}))
+    sendgrid = FakeEmailSender(TIMEOUT_LOST, TIMEOUT_REACHED)
+    world.services.other_email = {Provider.SENDGRID.value: sendgrid}
+    world.pipeline.lookups[Provider.SENDGRID.value] = LaggingIndex(sendgrid, world.clock, lag_seconds=0)
+    chosen = replace(command("k-5"), provider="sendgrid") if chosen_by == "caller pick" else command("k-5")
+    if chosen_by == "flag cohort":
+        world.services.flags = CohortFlags(Provider.SENDGRID)
+    sent = send_message(world.services, chosen, seconds_left)
+    assert sent.view["provider"] == "sendgrid" and sent.view["state"] == "unknown"
+    # When the deployment switches to Mailgun (and the cohort ends) before the message's evidence
+    world.configure(email_provider=Provider.MAILGUN, email_providers=frozenset({Provider.SENDGRID, Provider.SES}))
+    world.services.flags = NoFlags()
+    grace = world.settings.unknown_grace_seconds
+    world.clock.advance(grace + 1)
+    assert poll_due_work(world) == {"absence_proven": 1, "resent_unknown": 1}  # lookup: not found; resent
+    world.clock.advance(grace + 1)
+    assert poll_due_work(world) == {"unknown_found_by_lookup": 1}  # lookup: the resend was accepted
+    # Then every provider act in its history names SendGrid: outcome, resend, lookup
+    message = world.ledger.messages.get(sent.message.message_id)
+    assert message is not None
+    history = message_view(message, world.settings, with_history=True)["history"]
+    acts = [entry for entry in history if entry["type"] in PROVIDER_ACTS]
+    assert [entry["type"] for entry in acts] == ["provider_outcome", "resend", "provider_outcome", "provider_lookup"]
+    assert {entry["provider"] for entry in acts} == {"sendgrid"}, acts
+    assert len(sendgrid.calls) == 2 and world.email.calls == []

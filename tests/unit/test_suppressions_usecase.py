@@ -48,3 +48,17 @@ def test_the_view_of_an_unknown_address_is_sendable_with_no_history(world: FakeW
 def test_the_address_is_one_key_whatever_its_case(world: FakeWorld):
     change_suppression(world.services, ERIN, True, "user asked", ADMIN)
     assert view_suppression(world.services, "Erin@Example.com").state.suppressed
+
+
+def test_a_lift_records_its_actor_and_reason(world: FakeWorld):
+    change_suppression(world.services, ERIN, True, "complaint", ADMIN)
+    oncall = "arn:aws:iam::123456789012:user/oncall"
+    lifted = change_suppression(world.services, ERIN, False, "user confirmed by phone", oncall)
+    [lift] = [entry for entry in lifted.history if entry["type"] == "unsuppressed"]
+    assert (lift["actor"], lift["reason"]) == (oncall, "user confirmed by phone")
+    # A repeated lift changes nothing, and is audited with its own actor and reason too
+    again = change_suppression(world.services, ERIN, False, "double-checked", ADMIN)
+    assert [(e["actor"], e["reason"]) for e in again.history if e["type"] == "unsuppressed"] == [
+        (oncall, "user confirmed by phone"),
+        (ADMIN, "double-checked"),
+    ]

@@ -13,8 +13,8 @@ from enum import StrEnum
 
 from sendledger.domain.callers import CallerId
 from sendledger.domain.eligibility import StalePolicy
+from sendledger.domain.provider import Provider
 from sendledger.domain.values import value
-from sendledger.providers.registry import Provider
 
 
 class Flag(StrEnum):

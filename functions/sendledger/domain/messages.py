@@ -169,7 +169,7 @@ class Message:
     updated_at: datetime
     recipient_key: str
     provider_message_id: str | None = None
-    provider: str = "ses"  # who carries it: its registry name (providers/registry.py)
+    provider: str = "ses"  # who carries it: its registry name (domain/provider.py)
     reason: str | None = None
     reset_account_id: str | None = None
     params: dict[str, str] | None = None

@@ -1,4 +1,10 @@
-"""What a provider call can tell us, and the bounded retry policy around it."""
+"""The providers sendledger knows and the facts the core may rely on (which channels each carries,
+which event source its events come from), what a provider call can tell us, and the bounded retry
+policy around it.
+
+A provider's code is its slice (sendledger/providers/<name>/), loaded by the composition root
+alone (bootstrap.py); the slice takes its name, source and channels from here.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,52 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sendledger.domain.messages import MessageState
+from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
+
+
+class Provider(StrEnum):
+    """One member per provider slice: adding a provider is its slice, one line here and one in _FACTS."""
+
+    SES = "ses"
+    SNS = "sns"
+    SENDGRID = "sendgrid"
+    MAILGUN = "mailgun"
+    INFRAI = "infrai"
+
+
+_EMAIL, _SMS = frozenset({Channel.EMAIL}), frozenset({Channel.SMS})
+# Each provider's channels and its event source (watermarks, the events' dedupe keys: SNS's has
+# always said sms).
+_FACTS: dict[Provider, tuple[frozenset[Channel], str]] = {
+    Provider.SES: (_EMAIL, "ses"),
+    Provider.SNS: (_SMS, "sms"),
+    Provider.SENDGRID: (_EMAIL, "sendgrid"),
+    Provider.MAILGUN: (_EMAIL, "mailgun"),
+    Provider.INFRAI: (_EMAIL | _SMS, "infrai"),
+}
+
+
+def registered(name: str) -> Provider:
+    """The provider of a registry name (KeyError for a name no provider has)."""
+    if name not in Provider._value2member_map_:
+        raise KeyError(f"no provider {name!r} is registered")
+    return Provider(name)
+
+
+def channels_of(provider: str) -> frozenset[Channel]:
+    """The channels a registered provider carries."""
+    return _FACTS[registered(provider)][0]
+
+
+def source_of(provider: str) -> str:
+    """The event source of a provider's messages (its watermark, its events' dedupe keys)."""
+    return _FACTS[registered(provider)][1]
+
+
+def carriers(channel: Channel) -> list[Provider]:
+    """The registered providers that carry `channel`, in registry order."""
+    return [provider for provider in Provider if channel in _FACTS[provider][0]]
 
 
 class CallResult(StrEnum):

@@ -9,7 +9,6 @@ from sendledger.domain.escalation import Escalation
 from sendledger.domain.event_plan import EventPlan
 from sendledger.domain.messages import DueKind, HistoryEntry
 from sendledger.domain.values import value
-from sendledger.providers.sns.events import LogRecord
 
 
 @value
@@ -97,13 +96,3 @@ class EventQueue(Protocol):
 
 class EscalationQueue(Protocol):
     def send(self, body: dict[str, Any], deduplication_id: str) -> str: ...
-
-
-@value
-class LogPage:
-    events: list[LogRecord]
-    next_token: str | None
-
-
-class LogReader(Protocol):
-    def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...

@@ -3,7 +3,7 @@
 A slice carries messages (an email or SMS sender), may find a timed-out send again (a lookup),
 brings its events in (poll lanes the poller runs each cycle; a signed webhook intake the api
 answers), and describes itself to the composition root. The use cases and bootstrap see only
-this module and the registry (providers/registry.py): no provider's name.
+this module and the registry (`Provider` in domain/provider.py): no provider's name.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from sendledger.domain.templates import Rendered
 from sendledger.domain.values import value
 
 if TYPE_CHECKING:  # the api, which imports the senders, never loads the poller's modules
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.domain.messages import Message
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
@@ -85,7 +84,6 @@ class ProviderSlice(Protocol):
     name: str  # the registry's name, recorded on every message it carries
     source: str  # its event source: watermarks and event dedupe keys
     channels: frozenset[Channel]
-    polls_status: bool  # pushes nothing: each accepted message is asked for its status (DueKind.STATUS)
 
     def email_sender(self, settings: Settings) -> EmailSender: ...
 
@@ -93,10 +91,7 @@ class ProviderSlice(Protocol):
 
     def lookup(self, settings: Settings) -> AcceptanceLookup | None: ...
 
-    def status_interval_seconds(self, settings: Settings) -> int:
-        """How long after acceptance (and after each answer) a message's status is asked again."""
-
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]: ...
+    def lanes(self, settings: Settings) -> list[EventLane]: ...
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         """A provider that pushes: its intake and the URL of the queue its events wait in

@@ -10,13 +10,9 @@ from typing import TYPE_CHECKING
 from sendledger.domain.recipients import Channel
 
 if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, SmsSender
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
-
-EMAIL = frozenset({Channel.EMAIL})
-SMS = frozenset({Channel.SMS})
 
 
 class NotCarried(LookupError):
@@ -27,7 +23,6 @@ class SliceBase:
     name: str
     source: str
     channels: frozenset[Channel]
-    polls_status = False
 
     def email_sender(self, settings: Settings) -> EmailSender:
         raise NotCarried(f"{self.name} carries no email")
@@ -35,14 +30,11 @@ class SliceBase:
     def sms_sender(self, settings: Settings) -> SmsSender:
         raise NotCarried(f"{self.name} carries no SMS")
 
-    def status_interval_seconds(self, settings: Settings) -> int:
-        return 0  # its events come by themselves
-
     def lookup(self, settings: Settings) -> AcceptanceLookup | None:
         """No lookup API: absence of a timed-out send is proven by the source's watermark alone."""
         return None
 
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+    def lanes(self, settings: Settings) -> list[EventLane]:
         return []
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:

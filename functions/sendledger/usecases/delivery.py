@@ -13,7 +13,6 @@ from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Messa
 from sendledger.domain.provider import CallResult, ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel
 from sendledger.ports.messages import Outcome, SendIntent, StoredResponse
-from sendledger.providers import registry
 from sendledger.usecases.context import Services
 
 if TYPE_CHECKING:
@@ -98,10 +97,10 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
 
 def status_due(message: Message, settings: Settings, now: datetime) -> tuple[DueKind, datetime] | None:
     """An accepted message of a provider that pushes nothing is asked for its status from then on."""
-    carrier = registry.slice_of(message.provider)
-    if not carrier.polls_status:  # a test caller's too: the lane answers it from the simulated rules
+    interval = settings.status_interval_seconds(message.provider)
+    if interval is None:  # a test caller's too: the lane answers it from the simulated rules
         return None
-    return DueKind.STATUS, now + timedelta(seconds=carrier.status_interval_seconds(settings))
+    return DueKind.STATUS, now + timedelta(seconds=interval)
 
 
 def _due_work(

@@ -16,9 +16,9 @@ from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.flags import Flag, FlagDecision
 from sendledger.domain.messages import Message, Template
+from sendledger.domain.provider import source_of
 from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
-from sendledger.providers import registry
 from sendledger.usecases.context import Services
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def flags_for(services: Services, command: SendCommand, channel: Channel) -> Fla
 
 def source_for(message: Message) -> str:
     """The event source whose watermark covers the message's outcome (its provider's)."""
-    return registry.source_of(message.provider)
+    return source_of(message.provider)
 
 
 def carrier_for(

@@ -26,7 +26,7 @@ import logging
 import secrets
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -71,6 +71,7 @@ class Sent:
     to: str
     timeline: list[tuple[datetime, str]]  # (from when, status), in order
     answer: bytes  # the first answer, given again to the same key and body
+    accepted_at: datetime | None = None
 
     def status(self, now: datetime) -> tuple[str, datetime]:
         return status_at(self.timeline, now)
@@ -86,6 +87,9 @@ class InfraiSide:
     _sent: dict[str, Sent] = field(default_factory=dict)  # by provider id
     _keys: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> provider id
     calls: int = 0  # sends that reached it
+    # `get` by Idempotency-Key (a timed-out send has no Infrai id) finds a send only this long
+    # after it was accepted (0: at once): "not found" proves absence only after the grace.
+    index_lag_seconds: float = 0.0
 
     def reset(self) -> None:
         with self._lock:
@@ -139,7 +143,7 @@ class InfraiSide:
         now = self.simulator.now()
         provider_id = f"ifr_{secrets.token_hex(10)}"
         answer = json.dumps({"id": provider_id, "status": "queued"}).encode()
-        sent = Sent(provider_id, key, body_hash, channel, to, infrai_timeline(channel, to, now), answer)
+        sent = Sent(provider_id, key, body_hash, channel, to, infrai_timeline(channel, to, now), answer, now)
         with self._lock:
             self._sent[provider_id] = sent
             self._keys[key] = provider_id
@@ -168,11 +172,18 @@ class InfraiSide:
 
     def _get(self, channel: str, id_or_key: str) -> Answer:
         with self._lock:
-            sent = self._sent.get(id_or_key) or self._sent.get(self._keys.get(id_or_key, ""))
+            sent = self._sent.get(id_or_key) or self._by_key(id_or_key)
         if sent is None or sent.channel != channel:
             return _json(404, {"message": "not found"})
         status, at = sent.status(self.simulator.now())
         return _json(200, {"id": sent.provider_id, "status": status, "updated_at": iso(at), "to": sent.to})
+
+    def _by_key(self, key: str) -> Sent | None:
+        sent = self._sent.get(self._keys.get(key, ""))
+        indexed = self.simulator.now() - timedelta(seconds=self.index_lag_seconds)
+        if sent is None or (sent.accepted_at is not None and sent.accepted_at > indexed):
+            return None
+        return sent
 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Answer:

@@ -182,6 +182,9 @@ class MailgunSimulator:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self.calls = 0  # POST /messages requests that reached the simulator
+        # The Events API's index lags the sends: no event of a send is listed before this long
+        # after it was accepted (0: each at its own time).
+        self.index_lag_seconds = 0.0
 
     def now(self) -> datetime:
         return self.clock()  # read at every call: tests may swap the clock
@@ -266,9 +269,10 @@ class MailgunSimulator:
         send = MailgunSend(
             to, provider_id, variables, form.get("o:tag") or [], first.get("subject", ""), first.get("from", "")
         )
-        self.events.add(send.item("accepted", base), visible_at=base + self.late_seconds)
+        listed = base + self.index_lag_seconds
+        self.events.add(send.item("accepted", base), visible_at=max(base + self.late_seconds, listed))
         for offset, item in mailgun_outcomes(send, base):
-            self.events.add(item, visible_at=base + offset)
+            self.events.add(item, visible_at=max(base + offset, listed))
 
     # --- server -------------------------------------------------------------------------------
     def serve(self, host: str = "127.0.0.1", port: int = 0) -> str:

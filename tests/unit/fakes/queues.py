@@ -8,8 +8,8 @@ import threading
 from collections import deque
 from typing import Any
 
-from sendledger.ports.ingestion import LogPage, QueueMessage
-from sendledger.providers.sns.events import LogRecord
+from sendledger.ports.ingestion import QueueMessage
+from sendledger.providers.sns.events import LogPage, LogRecord
 
 
 class FakeEventQueue:

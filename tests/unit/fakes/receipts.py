@@ -12,9 +12,9 @@ from datetime import datetime
 from sendledger.domain import evidence
 from sendledger.domain.messages import DueKind, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
+from sendledger.domain.provider import source_of
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.ports.messages import Outcome
-from sendledger.providers import registry
 from tests.unit.fakes.history import History, ms
 from tests.unit.fakes.state import LedgerState
 
@@ -86,7 +86,7 @@ def fold(message: Message, receipt: Receipt) -> None:
 def as_read(message: Message, receipt: Receipt) -> History:
     """The receipt's history as readers see it (what each event's entry leaves implied)."""
     provider_message_id = receipt.provider_message_id or (receipt.key[1] if receipt.written_by_outcome else None)
-    source = registry.source_of(message.provider)
+    source = source_of(message.provider)
     recipient = fingerprint_of(message.recipient_key)
     return receipt.history.mapped(
         lambda entry: evidence.as_read(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sendledger.domain.provider import CallResult, ProviderResponse
@@ -48,6 +49,7 @@ class ScriptedProvider:
         self.outbox: list[Call] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.on_arrival: Callable[[Call], None] | None = None  # told of each call that reached it
 
     def then(self, *replies: Reply) -> ScriptedProvider:
         """Script the next calls' replies (after those already scripted)."""
@@ -61,6 +63,8 @@ class ScriptedProvider:
             number = next(self._ids)
             if reply.reached:
                 self.outbox.append(call)
+                if self.on_arrival is not None:
+                    self.on_arrival(call)
         accepted = reply.result is CallResult.ACCEPTED
         return ProviderResponse(
             result=reply.result,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class LedgerState:
     messages: dict[str, MessageItem] = field(default_factory=dict)  # MSG#<id> / MSG
     recipients: dict[str, RecipientItem] = field(default_factory=dict)  # SUP#<key> / STATE
-    resets: dict[tuple[str, str], ResetRecord] = field(default_factory=dict)  # RESET#<owner>#<account> / ACTIVE
+    resets: dict[str, ResetRecord] = field(default_factory=dict)  # RESET#<owner>#<account> / ACTIVE
     receipts: dict[ReceiptKey, Receipt] = field(default_factory=dict)  # MSG#<id> / RCPT, PMID#<id> / PMID
     timers: dict[str, Timer] = field(default_factory=dict)  # MSG#<id> / ESC
     unmatched_events: dict[str, datetime] = field(default_factory=dict)  # EVT#<source>#<id> / EVT

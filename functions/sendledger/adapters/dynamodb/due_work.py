@@ -49,7 +49,7 @@ class DueWork:
         else:
             pk, sk = message_pk(message_id), MESSAGE_RECEIPT_SK if on_receipt else MESSAGE_SK
         update = Update().remove(DUE_KIND, names.DUE_WORK_INDEX_SORT_KEY)
-        update.when(f"{update.name(DUE_KIND)} = {update.value(due_shard(kind.value, receipt_id or message_id))}")
+        update.when(update.equals(DUE_KIND, due_shard(kind.value, receipt_id or message_id)))
         with contextlib.suppress(ConditionFailed):  # already moved on to other work
             self.table.update(pk, sk, update)
 
@@ -57,8 +57,7 @@ class DueWork:
         update = Update().set(names.DUE_WORK_INDEX_SORT_KEY, int(due_at.timestamp()))
         if was is not None and was is not kind:
             update.set(DUE_KIND, due_shard(kind.value, message_id))
-        current = due_shard((was or kind).value, message_id)
-        update.when(f"{update.name(DUE_KIND)} = {update.value(current)}")
+        update.when(update.equals(DUE_KIND, due_shard((was or kind).value, message_id)))
         with contextlib.suppress(ConditionFailed):  # moved on to other work since
             self.table.update(message_pk(message_id), MESSAGE_SK, update)
 

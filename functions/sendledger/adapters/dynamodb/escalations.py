@@ -34,7 +34,7 @@ class Escalations:
         for _ in range(2):
             tx = self.table.transaction()
             timer = Update().set(STATE, "done").set("outcome", outcome).set("updated_at", iso(entry.at))
-            timer.remove(DUE_KIND, DUE_AT).when(f"{timer.name(STATE)} = {timer.value('scheduled')}")
+            timer.remove(DUE_KIND, DUE_AT).when(timer.equals(STATE, "scheduled"))
             tx.update("escalation", message_pk(message_id), ESCALATION_SK, timer)
             update = Update()
             if escalate_message:
@@ -45,7 +45,7 @@ class Escalations:
                 if receipt_id:
                     _not_delivered(tx, "sms_receipt", receipt_pk(receipt_id), RECEIPT_SK)
             history.append(update, entry)
-            update.when(f"attribute_exists({update.name('pk')})")  # never a stub message item
+            update.when(update.present("pk"))  # never a stub message item
             tx.update("message", message_pk(message_id), MESSAGE_SK, update)
             try:
                 tx.commit()
@@ -61,5 +61,5 @@ class Escalations:
 
 def _not_delivered(tx: Transaction, label: str, pk: str, sk: str) -> None:
     e = Expression()
-    condition = f"attribute_not_exists({e.name('pk')}) OR {e.name(STATE)} <> {e.value(MessageState.DELIVERED.value)}"
+    condition = e.absent("pk") | e.differs(STATE, MessageState.DELIVERED.value)
     tx.check(label, pk, sk, condition, e)

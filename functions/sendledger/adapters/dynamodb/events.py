@@ -111,8 +111,7 @@ class DeliveryEvents:
             update.set_if_absent("provider_message_id", event.provider_message_id)
             if relative:
                 within = event.provider_message_id
-                pmid = update.name("provider_message_id")
-                update.when(f"attribute_not_exists({pmid}) OR {pmid} = {update.value(within)}")
+                update.when(update.absent("provider_message_id") | update.equals("provider_message_id", within))
         if move is not None:
             update.set("state", move.target.value).set("updated_at", iso(plan.at))
             marker = (DueKind.OUTCOME, plan.at) if move.outcome_marker else None
@@ -127,10 +126,10 @@ class DeliveryEvents:
             if receipt.written_by_outcome:
                 update.when(allowed)
             else:
-                update.when(f"attribute_not_exists({update.name('state')}) OR {allowed}")
+                update.when(update.absent("state") | allowed)
         history.append(update, plan.entry, derived_from=event.dedupe_key, within=within)
         if receipt.written_by_outcome:
-            update.when(f"attribute_exists({update.name('pk')})")
+            update.when(update.present("pk"))
         return update
 
     def _recipient_update(self, plan: EventPlan) -> Update | None:
@@ -170,7 +169,7 @@ class DeliveryEvents:
                 tx.update(label, pk, sk, part)
             else:
                 e = Expression()
-                tx.put(label, part, f"attribute_not_exists({e.name('pk')})", e)
+                tx.put(label, part, e.absent("pk"), e)
         try:
             tx.commit()
         except Cancelled as cancelled:
@@ -183,7 +182,7 @@ class DeliveryEvents:
             self.table.update(pk, sk, part)
         else:
             e = Expression()
-            self.table.put(part, f"attribute_not_exists({e.name('pk')})", e)
+            self.table.put(part, e.absent("pk"), e)
 
 
 def _narrowed(plan: EventPlan, failed: dict[str, Item | None], relative: bool) -> tuple[EventPlan, bool]:

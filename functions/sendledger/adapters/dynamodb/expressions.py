@@ -53,6 +53,20 @@ def key(pk: str, sk: str) -> Item:
 
 
 # --- expressions -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Condition:
+    """A condition over one request's placeholders, built by its Expression (never a bare
+    string: a request's condition is typed, so a hand-written one cannot reach a write)."""
+
+    text: str
+
+    def __or__(self, other: Condition) -> Condition:
+        return Condition(f"{self.text} OR {other.text}")
+
+    def __and__(self, other: Condition) -> Condition:
+        return Condition(f"{self.text} AND {other.text}")
+
+
 @dataclass
 class Expression:
     """Placeholders for one request's expressions (names and values never collide).
@@ -85,8 +99,32 @@ class Expression:
                 self._value_of[scalar] = placeholder
         return placeholder
 
-    def one_of(self, attribute: str, options: list[str]) -> str:
-        return f"{self.name(attribute)} IN ({', '.join(self.value(option) for option in sorted(options))})"
+    def one_of(self, attribute: str, options: list[str]) -> Condition:
+        return Condition(f"{self.name(attribute)} IN ({', '.join(self.value(option) for option in sorted(options))})")
+
+    def absent(self, attribute: str) -> Condition:
+        return Condition(f"attribute_not_exists({self.name(attribute)})")
+
+    def present(self, attribute: str) -> Condition:
+        return Condition(f"attribute_exists({self.name(attribute)})")
+
+    def equals(self, attribute: str, value: Any) -> Condition:
+        return self._compare(attribute, "=", value)
+
+    def differs(self, attribute: str, value: Any) -> Condition:
+        return self._compare(attribute, "<>", value)
+
+    def below(self, attribute: str, value: Any) -> Condition:
+        return self._compare(attribute, "<", value)
+
+    def at_most(self, attribute: str, value: Any) -> Condition:
+        return self._compare(attribute, "<=", value)
+
+    def above(self, attribute: str, value: Any) -> Condition:
+        return self._compare(attribute, ">", value)
+
+    def _compare(self, attribute: str, operator: str, value: Any) -> Condition:
+        return Condition(f"{self.name(attribute)} {operator} {self.value(value)}")
 
     def request(self) -> dict[str, Any]:
         request: dict[str, Any] = {}
@@ -104,7 +142,7 @@ class Update(Expression):
     sets: list[str] = field(default_factory=list)
     removes: list[str] = field(default_factory=list)
     adds: list[str] = field(default_factory=list)
-    conditions: list[str] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
     assigned: set[str] = field(default_factory=set)
 
     def set(self, attribute: str, value: Any) -> Update:
@@ -132,10 +170,10 @@ class Update(Expression):
         """Add a history entry that no write can overwrite: its attribute must be absent."""
         placeholder = self.name(attribute)
         self.sets.append(f"{placeholder} = {self.value(entry)}")
-        self.conditions.append(f"attribute_not_exists({placeholder})")
+        self.conditions.append(Condition(f"attribute_not_exists({placeholder})"))
         return self
 
-    def when(self, condition: str) -> Update:
+    def when(self, condition: Condition) -> Update:
         self.conditions.append(condition)
         return self
 
@@ -149,5 +187,5 @@ class Update(Expression):
             clauses.append("ADD " + ", ".join(self.adds))
         request = {"UpdateExpression": " ".join(clauses), **super().request()}
         if self.conditions:
-            request["ConditionExpression"] = " AND ".join(f"({c})" for c in self.conditions)
+            request["ConditionExpression"] = " AND ".join(f"({c.text})" for c in self.conditions)
         return request

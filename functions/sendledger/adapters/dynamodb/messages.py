@@ -74,7 +74,7 @@ class Messages:
         tx = self.table.transaction()
         message = intent.message
         expression = Expression()
-        tx.put("message", message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
+        tx.put("message", message_item(intent, stored), expression.absent("pk"), expression)
         if send:
             expect = intent.expectations
             tx.update(
@@ -100,7 +100,7 @@ class Messages:
     def _put_alone(self, intent: SendIntent, stored: StoredResponse | None) -> IntentConflict | None:
         expression = Expression()
         try:
-            self.table.put(message_item(intent, stored), f"attribute_not_exists({expression.name('pk')})", expression)
+            self.table.put(message_item(intent, stored), expression.absent("pk"), expression)
         except ConditionFailed as failed:
             return IntentConflict(existing=record_from(failed.old)) if failed.old else IntentConflict(retryable=True)
         except DependencyUnavailable as unavailable:
@@ -149,7 +149,7 @@ class Messages:
         update = Update()
         for entry in entries:
             history.append(update, entry)
-        update.when(f"attribute_exists({update.name('pk')})")
+        update.when(update.present("pk"))
         with contextlib.suppress(ConditionFailed):  # no such message: nothing to explain
             self.table.update(message_pk(message_id), MESSAGE_SK, update)
 
@@ -206,7 +206,7 @@ class Messages:
         set_due(update, message_id, due)
         for entry in entries:
             history.append(update, entry)
-        update.when(f"attribute_exists({update.name('pk')})")
+        update.when(update.present("pk"))
         state_in(update, allowed)
         try:
             if unsuppressed is None and not unless_evidence:
@@ -219,9 +219,7 @@ class Messages:
             if unless_evidence:
                 # Any event on the receipt proves the provider accepted an earlier attempt.
                 e = Expression()
-                tx.check(
-                    "receipt", message_pk(message_id), MESSAGE_RECEIPT_SK, f"attribute_not_exists({e.name('pk')})", e
-                )
+                tx.check("receipt", message_pk(message_id), MESSAGE_RECEIPT_SK, e.absent("pk"), e)
             tx.commit()
         except ConditionFailed:
             return Transition.MOVED_ON
@@ -240,16 +238,17 @@ def _add_reset(tx: Transaction, intent: SendIntent) -> None:
     window_start = intent.reset_window_start or intent.reset.created_at
     e = Expression()
     condition = (
-        f"attribute_not_exists({e.name('pk')}) OR {e.name('state')} <> {e.value('active')}"
-        f" OR {e.name('created_at')} < {e.value(iso(window_start))}"
-        f" OR {e.name('reset_id')} = {e.value(intent.reset.reset_id)}"
+        e.absent("pk")
+        | e.differs("state", "active")
+        | e.below("created_at", iso(window_start))
+        | e.equals("reset_id", intent.reset.reset_id)
     )
     replaces = intent.replaces
     if replaces is not None:
         # A request with another address replaces exactly the reset it saw; its mail says why.
-        condition += f" OR {e.name('reset_id')} = {e.value(replaces.record.reset_id)}"
+        condition |= e.equals("reset_id", replaces.record.reset_id)
         note = history.append(Update(), replaces.entry)
-        note.when(f"attribute_exists({note.name('pk')})")
+        note.when(note.present("pk"))
         tx.update("replaced", message_pk(replaces.record.message_id), MESSAGE_SK, note)
     tx.put("reset", reset_item(intent.reset), condition, e)
 

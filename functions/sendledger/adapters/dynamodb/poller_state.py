@@ -44,8 +44,7 @@ class PollerState:
 
     def set_watermark(self, source: str, at: datetime) -> None:
         update = Update().set("watermark", iso(at)).set("updated_at", iso(at))
-        mark = update.name("watermark")
-        update.when(f"attribute_not_exists({mark}) OR {mark} < {update.value(iso(at))}")
+        update.when(update.absent("watermark") | update.below("watermark", iso(at)))
         with contextlib.suppress(ConditionFailed):  # never backwards (an older cycle finishing late)
             self.table.update(watermark_pk(source), WATERMARK_SK, update)
 
@@ -56,8 +55,7 @@ class PollerState:
 
     def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None:
         update = Update().set("cursor", cursor).set("updated_at", iso(now))
-        name = update.name("cursor")
-        update.when(f"attribute_not_exists({name})" if previous is None else f"{name} = {update.value(previous)}")
+        update.when(update.absent("cursor") if previous is None else update.equals("cursor", previous))
         try:
             self.table.update(watermark_pk(source), WATERMARK_SK, update)
         except ConditionFailed:

@@ -20,10 +20,10 @@ from sendledger.domain import evidence
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.messages import HistoryEntry, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
+from sendledger.domain.provider import source_of
 from sendledger.domain.recipients import Channel, fingerprint_of
 from sendledger.domain.values import value
 from sendledger.ports.messages import Outcome
-from sendledger.providers import registry
 
 
 @value
@@ -76,7 +76,7 @@ def fold(message: Message, receipt: Item) -> None:
 def history_of(message: Message, receipt: Item) -> list[tuple[str, HistoryEntry]]:
     """The receipt's entries as readers see them (evidence.as_read)."""
     provider_message_id = history.provider_message_id_of(receipt)
-    source = registry.source_of(message.provider)
+    source = source_of(message.provider)
     recipient = fingerprint_of(message.recipient_key)
     return [
         (

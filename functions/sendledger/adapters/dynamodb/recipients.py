@@ -48,35 +48,28 @@ def state_of(item: Item | None) -> RecipientState:
 def suppression_condition(update: Update, version: int) -> None:
     """Not suppressed, at exactly the version the caller decided from (0: never suppressed)."""
     if version == 0:
-        update.when(f"attribute_not_exists({update.name(VERSION)})")
+        update.when(update.absent(VERSION))
     else:
-        update.when(
-            f"{update.name(VERSION)} = {update.value(version)} AND {update.name(SUPPRESSED)} = {update.value(False)}"
-        )
+        update.when(update.equals(VERSION, version) & update.equals(SUPPRESSED, False))
 
 
 def for_send(version: int, last_send: LastSendCondition, sent_at: datetime, message_id: str) -> Update:
     """The send's half of the intent: check eligibility and move the last-send marker."""
     update = Update().set(LAST_SEND_AT, iso(sent_at)).set(LAST_MESSAGE_ID, message_id)
     suppression_condition(update, version)
-    marker = update.name(LAST_SEND_AT)
-    if last_send.exact:
-        update.when(
-            f"attribute_not_exists({marker})"
-            if last_send.value is None
-            else f"{marker} = {update.value(iso(last_send.value))}"
-        )
-    elif last_send.value is None:
-        update.when(f"attribute_not_exists({marker})")
+    if last_send.value is None:
+        update.when(update.absent(LAST_SEND_AT))
+    elif last_send.exact:
+        update.when(update.equals(LAST_SEND_AT, iso(last_send.value)))
     else:
-        update.when(f"attribute_not_exists({marker}) OR {marker} <= {update.value(iso(last_send.value))}")
+        update.when(update.absent(LAST_SEND_AT) | update.at_most(LAST_SEND_AT, iso(last_send.value)))
     return update
 
 
 def check_not_suppressed(tx: Transaction, recipient_key: str) -> None:
     """Condition a transaction on the recipient not being suppressed (label "recipient")."""
     e = Expression()
-    condition = f"attribute_not_exists({e.name(SUPPRESSED)}) OR {e.name(SUPPRESSED)} = {e.value(False)}"
+    condition = e.absent(SUPPRESSED) | e.equals(SUPPRESSED, False)
     tx.check("recipient", recipient_pk(recipient_key), RECIPIENT_SK, condition, e)
 
 
@@ -84,7 +77,7 @@ def suppress(update: Update, reason: str, source_event: str, now: datetime) -> U
     """An event's suppression: only if not suppressed yet; the version moves by one."""
     update.add(VERSION, 1).set(SUPPRESSED, True).set("reason", reason).set("since", iso(now))
     update.set("source_event", source_event).set("updated_at", iso(now))
-    update.when(f"attribute_not_exists({update.name(SUPPRESSED)}) OR {update.name(SUPPRESSED)} = {update.value(False)}")
+    update.when(update.absent(SUPPRESSED) | update.equals(SUPPRESSED, False))
     return update
 
 
@@ -92,11 +85,10 @@ def transient_window(update: Update, times: list[datetime], known_revision: int 
     """Replace the window's times, conditioned on the revision read (None: optimistic first bounce)."""
     update.set(TRANSIENT_TIMES, [iso(t) for t in times]).set(TRANSIENT_REVISION, (known_revision or 0) + 1)
     update.set("updated_at", iso(now))
-    revision = update.name(TRANSIENT_REVISION)
     if not known_revision:
-        update.when(f"attribute_not_exists({revision})")
+        update.when(update.absent(TRANSIENT_REVISION))
     else:
-        update.when(f"{revision} = {update.value(known_revision)}")
+        update.when(update.equals(TRANSIENT_REVISION, known_revision))
     return update
 
 
@@ -139,8 +131,7 @@ class Recipients:
         self._write(recipient_key, update)
 
     def _version_is(self, update: Update, version: int) -> None:
-        name = update.name(VERSION)
-        update.when(f"attribute_not_exists({name})" if version == 0 else f"{name} = {update.value(version)}")
+        update.when(update.absent(VERSION) if version == 0 else update.equals(VERSION, version))
 
     def _write(self, recipient_key: str, update: Update) -> None:
         try:

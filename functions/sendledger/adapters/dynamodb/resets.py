@@ -78,9 +78,9 @@ class Resets:
     def consume(self, owner: CallerId, account_id: str, token_hash: str, now: datetime) -> ResetRecord | None:
         """Active + hash matches + not expired → consumed, in one conditional write."""
         update = Update().set("state", "consumed")
-        update.when(f"{update.name('state')} = {update.value('active')}")
-        update.when(f"{update.name('token_hash')} = {update.value(token_hash)}")
-        update.when(f"{update.name('valid_until')} > {update.value(iso(now))}")
+        update.when(update.equals("state", "active"))
+        update.when(update.equals("token_hash", token_hash))
+        update.when(update.above("valid_until", iso(now)))
         try:
             item = self.table.update(reset_pk(owner, account_id), RESET_SK, update, returning="ALL_NEW")
         except ConditionFailed:
@@ -110,13 +110,13 @@ class Resets:
         """The reset's end, in its mail's history: the record itself is overwritten by the next
         reset. A second write: if it is lost, the record still says how the reset ended until then."""
         append = history.append(Update(), entry)
-        append.when(f"attribute_exists({append.name('pk')})")
+        append.when(append.present("pk"))
         with contextlib.suppress(ConditionFailed):
             self.table.update(message_pk(record.message_id), MESSAGE_SK, append)
 
     def _live(self, update: Update, record: ResetRecord) -> None:
-        update.when(f"{update.name('reset_id')} = {update.value(record.reset_id)}")
-        update.when(f"{update.name('state')} = {update.value('active')}")
+        update.when(update.equals("reset_id", record.reset_id))
+        update.when(update.equals("state", "active"))
 
     def rearm(
         self, record: ResetRecord, new_token_hash: str, message: Message, entry: HistoryEntry, lease_until: datetime
@@ -125,7 +125,7 @@ class Resets:
         # Wrong tokens keep counting across mints: the lockout is per reset, not per link.
         swap = Update().set("token_hash", new_token_hash)
         self._live(swap, record)
-        swap.when(f"{swap.name('token_hash')} = {swap.value(record.token_hash)}")
+        swap.when(swap.equals("token_hash", record.token_hash))
         start = Update().set("state", MessageState.SENDING.value).set("attempt", message.attempt)
         start.set("updated_at", iso(entry.at))
         set_due(start, message.message_id, (DueKind.INFLIGHT, lease_until))
@@ -136,9 +136,7 @@ class Resets:
         tx.update("message", message_pk(message.message_id), MESSAGE_SK, start)
         recipients.check_not_suppressed(tx, message.recipient_key)
         e = Expression()  # no event recorded for an earlier mail (it would prove acceptance)
-        tx.check(
-            "receipt", message_pk(message.message_id), MESSAGE_RECEIPT_SK, f"attribute_not_exists({e.name('pk')})", e
-        )
+        tx.check("receipt", message_pk(message.message_id), MESSAGE_RECEIPT_SK, e.absent("pk"), e)
         try:
             tx.commit()
         except Cancelled as cancelled:

@@ -17,7 +17,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sendledger.adapters import sdk
-from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, key
+from sendledger.adapters.dynamodb.expressions import Condition, Expression, Item, Update, key
 from sendledger.domain.errors import DependencyUnavailable
 
 ALL_OLD = "ALL_OLD"
@@ -109,10 +109,10 @@ class Table:
         found: list[Item] = response.get("Responses", {}).get(self.name, [])
         return found
 
-    def put(self, item: Item, condition: str | None = None, expression: Expression | None = None) -> None:
+    def put(self, item: Item, condition: Condition | None = None, expression: Expression | None = None) -> None:
         request: dict[str, Any] = {"TableName": self.name, "Item": item}
         if condition:
-            request.update(ConditionExpression=condition, ReturnValuesOnConditionCheckFailure=ALL_OLD)
+            request.update(ConditionExpression=condition.text, ReturnValuesOnConditionCheckFailure=ALL_OLD)
             request.update((expression or Expression()).request())
         self._write(self.client.put_item, request)
 
@@ -150,11 +150,13 @@ class Transaction:
     labels: list[str] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
 
-    def put(self, label: str, item: Item, condition: str | None = None, expression: Expression | None = None) -> None:
+    def put(
+        self, label: str, item: Item, condition: Condition | None = None, expression: Expression | None = None
+    ) -> None:
         action: dict[str, Any] = {"TableName": self.table.name, "Item": item}
         if condition:
             action.update(
-                ConditionExpression=condition,
+                ConditionExpression=condition.text,
                 ReturnValuesOnConditionCheckFailure=ALL_OLD,
                 **(expression or Expression()).request(),
             )
@@ -166,11 +168,11 @@ class Transaction:
             action["ReturnValuesOnConditionCheckFailure"] = ALL_OLD
         self._add(label, {"Update": action})
 
-    def check(self, label: str, pk: str, sk: str, condition: str, expression: Expression) -> None:
+    def check(self, label: str, pk: str, sk: str, condition: Condition, expression: Expression) -> None:
         action = {
             "TableName": self.table.name,
             "Key": key(pk, sk),
-            "ConditionExpression": condition,
+            "ConditionExpression": condition.text,
             "ReturnValuesOnConditionCheckFailure": ALL_OLD,
             **expression.request(),
         }

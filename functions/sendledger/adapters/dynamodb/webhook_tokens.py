@@ -36,11 +36,11 @@ class WebhookTokens:
             }
         )
         expression = Expression()
-        pk, released, ttl = (
-            expression.name(n) for n in (names.TABLE_PARTITION_KEY, "released", names.TABLE_TTL_ATTRIBUTE)
+        condition = (
+            expression.absent(names.TABLE_PARTITION_KEY)
+            | expression.equals("released", True)
+            | expression.below(names.TABLE_TTL_ATTRIBUTE, int(now.timestamp()))  # TTL deletes lazily
         )
-        condition = f"attribute_not_exists({pk}) OR {released} = {expression.value(True)}"
-        condition += f" OR {ttl} < {expression.value(int(now.timestamp()))}"  # TTL deletes lazily
         try:
             self.table.put(item, condition, expression)
         except ConditionFailed as failed:
@@ -51,6 +51,6 @@ class WebhookTokens:
     def release(self, source: str, token_hash: str, body_hash: str) -> None:
         """The claimed webhook was not applied: its retry (same token) may claim it again."""
         update = Update().set("released", True)
-        update.when(f"{update.name('body_hash')} = {update.value(body_hash)}")
+        update.when(update.equals("body_hash", body_hash))
         with contextlib.suppress(ConditionFailed):  # claimed by another body since: not ours to release
             self.table.update(token_pk(source, token_hash), TOKEN_SK, update)

@@ -7,22 +7,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.domain.recipients import Channel
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, SmsSender
     from sendledger.providers.infrai.client import InfraiClient
     from sendledger.settings import Settings
 
-NAME = "infrai"
-SOURCE = "infrai"
+NAME = Provider.INFRAI.value
+SOURCE = source_of(NAME)
 
 
 class Infrai(SliceBase):
-    name, source, channels = NAME, SOURCE, frozenset({Channel.EMAIL, Channel.SMS})
-    polls_status = True
+    name, source, channels = NAME, SOURCE, channels_of(NAME)
 
     def email_sender(self, settings: Settings) -> EmailSender:
         from sendledger.providers.infrai.sender import InfraiSender
@@ -39,15 +38,10 @@ class Infrai(SliceBase):
 
         return InfraiLookup(api_client(settings))
 
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+    def lanes(self, settings: Settings) -> list[EventLane]:
         from sendledger.providers.infrai.lane import StatusLane
 
         return [StatusLane(api_client(settings))]
-
-    def status_interval_seconds(self, settings: Settings) -> int:
-        from sendledger.providers.infrai.settings import InfraiSettings
-
-        return settings.provider(InfraiSettings).status_interval_seconds
 
 
 def api_client(settings: Settings) -> InfraiClient:

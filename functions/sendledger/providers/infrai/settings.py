@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from sendledger.domain.provider import Provider
+from sendledger.fragment import Fragment
 from sendledger.providers.infrai.complaints import ComplaintSchedule
-from sendledger.providers.registry import Provider
-from sendledger.settings import Fragment
 
 # The secret variable holds an ARN (a name), never the key.
 ENV_API_BASE = "INFRAI_API_BASE"
@@ -63,6 +63,10 @@ class InfraiSettings(Fragment):
     def event_delay(self) -> tuple[str, int]:
         # A status reached just after an ask is seen at the next one, an interval later.
         return "Infrai status pull interval (infrai_status_interval_seconds)", self.status_interval_seconds
+
+    def status_interval(self) -> int | None:
+        # Infrai pushes nothing: each accepted message is asked for its status (DueKind.STATUS).
+        return self.status_interval_seconds
 
     def capacity_problem(self, peak_events_per_second: float, poll_interval_seconds: int) -> str | None:
         """Every message in flight is asked once per interval: at the peak, a cycle's new messages

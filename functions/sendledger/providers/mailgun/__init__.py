@@ -6,20 +6,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sendledger.providers.base import EMAIL, SliceBase
+from sendledger.domain.provider import Provider, channels_of, source_of
+from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import EmailSender, EventLane
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
-NAME = "mailgun"
-SOURCE = "mailgun"
+NAME = Provider.MAILGUN.value
+SOURCE = source_of(NAME)
 
 
 class Mailgun(SliceBase):
-    name, source, channels = NAME, SOURCE, EMAIL
+    name, source, channels = NAME, SOURCE, channels_of(NAME)
 
     def email_sender(self, settings: Settings) -> EmailSender:
         from sendledger.providers.mailgun.http import secret_value
@@ -30,7 +30,7 @@ class Mailgun(SliceBase):
         key = secret_value(fragment.api_key_secret_arn)
         return MailgunEmailSender(fragment.api_base, fragment.domain, settings.sender_email, key)
 
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+    def lanes(self, settings: Settings) -> list[EventLane]:
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.mailgun.events import parse_queued
         from sendledger.providers.mailgun.events_api import MailgunEventsApi

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sendledger.providers.registry import Provider
-from sendledger.settings import Fragment
+from sendledger.domain.provider import Provider
+from sendledger.fragment import Fragment
 
 # The secret variables hold ARNs (names), never the keys.
 ENV_DOMAIN = "MAILGUN_DOMAIN"

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sendledger.providers.base import EMAIL, SliceBase
+from sendledger.domain.provider import Provider, channels_of, source_of
+from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
-NAME = "sendgrid"
-SOURCE = "sendgrid"
+NAME = Provider.SENDGRID.value
+SOURCE = source_of(NAME)
 
 
 class SendGrid(SliceBase):
-    name, source, channels = NAME, SOURCE, EMAIL
+    name, source, channels = NAME, SOURCE, channels_of(NAME)
 
     def email_sender(self, settings: Settings) -> EmailSender:
         from sendledger.providers.sendgrid.sender import SendGridEmailSender
@@ -36,7 +36,7 @@ class SendGrid(SliceBase):
         fragment = settings.provider(SendGridSettings)
         return SendGridEmailActivity(fragment.api_base, api_key(settings)) if fragment.email_activity else None
 
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+    def lanes(self, settings: Settings) -> list[EventLane]:
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.sendgrid.events import parse_queued
         from sendledger.providers.sendgrid.settings import SendGridSettings

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sendledger.providers.base import EMAIL, SliceBase
+from sendledger.domain.provider import Provider, channels_of, source_of
+from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import EmailSender, EventLane
     from sendledger.settings import Settings
 
-NAME = "ses"
-SOURCE = "ses"
+NAME = Provider.SES.value
+SOURCE = source_of(NAME)
 # Every send's message tags, back on each of its events: the sendledger message id proves
 # acceptance of a timed-out call; "1"/"0" says whether the message escalates, so a failure of
 # one that does not leaves no marker for the poller.
@@ -22,7 +22,7 @@ ESCALATES_TAG = "sendledger-escalates"
 
 
 class Ses(SliceBase):
-    name, source, channels = NAME, SOURCE, EMAIL
+    name, source, channels = NAME, SOURCE, channels_of(NAME)
 
     def email_sender(self, settings: Settings) -> EmailSender:
         from sendledger.providers.ses.sender import SesEmailSender
@@ -30,7 +30,7 @@ class Ses(SliceBase):
 
         return SesEmailSender(settings.sender_email, settings.provider(SesSettings).configuration_set)
 
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+    def lanes(self, settings: Settings) -> list[EventLane]:
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.ses.events import parse_sqs_body
         from sendledger.providers.ses.settings import SesSettings

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sendledger.providers.registry import Provider
-from sendledger.settings import Fragment
+from sendledger.domain.provider import Provider
+from sendledger.fragment import Fragment
 
 ENV_CONFIGURATION_SET = "SES_CONFIGURATION_SET"
 ENV_EVENTS_QUEUE_URL = "SES_EVENTS_QUEUE_URL"

@@ -20,12 +20,11 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain import test_mode
 from sendledger.domain.clock import Clock
-from sendledger.domain.provider import CallResult, ProviderResponse
+from sendledger.domain.provider import CallResult, Provider, ProviderResponse
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.domain.templates import Rendered
 from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE
 from sendledger.providers.mailgun.events import TAG as MAILGUN_TAG
-from sendledger.providers.registry import Provider
 from sendledger.providers.sendgrid.events import CATEGORY as SENDGRID_CATEGORY
 from sendledger.providers.sendgrid.events import ESCALATES_ARG, MESSAGE_ID_ARG
 from sendledger.providers.ses import ESCALATES_TAG, MESSAGE_ID_TAG

@@ -6,26 +6,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sendledger.providers.base import SMS, SliceBase
+from sendledger.domain.provider import Provider, channels_of, source_of
+from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.ports.providers import EventLane, SmsSender
     from sendledger.settings import Settings
 
-NAME = "sns"
-SOURCE = "sms"  # the watermark and the events' dedupe keys have always said sms
+NAME = Provider.SNS.value
+SOURCE = source_of(NAME)
 
 
 class Sns(SliceBase):
-    name, source, channels = NAME, SOURCE, SMS
+    name, source, channels = NAME, SOURCE, channels_of(NAME)
 
     def sms_sender(self, settings: Settings) -> SmsSender:
         from sendledger.providers.sns.sender import SnsSmsSender
 
         return SnsSmsSender()
 
-    def lanes(self, settings: Settings, ledger: LedgerTable) -> list[EventLane]:
+    def lanes(self, settings: Settings) -> list[EventLane]:
         from sendledger.providers.sns.lane import LogLane
         from sendledger.providers.sns.logs import CloudWatchLogReader
         from sendledger.providers.sns.settings import SnsSettings

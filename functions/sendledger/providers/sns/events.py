@@ -15,7 +15,7 @@ import gzip
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sendledger.domain.events import (
     Action,
@@ -122,6 +122,18 @@ class LogBatch:
     control: bool
     log_group: str
     records: list[LogRecord]
+
+
+@value
+class LogPage:
+    events: list[LogRecord]
+    next_token: str | None
+
+
+class LogReader(Protocol):
+    """The slice's own port: CloudWatch Logs' FilterLogEvents, a page at a time (logs.py)."""
+
+    def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage: ...
 
 
 def decode_subscription_event(event: Mapping[str, Any]) -> LogBatch:

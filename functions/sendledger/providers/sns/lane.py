@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.events import DeliveryEvent, MalformedEvent
-from sendledger.ports.ingestion import DeliveryEventStore, LogReader
+from sendledger.ports.ingestion import DeliveryEventStore
 from sendledger.providers.sns import SOURCE
-from sendledger.providers.sns.events import LogRecord, parse_sms_record
+from sendledger.providers.sns.events import LogReader, LogRecord, parse_sms_record
 from sendledger.usecases import fan_out
 from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_read_record

@@ -7,8 +7,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sendledger.adapters import sdk
-from sendledger.ports.ingestion import LogPage
-from sendledger.providers.sns.events import LogRecord
+from sendledger.providers.sns.events import LogPage, LogRecord
 
 LOGS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=10)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sendledger.providers.registry import Provider
-from sendledger.settings import Fragment
+from sendledger.domain.provider import Provider
+from sendledger.fragment import Fragment
 
 ENV_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
 ENV_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"

@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from sendledger import names
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
 from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.usecases.context import Services

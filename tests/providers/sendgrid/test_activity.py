@@ -13,10 +13,10 @@ from urllib3.exceptions import ReadTimeoutError
 
 from sendledger.bootstrap import build_pipeline
 from sendledger.domain.messages import Message, MessageState, Template
+from sendledger.domain.provider import Provider
 from sendledger.domain.recipients import Channel
 from sendledger.ports.providers import Finding
 from sendledger.providers.http import HttpAnswer
-from sendledger.providers.registry import Provider
 from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world

@@ -12,9 +12,9 @@ import boto3
 import pytest
 
 from sendledger.domain.errors import DependencyUnavailable
+from sendledger.domain.provider import Provider
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.mailgun.signature import expected_signature
-from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api

@@ -16,7 +16,7 @@ import pytest
 from urllib3.exceptions import NewConnectionError, ReadTimeoutError
 
 from sendledger.domain.messages import Message, MessageState, Template
-from sendledger.domain.provider import CallResult
+from sendledger.domain.provider import CallResult, Provider
 from sendledger.domain.recipients import Channel
 from sendledger.domain.templates import Rendered
 from sendledger.ports.providers import Finding
@@ -27,7 +27,6 @@ from sendledger.providers.infrai.events import read_record, status_event
 from sendledger.providers.infrai.lookup import InfraiLookup
 from sendledger.providers.infrai.sender import InfraiSender, classify_answer
 from sendledger.providers.infrai.settings import InfraiSettings
-from sendledger.providers.registry import Provider
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.test_contract import send, view

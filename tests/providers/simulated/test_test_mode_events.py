@@ -17,7 +17,7 @@ import boto3
 import pytest
 
 from sendledger import bootstrap
-from sendledger.providers.registry import Provider
+from sendledger.domain.provider import Provider
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.providers.conftest import built_world
