@@ -4,7 +4,9 @@ Infrai pushes nothing (fixtures/provider-formats/infrai/README.md), so what its 
 ledger is the send (through the `api` handler, the Infrai adapter against the simulated API, in
 process) and the poll cycle's status lane asking for every message still in flight. The status
 poll is run twice over the same messages: once they are final (each status applied, the marker
-dropped), and once more before anything changed (nothing left to ask: the lane's floor).
+dropped, or for a delivery turned into a complaint marker), and once more before anything changed
+(nothing left to ask: the lane's floor). Then once the first complaint read is due: what one read
+of a delivered message costs, which the README multiplies by the reads of the complaint schedule.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from benchmarks.counting import counting
 from benchmarks.ingestion import EMAIL_OUTCOMES, _ledger
 
 SENDS = 30
+RRU = "read_request_units"
 
 
 class _Clock:
@@ -31,8 +34,8 @@ class _Clock:
         return datetime.now(UTC) + self.offset
 
 
-def _units(log: Any) -> float:
-    return float(sum(r.capacity.get("write_request_units", 0.0) for r in log.requests))
+def _units(log: Any, kind: str = "write_request_units") -> float:
+    return float(sum(r.capacity.get(kind, 0.0) for r in log.requests))
 
 
 def measure(world: World, simulator: Any) -> dict[str, Any]:
@@ -77,15 +80,20 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             sends.append((log.total, _units(log)))
         clock.offset += timedelta(seconds=5)  # every simulated status is final now
         passes = []
-        for _ in range(2):
+        for skip in (0, 0, services.settings.provider(InfraiSettings).complaint_first_read_seconds + 1):
+            clock.offset += timedelta(seconds=skip)  # the third pass: the first complaint read is due
             asked = len(http.requests)
             report = CycleReport()
             with counting(_ledger()) as log:
                 lane.run(pipeline, clock.now(), lambda: 60.0, report)
-            passes.append((log.total, _units(log), len(http.requests) - asked, report.applied))
+            passes.append((log.total, _units(log), len(http.requests) - asked, report.applied, _units(log, RRU)))
     finally:
         services.email, services.settings, services.clock, simulator.clock = saved
-    (final_requests, final_wru, gets, applied), (floor_requests, floor_wru, floor_gets, _) = passes
+    (final_requests, final_wru, gets, applied, _), (floor_requests, floor_wru, floor_gets, _, floor_rru) = passes[:2]
+    # What a read adds to a cycle: the cycle's own queries of the due index are the idle pass's.
+    read_requests, read_wru, reads, _, read_rru = passes[2]
+    read_requests, read_rru = read_requests - floor_requests, read_rru - floor_rru
+    schedule = services.settings.provider(InfraiSettings).complaint_schedule()
     return {
         "method": "the api handler with the Infrai adapter, then its status lane, against the simulated API",
         "sends": SENDS,
@@ -101,6 +109,18 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             "requests": final_requests,
             "requests_per_message": round(final_requests / gets, 3) if gets else None,
             "wru_per_message": round(final_wru / gets, 3) if gets else None,
-            "idle_pass": {"requests": floor_requests, "wru": floor_wru, "asked": floor_gets},
+            "idle_pass": {"requests": floor_requests, "wru": floor_wru, "rru": floor_rru, "asked": floor_gets},
+        },
+        "complaint_read": {
+            "messages_read": reads,
+            "requests_per_read": round(read_requests / reads, 3) if reads else None,
+            "wru_per_read": round(read_wru / reads, 3) if reads else None,
+            "rru_per_read": round(read_rru / reads, 3) if reads else None,
+            "reads_per_delivery": len(schedule.read_offsets()),
+            "schedule": {
+                "first_read_seconds": schedule.first_read_seconds,
+                "max_interval_seconds": schedule.max_interval_seconds,
+                "horizon_seconds": schedule.horizon_seconds,
+            },
         },
     }

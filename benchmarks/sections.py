@@ -104,6 +104,43 @@ def infrai_rows(block: dict[str, Any]) -> list[str]:
         f"final ({poll['statuses_applied']} statuses applied); a cycle with nothing left to ask: "
         f"{idle.get('requests')} requests, {idle.get('wru')} WRU.",
         "",
+        *infrai_complaint_rows(block.get("complaint_read") or {}),
+    ]
+
+
+# An assumption, not a measurement: Infrai's latency is not published (fixtures/provider-formats/infrai).
+INFRAI_GET_MS = 100
+
+
+def infrai_complaint_rows(read: dict[str, Any]) -> list[str]:
+    """What reading delivered messages again for a complaint costs per million delivered messages:
+    the complaint schedule's reads (providers/infrai/complaints.py) x the measured cost of one read."""
+    from benchmarks.cost import MEMORY_GB, PRICES
+
+    if not read.get("messages_read"):
+        return []
+    reads, schedule = read["reads_per_delivery"], read["schedule"]
+    wru, rru = reads * read["wru_per_read"], reads * read["rru_per_read"]
+    lambda_gb_s = reads * INFRAI_GET_MS / 1000 * MEMORY_GB["poller"]
+    rows = [
+        ["Infrai GET requests", f"{reads} M", "Infrai's price per read is not published"],
+        ["DynamoDB requests", f"{reads * read['requests_per_read']:g} M", "the message read, its marker moved"],
+        ["DynamoDB write request units", f"{wru:g} M",
+         f"${wru * PRICES['dynamodb_write_request_unit_per_million']:.2f}"],
+        ["DynamoDB read request units", f"{rru:g} M",
+         f"${rru * PRICES['dynamodb_read_request_unit_per_million']:.2f}"],
+        ["poller Lambda time", f"{lambda_gb_s * 1_000_000:,.0f} GB-s",
+         f"${lambda_gb_s * PRICES['lambda_arm64_per_gb_second'] * 1_000_000:.2f} ({INFRAI_GET_MS} ms a GET, assumed)"],
+    ]  # fmt: skip
+    return [
+        "Infrai complaint reads, per million delivered messages (a delivered message is read again: first "
+        f"{schedule['first_read_seconds']} s after the delivery, then after as long as it has been delivered, at "
+        f"most every {schedule['max_interval_seconds']} s, until {schedule['horizon_seconds']} s: {reads} reads; "
+        f"one read measured over {read['messages_read']} messages: {read['requests_per_read']} requests, "
+        f"{read['wru_per_read']} WRU, {read['rru_per_read']} RRU beyond the cycle's own index queries):",
+        "",
+        *table(["per million delivered", "count", "cost"], rows),
+        "",
     ]
 
 

@@ -111,6 +111,15 @@ class Settings(Tunables):
             delays.append((provider, label, seconds))
         return delays
 
+    def complaint_delays(self) -> list[tuple[Provider, str, int, str]]:
+        """Each enabled pull-only provider's wait before a delivered message is read for a complaint."""
+        delays = []
+        for provider in self.enabled_providers:
+            delay = self.provider(fragment_of(provider.value)).complaint_delay()
+            if delay is not None:
+                delays.append((provider, *delay))
+        return delays
+
     def lag_seconds(self, delay: int) -> int:
         """Event -> suppression lag bound of a provider whose own delay is `delay`.
 
@@ -156,6 +165,17 @@ class Settings(Tunables):
             lag = self.poll_interval_seconds + delay + self.drain_seconds
             lines.append(
                 f"lag at peak ({provider.value}): {self.poll_interval_seconds} s + {delay} s + "
+                f"{_n(self.drain_seconds)} s = {_n(lag)} s {_cmp(lag, slo)} {slo} s SLO"
+            )
+        for provider, label, first, later in self.complaint_delays():
+            lag = self.poll_interval_seconds + first + self.drain_seconds
+            lines.append(
+                f"complaint lag ({provider.value}): poll interval {self.poll_interval_seconds} s + {label} {first} s "
+                f"+ one poll cycle {c.POLLER_TIMEOUT_SECONDS} s = {self.lag_seconds(first)} s "
+                f"{_cmp(self.lag_seconds(first), slo)} {slo} s SLO; {later}"
+            )
+            lines.append(
+                f"complaint lag at peak ({provider.value}): {self.poll_interval_seconds} s + {first} s + "
                 f"{_n(self.drain_seconds)} s = {_n(lag)} s {_cmp(lag, slo)} {slo} s SLO"
             )
         return lines
@@ -211,6 +231,17 @@ class Settings(Tunables):
                     + (f"Lower poll_interval_seconds to at most {lower}, or r" if lower >= 60 else "R")
                     + f"aise suppression_lag_slo_seconds to at least {self.lag_seconds(delay)}"
                     + (" or lower the provider's delay." if delay > 60 else ".")
+                )
+        for provider, label, first, _ in self.complaint_delays():
+            if self.lag_seconds(first) > self.suppression_lag_slo_seconds:
+                p.append(
+                    f"SLO cannot be met for a complaint after delivery with {provider.value}: poll_interval_seconds "
+                    f"({self.poll_interval_seconds}) + {label} ({first}) + one poll cycle "
+                    f"({c.POLLER_TIMEOUT_SECONDS}) = {self.lag_seconds(first)} s exceeds "
+                    f"suppression_lag_slo_seconds ({self.suppression_lag_slo_seconds}). Lower "
+                    f"{label.rpartition('(')[2].rstrip(')')} to at most "
+                    f"{self.suppression_lag_slo_seconds - self.poll_interval_seconds - c.POLLER_TIMEOUT_SECONDS}, "
+                    f"or raise suppression_lag_slo_seconds to at least {self.lag_seconds(first)}."
                 )
         for provider in self.enabled_providers:
             fragment = self.provider(fragment_of(provider.value))

@@ -76,9 +76,11 @@ class SendledgerClient:
         event_id: str | None = None,
         idempotency_key: str | None = None,
         wait: bool = True,
+        provider: str | None = None,
     ) -> View:
         """POST /v1/messages. Without `event_id` or a key of the caller's, a fresh key is made
-        for this call. `wait`: a `pending` answer is looked at again until it moves on."""
+        for this call. `wait`: a `pending` answer is looked at again until it moves on.
+        `provider`: one of the deployment's enabled providers for the channel."""
         body: dict[str, Any] = {
             "channel": channel,
             "to": to,
@@ -89,6 +91,8 @@ class SendledgerClient:
             body["category"] = category
         if event_id:
             body["event_id"] = event_id
+        if provider:
+            body["provider"] = provider
         headers = {}
         if idempotency_key or not event_id:
             headers["Idempotency-Key"] = idempotency_key or self.new_key()

@@ -15,6 +15,11 @@ The leg passes only if every condition holds:
 - no_second_valid_token: the retry gave the same reset, and no earlier token consumes;
 - evidence_exportable: the evidence export returns the message as its view shows it.
 
+Then the leg's complaint scenario (complaint_leg.py): a mail the provider delivers and then
+reports as a complaint must suppress its recipient (`complaint_after_delivery_suppresses`); its
+record gives the leg's measured times (request -> accepted, accepted -> final event, complaint ->
+suppressed), in the table and the JSON report.
+
 Observing is HTTP (`observe`); judging is pure (`evaluate`), so each condition is tested to fail.
 """
 
@@ -34,6 +39,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from sendledger_client import complaint_leg
 from sendledger_client.client import SendledgerClient, View
 from sendledger_client.errors import ProblemError
 
@@ -79,6 +85,7 @@ class Leg:
     provider: str
     rows: list[Row]
     evidence: dict[str, str | None]
+    times: dict[str, float | None] = field(default_factory=dict)  # complaint_leg.TIMES, on the stack's clock
 
     @property
     def passed(self) -> bool:
@@ -86,7 +93,7 @@ class Leg:
 
     def as_json(self) -> dict[str, Any]:
         return {"provider": self.provider, "passed": self.passed, "evidence": self.evidence,
-                "conditions": [asdict(row) for row in self.rows]}  # fmt: skip
+                "conditions": [asdict(row) for row in self.rows], "times": self.times}  # fmt: skip
 
 
 # --- judging ---------------------------------------------------------------------------------
@@ -208,7 +215,11 @@ def run_leg(client: SendledgerClient, provider: str, plan: LegPlan) -> Leg:
         "message_id": str(message_id) if message_id else None,
         "provider_message_id": seen.message.get("provider_message_id"),
     }
-    return Leg(provider, evaluate(seen), evidence)
+    complaint = complaint_leg.observe(client, provider, plan)
+    passed, detail = complaint_leg.judge(complaint)
+    evidence["complaint_message_id"] = complaint.message.get("message_id")
+    rows = [*evaluate(seen), Row(complaint_leg.CONDITION, passed, detail)]
+    return Leg(provider, rows, evidence, complaint_leg.measured(complaint))
 
 
 def observe(client: SendledgerClient, provider: str, plan: LegPlan) -> Observation:
@@ -310,14 +321,17 @@ def conformance(
 
 def report_table(legs: list[Leg]) -> Table:
     table = Table(title="sendledger conformance")
-    for column in ("provider", "condition", "result", "detail", "evidence"):
+    for column in ("provider", "condition", "result", "detail", "evidence", "measured (stack clock)"):
         table.add_column(column, overflow="fold")
     for leg in legs:
         ids = " ".join(f"{name}={value}" for name, value in leg.evidence.items() if value)
+        times = complaint_leg.describe(leg.times)
         for index, row in enumerate(leg.rows):
             result = "[green]pass[/]" if row.passed else "[bold red]FAIL[/]"
+            measured = times[index] if index < len(times) else ""
             table.add_row(
-                leg.provider if index == 0 else "", row.condition, result, row.detail, ids if index == 0 else ""
-            )
+                leg.provider if index == 0 else "", row.condition, result, row.detail, ids if index == 0 else "",
+                measured,
+            )  # fmt: skip
         table.add_section()
     return table

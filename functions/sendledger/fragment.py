@@ -58,6 +58,12 @@ class Fragment(BaseModel):
         """Why the provider's own lane cannot keep up with the stated peak (None: it can)."""
         return None
 
+    def complaint_delay(self) -> tuple[str, int, str] | None:
+        """A pull-only provider's wait before a delivered message is first read again for a
+        complaint (label, seconds, the later reads in words); None: its complaints reach
+        sendledger like its other events."""
+        return None
+
     def status_interval(self) -> int | None:
         """How long after acceptance (and after each answer) a message's status is asked again;
         None: the provider's events come by themselves (it pushes them, or a lane pulls them)."""

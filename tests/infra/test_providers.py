@@ -56,3 +56,21 @@ def test_mailguns_finality_and_infrais_pull_interval_are_checked_against_the_slo
         {"email_provider": "infrai", "infrai_statuses_per_cycle": "1000", "peak_events_per_second": "10"}
     )
     assert any(line.startswith("SLO budget (infrai)") and "180 s <= 300 s" in line for line in fits.slo_arithmetic())
+
+
+def test_the_complaint_schedule_states_its_lag_and_a_first_read_too_late_for_the_slo_fails_synthesis() -> None:
+    infrai = {"email_provider": "infrai", "peak_events_per_second": "1"}
+    lines = Settings.from_context(infrai).slo_arithmetic()
+    [budget] = [line for line in lines if line.startswith("complaint lag (infrai)")]
+    assert "60 s + one poll cycle 60 s = 180 s <= 300 s SLO" in budget
+    assert "never more than 21600 s" in budget and "until 259200 s" in budget and "21 reads per delivery" in budget
+    assert any(line.startswith("complaint lag at peak (infrai)") for line in lines)
+    with pytest.raises(SettingsError) as late:
+        Settings.from_context({**infrai, "infrai_complaint_first_read_seconds": "600"})
+    assert "SLO cannot be met for a complaint after delivery with infrai" in str(late.value)
+    assert "(600) + one poll cycle (60) = 720 s exceeds suppression_lag_slo_seconds (300)" in str(late.value)
+    assert "infrai_complaint_first_read_seconds to at most 180" in str(late.value)
+    # The first step alone is checked: a late read's wait (the cap) is what the schedule states, not a failure.
+    assert Settings.from_context({**infrai, "infrai_complaint_max_read_interval_seconds": "86400"})
+    never = Settings.from_context({**infrai, "infrai_complaint_horizon_seconds": "0"}).slo_arithmetic()
+    assert not any(line.startswith("complaint lag") for line in never)

@@ -1,4 +1,5 @@
-"""`sendledger conformance --provider all` against `python -m local`: four passing legs, and a stack
+"""`sendledger conformance --provider all` against `python -m local`: four passing legs (a complaint after
+delivery suppressing in each, with its measured times), and a stack
 whose retry skips the lookup makes the run exit non-zero (its failing conditions named)."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from sendledger_client.cli import cli
+from sendledger_client.complaint_leg import CONDITION as COMPLAINT_ROW
+from sendledger_client.complaint_leg import TIMES
 from sendledger_client.conformance import CONDITIONS, PROVIDERS
 
 from sendledger import names
@@ -39,10 +42,14 @@ def test_every_provider_leg_passes_every_condition(stack: StackProcess, tmp_path
     legs = report["legs"]
     assert isinstance(legs, list) and [leg["provider"] for leg in legs] == list(PROVIDERS)
     for leg in legs:
-        assert [row["condition"] for row in leg["conditions"]] == list(CONDITIONS)
+        assert [row["condition"] for row in leg["conditions"]] == [*CONDITIONS, COMPLAINT_ROW]
         assert all(row["passed"] for row in leg["conditions"]), leg
         assert leg["evidence"]["provider_message_id"], "the final provider id is in the record"
+        times = leg["times"]
+        assert set(times) == set(TIMES) and all(isinstance(times[name], float) for name in TIMES), times
+        assert all(0 <= times[name] < 60 for name in TIMES), times
     assert all(provider in output for provider in PROVIDERS) and "FAIL" not in output
+    assert "complaint -> suppressed" in output
 
 
 def test_a_retry_that_skips_the_lookup_fails_the_run(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:

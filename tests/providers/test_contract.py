@@ -97,6 +97,28 @@ def test_complaint_suppresses(world: ProviderWorld) -> None:
     assert suppressed(world, COMPLAINT)
 
 
+def test_a_complaint_after_delivery_suppresses(world: ProviderWorld) -> None:
+    """The design note's story (send at 10:00, complaint at 10:01): the provider reports the
+    delivery first and the complaint later; the recipient ends suppressed all the same, whether
+    the provider pushes its events or is asked for them (a delivered message is still read)."""
+    sent = send(world, COMPLAINT)
+    world.parts.clock.advance(2)  # delivered after 1.5 s; the complaint comes at 3 s
+    poll(world)
+    assert view(world, sent["message_id"])["state"] in ("delivered", "complained")  # SES may carry both at once
+    for _ in range(COMPLAINT_POLLS):
+        if suppressed(world, COMPLAINT):
+            break
+        world.parts.clock.advance(1)
+        poll(world)
+    assert suppressed(world, COMPLAINT), f"no suppression {COMPLAINT_POLLS} s after the complaint"
+    assert view(world, sent["message_id"])["state"] == "complained"
+    assert send(world, COMPLAINT, key="k-2")["state"] == "suppressed"
+    assert len(world.outbox()) == 1
+
+
+COMPLAINT_POLLS = 10  # one-second steps: the worlds ask Infrai every second (worlds.py)
+
+
 def test_timeout_after_acceptance_resolves_by_the_event_without_a_resend(world: ProviderWorld) -> None:
     sent = send(world, "alice+timeout-accepted@example.com")
     assert sent["state"] == "unknown"

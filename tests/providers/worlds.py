@@ -224,6 +224,7 @@ def infrai_world(parts: Parts, *, wrap: Wrap = unwrapped) -> InfraiWorld:
     services.settings = services.settings.configure_provider(
         InfraiSettings, api_base="https://infrai.simulator.invalid/v1", api_key_secret_arn=secret["ARN"],
         status_interval_seconds=INFRAI_STATUS_INTERVAL_SECONDS,
+        complaint_first_read_seconds=INFRAI_STATUS_INTERVAL_SECONDS,
     )  # fmt: skip
     http = InProcessHttp(side.handle)
     fragment = services.settings.provider(InfraiSettings)
@@ -235,7 +236,7 @@ def infrai_world(parts: Parts, *, wrap: Wrap = unwrapped) -> InfraiWorld:
     return InfraiWorld(Provider.INFRAI, parts, http)
 
 
-INFRAI_STATUS_INTERVAL_SECONDS = 1
+INFRAI_STATUS_INTERVAL_SECONDS = 1  # the in-flight pull interval and the first complaint read
 
 WORLDS: dict[Provider, Callable[[Parts], ProviderWorld]] = {
     Provider.SES: ses_world,

@@ -99,6 +99,7 @@ class DueKind(StrEnum):
     OUTCOME = "outcome"  # failed for good: escalate before the deadline
     ESCALATION = "escalation"  # the escalation deadline
     STATUS = "status"  # accepted by a provider that pushes nothing: ask for its status
+    COMPLAINT = "complaint"  # delivered by a provider that pushes nothing: ask again, for a complaint
 
 
 class Transition(StrEnum):

@@ -64,8 +64,9 @@ class DueWorkStore(Protocol):
     def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
         """Drop the marker (on the message, its receipt, or the SMS receipt under `receipt_id`)."""
 
-    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime) -> None:
-        """The message's marker of `kind` comes due again at `due_at` (none, or another kind: no change)."""
+    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime, was: DueKind | None = None) -> None:
+        """The message's marker of `kind` (or of `was`, which it becomes `kind`) comes due at `due_at`
+        (none, or another kind: no change)."""
 
 
 class EscalationTimers(Protocol):

@@ -43,7 +43,12 @@ from local.simulator.http import Answer, Dropped, SimulatorServer
 from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
 from sendledger.providers.infrai import NAME
-from sendledger.providers.infrai.settings import ENV_API_BASE, ENV_API_KEY_SECRET_ARN, ENV_STATUS_INTERVAL_SECONDS
+from sendledger.providers.infrai.settings import (
+    ENV_API_BASE,
+    ENV_API_KEY_SECRET_ARN,
+    ENV_COMPLAINT_FIRST_READ_SECONDS,
+    ENV_STATUS_INTERVAL_SECONDS,
+)
 from sendledger.providers.simulated.infrai_statuses import infrai_timeline, status_at
 
 if TYPE_CHECKING:
@@ -54,7 +59,7 @@ LOG = logging.getLogger("sendledger.local.simulator")
 LOCAL_API_KEY = "infrai-local-simulator-key-not-secret"
 API_KEY_SECRET = "sendledger/infrai-api-key"  # noqa: S105 (a name)
 PREFIX = "/v1"
-LOCAL_STATUS_INTERVAL_SECONDS = 1  # statuses move within seconds here
+LOCAL_STATUS_INTERVAL_SECONDS = 1  # statuses move within seconds here (a complaint too)
 
 
 @dataclass
@@ -224,5 +229,6 @@ def start(context: LocalContext) -> LocalInfrai:
     arn = secrets_manager.create_secret(Name=API_KEY_SECRET, SecretString=side.api_key)["ARN"]
     context.environ.update({ENV_API_BASE: server.url + PREFIX, ENV_API_KEY_SECRET_ARN: arn})
     context.environ.setdefault(ENV_STATUS_INTERVAL_SECONDS, str(LOCAL_STATUS_INTERVAL_SECONDS))
+    context.environ.setdefault(ENV_COMPLAINT_FIRST_READ_SECONDS, str(LOCAL_STATUS_INTERVAL_SECONDS))
     LOG.info("infrai simulator on %s", server.url + PREFIX)
     return LocalInfrai(side, server)

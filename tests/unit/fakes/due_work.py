@@ -39,10 +39,10 @@ class FakeDueWork:
             if holder is not None and holder.due is not None and holder.due[0] is kind:
                 holder.due = None  # else: already moved on to other work
 
-    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime) -> None:
+    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime, was: DueKind | None = None) -> None:
         with self.db.lock:
             item = self.db.messages.get(message_id)
-            if item is not None and item.due is not None and item.due[0] is kind:
+            if item is not None and item.due is not None and item.due[0] is (was or kind):
                 item.due = (kind, due_at)
 
     def _index(self) -> Iterator[DueItem]:

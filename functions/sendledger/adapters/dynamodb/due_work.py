@@ -53,9 +53,11 @@ class DueWork:
         with contextlib.suppress(ConditionFailed):  # already moved on to other work
             self.table.update(pk, sk, update)
 
-    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime) -> None:
+    def reschedule(self, message_id: str, kind: DueKind, due_at: datetime, was: DueKind | None = None) -> None:
         update = Update().set(names.DUE_WORK_INDEX_SORT_KEY, int(due_at.timestamp()))
-        update.when(update.equals(DUE_KIND, due_shard(kind.value, message_id)))
+        if was is not None and was is not kind:
+            update.set(DUE_KIND, due_shard(kind.value, message_id))
+        update.when(update.equals(DUE_KIND, due_shard((was or kind).value, message_id)))
         with contextlib.suppress(ConditionFailed):  # moved on to other work since
             self.table.update(message_pk(message_id), MESSAGE_SK, update)
 

@@ -6,11 +6,15 @@ proves nothing the message does not show already is not written again). Each cyc
 the timed-out Infrai sends (by the Idempotency-Key they were sent with): one found is accepted
 at once and asked for its status from then on; absence still waits for the grace (resolve_unknown). A final
 status drops the marker; otherwise it is due again INFRAI_STATUS_INTERVAL_SECONDS later, until
-INFRAI_STATUS_MAX_AGE_SECONDS. A test caller's message (domain/test_mode.py) is never asked of
-Infrai: the simulated rules answer for it (providers/simulated/infrai_statuses.py). When every
+INFRAI_STATUS_MAX_AGE_SECONDS. `delivered` is final but for a complaint: the marker becomes a
+COMPLAINT one, and the message is read again on the complaint schedule (complaints.py) until a
+complaint, or the horizon; these reads take what the cycle's bound leaves after the messages in
+flight (a bounce or a delivery not yet seen comes first). A test caller's message
+(domain/test_mode.py) is never asked of Infrai: the simulated rules answer for it
+(providers/simulated/infrai_statuses.py). When every
 due message was asked, every status reached before the cycle's start minus the interval is
 applied: that is the `infrai` watermark (absence of a timed-out send is proven by the lookup,
-not by it).
+not by it; a complaint after the delivery is bounded by the complaint schedule, not by it).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from aws_lambda_powertools import Logger
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.domain.events import MalformedEvent
+from sendledger.domain.events import EventKind, MalformedEvent
 from sendledger.domain.messages import TERMINAL, DueKind, Message, MessageState
 from sendledger.domain.outcomes import target_state
 from sendledger.domain.recipients import fingerprint_of
@@ -63,14 +67,71 @@ class StatusLane:
         for item in due:
             if seconds_left() < SAFETY_SECONDS:
                 return None
-            message = pipeline.services.messages.get(item.message_id)
-            if message is None or message.provider != NAME:
-                # Not ours to ask (another provider that polls its statuses); gone: drop it.
-                if message is None:
-                    pipeline.due_work.clear(item.message_id, DueKind.STATUS)
-                continue
-            caught_up = self._ask(pipeline, message, fragment, report) and caught_up
+            message = self._message(pipeline, item.message_id, DueKind.STATUS)
+            if message is not None:
+                caught_up = self._ask(pipeline, message, fragment, report) and caught_up
+        self._read_for_complaints(
+            pipeline, fragment, started, fragment.statuses_per_cycle - len(due), seconds_left, report
+        )
         return started - timedelta(seconds=fragment.status_interval_seconds) if caught_up else None
+
+    def _message(self, pipeline: Pipeline, message_id: str, kind: DueKind) -> Message | None:
+        """The message to ask about; None when it is not ours to ask (another provider that polls
+        its statuses) or gone (its marker is dropped)."""
+        message = pipeline.services.messages.get(message_id)
+        if message is None:
+            pipeline.due_work.clear(message_id, kind)
+        return message if message is not None and message.provider == NAME else None
+
+    def _read_for_complaints(
+        self,
+        pipeline: Pipeline,
+        fragment: InfraiSettings,
+        started: datetime,
+        budget: int,
+        seconds_left: Callable[[], float],
+        report: CycleReport,
+    ) -> None:
+        if budget <= 0:
+            return
+        for item in pipeline.due_work.items(DueKind.COMPLAINT, started, budget):
+            if seconds_left() < SAFETY_SECONDS:
+                return
+            message = self._message(pipeline, item.message_id, DueKind.COMPLAINT)
+            if message is not None:
+                self._read_again(pipeline, message, fragment, report)
+
+    def _read_again(self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, report: CycleReport) -> None:
+        """A delivered message read again: a complaint is applied (it suppresses); otherwise it is
+        due at the schedule's next read, or no longer once the horizon is reached."""
+        now = pipeline.services.clock.now()
+        if message.state is not MessageState.DELIVERED:  # complained since, or escalated: nothing to learn
+            pipeline.due_work.clear(message.message_id, DueKind.COMPLAINT)
+            return
+        answered, record = self._read(pipeline, message, now, report)
+        if not answered:
+            return  # still due: asked again next cycle
+        if record is not None:
+            self._apply(pipeline, message, record, report)
+            if record.meaning is not None and record.meaning.final and record.meaning.kind is not EventKind.DELIVERY:
+                pipeline.due_work.clear(message.message_id, DueKind.COMPLAINT)
+                report.bump("complaint_read_final")
+                return
+        self._watch(pipeline, message, fragment, now, DueKind.COMPLAINT, report)
+
+    def _watch(
+        self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, now: datetime, was: DueKind,
+        report: CycleReport,
+    ) -> None:  # fmt: skip
+        """The delivered message's next complaint read (its marker of `was` becomes a COMPLAINT one)."""
+        delivered_at = message.updated_at if message.state is MessageState.DELIVERED else now
+        next_read = fragment.complaint_schedule().next_read(min(delivered_at, now), now)
+        if next_read is None:
+            pipeline.due_work.clear(message.message_id, was)
+            report.bump("complaint_horizon_reached")
+            return
+        pipeline.due_work.reschedule(message.message_id, DueKind.COMPLAINT, next_read, was=was)
+        report.bump("complaint_read_due")
 
     def _find_timed_out_sends(
         self, pipeline: Pipeline, fragment: InfraiSettings, seconds_left: Callable[[], float], report: CycleReport
@@ -110,30 +171,25 @@ class StatusLane:
     def _ask(self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, report: CycleReport) -> bool:
         """True when Infrai answered (the message is settled or due again)."""
         now = pipeline.services.clock.now()
+        if message.state is MessageState.DELIVERED:  # delivered since (a lookup's record): watch it
+            self._watch(pipeline, message, fragment, now, DueKind.STATUS, report)
+            return True
         if message.state in TERMINAL:  # settled since (an earlier status, an escalation)
             pipeline.due_work.clear(message.message_id, DueKind.STATUS)
             return True
-        key = message.provider_message_id or message.message_id
-        record: Record | None
-        try:
-            if message.test:  # a simulated send: Infrai has no record of it; the rules answer
-                record = simulated_record(message, key, now)
-            else:
-                answer = self.client.get(message.channel, key)
-                record = read_record(json.loads(answer.body)) if answer.status == 200 else None
-        except (Urllib3Error, DependencyUnavailable, ValueError, MalformedEvent) as exc:
-            logger.warning(
-                "infrai status not read", extra={"message_id": message.message_id, "error": type(exc).__name__}
-            )
-            report.bump("status_unread")
+        answered, record = self._read(pipeline, message, now, report)
+        if not answered:
             return False
         if record is not None:
             self._apply(pipeline, message, record, report)
             if record.meaning is None:
                 logger.warning("unknown infrai status, treated as in flight", extra={"status": record.status})
             if record.meaning is not None and record.meaning.final:
-                pipeline.due_work.clear(message.message_id, DueKind.STATUS)
                 report.bump("status_final")
+                if record.meaning.kind is EventKind.DELIVERY:  # final but for a complaint
+                    self._watch(pipeline, message, fragment, now, DueKind.STATUS, report)
+                else:
+                    pipeline.due_work.clear(message.message_id, DueKind.STATUS)
                 return True
         if now - message.created_at > timedelta(seconds=fragment.status_max_age_seconds):
             pipeline.due_work.clear(message.message_id, DueKind.STATUS)
@@ -147,6 +203,23 @@ class StatusLane:
         pipeline.due_work.reschedule(message.message_id, DueKind.STATUS, due_at)
         report.bump("status_in_flight" if record is not None else "status_not_found")
         return True
+
+    def _read(
+        self, pipeline: Pipeline, message: Message, now: datetime, report: CycleReport
+    ) -> tuple[bool, Record | None]:
+        """(answered, the record: None when Infrai has none)."""
+        key = message.provider_message_id or message.message_id
+        try:
+            if message.test:  # a simulated send: Infrai has no record of it; the rules answer
+                return True, simulated_record(message, key, now)
+            answer = self.client.get(message.channel, key)
+            return True, read_record(json.loads(answer.body)) if answer.status == 200 else None
+        except (Urllib3Error, DependencyUnavailable, ValueError, MalformedEvent) as exc:
+            logger.warning(
+                "infrai status not read", extra={"message_id": message.message_id, "error": type(exc).__name__}
+            )
+            report.bump("status_unread")
+            return False, None
 
 
 def simulated_record(message: Message, provider_id: str, now: datetime) -> Record:

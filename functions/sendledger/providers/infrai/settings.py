@@ -1,5 +1,6 @@
 """Infrai's settings: the API's base URL, how often each message still in flight is asked for its
-status (its pull interval), how many are asked per poll cycle, and when to stop asking; its key."""
+status (its pull interval), how many are asked per poll cycle, and when to stop asking; how a
+delivered message is read again for a complaint (complaints.py); its key."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ from pydantic import Field
 
 from sendledger.domain.provider import Provider
 from sendledger.fragment import Fragment
+from sendledger.providers.infrai.complaints import ComplaintSchedule
 
 # The secret variable holds an ARN (a name), never the key.
 ENV_API_BASE = "INFRAI_API_BASE"
 ENV_STATUS_INTERVAL_SECONDS = "INFRAI_STATUS_INTERVAL_SECONDS"
 ENV_STATUSES_PER_CYCLE = "INFRAI_STATUSES_PER_CYCLE"
 ENV_STATUS_MAX_AGE_SECONDS = "INFRAI_STATUS_MAX_AGE_SECONDS"
+ENV_COMPLAINT_FIRST_READ_SECONDS = "INFRAI_COMPLAINT_FIRST_READ_SECONDS"
+ENV_COMPLAINT_MAX_READ_INTERVAL_SECONDS = "INFRAI_COMPLAINT_MAX_READ_INTERVAL_SECONDS"
+ENV_COMPLAINT_HORIZON_SECONDS = "INFRAI_COMPLAINT_HORIZON_SECONDS"
 ENV_API_KEY_SECRET_ARN = "INFRAI_API_KEY_SECRET_ARN"  # noqa: S105
 
 
@@ -27,7 +32,33 @@ class InfraiSettings(Fragment):
     statuses_per_cycle: int = Field(100, ge=1, le=1000, validation_alias=ENV_STATUSES_PER_CYCLE)
     # A message never final after this long is no longer asked (logged; its state stays as proven).
     status_max_age_seconds: int = Field(259_200, ge=60, validation_alias=ENV_STATUS_MAX_AGE_SECONDS)
+    # A delivered message is read again for a complaint: first this long after the delivery...
+    complaint_first_read_seconds: int = Field(60, ge=1, validation_alias=ENV_COMPLAINT_FIRST_READ_SECONDS)
+    # ...then after as long as it has been delivered, at most this long (6 h)...
+    complaint_max_read_interval_seconds: int = Field(
+        21_600, ge=1, validation_alias=ENV_COMPLAINT_MAX_READ_INTERVAL_SECONDS
+    )
+    # ...until this long after the delivery (3 days: docs/providers.md says why; 0: never read again).
+    complaint_horizon_seconds: int = Field(259_200, ge=0, validation_alias=ENV_COMPLAINT_HORIZON_SECONDS)
     api_key_secret_arn: str = Field("", validation_alias=ENV_API_KEY_SECRET_ARN)
+
+    def complaint_schedule(self) -> ComplaintSchedule:
+        return ComplaintSchedule(
+            self.complaint_first_read_seconds, self.complaint_max_read_interval_seconds, self.complaint_horizon_seconds
+        )
+
+    def complaint_delay(self) -> tuple[str, int, str] | None:
+        # A complaint reached just after the delivery was seen is read at the schedule's first step.
+        if not self.complaint_horizon_seconds:
+            return None
+        label = "Infrai complaint first read after delivery (infrai_complaint_first_read_seconds)"
+        later = (
+            f"a complaint k s after the delivery is read at most max({self.complaint_first_read_seconds}, k) s later, "
+            f"never more than {self.complaint_max_read_interval_seconds} s "
+            f"(infrai_complaint_max_read_interval_seconds), until {self.complaint_horizon_seconds} s "
+            f"(infrai_complaint_horizon_seconds): {len(self.complaint_schedule().read_offsets())} reads per delivery"
+        )
+        return label, self.complaint_first_read_seconds, later
 
     def event_delay(self) -> tuple[str, int]:
         # A status reached just after an ask is seen at the next one, an interval later.
