@@ -74,7 +74,8 @@ def judge(seen: Seen) -> tuple[bool, str]:
     history = list(seen.message.get("history") or [])
     complained = [entry for entry in history if entry.get("type") == "event:Complaint"]
     delivered = any(entry.get("type") == "event:Delivery" for entry in history)
-    reason = str(seen.suppression.get("reason") or "")
+    # A caller's view names the reason's class (the admin view has the provider's words).
+    reason = str(seen.suppression.get("reason_class") or seen.suppression.get("reason") or "")
     passed = state == "complained" and suppressed and bool(complained) and "complaint" in reason.lower()
     detail = (
         f"{'delivered, then ' if delivered else ''}{state}; recipient "

@@ -17,7 +17,7 @@ HISTORY: list[dict[str, Any]] = [
     {"at": "2026-12-06T10:00:05.000Z", "type": "event:Complaint", "state": "complained",
      "event_at": "2026-12-06T10:00:03.000Z"},
 ]  # fmt: skip
-SUPPRESSED = {"suppressed": True, "reason": "complaint: complained", "since": "2026-12-06T10:00:05.000Z"}
+SUPPRESSED = {"suppressed": True, "reason_class": "complaint", "since": "2026-12-06T10:00:05.000Z"}  # a caller's view
 
 
 def sound() -> Seen:
@@ -27,13 +27,13 @@ def sound() -> Seen:
 
 def test_a_complaint_after_delivery_that_suppressed_passes_and_says_so() -> None:
     passed, detail = judge(sound())
-    assert passed and detail == "delivered, then complained; recipient suppressed (complaint: complained)"
+    assert passed and detail == "delivered, then complained; recipient suppressed (complaint)"
 
 
 def delivered_only(seen: Seen) -> None:
     seen.message["state"] = "delivered"
     seen.message["history"] = seen.message["history"][:3]
-    seen.suppression = {"suppressed": False, "reason": None, "since": None}
+    seen.suppression = {"suppressed": False, "reason_class": None, "since": None}
     seen.settled = False
 
 
@@ -42,7 +42,7 @@ def complained_but_sendable(seen: Seen) -> None:
 
 
 def suppressed_for_another_reason(seen: Seen) -> None:
-    seen.suppression["reason"] = "admin: manual"
+    seen.suppression["reason_class"] = "admin"
 
 
 @pytest.mark.parametrize("breaks", [delivered_only, complained_but_sendable, suppressed_for_another_reason])
