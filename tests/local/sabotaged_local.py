@@ -20,10 +20,10 @@ def install() -> None:
     from sendledger.domain import tokens
     from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
     from sendledger.ports.messages import Expectations, SendIntent
-    from sendledger.usecases import resets, resolve_unknown
+    from sendledger.usecases import due_work, resets
     from sendledger.usecases.delivery import deliver, record_provider_outcome
 
-    checked = resolve_unknown.resolve_unknown
+    checked = due_work.resolve_unknown  # patched where the due-work pass looks it up
 
     def blind_retry(pipeline: Any, message_id: str, seconds_left: Any, report: Any) -> None:
         services = pipeline.services
@@ -38,7 +38,7 @@ def install() -> None:
         record_provider_outcome(services, intent, deliver(services, message, seconds_left, content))
         report.bump("blind_retry")
 
-    resolve_unknown.resolve_unknown = blind_retry
+    due_work.resolve_unknown = blind_retry
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ QUEUE_DRAIN = f"{FUNCTIONS}/usecases/queue_drain.py"
 SEND = f"{FUNCTIONS}/usecases/send.py"
 INTENTS = f"{FUNCTIONS}/usecases/intents.py"
 RESOLVE = f"{FUNCTIONS}/usecases/resolve_unknown.py"
+DUE_WORK = f"{FUNCTIONS}/usecases/due_work.py"
 DYNAMODB = f"{FUNCTIONS}/adapters/dynamodb"
 MESSAGE_ITEM = f"{DYNAMODB}/messages.py"
 RECIPIENT_ITEM = f"{DYNAMODB}/recipients.py"
@@ -253,7 +254,7 @@ TRANSIENT = frozenset(
     Sabotage(
         "poller-expires-live-lease",
         "the poller honours the in-flight lease: a send still in flight is declared unknown",
-        RESOLVE,
+        DUE_WORK,
         old="    for item in due_work.items(DueKind.INFLIGHT, now, BATCH):",
         new="    for item in due_work.items(DueKind.INFLIGHT, None, BATCH):",
     ),

@@ -34,7 +34,7 @@ from sendledger.providers.ses.events import classify_bounce as classify_ses_boun
 from sendledger.providers.ses.events import parse_ses_record
 from sendledger.providers.sns.events import classify_failure as classify_sms_failure
 from sendledger.providers.sns.events import encode_subscription_event, parse_sms_record
-from sendledger.usecases.resolve_unknown import resend
+from sendledger.usecases.resends import resend
 from tests.integration.conftest import FAILURE_GROUP, fixture, ses_record
 from tests.reliability.lifecycle_oracle import LIFECYCLE_EDGES, LIFECYCLE_STATES
 from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for

@@ -13,8 +13,8 @@ from sendledger.domain.recipients import Channel
 from sendledger.providers.ses.events import classify_bounce
 from sendledger.providers.sns.events import classify_failure
 from sendledger.usecases.context import Services
+from sendledger.usecases.due_work import resolve_due_work
 from sendledger.usecases.poll import CycleReport
-from sendledger.usecases.resolve_unknown import resolve_due_work
 from sendledger.usecases.results import SendResult
 from sendledger.usecases.send import send_message
 from sendledger.usecases.send_command import SendCommand

@@ -9,9 +9,10 @@ import pytest
 from sendledger.domain.clock import iso
 from sendledger.domain.events import EventKind
 from sendledger.domain.messages import DueKind, MessageState
+from sendledger.usecases.due_report import Since
+from sendledger.usecases.due_work import resolve_due_work
 from sendledger.usecases.ingest import IngestReport, ingest_event
 from sendledger.usecases.poll import CycleReport
-from sendledger.usecases.resolve_unknown import Since, resolve_due_work
 from sendledger.usecases.results import Accepted
 from tests.unit.fakes import THROTTLED, TIMEOUT_LOST, TIMEOUT_REACHED, FakeWorld, Reply
 from tests.unit.helpers import poll_due_work, send, ses_event

@@ -21,9 +21,9 @@ from sendledger import names
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import DueKind
 from sendledger.ports.providers import EventLane
-from sendledger.usecases import escalate, resolve_unknown
+from sendledger.usecases import due_work, escalate
+from sendledger.usecases.due_report import Since
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline
-from sendledger.usecases.resolve_unknown import Since
 
 logger = Logger(child=True)
 
@@ -110,7 +110,7 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
 
     for lane in pipeline.lanes:
         step(lane.name, lane_step(lane))
-    step("due_work", lambda: resolve_unknown.resolve_due_work(pipeline, seconds_left, report))
+    step("due_work", lambda: due_work.resolve_due_work(pipeline, seconds_left, report))
     step("escalation", lambda: escalate.run_escalations(pipeline, seconds_left, report))
     step("metrics", lambda: _cycle_metrics(pipeline, report))
     logger.info(

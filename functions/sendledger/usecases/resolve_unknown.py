@@ -1,4 +1,4 @@
-"""Due work: expired in-flight leases, `unknown` sends (lookup before retry), `pending` retries.
+"""`unknown` sends: a lookup before any retry.
 
 `unknown` is evidence, not permission (never a blind resend). An ingested SES event tagged with the
 message id, or an SMS status record for the destination, already moved the message (the event
@@ -12,13 +12,10 @@ fresh token replaces the old hash (never two valid tokens).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import (
     DueKind,
@@ -27,64 +24,18 @@ from sendledger.domain.messages import (
     Message,
     MessageState,
     Transition,
-    predecessors,
 )
 from sendledger.domain.recipients import fingerprint_of
-from sendledger.ports.messages import Expectations, SendIntent
 from sendledger.ports.providers import Finding, LookupResult
-from sendledger.usecases.delivery import deliver, record_provider_outcome, status_due
+from sendledger.usecases.delivery import status_due
+from sendledger.usecases.due_report import Counter, Since
 from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.intents import LEASE_SECONDS
-from sendledger.usecases.resets import send_reset_mail
+from sendledger.usecases.resends import resend
 from sendledger.usecases.send_command import source_for
 
 logger = Logger(child=True)
 
 S = MessageState
-BATCH = 100
-SAFETY_SECONDS = 8.0
-
-
-@dataclass(frozen=True)
-class Since:
-    """A message an earlier event resolved: its state now, and when it left `unknown` (its
-    marker falls due later, and the cycle says when the resolution happened, not that it did now)."""
-
-    state: MessageState
-    at: datetime
-
-
-class Counter(Protocol):
-    def bump(self, what: str, message_id: str | None = None, since: Since | None = None) -> None: ...
-
-
-def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
-    now = pipeline.services.clock.now()
-    due_work = pipeline.due_work
-    for item in due_work.items(DueKind.INFLIGHT, now, BATCH):
-        if seconds_left() < SAFETY_SECONDS:
-            return
-        expire_lease(pipeline, item.message_id, report)
-    for item in due_work.items(DueKind.UNKNOWN, now, BATCH):
-        if seconds_left() < SAFETY_SECONDS:
-            return
-        resolve_unknown(pipeline, item.message_id, seconds_left, report)
-    for item in due_work.items(DueKind.PENDING, now, BATCH):
-        if seconds_left() < SAFETY_SECONDS:
-            return
-        retry_pending(pipeline, item.message_id, seconds_left, report)
-
-
-def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:
-    """The sender crashed (or timed out) between intent and outcome: the send may have happened."""
-    now = pipeline.services.clock.now()
-    entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
-    result = pipeline.services.messages.transition(
-        message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now)
-    )
-    if result is not Transition.APPLIED:
-        pipeline.due_work.clear(message_id, DueKind.INFLIGHT)
-    report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on", message_id)
 
 
 def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
@@ -196,115 +147,3 @@ def accept_found(
         extra={"message_id": message.message_id, "provider_message_id": lookup.provider_message_id},
     )
     report.bump("unknown_found_by_lookup" if result is Transition.APPLIED else "unknown_moved_on", message.message_id)
-
-
-def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
-    services, due_work = pipeline.services, pipeline.due_work
-    now = services.clock.now()
-    message = services.messages.get(message_id)
-    if message is None:
-        due_work.clear(message_id, DueKind.PENDING)
-        return
-    if message.state in (S.PENDING, S.RETRY):
-        resend(pipeline, message, seconds_left, report)
-        return
-    if message.state is S.SENDING:
-        # A resend crashed between its intent and its outcome: what happened is unknown.
-        entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
-        services.messages.transition(message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now))
-        report.bump("lease_expired", message_id)
-        return
-    due_work.clear(message_id, DueKind.PENDING)
-
-
-def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter) -> None:
-    """Send a message proven not accepted again: same message id, suppression re-checked."""
-    services = pipeline.services
-    now = services.clock.now()
-    if message.reset_account_id:
-        _resend_reset(pipeline, message, seconds_left, report, now)
-        return
-    attempt = message.attempt + 1
-    entry = HistoryEntry(
-        at=now,
-        type=HistoryType.RESEND,
-        state=S.SENDING,
-        evidence={
-            "attempt": attempt,
-            "from_state": message.state.value,
-            "recipient": fingerprint_of(message.recipient_key),
-        },
-    )
-    lease_until = now + timedelta(seconds=LEASE_SECONDS)
-    result = services.messages.transition(
-        message.message_id,
-        predecessors(S.SENDING),
-        S.SENDING,
-        [entry],
-        (DueKind.INFLIGHT, lease_until),
-        attempt=attempt,
-        unsuppressed=message.recipient_key,
-        unless_evidence=True,  # a late event for the earlier attempt proves it was accepted
-    )
-    if result is Transition.SUPPRESSED:
-        _suppress_instead(pipeline, message, now, report)
-        return
-    if result is not Transition.APPLIED:
-        report.bump("resend_moved_on", message.message_id)
-        return
-    message.state, message.attempt = S.SENDING, attempt
-    response = deliver(services, message, seconds_left)
-    intent = SendIntent(
-        message=message,
-        first_entry=entry,
-        lease_until=lease_until,
-        expectations=Expectations(),
-        idempotency_key=services.messages.idempotency_key_of(message.message_id),
-    )
-    record_provider_outcome(services, intent, response)
-    report.bump(f"resent_{message.state.value}", message.message_id)
-
-
-def _resend_reset(
-    pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter, now: datetime
-) -> None:
-    services, due_work = pipeline.services, pipeline.due_work
-    assert message.reset_account_id is not None
-    record = services.resets.get(CallerId(message.owner), message.reset_account_id) if message.owner else None
-    if (
-        record is None
-        or record.message_id != message.message_id
-        or record.state != "active"
-        or record.expires_at <= now
-    ):
-        # The reset this mail belonged to is gone (consumed, replaced, expired): the mail is
-        # withdrawn for good, never left waiting.
-        entry = HistoryEntry(
-            at=now,
-            type=HistoryType.CANCELLED,
-            state=S.CANCELLED,
-            evidence={"reason": "reset no longer active", "reset_state": record.state if record else None},
-            step=3,
-        )
-        if (
-            services.messages.transition(
-                message.message_id, frozenset({S.PENDING, S.RETRY, S.RECEIVED}), S.CANCELLED, [entry], None
-            )
-            is not Transition.APPLIED
-        ):
-            due_work.clear(message.message_id, DueKind.PENDING)
-        report.bump("reset_mail_cancelled", message.message_id)
-        return
-    # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
-    report.bump(send_reset_mail(services, record, seconds_left).value, message.message_id)
-
-
-def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:
-    entry = HistoryEntry(
-        at=now,
-        type=HistoryType.DECIDED,
-        state=S.SUPPRESSED,
-        evidence={"eligibility": "suppressed", "decision": "suppressed"},
-    )
-    pipeline.services.messages.transition(message.message_id, predecessors(S.SUPPRESSED), S.SUPPRESSED, [entry], None)
-    report.bump("resend_suppressed", message.message_id)
