@@ -71,6 +71,9 @@ class EventLane(Protocol):
 
     name: str  # the poll step's name in logs and errors
     source: str  # the event source whose watermark the lane moves
+    # False: a side path beside the source's complete lane (a webhook queue, test outcomes): it
+    # moves no watermark, so the cycle reads none for it either.
+    completes_source: bool
 
     def run(
         self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport

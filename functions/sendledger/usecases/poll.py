@@ -130,7 +130,7 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     now = services.clock.now()
     ages: list[float] = []
     # A source only side paths read (test mode's queue) has no watermark to age: no read for it.
-    sources = list(dict.fromkeys(lane.source for lane in pipeline.lanes if getattr(lane, "completes_source", True)))
+    sources = list(dict.fromkeys(lane.source for lane in pipeline.lanes if lane.completes_source))
     for source in sources:
         watermark = services.poller_state.watermark(source)
         if watermark is None:

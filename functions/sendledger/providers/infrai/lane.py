@@ -56,6 +56,7 @@ class StatusLane:
     client: InfraiClient
     name: str = NAME
     source: str = SOURCE
+    completes_source: bool = True  # the source's complete lane: it moves the watermark
 
     def run(
         self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport

@@ -59,6 +59,7 @@ class EventsLane:
     api: EventsApi
     name: str = SOURCE
     source: str = SOURCE
+    completes_source: bool = True  # the source's complete lane: it moves the watermark
 
     def run(
         self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport

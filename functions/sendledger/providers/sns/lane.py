@@ -42,6 +42,7 @@ class LogLane:
     groups: list[str]
     name: str = "sms"
     source: str = SOURCE
+    completes_source: bool = True  # the source's complete lane: it moves the watermark
 
     def run(
         self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
