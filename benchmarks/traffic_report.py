@@ -15,6 +15,7 @@ ROWS = (
     ("reset", "password reset request", "reset"),
     ("event_new", "delivery event, new", "event_new"),
     ("event_duplicate", "delivery event, duplicate", "event_duplicate"),
+    ("send_label", "eligibility label (publisher, off the API path)", None),
 )
 
 

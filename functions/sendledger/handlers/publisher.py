@@ -30,7 +30,7 @@ def lambda_handler(
     report = PublishReport()
 
     def handle(record: DynamoDBRecord) -> None:
-        publish_record(record.raw_event, status.changes, status.bus, report)
+        publish_record(record.raw_event, status.changes, status.bus, report, status.labels)
 
     response = process_partial_response(
         event=event,
@@ -43,6 +43,7 @@ def lambda_handler(
         "status events published",
         extra={
             "records": report.records,
+            "labelled": report.labelled,
             "events": [(e.event_id, e.detail_type.value) for e in report.published],
             "failed": len(response.get("batchItemFailures", [])),
         },
