@@ -76,19 +76,28 @@ def test_a_replay_is_one_cancelled_transaction_billed_as_attempted(api, services
     assert log.summary() == ["TransactWriteItems(2)/400"] and units(log) == 4
 
 
-def test_a_container_reads_a_watermark_older_than_its_cache_once(
+def test_a_container_reads_a_watermark_older_than_its_cache_once_after_an_intent_and_never_for_a_replay(
     api, services, clock, warm_watermarks, warm_caller_settings
 ):
     # Given a container whose watermark read is older than the cache's age
     clock.advance(WATERMARK_CACHE.total_seconds())
     put_watermark(TABLE, "ses", clock.now())
     services.caller_settings.get(caller_id(PRINCIPAL))  # its caller settings cache is warm all the same
-    # When it sends twice
+    # When a send's client retries it, then it sends again
     with counting(services.messages) as log:
         api("POST", "/v1/messages", notice(body="first"), headers={"Idempotency-Key": "first"})
+        api("POST", "/v1/messages", notice(body="first"), headers={"Idempotency-Key": "first"})
         api("POST", "/v1/messages", notice(body="again"), headers={"Idempotency-Key": "again"})
-    # Then the first send reads it again (a send under allow labels against a recent one), the second does not
-    assert log.summary() == ["GetItem(1)/200", *["TransactWriteItems(2)/200", "UpdateItem(1)/200"] * 2]
+    # Then the first send labels against the watermark it knew and reads it again once its intent is
+    # written; the replay and the next send read nothing
+    assert log.summary() == [
+        "TransactWriteItems(2)/200",
+        "GetItem(1)/200",
+        "UpdateItem(1)/200",
+        "TransactWriteItems(2)/400",
+        "TransactWriteItems(2)/200",
+        "UpdateItem(1)/200",
+    ]
 
 
 def test_a_repeat_recipient_inside_the_window_costs_a_first_send_and_is_labelled_from_the_stream(

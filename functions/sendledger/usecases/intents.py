@@ -82,31 +82,22 @@ def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagD
     the grace, however old that read is (an older watermark only makes the condition stricter,
     domain/watermarks.py); no earlier send at all before the container's first read. Under
     `allow` the recipient's update records the label's inputs instead (domain/eligibility.py),
-    against a watermark read at most the cache's age ago. When a condition fails, the cancelled
-    transaction hands back the recipient item; decide from it (under `defer` with a recent
-    watermark) and write again with exact conditions, so a concurrent change is never missed.
+    against the watermark read last (read again after the write when older than the cache's
+    age). When a condition fails, the cancelled transaction hands back the recipient item;
+    decide from it (under `defer` with a recent watermark) and write again with exact
+    conditions, so a concurrent change is never missed.
     """
     settings, now = services.settings, intent.first_entry.at
     grace = timedelta(seconds=settings.unknown_grace_seconds)
     source = source_for(intent.message)
     policy = flags.stale_eligibility_policy
-    inputs: dict[str, object] = {"grace_seconds": settings.unknown_grace_seconds, "stale_policy": policy.value}
-    if policy is StalePolicy.ALLOW:
-        watermark = services.poller_state.recent_watermark(source, now)
-        intent.expectations = Expectations(last_send=RecordLastSend(stale_after(watermark, grace)))
-        # The age from the intent's own millisecond: its entry's time minus the age is the watermark, exactly.
-        seen = decide(NEVER_SUPPRESSED, None, watermark, _whole_ms(now), grace).evidence()
-        seen.pop("eligibility")  # the label comes from the stream, once the marker it replaced is known
-        intent.first_entry = _with_evidence(intent.first_entry, {**seen, **inputs})
-    else:
-        watermark = services.poller_state.known_watermark(source)
-        intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
-        decided = decide(NEVER_SUPPRESSED, None, watermark, now, grace)
-        intent.first_entry = _with_evidence(intent.first_entry, {**decided.evidence(), **inputs})
+    watermark, refresh = _first_try(services, intent, policy, source, grace)
     generations = 0
     for _ in range(MAX_INTENT_ATTEMPTS):
         conflict = services.messages.commit_intent(intent)
         if conflict is None:
+            if refresh:
+                services.poller_state.recent_watermark(source, now)  # for this container's next sends
             return Committed()
         if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
             generations += 1  # the key expired and is used again: a new intent under a new id
@@ -149,6 +140,32 @@ def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagD
         intent.expectations = Expectations(suppression_version=recipient.suppression.version, last_send=last_send)
         intent.first_entry = _with_evidence(intent.first_entry, evidence)
     raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
+
+
+def _first_try(
+    services: Services, intent: SendIntent, policy: StalePolicy, source: str, grace: timedelta
+) -> tuple[datetime | None, bool]:
+    """The first try's conditions and evidence: (the watermark used, whether to read it after the write)."""
+    now = intent.first_entry.at
+    inputs: dict[str, object] = {"grace_seconds": int(grace.total_seconds()), "stale_policy": policy.value}
+    if policy is StalePolicy.DEFER:
+        watermark = services.poller_state.known_watermark(source)
+        intent.expectations = Expectations(last_send=LastSendCondition(stale_after(watermark, grace)))
+        decided = decide(NEVER_SUPPRESSED, None, watermark, now, grace)
+        intent.first_entry = _with_evidence(intent.first_entry, {**decided.evidence(), **inputs})
+        return watermark, False
+    # A watermark read within the cache's age; when there is none, the last one read (an older one
+    # only labels more sends stale, domain/watermarks.py), read again once the intent is written:
+    # a replay, turned away by that write, never pays the read.
+    watermark = services.poller_state.recent_watermark(source, now, read=False)
+    refresh = watermark is None
+    watermark = watermark or services.poller_state.known_watermark(source)
+    intent.expectations = Expectations(last_send=RecordLastSend(stale_after(watermark, grace)))
+    # The age from the intent's own millisecond: its entry's time minus the age is the watermark, exactly.
+    seen = decide(NEVER_SUPPRESSED, None, watermark, _whole_ms(now), grace).evidence()
+    seen.pop("eligibility")  # the label comes from the stream, once the marker it replaced is known
+    intent.first_entry = _with_evidence(intent.first_entry, {**seen, **inputs})
+    return watermark, refresh
 
 
 def _whole_ms(moment: datetime) -> datetime:
