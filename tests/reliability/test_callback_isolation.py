@@ -6,11 +6,12 @@ deployed timeouts, on the fake clock. Caller A's receiver accepts every POST and
 caller B's answers at once. A has a backlog (four sends for each of B's, interleaved).
 
 B's callbacks in a batch with A's are POSTed at once (one lane per caller); a container that
-has not yet seen A fail spends one POST timeout on A's first record before its next batch, and
-both containers meet A's backlog first, so B's callbacks behind theirs wait at most that one
-timeout, once: the bound is the no-fault p95 plus one callback timeout plus one poll interval
+has not yet seen A fail spends one lane's share of the batch (not a POST timeout) on A's first
+record, and A's other records rest, so B's callbacks queued behind A's wait no longer than a
+poll more: every one of them arrives within the no-fault p95 plus one poll interval
 (docs/status-out.md, "One caller's receiver"). On the build the review tried, B waited for
-every one of A's records ahead of it (10 s each).
+every one of A's records ahead of it (10 s each); with the batch waiting for A's lane, one
+timeout (11.1 s).
 """
 
 from __future__ import annotations
@@ -133,15 +134,9 @@ def test_a_black_holed_receiver_does_not_delay_another_callers_callbacks(world):
     p95 = statistics.quantiles(baseline, n=20)[-1]
     # When A's receiver accepts and never answers, with A's backlog ahead of B's events
     faulted, a_posts = run(world, a_plan=r.always(r.BLACKHOLE), tag="bh")
-    # Then every one of B's callbacks arrives within the no-fault p95 plus A's first timeout
-    # (once per container) plus one poll
-    timeout = world.deployed.callback_timeout_seconds
+    # Then every one of B's callbacks arrives within the no-fault p95 plus one poll
     assert len(faulted) == 2 * B_SENDS
-    assert max(faulted) <= p95 + timeout + POLL_INTERVAL_SECONDS, (sorted(faulted), p95)
-    # And the ones that shared a batch with A's records, or came after the containers learned,
-    # arrive within the no-fault p95 plus one poll: at least half of them
-    prompt = [latency for latency in faulted if latency <= p95 + POLL_INTERVAL_SECONDS]
-    assert len(prompt) >= len(faulted) // 2, (sorted(faulted), p95)
+    assert max(faulted) <= p95 + POLL_INTERVAL_SECONDS, (sorted(faulted), p95)
     # And A's receiver was probed, not hammered: one POST per rest per container over the whole
     # schedule (its 32 events would otherwise be 6 attempts each)
     assert 1 <= a_posts <= POLLERS * (world.deployed.callback_max_attempts + 1), a_posts
