@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -26,9 +27,9 @@ import pytest
 from sendledger import bootstrap
 from sendledger.domain.clock import parse_iso
 from sendledger.handlers import callbacks
-from tests.reliability.event_sources import SqsEventSource
+from tests.reliability.event_sources import SqsEventSource, queue_bodies
 from tests.reliability.faults import FIGURES
-from tests.reliability.status_out_world import StatusOutWorld, TimedEndpoint, status_out_world
+from tests.reliability.status_out_world import DEPLOYED, StatusOutWorld, TimedEndpoint, status_out_world
 from tests.support import receiver as r
 from tests.support.fakes import caller_id
 from tests.support.status_out import register_receiver
@@ -40,6 +41,9 @@ POLLERS = 2  # the callbacks' event source: max_concurrency=2 (infra/status_out.
 # harness's pollers take one the moment they are free, so one poll is allowed on top of that.
 POLL_INTERVAL_SECONDS = 1.0
 A_SENDS_PER_B_SEND, B_SENDS = 4, 4
+A_EVENTS = 2 * A_SENDS_PER_B_SEND * B_SENDS  # sending, accepted: two events per send
+# Each event once, and one probe per rest per container over the whole schedule
+A_POSTS_AT_MOST = A_EVENTS + POLLERS * (DEPLOYED.callback_max_attempts + 1)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +56,10 @@ def poller(world: StatusOutWorld) -> SqsEventSource:
     """One more container of the callbacks function: its own runtime (caches, state) and clock'd HTTP."""
     runtime = bootstrap.build_status_out(world.runtime.settings)
     # A real POST to B's loopback receiver must never outlast the real wait, even on a loaded machine
-    # (it would count as B's timeout): the black hole then costs this much real time per POST to A.
-    endpoint = TimedEndpoint(world.clock, real_wait=0.5)
+    # (it would count as B's timeout), and B's lane must be done before A's POST moves the shared
+    # clock past the lanes' share (B's records left would be queued again for the next batch):
+    # the black hole then costs this much real time per POST to A.
+    endpoint = TimedEndpoint(world.clock, real_wait=1.0)
     runtime.clock, runtime.receivers.endpoint = world.clock, endpoint
     source = SqsEventSource(
         world.resources.callback_queue_url,
@@ -77,6 +83,8 @@ def run_concurrently(world: StatusOutWorld, pollers: list[SqsEventSource]) -> No
         world.clock.current = free_at[index]
         if pollers[index].invoke():
             free_at[index] = world.clock.now()
+            # A's receiver hammered (each kept POST costs real time): fail now, not after the schedule
+            assert len(world.receiver.requests) <= A_POSTS_AT_MOST, "A's receiver got a POST per record"
             continue
         visible = pollers[index].next_visible()
         if visible is None:
@@ -127,11 +135,29 @@ def run(world: StatusOutWorld, *, a_plan: r.Plan, tag: str) -> tuple[list[float]
         return b_latencies(b_receiver), len(world.receiver.requests)
 
 
-def test_a_black_holed_receiver_does_not_delay_another_callers_callbacks(world):
-    # Given the no-fault run: both receivers answer
+def black_holed_for(posts: int) -> r.Plan:
+    """A receiver that keeps its first `posts` POSTs, whatever their events, then answers: one
+    that hung and came back."""
+    kept = [0]
+
+    def plan(_event_id: str, _attempt: int) -> str:
+        kept[0] += 1
+        return r.BLACKHOLE if kept[0] <= posts else r.OK
+
+    return plan
+
+
+@pytest.fixture(scope="module")
+def p95(world: StatusOutWorld) -> float:
+    """B's no-fault p95: both receivers answer."""
     baseline, _ = run(world, a_plan=r.always(r.OK), tag="ok")
     assert len(baseline) == 2 * B_SENDS  # sending, accepted: two events per send
-    p95 = statistics.quantiles(baseline, n=20)[-1]
+    FIGURES["isolation_b_median_no_fault_seconds"] = round(statistics.median(baseline), 2)
+    return statistics.quantiles(baseline, n=20)[-1]
+
+
+def test_a_black_holed_receiver_does_not_delay_another_callers_callbacks(world, p95):
+    # Given B's no-fault p95
     # When A's receiver accepts and never answers, with A's backlog ahead of B's events
     faulted, a_posts = run(world, a_plan=r.always(r.BLACKHOLE), tag="bh")
     # Then every one of B's callbacks arrives within the no-fault p95 plus one poll
@@ -144,3 +170,20 @@ def test_a_black_holed_receiver_does_not_delay_another_callers_callbacks(world):
     FIGURES["isolation_b_max_with_a_black_holed_seconds"] = round(max(faulted), 2)
     FIGURES["isolation_b_median_with_a_black_holed_seconds"] = round(statistics.median(faulted), 2)
     FIGURES["isolation_a_posts"] = a_posts
+
+
+def test_a_receiver_that_comes_back_gets_each_event_once_more_at_most_and_delays_nobody(world, p95):
+    # Given A's receiver keeps its first four POSTs (each container's first contact and probe), then answers
+    hung = 4
+    faulted, a_posts = run(world, a_plan=black_holed_for(hung), tag="back")
+    # Then B's callbacks arrive within the no-fault p95 plus one poll
+    assert len(faulted) == 2 * B_SENDS and max(faulted) <= p95 + POLL_INTERVAL_SECONDS, (sorted(faulted), p95)
+    # And every one of A's events reached it, none in the DLQ: at least once
+    sent_to_a = Counter(got.event_id for got in world.receiver.requests)
+    answered = set(world.receiver.processed())
+    assert len(answered) == A_EVENTS and answered == set(sent_to_a)
+    assert not queue_bodies(world.resources.callback_dlq_url)
+    # And no duplicate storm when it came back: each event answered once, and POSTed again only
+    # for a POST it kept
+    assert all(len(gots) == 1 for gots in world.receiver.processed().values())
+    assert a_posts == len(answered) + hung, sent_to_a.most_common(3)

@@ -16,9 +16,8 @@ the invocation or in its caller's share of the batch, is queued again unattempte
 attempts. In a batch the lookup and the POST end by the lane's share (`Share`) at the latest: a
 receiver that answered nothing within it failed the attempt (like a timeout); one that answered
 earlier in the batch and is cut off gets the record back unattempted (its share ran out, it did
-not fail). Every record handled is
-acknowledged: its successor is queued, or it is in the DLQ. Nothing on the send or ingestion
-path waits for a receiver.
+not fail). Every record handled is acknowledged: its successor is queued, or it is in the DLQ.
+Nothing on the send or ingestion path waits for a receiver.
 """
 
 from __future__ import annotations
@@ -136,7 +135,7 @@ def deliver_callback(
         waited = _rest(callback, queued, policy, receivers, queue, now)
         if waited is not None:
             return waited
-    budget = policy.timeout_seconds if share is None else min(policy.timeout_seconds, share.seconds_left(now))
+    budget = policy.timeout_seconds if share is None else min(policy.timeout_seconds, share.seconds_left(clock.now()))
     fits = seconds_left is None or seconds_left >= budget + policy.queue_call_seconds  # its POST, then its put-back
     if budget <= 0 or not fits:
         return _defer(queued, callback, queue, owner)
