@@ -20,6 +20,7 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 import pytest
@@ -52,14 +53,16 @@ def world() -> Iterator[StatusOutWorld]:
         yield status_out
 
 
-def poller(world: StatusOutWorld) -> SqsEventSource:
-    """One more container of the callbacks function: its own runtime (caches, state) and clock'd HTTP."""
+def poller(world: StatusOutWorld, endpoints: list[TimedEndpoint]) -> SqsEventSource:
+    """One more container of the callbacks function: its own runtime (caches, state) and clock'd
+    HTTP (added to `endpoints`)."""
     runtime = bootstrap.build_status_out(world.runtime.settings)
     # A real POST to B's loopback receiver must never outlast the real wait, even on a loaded machine
     # (it would count as B's timeout), and B's lane must be done before A's POST moves the shared
     # clock past the lanes' share (B's records left would be queued again for the next batch):
     # the black hole then costs this much real time per POST to A.
     endpoint = TimedEndpoint(world.clock, real_wait=1.0)
+    endpoints.append(endpoint)
     runtime.clock, runtime.receivers.endpoint = world.clock, endpoint
     source = SqsEventSource(
         world.resources.callback_queue_url,
@@ -122,7 +125,14 @@ def b_latencies(receiver: r.Receiver) -> list[float]:
     return list(first.values())
 
 
-def run(world: StatusOutWorld, *, a_plan: r.Plan, tag: str) -> tuple[list[float], int]:
+@dataclass
+class Run:
+    b_latencies: list[float]  # seconds from each of B's events to its first POST
+    a_posts: int
+    unanswered: int  # POSTs (A's or B's) that got no status within their deadline
+
+
+def run(world: StatusOutWorld, *, a_plan: r.Plan, tag: str) -> Run:
     world.shared.fresh()
     world.fresh()
     with r.Receiver(B_SECRET) as b_receiver:
@@ -130,9 +140,11 @@ def run(world: StatusOutWorld, *, a_plan: r.Plan, tag: str) -> tuple[list[float]
         history(world, tag)
         world.stream.drain()
         world.receiver.plan = a_plan
-        run_concurrently(world, [poller(world) for _ in range(POLLERS)])
+        endpoints: list[TimedEndpoint] = []
+        run_concurrently(world, [poller(world, endpoints) for _ in range(POLLERS)])
         assert not b_receiver.invalid()
-        return b_latencies(b_receiver), len(world.receiver.requests)
+        unanswered = sum(endpoint.unanswered for endpoint in endpoints)
+        return Run(b_latencies(b_receiver), len(world.receiver.requests), unanswered)
 
 
 def black_holed_for(posts: int) -> r.Plan:
@@ -150,7 +162,7 @@ def black_holed_for(posts: int) -> r.Plan:
 @pytest.fixture(scope="module")
 def p95(world: StatusOutWorld) -> float:
     """B's no-fault p95: both receivers answer."""
-    baseline, _ = run(world, a_plan=r.always(r.OK), tag="ok")
+    baseline = run(world, a_plan=r.always(r.OK), tag="ok").b_latencies
     assert len(baseline) == 2 * B_SENDS  # sending, accepted: two events per send
     FIGURES["isolation_b_median_no_fault_seconds"] = round(statistics.median(baseline), 2)
     return statistics.quantiles(baseline, n=20)[-1]
@@ -159,7 +171,8 @@ def p95(world: StatusOutWorld) -> float:
 def test_a_black_holed_receiver_does_not_delay_another_callers_callbacks(world, p95):
     # Given B's no-fault p95
     # When A's receiver accepts and never answers, with A's backlog ahead of B's events
-    faulted, a_posts = run(world, a_plan=r.always(r.BLACKHOLE), tag="bh")
+    faulted_run = run(world, a_plan=r.always(r.BLACKHOLE), tag="bh")
+    faulted, a_posts = faulted_run.b_latencies, faulted_run.a_posts
     # Then every one of B's callbacks arrives within the no-fault p95 plus one poll
     assert len(faulted) == 2 * B_SENDS
     assert max(faulted) <= p95 + POLL_INTERVAL_SECONDS, (sorted(faulted), p95)
@@ -172,10 +185,11 @@ def test_a_black_holed_receiver_does_not_delay_another_callers_callbacks(world, 
     FIGURES["isolation_a_posts"] = a_posts
 
 
-def test_a_receiver_that_comes_back_gets_each_event_once_more_at_most_and_delays_nobody(world, p95):
+def test_a_receiver_that_comes_back_gets_every_event_without_a_storm_and_delays_nobody(world, p95):
     # Given A's receiver keeps its first four POSTs (each container's first contact and probe), then answers
     hung = 4
-    faulted, a_posts = run(world, a_plan=black_holed_for(hung), tag="back")
+    back = run(world, a_plan=black_holed_for(hung), tag="back")
+    faulted, a_posts = back.b_latencies, back.a_posts
     # Then B's callbacks arrive within the no-fault p95 plus one poll
     assert len(faulted) == 2 * B_SENDS and max(faulted) <= p95 + POLL_INTERVAL_SECONDS, (sorted(faulted), p95)
     # And every one of A's events reached it, none in the DLQ: at least once
@@ -183,7 +197,9 @@ def test_a_receiver_that_comes_back_gets_each_event_once_more_at_most_and_delays
     answered = set(world.receiver.processed())
     assert len(answered) == A_EVENTS and answered == set(sent_to_a)
     assert not queue_bodies(world.resources.callback_dlq_url)
-    # And no duplicate storm when it came back: each event answered once, and POSTed again only
-    # for a POST it kept
-    assert all(len(gots) == 1 for gots in world.receiver.processed().values())
-    assert a_posts == len(answered) + hung, sent_to_a.most_common(3)
+    # And no duplicate storm when it came back: an event is POSTed again only after a POST that
+    # got no answer in time (the four it kept; on a loaded machine also one cut short by its
+    # lane's share, which the receiver may have processed: then, and only then, twice)
+    assert back.unanswered >= hung and a_posts - A_EVENTS <= back.unanswered, (a_posts, back.unanswered)
+    processed_twice = sum(len(gots) - 1 for gots in world.receiver.processed().values())
+    assert processed_twice <= back.unanswered - hung, sent_to_a.most_common(3)
