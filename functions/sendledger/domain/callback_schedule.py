@@ -9,8 +9,8 @@ due, and a record received before then is queued again for the rest.
 
 A caller whose receiver failed is given a rest (`CircuitBreakers`, per container): until it
 ends, that caller's records are put back unattempted, each costing one SQS call instead of a
-POST's timeout, so a receiver that never answers holds the function for one timeout per rest,
-not one per record, and other callers' records go on. After the rest one record is tried
+POST, so a receiver that never answers holds the function for one POST per rest, not one per
+record, and other callers' records go on. After the rest one record is tried
 again (a probe); a failure doubles the rest, an answer closes the circuit.
 
 Each caller's lane has a share of the batch (`LANE_SHARE_SECONDS`, `Share`): no POST of it waits
