@@ -57,3 +57,40 @@ def test_importing_the_api_loads_none_of_the_pollers_modules():
     loaded = set(result.stdout.splitlines())
     assert "sendledger.handlers.api" in loaded
     assert loaded.isdisjoint(_POLLER_ONLY), sorted(loaded.intersection(_POLLER_ONLY))
+
+
+# Each Lambda's composition root, as its first invocation builds it (benchmarks/cold_start.py).
+_COMPOSITIONS = {
+    "api": ("sendledger.handlers.api", "bootstrap.runtime().services"),
+    "poller": ("sendledger.handlers.poller", "bootstrap.runtime().pipeline"),
+    "sms_delivery_logs": ("sendledger.handlers.sms_delivery_logs", "bootstrap.runtime().pipeline"),
+    "publisher": ("sendledger.handlers.publisher", "bootstrap.status_out()"),
+}
+
+
+def _composed(handler: str, composition: str) -> set[str]:
+    code = (
+        f"import sys, {handler}\nfrom sendledger import bootstrap\n{composition}\n"
+        "from sendledger.adapters import callbacks_http\n"
+        "print('TLS', callbacks_http._system_tls.cache_info().currsize)\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
+    env["AWS_SECRET_ACCESS_KEY"] = "x"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
+    )
+    return set(result.stdout.splitlines())
+
+
+def test_no_lambda_imports_boto3_its_clients_come_from_botocore():
+    # boto3's import is about as long again as botocore's and brings S3 transfers nobody uses.
+    for name, (handler, composition) in _COMPOSITIONS.items():
+        loaded = _composed(handler, composition)
+        assert "botocore.client" in loaded, name
+        assert "boto3" not in loaded, name
+
+
+def test_the_publisher_builds_no_tls_context_it_does_not_post():
+    # The system CAs cost about 20 ms to load; only a callback POST needs them.
+    assert "TLS 0" in _composed(*_COMPOSITIONS["publisher"])

@@ -1,6 +1,9 @@
-"""How every boto3 client here is configured, so each adapter states only its retries and timeouts.
+"""How every AWS client here is made and configured, so each adapter states only its retries and timeouts.
 
-Two choices hold for all of them:
+Clients come from one botocore session, not from boto3: boto3 adds resources and S3 transfers
+that nothing here uses, and importing it costs about as much again as botocore (measured in
+the cold-start bench, benchmarks/cold_start.py). botocore reads the same credentials, region
+and `AWS_ENDPOINT_URL` from the environment. Two choices hold for all of them:
 - no client-side parameter validation: the requests are built in code, and the service
   validates them anyway;
 - a User-Agent fixed once per container. Otherwise botocore builds the header twice per
@@ -13,10 +16,11 @@ from __future__ import annotations
 
 import os
 import platform
+from functools import cache
 from typing import Any
 
-import boto3
 import botocore
+import botocore.session
 from botocore.config import Config
 
 # Safe to repeat (conditional writes, idempotent reads, receivers that dedupe): standard retries.
@@ -61,5 +65,11 @@ def config(
     )
 
 
+@cache
+def session() -> botocore.session.Session:
+    """The container's one session: its credential chain and loaded service models are shared."""
+    return botocore.session.get_session()
+
+
 def client(service: str, client_config: Config) -> Any:
-    return boto3.client(service, config=client_config)
+    return session().create_client(service, config=client_config)
