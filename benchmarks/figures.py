@@ -199,6 +199,9 @@ def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, 
         "hot_partition_share": (traffic.get("hot_partition") or {}).get("share"),
         "cold_start_ratio_first_invocation": dict(cold.get("ratio_first_invocation") or {}),
         "ingest_cpu_ratio_vs_baseline": ingest.get("ratio"),
+        # v4 (issue 36): the same-calls Lambda is the cold start's baseline; ingestion over runs.
+        "cold_start_ratio_vs_same_calls": dict(cold.get("ratio_same_services") or {}),
+        "ingest_cpu_ratio_runs": _ingest_runs(ingest),
         "drain_speedup_measured": drained.get("speedup"),
         "prices": cost.PRICES,
         "bars": {},
@@ -229,6 +232,14 @@ def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, 
     return results
 
 
+def _ingest_runs(ingest: dict[str, Any]) -> dict[str, Any] | None:
+    """The threaded drain's ratio over runs (the bar: its median), the inline one's beside it."""
+    spread, runs = ingest.get("spread") or {}, ingest.get("ratio_runs") or {}
+    if "threaded" not in spread:
+        return None
+    return {**spread["threaded"], "runs": runs["threaded"], "inline": {**spread["inline"], "runs": runs["inline"]}}
+
+
 def _reasons(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     """Why a bar's figure may be missing, per bar path (or figure group)."""
 
@@ -245,6 +256,8 @@ def _reasons(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, 
         "ingest_cpu_ratio_vs_baseline": error("ingest_cpu"),
         "drain_speedup_measured": error("drain"),
         "cold_start_ratio_first_invocation": error("cold_start"),
+        "cold_start_ratio_vs_same_calls": error("cold_start"),
+        "ingest_cpu_ratio_runs": error("ingest_cpu"),
         "cost_per_million": error("cost"),
         "local_send_growth": (found.get("local_growth") or {}).get("reason") or error("local_send_growth"),
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from functools import cache
 from typing import Any
 
@@ -65,9 +66,20 @@ def config(
     )
 
 
-@cache
 def session() -> botocore.session.Session:
-    """The container's one session: its credential chain and loaded service models are shared."""
+    """The session clients are made from. In a process that has loaded boto3 (the local stack,
+    the tests, the bench), boto3's default session: observers hook it, and moto renews it per
+    mock, as they expect of any client. No Lambda loads boto3, so a Lambda's clients share one
+    botocore session of their own (its credential chain and service models loaded once)."""
+    boto3 = sys.modules.get("boto3")
+    if boto3 is not None:
+        shared: botocore.session.Session = boto3._get_default_session()._session
+        return shared
+    return _own_session()
+
+
+@cache
+def _own_session() -> botocore.session.Session:
     return botocore.session.get_session()
 
 
