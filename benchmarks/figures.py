@@ -123,6 +123,11 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
         "send": send,
         "event": {"duration_ms": per_event, "wru_p95": new["wru"]["p95"] or 0.0, "rru_p95": new["rru"]["p95"] or 0.0},
         "events_per_send": events_per_send,
+        # Per SES event type (the configuration set's choice of types is a lever of the bill).
+        "ses_events_per_send": {
+            kind: round(n / max((fan_out.get("accepted_by_provider") or {}).get("email", 0), 1), 4)
+            for kind, n in (fan_out.get("ses_events") or {}).items()
+        },
         "status_events_per_send": fan_out.get("status_events_per_send") or {"email": 3.0, "sms": 3.0},
         # The intent, the outcome and the recipient's marker, then one receipt write per event.
         "stream_records_per_send": records,
@@ -140,9 +145,9 @@ def _costs(inputs: dict[str, Any] | None) -> dict[str, Any]:
     if inputs is None:
         return {"reason": "error: a figure the bill needs was not measured"}
     bills: dict[str, Any] = {channel: cost.bill(channel, inputs) for channel in ("email", "sms")}
-    bills["email_http_api"] = cost.bill("email", inputs, front_door="http")
     bills["email_with_callbacks"] = cost.bill("email", inputs, callbacks=True)
-    return {**bills, "inputs": inputs}
+    bills["email_all_levers"] = cost.bill("email", inputs, cost.LEVERS[-1][1])
+    return {**bills, "levers": cost.levers(inputs), "inputs": inputs}
 
 
 def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, str]) -> dict[str, Any]:
