@@ -46,13 +46,21 @@ GIVES_UP = {
         "error bodies (an HTTP API's 403 has a fixed JSON body)."
     ),
     cost.LEVERS[1][0]: (
-        "The Send, Reject and DeliveryDelay events: acceptance is already proven by SendEmail's answer and "
-        "an ambiguous send is resolved by its Delivery, Bounce or Complaint (later than by its Send event, "
-        "within SES's delivery time); a Reject (virus) would leave the message accepted until its unknown "
-        "window ends, and a delayed delivery is no longer shown as such. The SNS topic's envelope check gives "
-        "way to the rule's source and account pattern."
+        "The SNS topic and its envelope check (a body naming another topic is refused): the rule's event "
+        "pattern (source `aws.ses`, this account, this configuration set) takes its place, and the poller "
+        "parses EventBridge's envelope instead of SNS's. SPEC section 6 names the SNS path."
     ),
     cost.LEVERS[2][0]: (
+        "**The proof an unknown SES send rests on.** A send whose SendEmail call timed out is resolved by an "
+        "event tagged with its message id; absence proves non-acceptance only once the watermark has passed "
+        "the send time plus UNKNOWN_GRACE_SECONDS (usecases/resolve_unknown.py), and then the message is sent "
+        "again. SES publishes a Send event within seconds of acceptance; without it the first tagged event is "
+        "the Delivery, which a receiving server's deferral (greylisting) can hold back past the grace: an "
+        "accepted message would then be sent twice, the duplicate this project exists to prevent. Also the "
+        "Reject (virus) and DeliveryDelay events. Not adopted without a grace as long as SES's retry horizon "
+        "or another acceptance proof."
+    ),
+    cost.LEVERS[3][0]: (
         "Detail in the logs: the api's log line would name the message, the caller and the outcome only, "
         "the poller's one line per event shrinks to ids and the state change; the access log keeps request "
         "id, status, caller and latency. Histories in the ledger are unchanged (they are the evidence)."

@@ -33,10 +33,10 @@ def test_the_deployed_bill_is_the_stack_infra_builds():
 
 def test_dropping_the_send_event_drops_its_fan_out_and_receipt_writes():
     deployed = cost.bill("email", INPUTS)
-    levered = cost.bill("email", INPUTS, cost.LEVERS[1][1])
+    levered = cost.bill("email", INPUTS, cost.LEVERS[2][1])
     assert deployed["events_per_send"] == 2.0
     assert levered["events_per_send"] == 1.0
-    assert "sns_publish" not in levered["items_usd"]
+    assert "sns_publish" not in levered["items_usd"]  # the lever above it routes them through EventBridge
     assert levered["items_usd"]["sqs"] == deployed["items_usd"]["sqs"] / 2
     assert levered["items_usd"]["dynamodb_events"] == deployed["items_usd"]["dynamodb_events"] / 2
     # Status events are the intent, the outcome and each event that moves the state: a Send moves none.
