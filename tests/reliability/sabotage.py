@@ -387,10 +387,10 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "a stream record is acknowledged only once its events are on the bus: put in the "
         "background, the record is done before its put, and a failed put loses its events",
         PUBLISHER,
-        old="        publish_record(record.raw_event, status.changes, status.bus, report)\n",
-        new="        import threading  # the record is acknowledged now, its events put meanwhile\n\n"
-        "        put = (record.raw_event, status.changes, status.bus, report)\n"
-        "        threading.Thread(target=publish_record, args=put).start()\n",
+        old="            publish_record(record, status.changes, status.bus, report)\n",
+        new="            import threading  # the record is acknowledged now, its events put meanwhile\n\n"
+        "            put = (record, status.changes, status.bus, report)\n"
+        "            threading.Thread(target=publish_record, args=put).start()\n",
     ),
     Sabotage(
         "status-callback-deleted-before-post",
