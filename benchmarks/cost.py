@@ -19,6 +19,7 @@ import ast
 import json
 import math
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -77,20 +78,30 @@ PROVIDERS: dict[str, dict[str, Any]] = {
 ALL_SES_EVENTS = ("Send", "Delivery", "Bounce", "Complaint", "Reject", "DeliveryDelay")  # infra/providers/ses.py
 
 
+class FrontDoor(StrEnum):
+    REST = "rest"  # REST API, IAM on every method
+    HTTP = "http"  # HTTP API, IAM authorization per route
+
+
+class SesRoute(StrEnum):
+    SNS_SQS = "sns_sqs"  # configuration-set event destination -> SNS topic -> SQS
+    EVENTBRIDGE_SQS = "eventbridge_sqs"  # event destination -> the default event bus -> a rule -> SQS
+
+
 @dataclass(frozen=True)
 class Deployment:
     """What the bill depends on besides the measured figures."""
 
-    front_door: str = "rest"  # "rest": REST API, IAM on every method; "http": HTTP API, IAM authorizer
-    ses_route: str = "sns_sqs"  # "sns_sqs": SES -> SNS -> SQS; "eventbridge_sqs": SES -> default bus -> SQS
+    front_door: FrontDoor = FrontDoor.REST
+    ses_route: SesRoute = SesRoute.SNS_SQS
     ses_events: tuple[str, ...] = ALL_SES_EVENTS  # the configuration set's published event types
     log_bytes_per_send: float | None = None  # None: as measured; else every log line of a send, in all
 
 
 DEPLOYED = Deployment()
 # The levers of issue 36, applied one after the other (each row's saving is over the row above).
-_HTTP = replace(DEPLOYED, front_door="http")
-_EVENTBRIDGE = replace(_HTTP, ses_route="eventbridge_sqs")
+_HTTP = replace(DEPLOYED, front_door=FrontDoor.HTTP)
+_EVENTBRIDGE = replace(_HTTP, ses_route=SesRoute.EVENTBRIDGE_SQS)
 _NO_SEND = replace(_EVENTBRIDGE, ses_events=("Delivery", "Bounce", "Complaint"))
 LEVERS: tuple[tuple[str, Deployment], ...] = (
     ("HTTP API with IAM authorization instead of REST", _HTTP),
@@ -174,9 +185,7 @@ def bill(
     stream_records = float(inputs["stream_records_per_send"][channel]) - dropped  # one receipt write per event
     items: dict[str, float] = {}
     front_door = deployment.front_door
-    gateway = (
-        "api_gateway_rest_per_million_requests" if front_door == "rest" else "api_gateway_http_per_million_requests"
-    )
+    gateway = f"api_gateway_{front_door.value}_per_million_requests"
     items["api_gateway"] = PRICES[gateway]
     items["lambda_api"] = lambda_usd("api", send["duration_ms"], 1.0)
     items["dynamodb_send"] = _ddb(send["wru_p95"], send["rru_p95"])
@@ -184,7 +193,7 @@ def bill(
     if provider["fan_out"] == "sns_sqs":
         # SES publishes each event to SNS (or to the default event bus), which delivers it to SQS
         # (one SendMessage); the poller receives and deletes in batches, invoked per schedule.
-        if deployment.ses_route == "sns_sqs":
+        if deployment.ses_route is SesRoute.SNS_SQS:
             items["sns_publish"] = events * PRICES["sns_publish_per_million"]
         else:
             items["eventbridge_ses_events"] = events * PRICES["eventbridge_aws_service_events_per_million"]
@@ -222,8 +231,8 @@ def bill(
         "total": round(total, 2),
         "overhead": round(total - items["provider"], 2),
         "items_usd": {name: round(value, 4) for name, value in items.items()},
-        "front_door": front_door,
-        "ses_route": deployment.ses_route,
+        "front_door": front_door.value,
+        "ses_route": deployment.ses_route.value,
         "ses_events": list(deployment.ses_events) if provider["fan_out"] == "sns_sqs" else None,
         "events_per_send": round(events, 3),
         "log_bytes_per_send": round(log_bytes),

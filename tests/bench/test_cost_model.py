@@ -27,8 +27,9 @@ def test_the_deployed_bill_is_the_stack_infra_builds():
     # A lever moved into infra/ must move into DEPLOYED too (and the other way round).
     assert cost.DEPLOYED.ses_events == tuple(name.title().replace("_", "") for name in SES_EVENT_TYPES)
     ses_construct = (ROOT / "infra" / "providers" / "ses.py").read_text()
-    assert ("sns_topic(" in ses_construct) == (cost.DEPLOYED.ses_route == "sns_sqs")
-    assert ("apigw.RestApi(" in (ROOT / "infra" / "api.py").read_text()) == (cost.DEPLOYED.front_door == "rest")
+    assert ("sns_topic(" in ses_construct) == (cost.DEPLOYED.ses_route is cost.SesRoute.SNS_SQS)
+    rest = "apigw.RestApi(" in (ROOT / "infra" / "api.py").read_text()
+    assert rest == (cost.DEPLOYED.front_door is cost.FrontDoor.REST)
 
 
 def test_dropping_the_send_event_drops_its_fan_out_and_receipt_writes():
