@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 from infra import constants as c
 from sendledger.adapters.callback_queue import CALL_SECONDS
 from sendledger.domain.provider import Provider
+from sendledger.domain.sms_timing import slowest
 from sendledger.settings import SettingsError, Tunables, fragment_of, settings_error
 
 if TYPE_CHECKING:
@@ -107,8 +108,15 @@ class Settings(Tunables):
         """Each enabled provider's own delay before a poll can apply its events."""
         delays = []
         for provider in self.enabled_providers:
-            label, seconds = self.provider(fragment_of(provider.value)).event_delay()
+            fragment = self.provider(fragment_of(provider.value))
+            label, seconds = fragment.event_delay()
             delays.append((provider, label, seconds))
+            if provider == self.sms_provider and fragment.status_interval() is not None:
+                # A pull-only SMS provider asks each number at its country's interval: the slowest
+                # country's is the SMS lag this deployment allows.
+                country, timing = slowest(self.sms_country_timing)
+                label = f"status pull interval of the slowest SMS country, {country} (sms_country_timing)"
+                delays.append((provider, label, timing.status_interval_seconds))
         return delays
 
     def complaint_delays(self) -> list[tuple[Provider, str, int, str]]:

@@ -71,6 +71,12 @@ class StatusOut(Construct):
                 # A receipt's change is completed from its message item (never written here).
                 iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[data.table.table_arn]),
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]),
+                # The SMS day counts (ADD per caller and day): those items alone, by their key.
+                iam.PolicyStatement(
+                    actions=["dynamodb:UpdateItem"],
+                    resources=[data.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CALLER#*"]}},
+                ),
             ],
             resource_star_reason="publisher: Resource '*' only for X-Ray PutTraceSegments/PutTelemetryRecords and "
             f"{c.LIST_STREAMS_ACTION} (granted by the stream event source); neither takes a resource ARN. "

@@ -10,14 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import bootstrap
+from sendledger import bootstrap, names
 from sendledger.usecases.publish import PublishReport, publish_record
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+
+    from sendledger.domain.callers import CallerId
 
 logger = Logger()
 
@@ -30,7 +33,11 @@ def lambda_handler(
     report = PublishReport()
 
     def handle(record: DynamoDBRecord) -> None:
-        publish_record(record.raw_event, status.changes, status.bus, report)
+        try:
+            publish_record(record.raw_event, status.changes, status.bus, report)
+        except Exception:
+            report.counting = False  # this record and those after it come back with the retry
+            raise
 
     response = process_partial_response(
         event=event,
@@ -38,6 +45,11 @@ def lambda_handler(
         processor=BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False),
         context=context,
     )
+    if report.sms_segments:
+        # One write per caller and day for the whole batch (never one per SMS), then the
+        # dashboard's segments per caller; a fault here fails the batch: it comes back whole.
+        status.sms_usage.add(report.sms_segments)
+        _segments_by_caller(report.sms_segments)
     # Ids and types only: the details carry addresses.
     logger.info(
         "status events published",
@@ -48,3 +60,17 @@ def lambda_handler(
         },
     )
     return dict(response)
+
+
+def _segments_by_caller(counted: dict[tuple[CallerId, str], int]) -> None:
+    """SmsSegments by caller: the dashboard's segments per caller per day (its sum over a day).
+    One series per caller that texts: a deployment's callers are its teams, not its users."""
+    totals: dict[str, int] = {}
+    for (owner, _day), billed in counted.items():
+        totals[owner] = totals.get(owner, 0) + billed
+    for caller, segments in totals.items():
+        with single_metric(
+            name=names.METRIC_SMS_SEGMENTS, unit=MetricUnit.Count, value=segments, namespace=names.METRICS_NAMESPACE
+        ) as metric:
+            metric.add_dimension(name="service", value=names.METRICS_SERVICE)
+            metric.add_dimension(name="caller", value=caller)

@@ -1,8 +1,13 @@
-"""Publish: one stream record's status events onto the bus.
+"""Publish: one stream record's status events onto the bus, and the SMS segments they bill.
 
 A record whose events cannot all be put raises, so the stream hands it (and the records
 after it) back: a crash or a fault between commit and publish loses nothing, and since every
 id is derived from the change, publishing a record again repeats the same ids.
+
+The daily SMS cap is counted here, off the send path: every SMS that enters `sending` (its
+intent, or a resend) bills its segments to its owner's UTC day. The batch's counts are added
+once per caller and day (usecases/sms_guard.py reads them); records after a failed one come
+back with the retried batch, so they are counted then, not now.
 """
 
 from __future__ import annotations
@@ -10,7 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sendledger.domain.state_changes import StatusEvent
+from sendledger.domain.callers import CallerId
+from sendledger.domain.clock import parse_iso
+from sendledger.domain.messages import MessageState
+from sendledger.domain.recipients import Channel
+from sendledger.domain.sms_guardrails import utc_day
+from sendledger.domain.state_changes import OWNER_FIELD, DetailType, StatusEvent
 from sendledger.ports.status_out import StatusChangeSource, StatusEventBus
 
 
@@ -18,6 +28,9 @@ from sendledger.ports.status_out import StatusChangeSource, StatusEventBus
 class PublishReport:
     records: int = 0
     published: list[StatusEvent] = field(default_factory=list)
+    # Segments billed per (owner, UTC day) by the records published so far, in order.
+    sms_segments: dict[tuple[CallerId, str], int] = field(default_factory=dict)
+    counting: bool = True  # False after a record failed: the ones after it come back
 
 
 def publish_record(
@@ -28,3 +41,23 @@ def publish_record(
         bus.put(events)
     report.records += 1
     report.published += events
+    if report.counting:
+        for event in events:
+            billed = billed_segments(event)
+            if billed is not None:
+                pair = (billed[0], billed[1])
+                report.sms_segments[pair] = report.sms_segments.get(pair, 0) + billed[2]
+
+
+def billed_segments(event: StatusEvent) -> tuple[CallerId, str, int] | None:
+    """(owner, UTC day, segments) of an SMS a provider is about to be asked to send: a real
+    caller's message entering `sending` (a test caller's is simulated, never billed)."""
+    detail = event.detail
+    if event.detail_type is not DetailType.MESSAGE_STATE_CHANGED or detail.get("test"):
+        return None
+    if detail.get("channel") != Channel.SMS.value or detail.get("state") != MessageState.SENDING.value:
+        return None
+    owner, sms = detail.get(OWNER_FIELD), detail.get("sms")
+    if not owner or not isinstance(sms, dict):
+        return None
+    return CallerId(owner), utc_day(parse_iso(detail["occurred_at"])), int(sms["segments"])

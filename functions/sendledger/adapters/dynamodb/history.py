@@ -40,6 +40,8 @@ EVIDENCE_CODES = {
     "provider_request_id": "Q",
     "provider_result": "P",
     "provider_error": "X",
+    "sms_encoding": "C",
+    "sms_segments": "G",
 }
 EVIDENCE_NAMES = {code: name for name, code in EVIDENCE_CODES.items()}
 TYPE_CODES = {HistoryType.INTENT: "i", HistoryType.PROVIDER_OUTCOME: "o", HistoryType.DECIDED: "d"}

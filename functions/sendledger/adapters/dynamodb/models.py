@@ -155,6 +155,13 @@ class CallerSettingsItem(LedgerItem):
     version = NumberAttribute(null=True)
 
 
+class SmsDayItem(LedgerItem):
+    """A caller's SMS segments of one UTC day, counted by the publisher from the stream (TTL)."""
+
+    PK_PATTERN, SK = "CALLER#<caller id>", "SMSDAY#<YYYY-MM-DD>"
+    segments = NumberAttribute(null=True)
+
+
 FAMILIES: tuple[type[LedgerItem], ...] = (
     MessageItem,
     RecipientItem,
@@ -166,6 +173,7 @@ FAMILIES: tuple[type[LedgerItem], ...] = (
     WatermarkItem,
     WebhookTokenItem,
     CallerSettingsItem,
+    SmsDayItem,
 )
 
 
