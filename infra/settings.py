@@ -44,6 +44,9 @@ class Settings(Tunables):
     # The event rate the SES path must absorb; synthesis checks one poll can drain a cycle's worth.
     peak_events_per_second: float = Field(50, gt=0)
     alarm_email: str = ""
+    # SMS refused (country or cap, every caller) in 5 minutes above which SmsRefusedSpike fires: a
+    # form being pumped, or a caller's rule set wrong (docs/sms-guardrails.md).
+    sms_refused_alarm_threshold: int = Field(50, ge=1)
     api_rate_limit: int = 50
     api_burst_limit: int = 100
     # Provider webhook routes (no IAM: the provider's signature is checked in the Lambda).

@@ -3,11 +3,11 @@
 Countries are decided from the owner's cached settings and the deployment's default alone: no
 request beyond the settings read every send already makes. The cap reads the owner's day count
 (written by the publisher from the ledger's stream, never by a send) through a one-second
-cache, and adds the segments this container admitted since that read. What the count can miss
-is the other containers' sends of the last second and any container's sends still between its
-commit and the publisher's write (the stream's lag, about a second): the overshoot a capped
-caller can get is its segments of about two seconds (docs/sms-guardrails.md; `make bench`
-measures it).
+cache, and adds the segments this container admitted since that read; what this container
+admitted today bounds it from below too. What the count can miss is the other containers' sends
+of the last second and their sends still between commit and the publisher's write (the stream's
+lag, about a second): the overshoot a capped caller can get is its segments of about two seconds
+on the other containers (docs/sms-guardrails.md; `make bench` measures it).
 
 A refusal writes nothing: it is logged (caller, country, rule) and counted by the caller of
 this module (metric SmsRefused by reason).
@@ -42,14 +42,17 @@ USAGE_CACHE = timedelta(seconds=1)  # how stale a container's read of a day's co
 
 @dataclass
 class DailyCap:
-    """A container's view of its callers' day counts: the counter as last read, plus what this
-    container admitted since."""
+    """A container's view of its callers' day counts. Two lower bounds of the truth, the larger
+    one counts: the counter as last read plus what this container admitted since, and everything
+    this container admitted today (exact while one container serves the caller, however far the
+    stream lags)."""
 
     usage: SmsUsage
     clock: Clock
     ttl: timedelta = USAGE_CACHE
     _read: dict[CallerId, tuple[datetime, str, int]] = field(default_factory=dict, repr=False)
     _since: dict[CallerId, int] = field(default_factory=dict, repr=False)
+    _own: dict[tuple[CallerId, str], int] = field(default_factory=dict, repr=False)
 
     def counted(self, caller_id: CallerId, now: datetime) -> int:
         day = utc_day(now)
@@ -58,10 +61,13 @@ class DailyCap:
             read = (now, day, self.usage.segments_on(caller_id, day))
             self._read[caller_id] = read
             self._since[caller_id] = 0
-        return read[2] + self._since.get(caller_id, 0)
+        return max(read[2] + self._since.get(caller_id, 0), self._own.get((caller_id, day), 0))
 
     def admitted(self, caller_id: CallerId, segments: int) -> None:
         """Segments this container just committed to send (the counter sees them a moment later)."""
+        day = utc_day(self.clock.now())
+        self._own = {key: got for key, got in self._own.items() if key[1] == day}  # yesterday's go
+        self._own[(caller_id, day)] = self._own.get((caller_id, day), 0) + segments
         if caller_id in self._read:
             self._since[caller_id] = self._since.get(caller_id, 0) + segments
 
