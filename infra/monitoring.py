@@ -201,21 +201,20 @@ def _sms_widgets(refused: cw.Metric) -> list[cw.IWidget]:
     """Segments per caller per day (the publisher's SmsSegments, one series per caller that
     texts) and the refusals by reason beside their total."""
     day = cdk.Duration.days(1)
-    per_caller = cw.MathExpression(
-        expression=f"SEARCH('{{{names.METRICS_NAMESPACE},caller,service}} MetricName=\"{names.METRIC_SMS_SEGMENTS}\"', "
-        f"'Sum', {int(day.to_seconds())})",
-        label="",
-        period=day,
-        using_metrics={},
-    )
-    by_reason = cw.MathExpression(
-        expression=f"SEARCH('{{{names.METRICS_NAMESPACE},reason,service}} MetricName=\"{names.METRIC_SMS_REFUSED}\"', "
-        f"'Sum', {int(_PERIOD.to_seconds())})",
-        label="",
-        period=_PERIOD,
-        using_metrics={},
-    )
+    per_caller = _sum_by(names.METRIC_SMS_SEGMENTS, "caller", day)
+    by_reason = _sum_by(names.METRIC_SMS_REFUSED, "reason", _PERIOD)
     return [
         cw.GraphWidget(title="SMS segments per caller per day", left=[per_caller], period=day, width=12),
         cw.GraphWidget(title="SMS refused (by reason, and total)", left=[by_reason, refused.with_(label="total")]),
     ]
+
+
+def _sum_by(metric: str, dimension: str, period: cdk.Duration) -> cw.MathExpression:
+    """One series per value of `dimension` (a SEARCH: whichever values the functions emitted)."""
+    schema = f"{{{names.METRICS_NAMESPACE},{dimension},service}}"
+    return cw.MathExpression(
+        expression=f"SEARCH('{schema} MetricName=\"{metric}\"', 'Sum', {int(period.to_seconds())})",
+        label="",
+        period=period,
+        using_metrics={},
+    )

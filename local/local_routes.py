@@ -134,21 +134,17 @@ class LocalRoutes:
 
     def _callers(self) -> Response:
         """Every local caller's view as the admin's ``GET /v1/admin/callers/{id}`` answers it."""
-        views: list[Any] = []
-        for caller_id in self.callers():
-            status, _, payload = self.api.get_unsigned(f"/v1/admin/callers/{quote(caller_id, safe='')}")
-            if status == 503:
-                return problem(503, "the ledger could not be read", [("Retry-After", "1")])
-            if status == 200:
-                views.append(json.loads(payload))
-        return json_response(200, views)
+        return self._admin_views("/v1/admin/callers/", self.callers())
 
     def _suppressions(self, inspector: Inspector) -> Response:
         """Every known recipient's suppression view, exactly as the admin's
         ``GET /v1/admin/suppressions/{r}`` answers it (the console is the operator's)."""
+        return self._admin_views("/v1/admin/suppressions/", inspector.recipients())
+
+    def _admin_views(self, route: str, names: list[str]) -> Response:
         views: list[Any] = []
-        for recipient in inspector.recipients():
-            status, _, payload = self.api.get_unsigned(f"/v1/admin/suppressions/{quote(recipient, safe='')}")
+        for name in names:
+            status, _, payload = self.api.get_unsigned(route + quote(name, safe=""))
             if status == 503:
                 return problem(503, "the ledger could not be read", [("Retry-After", "1")])
             if status == 200:
