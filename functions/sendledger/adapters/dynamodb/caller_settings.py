@@ -4,8 +4,12 @@ Written by the admin routes alone; read by the api (test mode, flag context, SMS
 the callbacks Lambda (where a caller's events go) through the container's cache
 (domain/caller_settings.py), so no send nor callback reads the item more than once per
 CALLER_SETTINGS_CACHE. A write replaces the settings whole, moves `version` by one in the
-same request (ADD: two admins writing at once both count) and adds its history entry (`h:<entry
-key>`, write-once, as a message's) in that request too: no change without its actor and reason.
+same request (ADD: two admins writing at once both count) and appends its history entry (actor,
+reason, the fields changed) in that request too: no change without who made it and why.
+
+The admin routes' write goes through the settings' model (modelled.py); the read stays
+low-level: the api's send path and the callbacks Lambda read the item on their cold start, where
+PynamoDB's import would cost more than the read itself (benchmarks/README.md, PynamoDB).
 """
 
 from __future__ import annotations
@@ -14,14 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sendledger.adapters.dynamodb.expressions import Item, Update, decode
-from sendledger.adapters.dynamodb.keys import (
-    CALLER_SETTINGS_SK,
-    HISTORY_PREFIX,
-    caller_pk,
-    entry_key,
-    history_attribute,
-)
+from sendledger.adapters.dynamodb.expressions import Item, decode
+from sendledger.adapters.dynamodb.keys import CALLER_SETTINGS_SK, caller_pk
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.domain.caller_settings import CallerSettings, CallerSettingsCache, SettingsChangeEntry
 from sendledger.domain.callers import CallerId
@@ -29,7 +27,7 @@ from sendledger.domain.clock import Clock, iso, parse_iso
 from sendledger.domain.sms_guardrails import CountryRule, country_rule
 
 CALLBACK_URL, TEST_MODE, FLAG_CONTEXT = "callback_url", "test_mode", "flag_context"
-SMS_COUNTRIES, SMS_DAILY_SEGMENTS = "sms_countries", "sms_daily_segments"
+SMS_COUNTRIES, SMS_DAILY_SEGMENTS, HISTORY = "sms_countries", "sms_daily_segments", "history"
 UPDATED_AT, UPDATED_BY, VERSION = "updated_at", "updated_by", "version"
 # A history entry's JSON fields (one letter each, as a message's entries).
 AT, ACTOR, REASON, CHANGED = "a", "u", "r", "c"
@@ -52,23 +50,26 @@ class DynamoCallerSettings:
         return found
 
     def put(self, settings: CallerSettings, change: SettingsChangeEntry | None = None) -> CallerSettings:
-        update = Update().set(TEST_MODE, settings.test_mode).set(FLAG_CONTEXT, dict(settings.flag_context))
-        optional: dict[str, Any] = {
-            CALLBACK_URL: settings.callback_url,
-            SMS_COUNTRIES: settings.sms_countries.as_json() if settings.sms_countries else None,
-            SMS_DAILY_SEGMENTS: settings.sms_daily_segments,
-            UPDATED_AT: iso(settings.updated_at) if settings.updated_at else None,
-            UPDATED_BY: settings.updated_by,
-        }
-        for name, given in optional.items():
-            if given is None:
-                update.remove(name)
-            else:
-                update.set(name, given)
-        if change is not None:
-            update.append_entry(history_attribute(_change_key(change, settings.version)), _entry_json(change))
-        update.add(VERSION, 1)
-        stored = self.table.update(caller_pk(settings.caller_id), CALLER_SETTINGS_SK, update, returning="ALL_NEW")
+        from pynamodb.expressions.update import Action
+
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import CallerSettingsItem as Stored
+
+        actions: list[Action] = [Stored.test_mode.set(settings.test_mode)]
+        actions.append(Stored.flag_context.set(dict(settings.flag_context)))
+        optional: list[tuple[Any, Any]] = [
+            (Stored.callback_url, settings.callback_url),
+            (Stored.sms_countries, settings.sms_countries.as_json() if settings.sms_countries else None),
+            (Stored.sms_daily_segments, settings.sms_daily_segments),
+            (Stored.updated_at, iso(settings.updated_at) if settings.updated_at else None),
+            (Stored.updated_by, settings.updated_by),
+        ]
+        actions += [attribute.remove() if given is None else attribute.set(given) for attribute, given in optional]
+        if change is not None:  # appended: no write can drop or reorder another's entry
+            actions.append(Stored.history.set((Stored.history | []).append([_entry_json(change)])))
+        actions.append(Stored.version.add(1))
+        pk = caller_pk(settings.caller_id)
+        stored = modelled.update(self.table, pk, CALLER_SETTINGS_SK, actions, returning="ALL_NEW")
         written = settings_from(settings.caller_id, stored)
         self.cache.put(written, self.clock.now())
         return written
@@ -88,7 +89,7 @@ def settings_from(caller_id: CallerId, item: Item) -> CallerSettings:
         updated_at=parse_iso(updated_at) if updated_at else None,
         updated_by=values.get(UPDATED_BY),
         version=int(values.get(VERSION, 0)),
-        history=tuple(_entry(values[name]) for name in sorted(values) if name.startswith(HISTORY_PREFIX)),
+        history=tuple(_entry(raw) for raw in values.get(HISTORY) or ()),
     )
 
 
@@ -100,13 +101,6 @@ def _rule(raw: Any) -> CountryRule | None:
     if not isinstance(rule, CountryRule):
         raise ValueError(f"stored sms_countries is not a rule: {rule}")
     return rule
-
-
-def _change_key(change: SettingsChangeEntry, read_version: int) -> str:
-    """Time, then the version the write was based on (two changes in one millisecond keep their
-    order), then the random tail of an act's key (two admins writing at once both land)."""
-    random_tail = entry_key(change.at, 0).rsplit(".", 1)[1]
-    return f"{int(change.at.timestamp() * 1000):013d}.{read_version:08d}.{random_tail}"
 
 
 def _entry_json(change: SettingsChangeEntry) -> str:

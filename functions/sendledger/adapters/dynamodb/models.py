@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from pynamodb.attributes import (
     BooleanAttribute,
+    ListAttribute,
     MapAttribute,
     NumberAttribute,
     TTLAttribute,
@@ -115,9 +116,9 @@ class MessageReceiptItem(DueItem):
 
 
 class SmsReceiptItem(DueItem):
-    """An SNS message id, to its message (due for an outcome like a message)."""
+    """An SMS provider message id, to its message (due for an outcome like a message)."""
 
-    PK_PATTERN, SK = "PMID#<SNS message id>", "PMID"
+    PK_PATTERN, SK = "PMID#<provider id>", "PMID"
 
 
 class UnmatchedEventItem(LedgerItem):
@@ -150,9 +151,13 @@ class CallerSettingsItem(LedgerItem):
     callback_url = UnicodeAttribute(null=True)
     test_mode = BooleanAttribute(null=True)
     flag_context = MapAttribute[str, str](null=True)  # type: ignore[no-untyped-call]
+    sms_countries = MapAttribute[str, Any](null=True)  # type: ignore[no-untyped-call]  # {"allow"|"block": [...]}
+    sms_daily_segments = NumberAttribute(null=True)
     updated_at = UnicodeAttribute(null=True)
     updated_by = UnicodeAttribute(null=True)
     version = NumberAttribute(null=True)
+    # One JSON string per admin change (at, actor, reason, fields changed), appended, oldest first.
+    history = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[var-annotated]
 
 
 class SmsDayItem(LedgerItem):
