@@ -3,6 +3,8 @@
 Records are published in order; a record that fails is reported as a partial batch failure,
 so Lambda resumes the shard from it (bisecting and retrying within the event source's limits,
 then the on-failure destination). Records after it are published again: same ids.
+The partial batch response is the event source's documented shape, written here rather than
+through Powertools' batch utility: its import was about a tenth of this function's cold start.
 """
 
 from __future__ import annotations
@@ -10,16 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap, names
 from sendledger.usecases.publish import PublishReport, publish_record
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
-
     from sendledger.domain.callers import CallerId
 
 logger = Logger()
@@ -31,20 +29,15 @@ def lambda_handler(
 ) -> dict[str, Any]:
     status = runtime or bootstrap.status_out()
     report = PublishReport()
-
-    def handle(record: DynamoDBRecord) -> None:
+    failures: list[dict[str, str]] = []
+    for record in event.get("Records", []):
         try:
-            publish_record(record.raw_event, status.changes, status.bus, report)
-        except Exception:
+            publish_record(record, status.changes, status.bus, report)
+        except Exception:  # any fault of one record: reported, and the shard resumes from it
+            sequence = record["dynamodb"]["SequenceNumber"]
+            logger.exception("stream record not published", extra={"sequence_number": sequence})
+            failures.append({"itemIdentifier": sequence})
             report.counting = False  # this record and those after it come back with the retry
-            raise
-
-    response = process_partial_response(
-        event=event,
-        record_handler=handle,
-        processor=BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False),
-        context=context,
-    )
     if report.sms_segments:
         # One write per caller and day for the whole batch (never one per SMS), then the
         # dashboard's segments per caller; a fault here fails the batch: it comes back whole.
@@ -56,15 +49,18 @@ def lambda_handler(
         extra={
             "records": report.records,
             "events": [(e.event_id, e.detail_type.value) for e in report.published],
-            "failed": len(response.get("batchItemFailures", [])),
+            "failed": len(failures),
         },
     )
-    return dict(response)
+    return {"batchItemFailures": failures}
 
 
 def _segments_by_caller(counted: dict[tuple[CallerId, str], int]) -> None:
     """SmsSegments by caller: the dashboard's segments per caller per day (its sum over a day).
-    One series per caller that texts: a deployment's callers are its teams, not its users."""
+    One series per caller that texts: a deployment's callers are its teams, not its users.
+    Powertools' metrics load here, with a batch's first SMS: not on every cold start."""
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
     totals: dict[str, int] = {}
     for (owner, _day), billed in counted.items():
         totals[owner] = totals.get(owner, 0) + billed
