@@ -22,6 +22,7 @@ LABELS = {
     "eventbridge": "EventBridge: status events",
     "lambda_publisher": "Lambda: publisher",
     "dynamodb_publisher_reads": "DynamoDB: publisher reads",
+    "dynamodb_publisher_labels": "DynamoDB: eligibility labels (publisher)",
     "sqs_callbacks": "SQS: callbacks",
     "lambda_callbacks": "Lambda: callbacks",
     "cloudwatch_logs": "CloudWatch Logs: ingestion",

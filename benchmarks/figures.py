@@ -134,6 +134,11 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
         "publisher_cpu_ms_per_record": publisher.get("cpu_ms_per_record", 0.0),
         # The publisher reads the message item (strongly consistent, 1 unit) for each receipt change.
         "publisher_rru_per_send": {channel: float(events_per_send[channel]) for channel in ("email", "sms")},
+        # An `allow` send's eligibility label: one UpdateItem of the message item per labelled send.
+        "labels_per_send": {
+            channel: float(table.get("send_label", {}).get("per_send") or 0.0) for channel in ("email", "sms")
+        },
+        "label_wru_p95": float((table.get("send_label", {}).get("wru") or {}).get("p95") or 0.0),
         "event_log_bytes": ingest.get("log_bytes_per_event", 0),
         "publisher_log_bytes_per_record": publisher.get("log_bytes_per_record", 0),
         "sms_status_record_bytes": 520,

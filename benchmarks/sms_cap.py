@@ -36,6 +36,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
 
     from benchmarks.environment import REGION
     from local.status_out import STREAMS_CONFIG
+    from sendledger.adapters.dynamodb.labels import StalenessLabels
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.dynamodb.schema import create_ledger_table
     from sendledger.adapters.dynamodb.stream import LedgerStream
@@ -82,7 +83,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
         containers = [DailyCap(ledger.sms_usage, clock) for _ in range(CONTAINERS)]
         stream_arn = client.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
         reader = _Reader(boto3.client("dynamodbstreams", region_name=REGION, config=STREAMS_CONFIG), stream_arn)
-        changes, bus = LedgerStream(ledger.table), Bus()
+        changes, bus, labels = LedgerStream(ledger.table), Bus(), StalenessLabels(ledger.table)
         pending: list[tuple[datetime, dict[str, Any]]] = []
         accepted = refused = 0
         first_refused_at: int | None = None
@@ -109,7 +110,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
                 pending += [(clock.now(), record) for record in reader.records()]
             report = PublishReport()
             while pending and pending[0][0] <= clock.now() - timedelta(seconds=STREAM_LAG_SECONDS):
-                publish_record(pending.pop(0)[1], changes, bus, report)
+                publish_record(pending.pop(0)[1], changes, bus, report, labels)
             if report.sms_segments:
                 ledger.sms_usage.add(report.sms_segments)
             clock.current += step

@@ -1,8 +1,11 @@
-"""Publish: one stream record's status events onto the bus, and the SMS segments they bill.
+"""Publish: one stream record's status events onto the bus, an `allow` send's label, and the
+SMS segments the events bill.
 
 A record whose events cannot all be put raises, so the stream hands it (and the records
 after it) back: a crash or a fault between commit and publish loses nothing, and since every
-id is derived from the change, publishing a record again repeats the same ids.
+id is derived from the change, publishing a record again repeats the same ids. The same holds
+for a label: one entry per message, under a key derived from its intent (written again:
+nothing changes).
 
 The daily SMS cap is counted here, off the send path: every SMS that enters `sending` (its
 intent, or a resend) bills its segments to its owner's UTC day. The batch's counts are added
@@ -17,25 +20,33 @@ from typing import Any
 
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import parse_iso
-from sendledger.domain.messages import MessageState
+from sendledger.domain.eligibility import RecordedSend
+from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_guardrails import utc_day
 from sendledger.domain.state_changes import OWNER_FIELD, DetailType, StatusEvent
-from sendledger.ports.status_out import StatusChangeSource, StatusEventBus
+from sendledger.ports.status_out import EligibilityLabels, StatusChangeSource, StatusEventBus
 
 
 @dataclass
 class PublishReport:
     records: int = 0
     published: list[StatusEvent] = field(default_factory=list)
+    labelled: int = 0
     # Segments billed per (owner, UTC day) by the records published so far, in order.
     sms_segments: dict[tuple[CallerId, str], int] = field(default_factory=dict)
     counting: bool = True  # False after a record failed: the ones after it come back
 
 
 def publish_record(
-    record: dict[str, Any], changes: StatusChangeSource, bus: StatusEventBus, report: PublishReport
+    record: dict[str, Any],
+    changes: StatusChangeSource,
+    bus: StatusEventBus,
+    report: PublishReport,
+    labels: EligibilityLabels,
 ) -> None:
+    if label_recorded_send(record, labels):
+        report.labelled += 1
     events: list[StatusEvent] = changes.events_of(record)
     if events:
         bus.put(events)
@@ -47,6 +58,20 @@ def publish_record(
             if billed is not None:
                 pair = (billed[0], billed[1])
                 report.sms_segments[pair] = report.sms_segments.get(pair, 0) + billed[2]
+
+
+def label_recorded_send(record: dict[str, Any], labels: EligibilityLabels) -> bool:
+    """Label the `allow` send whose recipient update this record is (False: it is not one)."""
+    recorded = labels.recorded_send(record)
+    if recorded is None:
+        return False
+    labels.label(recorded.message_id, label_entry(recorded))
+    return True
+
+
+def label_entry(recorded: RecordedSend) -> HistoryEntry:
+    """At the intent's time: the label is about the decision the intent made."""
+    return HistoryEntry(at=recorded.sent_at, type=HistoryType.ELIGIBILITY, evidence=recorded.evidence())
 
 
 def billed_segments(event: StatusEvent) -> tuple[CallerId, str, int] | None:
