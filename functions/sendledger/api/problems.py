@@ -32,6 +32,8 @@ class ProblemType(StrEnum):
     TEMPLATE_INTERNAL = "template-internal"
     TEMPLATE_CHANNEL_UNSUPPORTED = "template-channel-unsupported"
     TEMPLATE_PARAMS_INVALID = "template-params-invalid"
+    SMS_COUNTRY_NOT_ALLOWED = "sms-country-not-allowed"
+    SMS_CAP_REACHED = "sms-cap-reached"
     UNKNOWN_CALLER = "unknown-caller"
     NOT_ADMIN = "not-admin"
     INVALID_TOKEN = "invalid-token"  # noqa: S105  (a problem type, not a secret)
@@ -61,6 +63,8 @@ STATUS: dict[ProblemType, int] = {
     ProblemType.TEMPLATE_INTERNAL: 422,
     ProblemType.TEMPLATE_CHANNEL_UNSUPPORTED: 422,
     ProblemType.TEMPLATE_PARAMS_INVALID: 422,
+    ProblemType.SMS_COUNTRY_NOT_ALLOWED: 422,
+    ProblemType.SMS_CAP_REACHED: 429,
     ProblemType.UNKNOWN_CALLER: 403,
     ProblemType.NOT_ADMIN: 403,
     ProblemType.INVALID_TOKEN: 400,
