@@ -106,7 +106,7 @@ def send(api, body, key):
 
 
 @pytest.mark.parametrize("body", [EMAIL, SMS], ids=["email", "sms"])
-def test_send_and_replay(api, healthy_watermarks, warm_caller_settings, body):
+def test_send_and_replay(api, healthy_watermarks, warm_watermarks, warm_caller_settings, body):
     with count_dynamodb_requests() as counter:
         status, _, view = send(api, body, "budget-1")
     assert status == 202 and view["state"] == "accepted"
