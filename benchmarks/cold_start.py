@@ -42,9 +42,9 @@ HANDLERS = {
     "publisher": "sendledger.handlers.publisher",
 }
 COMPOSITION = {  # what the handler's first invocation builds, made explicit to time it apart
-    "api": "runtime().services",
-    "poller": "runtime().pipeline",
-    "sms_delivery_logs": "runtime().pipeline",
+    "api": "runtime().sender",
+    "poller": "runtime().poll_cycle",
+    "sms_delivery_logs": "runtime().sink",
     "publisher": "status_out()",
 }
 MEMORY_MB = {"api": 512, "poller": 512, "sms_delivery_logs": 256, "publisher": 256}

@@ -63,9 +63,9 @@ def _child(events: int, rounds: int) -> dict[str, Any]:
     from sendledger.usecases.ingest import IngestReport
 
     endpoint = os.environ["AWS_ENDPOINT_URL"]
-    pipeline = bootstrap.runtime().pipeline
-    queue_url = pipeline.services.settings.provider(SesSettings).events_queue_url
-    table = pipeline.services.settings.table_name
+    pipeline = bootstrap.runtime()
+    queue_url = pipeline.settings.provider(SesSettings).events_queue_url
+    table = pipeline.settings.table_name
     sqs, dynamodb = boto3.client("sqs"), boto3.client("dynamodb")
 
     def ours() -> int:
@@ -106,7 +106,7 @@ def _child(events: int, rounds: int) -> dict[str, Any]:
         "cpu_ms_per_event": {name: round(value, 4) for name, value in median.items()},
         "rounds_ms_per_event": {name: [round(v, 4) for v in values] for name, values in samples.items()},
         "ratio": round(median["sendledger"] / median["baseline"], 3),
-        "concurrency": pipeline.services.settings.poll_apply_concurrency,
+        "concurrency": pipeline.settings.poll_apply_concurrency,
     }
 
 
@@ -145,13 +145,13 @@ class _Context:
         return 60_000
 
 
-def drain_ses_queue(pipeline: Any, seconds_left: Any, report: Any) -> bool:
+def drain_ses_queue(runtime: Any, seconds_left: Any, report: Any) -> bool:
     """The poll cycle's drain of the SES events queue: its lane's own drain."""
     from sendledger.usecases.queued_events import QueueLane, drain
 
-    lane = pipeline.lane("ses")
+    [lane] = [lane for lane in runtime.lanes if lane.name == "ses"]
     assert isinstance(lane, QueueLane)
-    return drain(pipeline, lane, seconds_left, report)
+    return drain(runtime.sink, lane, seconds_left, report)
 
 
 def _load(endpoint: str, bodies: list[str]) -> None:

@@ -49,7 +49,7 @@ def world() -> Iterator[StatusOutWorld]:
 
 def poller(world: StatusOutWorld) -> SqsEventSource:
     """One more container of the callbacks function: its own runtime (caches, state) and clock'd HTTP."""
-    runtime = bootstrap.build_status_out(world.runtime.settings)
+    runtime = bootstrap.build_status_out(world.services.settings)
     # A real POST to B's loopback receiver must never outlast the real wait, even on a loaded machine
     # (it would count as B's timeout): the black hole then costs this much real time per POST to A.
     endpoint = TimedEndpoint(world.clock, real_wait=0.5)
@@ -117,7 +117,7 @@ def run(world: StatusOutWorld, *, a_plan: r.Plan, tag: str) -> tuple[list[float]
     world.shared.fresh()
     world.fresh()
     with r.Receiver(B_SECRET) as b_receiver:
-        register_receiver(world.runtime.settings, caller_id(B_PRINCIPAL), b_receiver.url, B_SECRET)
+        register_receiver(world.services.settings, caller_id(B_PRINCIPAL), b_receiver.url, B_SECRET)
         history(world, tag)
         world.stream.drain()
         world.receiver.plan = a_plan

@@ -6,8 +6,9 @@ failed condition hands back the recipient item to decide from exactly (and write
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
@@ -16,12 +17,23 @@ from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibilit
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
+from sendledger.domain.provider import source_of
 from sendledger.domain.recipients import Recipient, fingerprint_of
 from sendledger.domain.values import value
-from sendledger.ports.messages import Expectations, IdempotencyRecord, LastSendCondition, SendIntent, StoredResponse
+from sendledger.ports.messages import (
+    Expectations,
+    IdempotencyRecord,
+    LastSendCondition,
+    MessageStore,
+    SendIntent,
+    StoredResponse,
+)
+from sendledger.ports.poller_state import PollerStateStore
 from sendledger.ports.resets import ResetRecord
-from sendledger.usecases.context import Services
-from sendledger.usecases.send_command import SendCommand, source_for
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
+    from sendledger.usecases.send_command import SendCommand
 
 logger = Logger(child=True)
 
@@ -68,62 +80,102 @@ class KeyInFlight:
 IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 
 
-def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagDecision) -> IntentResult:
-    """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
+@dataclass(frozen=True)
+class IntentWriter:
+    """Writes send intents with eligibility asserted as conditions (the send path and resets)."""
 
-    First try optimistically (no reads): never suppressed, and no send newer than the last
-    watermark this container read minus the grace, however old that read is (an older
-    watermark only makes the condition stricter, domain/watermarks.py); no earlier send at all
-    before the container's first read. When the recipient's condition fails, the cancelled
-    transaction hands back the recipient item; decide from it and a recent watermark (read
-    when the last read is older than the cache's age) and write again with exact conditions,
-    so a concurrent change is never missed.
-    """
-    settings, now = services.settings, intent.first_entry.at
-    grace = timedelta(seconds=settings.unknown_grace_seconds)
-    source = source_for(intent.message)
-    watermark = services.poller_state.known_watermark(source)
-    intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
-    intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
-    generations = 0
-    for _ in range(MAX_INTENT_ATTEMPTS):
-        conflict = services.messages.commit_intent(intent)
+    messages: MessageStore
+    poller_state: PollerStateStore  # the watermark the last-send condition is stated against
+    settings: Settings  # the unknown grace, the deferral's poll interval
+
+    def commit(self, intent: SendIntent, flags: FlagDecision) -> IntentResult:
+        """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
+
+        First try optimistically (no reads): never suppressed, and no send newer than the last
+        watermark this container read minus the grace, however old that read is (an older
+        watermark only makes the condition stricter, domain/watermarks.py); no earlier send at all
+        before the container's first read. When the recipient's condition fails, the cancelled
+        transaction hands back the recipient item; decide from it and a recent watermark (read
+        when the last read is older than the cache's age) and write again with exact conditions,
+        so a concurrent change is never missed.
+        """
+        now = intent.first_entry.at
+        grace = timedelta(seconds=self.settings.unknown_grace_seconds)
+        source = source_of(intent.message.provider)
+        watermark = self.poller_state.known_watermark(source)
+        intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
+        intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
+        generations = 0
+        for _ in range(MAX_INTENT_ATTEMPTS):
+            conflict = self.messages.commit_intent(intent)
+            if conflict is None:
+                return Committed(_decision_of(intent))
+            if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
+                generations += 1  # the key expired and is used again: a new intent under a new id
+                _regenerate(intent)
+                continue
+            if conflict.existing is not None:
+                return KeyTaken(conflict.existing)
+            if conflict.reset is not None:
+                return ActiveReset(conflict.reset)
+            if conflict.in_flight and intent.idempotency_key is not None:
+                return KeyInFlight()
+            if conflict.recipient is None:
+                raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
+            recipient = conflict.recipient
+            if recipient.last_send_at is not None and not recipient.suppression.suppressed:
+                watermark = self.poller_state.recent_watermark(source, now)
+            decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
+            logger.info(
+                "eligibility",
+                extra={
+                    "message_id": intent.message.message_id,
+                    "recipient": fingerprint_of(intent.message.recipient_key),
+                    **decision.evidence(),
+                },
+            )
+            if decision.result is Eligibility.SUPPRESSED:
+                return self._commit_decided(intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
+            if decision.result is Eligibility.ELIGIBLE_STALE and flags.stale_eligibility_policy is StalePolicy.DEFER:
+                return self._commit_decided(intent, decision, MessageState.PENDING, "eligibility stale: deferred")
+            intent.expectations = Expectations(
+                suppression_version=recipient.suppression.version,
+                last_send=LastSendCondition(recipient.last_send_at, exact=True),
+            )
+            intent.first_entry = _with_evidence(intent.first_entry, decision)
+        raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
+
+    def _commit_decided(self, intent: SendIntent, decision: Decision, state: MessageState, reason: str) -> IntentResult:
+        message = intent.message
+        message.state = state
+        message.reason = reason
+        intent.first_entry = HistoryEntry(
+            at=intent.first_entry.at,
+            type=HistoryType.DECIDED,
+            state=state,
+            evidence={**intent.first_entry.evidence, **decision.evidence(), "decision": state.value},
+        )
+        if state is MessageState.PENDING:
+            # Deferred by the stale-eligibility policy: the poller retries once the outcome is knowable.
+            intent.due = (
+                DueKind.PENDING,
+                intent.first_entry.at + timedelta(seconds=self.settings.poll_interval_seconds),
+            )
+        elif message.escalation:
+            intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
+        else:
+            intent.due = None  # decided for good: nothing left for the poller
+        stored = StoredResponse.of(message) if intent.idempotency_key else None
+        conflict = self.messages.commit_decided(intent, stored)
         if conflict is None:
-            return Committed(_decision_of(intent))
-        if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
-            generations += 1  # the key expired and is used again: a new intent under a new id
-            _regenerate(intent)
-            continue
+            return Decided(state)
         if conflict.existing is not None:
             return KeyTaken(conflict.existing)
         if conflict.reset is not None:
             return ActiveReset(conflict.reset)
         if conflict.in_flight and intent.idempotency_key is not None:
             return KeyInFlight()
-        if conflict.recipient is None:
-            raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
-        recipient = conflict.recipient
-        if recipient.last_send_at is not None and not recipient.suppression.suppressed:
-            watermark = services.poller_state.recent_watermark(source, now)
-        decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
-        logger.info(
-            "eligibility",
-            extra={
-                "message_id": intent.message.message_id,
-                "recipient": fingerprint_of(intent.message.recipient_key),
-                **decision.evidence(),
-            },
-        )
-        if decision.result is Eligibility.SUPPRESSED:
-            return _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
-        if decision.result is Eligibility.ELIGIBLE_STALE and flags.stale_eligibility_policy is StalePolicy.DEFER:
-            return _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
-        intent.expectations = Expectations(
-            suppression_version=recipient.suppression.version,
-            last_send=LastSendCondition(recipient.last_send_at, exact=True),
-        )
-        intent.first_entry = _with_evidence(intent.first_entry, decision)
-    raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
+        raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 
 def _with_evidence(entry: HistoryEntry, decision: Decision) -> HistoryEntry:
@@ -145,41 +197,6 @@ def _decision_of(intent: SendIntent) -> Decision:
         int(str(evidence["suppression_version"])),
         None,
     )
-
-
-def _commit_decided(
-    services: Services, intent: SendIntent, decision: Decision, state: MessageState, reason: str
-) -> IntentResult:
-    message = intent.message
-    message.state = state
-    message.reason = reason
-    intent.first_entry = HistoryEntry(
-        at=intent.first_entry.at,
-        type=HistoryType.DECIDED,
-        state=state,
-        evidence={**intent.first_entry.evidence, **decision.evidence(), "decision": state.value},
-    )
-    if state is MessageState.PENDING:
-        # Deferred by the stale-eligibility policy: the poller retries once the outcome is knowable.
-        intent.due = (
-            DueKind.PENDING,
-            intent.first_entry.at + timedelta(seconds=services.settings.poll_interval_seconds),
-        )
-    elif message.escalation:
-        intent.due = (DueKind.OUTCOME, intent.first_entry.at)  # failed for good before the deadline: escalate now
-    else:
-        intent.due = None  # decided for good: nothing left for the poller
-    stored = StoredResponse.of(message) if intent.idempotency_key else None
-    conflict = services.messages.commit_decided(intent, stored)
-    if conflict is None:
-        return Decided(state)
-    if conflict.existing is not None:
-        return KeyTaken(conflict.existing)
-    if conflict.reset is not None:
-        return ActiveReset(conflict.reset)
-    if conflict.in_flight and intent.idempotency_key is not None:
-        return KeyInFlight()
-    raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
 
 
 def new_message(

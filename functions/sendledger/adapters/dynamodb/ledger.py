@@ -49,13 +49,3 @@ class LedgerTable:
             webhook_tokens=WebhookTokens(table),
             caller_settings=DynamoCallerSettings(table, SystemClock()),
         )
-
-    def send_path(self) -> dict[str, Any]:
-        """The stores the send path's Services take (keyword arguments)."""
-        return {
-            "messages": self.messages,
-            "recipients": self.recipients,
-            "resets": self.resets,
-            "poller_state": self.poller_state,
-            "caller_settings": self.caller_settings,
-        }

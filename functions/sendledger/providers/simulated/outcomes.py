@@ -82,10 +82,10 @@ def parse_test_outcome(raw: str) -> list[DeliveryEvent]:
 def test_outcomes_lane(settings: Settings) -> QueueLane | None:
     """The poller's lane of the test outcomes queue (none where the deployment has no such queue)."""
     from sendledger.adapters.sqs import SqsEventQueue
-    from sendledger.usecases.queued_events import QueueLane
+    from sendledger.usecases.queued_events import queue_lane
 
     url = settings.test_outcomes_queue_url
     if not url:
         return None
     # A side path: it never proves a provider's absence, so no watermark moves by it.
-    return QueueLane(LANE, SOURCE, SqsEventQueue(url), parse_test_outcome, completes_source=False)
+    return queue_lane(settings, LANE, SOURCE, SqsEventQueue(url), parse_test_outcome, completes_source=False)
