@@ -8,8 +8,9 @@ event first, then times with ``perf_counter`` (wall, what a cold start bills) an
 ``process_time``:
 
 - the handler module's import;
-- its composition root (``bootstrap.runtime()``, with the ingestion pipeline for the poller
-  and the SMS handler; ``bootstrap.status_out()`` for the publisher);
+- its composition root (``bootstrap.runtime()`` with the flow its first invocation runs: the
+  send flow for the api, the poll cycle for the poller, the event sink for the SMS handler;
+  ``bootstrap.status_out()`` for the publisher);
 - its first invocation: a send (api), a poll cycle draining ten SES events (poller), a log
   batch of five records (sms_delivery_logs), a stream batch of three changes (publisher).
 

@@ -118,7 +118,6 @@ class Runtime:
     # The admin routes' caller settings and secrets: built on their first request (tests set their own).
     caller_admin: CallerAdmin | None = None
     _flows: dict[str, object] = field(default_factory=dict, init=False, repr=False)
-    _webhooks: dict[str, Webhook | None] = field(default_factory=dict, init=False, repr=False)
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
@@ -306,14 +305,14 @@ class Runtime:
     def webhook(self, provider: str) -> Webhook | None:
         """A provider's webhook route, built on its first request (never on the send path);
         None when the provider is not enabled here, does not push, or is not configured."""
-        if provider not in self._webhooks:
-            self._webhooks[provider] = build_webhook(self.settings, self.clock, self.ledger, provider)
-        return self._webhooks[provider]
+        return self._flow(
+            f"webhook:{provider}", lambda: build_webhook(self.settings, self.clock, self.ledger, provider)
+        )
 
     def callers(self) -> CallerAdmin:
-        if self.caller_admin is None:
-            self.caller_admin = build_caller_admin(self.caller_settings, self.settings, self.clock)
-        return self.caller_admin
+        if self.caller_admin is not None:
+            return self.caller_admin
+        return self._flow("callers", lambda: build_caller_admin(self.caller_settings, self.settings, self.clock))
 
 
 @cache
