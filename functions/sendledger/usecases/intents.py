@@ -23,6 +23,7 @@ from sendledger.domain.values import value
 from sendledger.ports.messages import (
     Expectations,
     IdempotencyRecord,
+    IntentConflict,
     LastSendCondition,
     MessageStore,
     SendIntent,
@@ -114,12 +115,9 @@ class IntentWriter:
                 generations += 1  # the key expired and is used again: a new intent under a new id
                 _regenerate(intent)
                 continue
-            if conflict.existing is not None:
-                return KeyTaken(conflict.existing)
-            if conflict.reset is not None:
-                return ActiveReset(conflict.reset)
-            if conflict.in_flight and intent.idempotency_key is not None:
-                return KeyInFlight()
+            taken = _taken(conflict, intent)
+            if taken is not None:
+                return taken
             if conflict.recipient is None:
                 raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
             recipient = conflict.recipient
@@ -169,13 +167,21 @@ class IntentWriter:
         conflict = self.messages.commit_decided(intent, stored)
         if conflict is None:
             return Decided(state)
-        if conflict.existing is not None:
-            return KeyTaken(conflict.existing)
-        if conflict.reset is not None:
-            return ActiveReset(conflict.reset)
-        if conflict.in_flight and intent.idempotency_key is not None:
-            return KeyInFlight()
+        taken = _taken(conflict, intent)
+        if taken is not None:
+            return taken
         raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
+
+
+def _taken(conflict: IntentConflict, intent: SendIntent) -> IntentResult | None:
+    """What a conflict on the key or on the account's reset answers (None: neither was taken)."""
+    if conflict.existing is not None:
+        return KeyTaken(conflict.existing)
+    if conflict.reset is not None:
+        return ActiveReset(conflict.reset)
+    if conflict.in_flight and intent.idempotency_key is not None:
+        return KeyInFlight()
+    return None
 
 
 def _with_evidence(entry: HistoryEntry, decision: Decision) -> HistoryEntry:
