@@ -127,13 +127,18 @@ class Runtime:
     @classmethod
     def over(cls, ledger: Any, **parts: Any) -> Runtime:
         """A runtime over a ledger's stores (the DynamoDB table, or the tests' fakes)."""
-        stores = ("messages", "recipients", "resets", "poller_state", "caller_settings", "events", "due_work")
-        return cls(
-            **{name: getattr(ledger, name) for name in stores},
-            escalation_timers=ledger.escalation_timers,
-            ledger=ledger if hasattr(ledger, "webhook_tokens") else None,
-            **parts,
+        stores = (
+            "messages",
+            "recipients",
+            "resets",
+            "poller_state",
+            "caller_settings",
+            "events",
+            "due_work",
+            "escalation_timers",
         )
+        webhooks = ledger if hasattr(ledger, "webhook_tokens") else None  # the fakes have no token items
+        return cls(**{name: getattr(ledger, name) for name in stores}, ledger=webhooks, **parts)
 
     def _flow(self, name: str, build: Callable[[], T]) -> T:
         if name not in self._flows:
