@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         LaneStores,
         ProviderSlice,
         SimulatedCarriers,
+        Simulation,
         SmsSender,
     )
     from sendledger.ports.recipients import RecipientStore
@@ -80,7 +81,7 @@ def provider_lanes(settings: Settings, stores: LaneStores) -> list[EventLane]:
 
     slices = [slice_of(provider.value) for provider in settings.enabled_providers]
     lanes = [lane for piece in slices for lane in piece.lanes(settings, stores)]
-    test_lane = test_outcomes_lane(settings)  # test mode's simulated events: their own path
+    test_lane = test_outcomes_lane(settings, simulations(settings))  # test mode's events: their own path
     return lanes if test_lane is None else [*lanes, test_lane]
 
 
@@ -333,7 +334,7 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.settings import Settings
 
     settings = settings or Settings.from_env()
-    # Before any use case runs: SES event ids contain fingerprints, so every container must agree.
+    # Before any use case runs: provider event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
     return Runtime.over(
         LedgerTable.named(settings.table_name),
@@ -357,7 +358,12 @@ def simulated_carriers(settings: Settings, clock: Clock | None = None) -> Simula
     """Test mode's carriers over this deployment's event paths (the simulated slice composes them)."""
     from sendledger.providers.simulated.compose import carriers_for
 
-    return carriers_for(settings, clock)
+    return carriers_for(settings, simulations(settings), clock)
+
+
+def simulations(settings: Settings) -> Callable[[str], Simulation]:
+    """Each registered provider's simulation by its name, built on first ask (KeyError: no such provider)."""
+    return cache(lambda name: slice_of(name).simulation(settings))
 
 
 def build_caller_admin(caller_settings: CallerSettingsStore, settings: Settings, clock: Clock) -> CallerAdmin:

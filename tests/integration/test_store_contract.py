@@ -47,7 +47,7 @@ ALICE_KEY = f"email:{ALICE}"
 
 @dataclass
 class Backend:
-    """One backend's stores, and Services over them (fake providers on both sides)."""
+    """One backend's stores, and a runtime over them (fake providers on both sides)."""
 
     name: str
     ledger: Any  # LedgerTable | FakeLedger: the same store attributes

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
+from sendledger import bootstrap
 from sendledger.bootstrap import LaneBuilder, Runtime
 from sendledger.domain.provider import Backoff
 from sendledger.ports.providers import EventLane, LaneStores
 from sendledger.providers.ses import NAME as SES
 from sendledger.providers.ses import SOURCE as SES_SOURCE
 from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.ses.simulation import SesSimulation
 from sendledger.providers.simulated.sender import SimulatedCarriers
 from sendledger.providers.sns.lane import log_lane
 from sendledger.settings import Fragment, Settings
@@ -106,8 +109,8 @@ def fake_world(clock: FakeClock | None = None, settings: Settings | None = None)
     runtime = build_runtime(ledger, clock, settings, email, sms, escalations)
     # As bootstrap wires it: a test caller's sends are simulated, their events put on these fakes.
     outlet = FakeOutlet(ses_queue, logs, SUCCESS_GROUP, FAILURE_GROUP)
-    runtime.simulated = SimulatedCarriers(
-        outlet, clock, settings.sender_email, "sendledger-events", "us-east-1", "123456789012"
-    )
+    ses = SesSimulation(settings.sender_email, "sendledger-events", "us-east-1", "123456789012")
+    simulation_of = cache(lambda name: ses if name == SES else bootstrap.slice_of(name).simulation(settings))
+    runtime.simulated = SimulatedCarriers(outlet, clock, simulation_of)
     runtime.lanes_for = fake_lanes(ses_queue, logs)
     return FakeWorld(clock, ledger, email, sms, ses_queue, logs, escalations, runtime)
