@@ -102,6 +102,7 @@ STREAM = f"{DYNAMODB}/stream.py"
 EVENTBRIDGE = f"{FUNCTIONS}/adapters/eventbridge.py"
 PUBLISHER = f"{FUNCTIONS}/handlers/publisher.py"
 CALLBACKS = f"{FUNCTIONS}/handlers/callbacks.py"
+CALLBACK_BATCH = f"{FUNCTIONS}/usecases/callback_batch.py"
 CALLERS = f"{FUNCTIONS}/domain/callers.py"
 VIEWS = f"{FUNCTIONS}/usecases/views.py"
 MESSAGE_READS = f"{FUNCTIONS}/usecases/messages.py"
@@ -389,10 +390,10 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "a stream record is acknowledged only once its events are on the bus: put in the "
         "background, the record is done before its put, and a failed put loses its events",
         PUBLISHER,
-        old="        publish_record(record.raw_event, status.changes, status.bus, report)\n",
-        new="        import threading  # the record is acknowledged now, its events put meanwhile\n\n"
-        "        put = (record.raw_event, status.changes, status.bus, report)\n"
-        "        threading.Thread(target=publish_record, args=put).start()\n",
+        old="            publish_record(record, status.changes, status.bus, report)\n",
+        new="            import threading  # the record is acknowledged now, its events put meanwhile\n\n"
+        "            put = (record, status.changes, status.bus, report)\n"
+        "            threading.Thread(target=publish_record, args=put).start()\n",
     ),
     Sabotage(
         "status-callback-deleted-before-post",
@@ -414,6 +415,18 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
     return {"batchItemFailures": []}
     outcomes = deliver_batch(
 """,
+    ),
+    Sabotage(
+        "callback-batch-waits-for-every-lane",
+        "one caller's receiver delays only that caller: without the lanes' share, a receiver that "
+        "never answers holds the whole batch for its POST timeout, and every caller queued behind it",
+        CALLBACK_BATCH,
+        old="        share = Share(clock.now() + timedelta(seconds=policy.lane_share_seconds))\n",
+        new="        share = None\n",
+        killers=(
+            "tests/unit/test_callback_lanes.py::test_a_receiver_that_never_answers_holds_the_batch_for_one_share_not_its_timeout",
+            "tests/reliability/test_callback_isolation.py::test_a_black_holed_receiver_does_not_delay_another_callers_callbacks",
+        ),
     ),
     # --- issue 38: the four invariants no test guarded, and seven a single slow test held. Each
     # names the fast tests that must fail under it (the kill takes seconds, not a suite run).
