@@ -115,8 +115,8 @@ def settings() -> Settings:
     return Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60, admin_principals=[ADMIN])
 
 
-@pytest.fixture
-def services(aws: None, clock: FakeClock, settings: Settings) -> Runtime:
+def moto_runtime(clock: FakeClock, settings: Settings) -> Runtime:
+    """The composition root over moto's ledger table, SES and SNS (a fake clock, no real backoff)."""
     return Runtime.over(
         LedgerTable.named(TABLE),
         email=SesEmailSender(SENDER, "sendledger-events"),
@@ -126,6 +126,11 @@ def services(aws: None, clock: FakeClock, settings: Settings) -> Runtime:
         sleep=FakeSleeper(clock=clock),
         backoff=Backoff(rng=lambda: 0.5),
     )
+
+
+@pytest.fixture
+def services(aws: None, clock: FakeClock, settings: Settings) -> Runtime:
+    return moto_runtime(clock, settings)
 
 
 @pytest.fixture

@@ -8,16 +8,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from local.simulator import Simulator
-from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
-from sendledger.domain.provider import Backoff
 from sendledger.handlers import api, poller
-from sendledger.providers.ses.sender import SesEmailSender
-from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
-from tests.conftest import ADMIN, SENDER, TABLE, moto_ledger
+from tests.conftest import ADMIN, SENDER, TABLE, moto_ledger, moto_runtime
 from tests.integration.conftest import make_ingestion
-from tests.support.fakes import FakeClock, FakeLambdaContext, FakeSleeper, api_event
+from tests.support.fakes import FakeClock, FakeLambdaContext, api_event
 
 Flow = Callable[[], object]
 
@@ -38,7 +34,7 @@ def flows() -> Iterator[tuple[Flow, Flow, Flow]]:
                 admin_principals=[ADMIN],
                 poll_apply_concurrency=1,
             )
-            runtime = _runtime(clock, settings)
+            runtime = moto_runtime(clock, settings)
             make_ingestion(runtime)
             keys = itertools.count(1)
 
@@ -65,17 +61,3 @@ def flows() -> Iterator[tuple[Flow, Flow, Flow]]:
         finally:
             simulator.uninstall()
             aws_clients.client.cache_clear()
-
-
-def _runtime(clock: FakeClock, settings: Settings) -> bootstrap.Runtime:
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
-
-    return bootstrap.Runtime.over(
-        LedgerTable.named(TABLE),
-        email=SesEmailSender(SENDER, "sendledger-events"),
-        sms=SnsSmsSender(),
-        clock=clock,
-        settings=settings,
-        sleep=FakeSleeper(clock=clock),
-        backoff=Backoff(rng=lambda: 0.5),
-    )
