@@ -140,7 +140,7 @@ def _runtimes(count: int, clock: ModelClock) -> list[Any]:
     found = []
     for _ in range(count):
         runtime = bootstrap.build_runtime()
-        runtime.services.clock = clock
+        runtime.clock = clock
         found.append(runtime)
     return found
 
@@ -154,7 +154,7 @@ class _Player:
         self.containers = _runtimes(model.api_containers, clock)
         # Sends long before the slice ran on containers long gone: a runtime of their own.
         self.history = _runtimes(1, clock)[0]
-        self.ledgers = [runtime.services.messages for runtime in (*self.containers, self.history)]
+        self.ledgers = [runtime.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
 
@@ -363,14 +363,14 @@ def _events(played: Slice, provider: Any, runtime: Any) -> tuple[list[Figure], d
     accepted = Counter(str(entry.get("channel")) for entry in provider.simulator.outbox())
     sms_events: list[dict[str, Any]] = []
     provider.simulator.flush(deliver_sms=sms_events.append)
-    queue_url = runtime.services.settings.provider(SesSettings).events_queue_url
+    queue_url = runtime.settings.provider(SesSettings).events_queue_url
     queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{queue_url.rsplit('/', 1)[-1]}"
     ses_messages = _drain_queue(queue_url)
     total = len(ses_messages) + len(sms_events)
     if not total:
         raise RuntimeError("the simulator produced no delivery events for the slice")
     share = min(1.0, played.model.events_sampled / total)
-    ledgers = [runtime.services.messages]
+    ledgers = [runtime.messages]
     figures: list[Figure] = []
     for message in rng.sample(ses_messages, k=round(len(ses_messages) * share)):
         event = sqs_event(message, queue_arn)
