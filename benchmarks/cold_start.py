@@ -8,8 +8,9 @@ event first, then times with ``perf_counter`` (wall, what a cold start bills) an
 ``process_time``:
 
 - the handler module's import;
-- its composition root (``bootstrap.runtime()``, with the ingestion pipeline for the poller
-  and the SMS handler; ``bootstrap.status_out()`` for the publisher);
+- its composition root (``bootstrap.runtime()`` with the flow its first invocation runs: the
+  send flow for the api, the poll cycle for the poller, the event sink for the SMS handler;
+  ``bootstrap.status_out()`` for the publisher);
 - its first invocation: a send (api), a poll cycle draining ten SES events (poller), a log
   batch of five records (sms_delivery_logs), a stream batch of three changes (publisher).
 
@@ -42,9 +43,9 @@ HANDLERS = {
     "publisher": "sendledger.handlers.publisher",
 }
 COMPOSITION = {  # what the handler's first invocation builds, made explicit to time it apart
-    "api": "runtime().services",
-    "poller": "runtime().pipeline",
-    "sms_delivery_logs": "runtime().pipeline",
+    "api": "runtime().sender",
+    "poller": "runtime().poll_cycle",
+    "sms_delivery_logs": "runtime().sink",
     "publisher": "status_out()",
 }
 MEMORY_MB = {"api": 512, "poller": 512, "sms_delivery_logs": 256, "publisher": 256}

@@ -52,7 +52,7 @@ def _child(events: int, rounds: int, deployed: int) -> dict[str, Any]:
     for index in range(rounds + 1):  # the first round warms both (clients, pool), unmeasured
         order = list(sides) if index % 2 == 0 else list(reversed(sides))
         for name in order:
-            pipeline = sides[name].pipeline
+            pipeline = sides[name]
             _load(endpoint, bodies)
             report = IngestReport()
             start = time.perf_counter()

@@ -45,7 +45,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     from sendledger.domain.provider import Provider
     from sendledger.domain.recipients import Channel
     from sendledger.providers.infrai.client import InfraiClient
-    from sendledger.providers.infrai.lane import StatusLane
+    from sendledger.providers.infrai.lane import status_lane
     from sendledger.providers.infrai.sender import InfraiSender
     from sendledger.providers.infrai.settings import InfraiSettings
     from sendledger.usecases.poll import CycleReport
@@ -55,7 +55,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     http = InProcessHttp(side.handle)
     client = InfraiClient("https://infrai.simulator.invalid/v1", lambda: side.api_key, http)
     runtime = bootstrap.runtime()
-    services, pipeline = runtime.services, runtime.pipeline  # the pipeline built before the swap
+    services = runtime
     saved = (services.email, services.settings, services.clock, simulator.clock)
     services.email = InfraiSender(client, Channel.EMAIL)
     services.settings = services.settings.model_copy(update={"email_provider": Provider.INFRAI}).configure_provider(
@@ -63,7 +63,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     )
     services.clock = clock
     simulator.clock = clock.now
-    lane = StatusLane(client)
+    lane = status_lane(services.settings, runtime.lane_stores, client)
     try:
         world.refresh_watermarks()
         run = uuid.uuid4().hex[:8]
@@ -85,7 +85,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             asked = len(http.requests)
             report = CycleReport()
             with counting(_ledger()) as log:
-                lane.run(pipeline, clock.now(), lambda: 60.0, report)
+                lane.run(runtime.sink, clock.now(), lambda: 60.0, report)
             passes.append((log.total, _units(log), len(http.requests) - asked, report.applied, _units(log, RRU)))
     finally:
         services.email, services.settings, services.clock, simulator.clock = saved

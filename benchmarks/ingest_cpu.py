@@ -113,8 +113,8 @@ def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str
     endpoint = os.environ["AWS_ENDPOINT_URL"]
     settings = Settings.from_env()
     pipelines = {
-        "threaded": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": deployed})).pipeline,
-        "inline": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": 1})).pipeline,
+        "threaded": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": deployed})),
+        "inline": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": 1})),
     }
     queue_url = settings.provider(SesSettings).events_queue_url
     sqs, dynamodb = boto3.client("sqs"), boto3.client("dynamodb")
@@ -194,13 +194,13 @@ class _Context:
         return 60_000
 
 
-def drain_ses_queue(pipeline: Any, seconds_left: Any, report: Any) -> bool:
+def drain_ses_queue(runtime: Any, seconds_left: Any, report: Any) -> bool:
     """The poll cycle's drain of the SES events queue: its lane's own drain."""
     from sendledger.usecases.queued_events import QueueLane, drain
 
-    lane = pipeline.lane("ses")
+    [lane] = [lane for lane in runtime.lanes if lane.name == "ses"]
     assert isinstance(lane, QueueLane)
-    return drain(pipeline, lane, seconds_left, report)
+    return drain(runtime.sink, lane, seconds_left, report)
 
 
 def _load(endpoint: str, bodies: list[str]) -> None:

@@ -61,7 +61,7 @@ def load(module: str) -> tuple[Any | None, str | None]:
 def _ledger() -> Any:
     from sendledger import bootstrap
 
-    return bootstrap.runtime().services.messages
+    return bootstrap.runtime().messages
 
 
 def _figure(log: RequestLog, label: str, answer: Any) -> dict[str, Any]:

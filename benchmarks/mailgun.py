@@ -36,24 +36,25 @@ def measure(world: World) -> dict[str, Any]:
     from sendledger import bootstrap
     from sendledger.domain.provider import Provider
     from sendledger.providers.mailgun.events_api import MailgunEventsApi
-    from sendledger.providers.mailgun.lane import poll_mailgun
+    from sendledger.providers.mailgun.lane import events_lane, poll_mailgun
     from sendledger.providers.mailgun.sender import MailgunEmailSender
     from sendledger.providers.mailgun.settings import MailgunSettings
-    from sendledger.usecases.ingest import IngestReport, ingest_event
+    from sendledger.usecases.ingest import IngestReport
 
     clock = _Clock()
     simulator = MailgunSimulator(clock=clock.now, late_seconds=0)
     url = simulator.serve()
     runtime = bootstrap.runtime()
-    services = runtime.services
+    services = runtime
     saved = (services.email, services.settings, services.clock)
     services.email = MailgunEmailSender(url, DEFAULT_DOMAIN, "bench@mg.example.com", lambda: LOCAL_API_KEY)
     services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN}).configure_provider(
         MailgunSettings, events_final_after_seconds=FINAL_AFTER_SECONDS
     )
     services.clock = clock
-    pipeline = runtime.pipeline
+    pipeline = runtime.sink
     events_api = MailgunEventsApi(url, DEFAULT_DOMAIN, lambda: LOCAL_API_KEY)
+    lane = events_lane(runtime.settings, runtime.lane_stores, events_api)
     try:
         world.refresh_watermarks()
         run = uuid.uuid4().hex[:8]
@@ -76,13 +77,11 @@ def measure(world: World) -> dict[str, Any]:
             )
             for into in (new, duplicate):
                 with counting(_ledger()) as log:
-                    ingest_event(services, pipeline.events, event, IngestReport())
+                    services.sink.apply(event, IngestReport())
                 into.append(_figure(log, kind, None))
         if not new:
             raise RuntimeError("the Mailgun simulator produced no events")
-        step = _poll_step(
-            world, services, pipeline, clock, run, lambda *args: poll_mailgun(args[0], events_api, *args[1:])
-        )
+        step = _poll_step(world, services, pipeline, clock, run, lambda *args: poll_mailgun(args[0], lane, *args[1:]))
     finally:
         services.email, services.settings, services.clock = saved
         simulator.stop()
@@ -92,15 +91,6 @@ def measure(world: World) -> dict[str, Any]:
         "duplicate": duplicate,
         "poll_step": step,
     }
-
-
-def partial_poll(poll: Any, api: Any) -> Any:
-    """The Mailgun lane's poll over this run's Events API reader."""
-
-    def run(pipeline: Any, started: Any, seconds_left: Any, report: Any) -> Any:
-        return poll(pipeline, api, started, seconds_left, report)
-
-    return run
 
 
 def _poll_step(world: World, services: Any, pipeline: Any, clock: _Clock, run: str, poll: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ def _handler() -> Any:
 def _ledger() -> Any:
     from sendledger import bootstrap
 
-    return bootstrap.runtime().services.messages
+    return bootstrap.runtime().messages
 
 
 def email_body(recipient: str) -> dict[str, Any]:
@@ -86,14 +86,13 @@ def _reset(account_id: str) -> Any:
     from sendledger import bootstrap
     from sendledger.domain.callers import caller_of
 
-    return bootstrap.runtime().services.resets.get(caller_of(PRINCIPAL, {}).id, account_id)
+    return bootstrap.runtime().resets.get(caller_of(PRINCIPAL, {}).id, account_id)
 
 
 def _mail_reset(record: Any) -> None:
     from sendledger import bootstrap
-    from sendledger.usecases.resets import send_reset_mail
 
-    send_reset_mail(bootstrap.runtime().services, record, lambda: 30.0)
+    bootstrap.runtime().reset_mailer.send(record, lambda: 30.0)
 
 
 def _figure(log: Any) -> dict[str, Any]:

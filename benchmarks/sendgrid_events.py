@@ -42,7 +42,7 @@ def sendgrid_selected(simulator: Any) -> Iterator[str]:
     from sendledger.providers.sendgrid.settings import SendGridSettings
 
     runtime = bootstrap.runtime()
-    services = runtime.services
+    services = runtime
     server = SimulatorServer(side_of(simulator).handle, "sendgrid")
     server.start()
     secrets, sqs = boto3.client("secretsmanager", region_name=REGION), boto3.client("sqs", region_name=REGION)
@@ -72,7 +72,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     from sendledger.handlers import api
     from sendledger.names import webhook_path
     from sendledger.providers.sendgrid.events import parse_queued
-    from sendledger.usecases.ingest import IngestReport, ingest_event
+    from sendledger.usecases.ingest import IngestReport
 
     world.refresh_watermarks()
     with sendgrid_selected(simulator) as queue_url:
@@ -107,8 +107,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             raise RuntimeError(f"the SendGrid webhook was not accepted: {webhook}")
         from benchmarks.ingestion import _drain_queue, _figure
 
-        services = bootstrap.runtime().services
-        events = bootstrap.runtime().pipeline.events
+        services = bootstrap.runtime()
         new: list[dict[str, Any]] = []
         duplicate: list[dict[str, Any]] = []
         for message in _drain_queue(queue_url):
@@ -120,7 +119,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             for figures in (new, duplicate):
                 report = IngestReport()
                 with counting(ours._ledger()) as log:
-                    ingest_event(services, events, event, report)
+                    services.sink.apply(event, report)
                 figures.append(_figure(log, kind, {"applied": report.applied, "duplicates": report.duplicates}))
     if not new:
         raise RuntimeError("the SendGrid simulator produced no events")

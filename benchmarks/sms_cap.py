@@ -1,6 +1,6 @@
 """The daily SMS cap's overshoot: a caller capped at 1,000 segments sending at its full rate.
 
-The real send path (usecases/send.py with the api's DailyCap, one per container) and the real
+The real send path (usecases/send.py's sender with the api's DailyCap, one per container) and the real
 publisher (the ledger's stream read as status events, publish_record, the day item's ADD) over
 moto, on a simulated clock: the caller sends one 1-segment SMS every 1/rate s, spread round-robin
 over CONTAINERS api containers; the publisher handles each stream record STREAM_LAG_SECONDS after
@@ -40,18 +40,16 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.dynamodb.schema import create_ledger_table
     from sendledger.adapters.dynamodb.stream import LedgerStream
+    from sendledger.bootstrap import Runtime
     from sendledger.domain.callers import caller_of
     from sendledger.domain.clock import Clock
     from sendledger.domain.messages import Template
     from sendledger.domain.recipients import Channel
     from sendledger.providers.sns.sender import SnsSmsSender
     from sendledger.settings import Settings
-    from sendledger.usecases.context import Services
     from sendledger.usecases.publish import PublishReport, publish_record
     from sendledger.usecases.results import Accepted, SmsRefused
-    from sendledger.usecases.send import send_message
     from sendledger.usecases.send_command import SendCommand
-    from sendledger.usecases.sms_guard import DailyCap
 
     class SimulatedClock(Clock):
         def __init__(self) -> None:
@@ -73,14 +71,12 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
         ledger.caller_settings.clock = clock
         stored = ledger.caller_settings.get(caller)
         ledger.caller_settings.put(replace(stored, sms_daily_segments=cap))
-        services = Services(
-            **ledger.send_path(),
-            email=None,  # type: ignore[arg-type]  # SMS only
-            sms=SnsSmsSender(),
-            clock=clock,
-            settings=Settings(table_name=TABLE),
-        )
-        containers = [DailyCap(ledger.sms_usage, clock) for _ in range(CONTAINERS)]
+        settings = Settings(table_name=TABLE)
+        # Each api container its own runtime over the one table, and so its own DailyCap.
+        containers = [
+            Runtime.over(ledger, email=None, sms=SnsSmsSender(), clock=clock, settings=settings)  # SMS only
+            for _ in range(CONTAINERS)
+        ]
         stream_arn = client.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
         reader = _Reader(boto3.client("dynamodbstreams", region_name=REGION, config=STREAMS_CONFIG), stream_arn)
         changes, bus, labels = LedgerStream(ledger.table), Bus(), StalenessLabels(ledger.table)
@@ -100,7 +96,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
                 caller=caller,
                 idempotency_header=f"bench-{number}",
             )
-            result = send_message(services, command, lambda: 30.0, cap=container)
+            result = container.sender.send(command, lambda: 30.0)
             if isinstance(result, Accepted):
                 accepted += 1
             elif isinstance(result, SmsRefused):

@@ -142,7 +142,7 @@ def _runtimes(count: int, clock: ModelClock) -> list[Any]:
     found = []
     for _ in range(count):
         runtime = bootstrap.build_runtime()
-        runtime.services.clock = clock
+        runtime.clock = clock
         found.append(runtime)
     return found
 
@@ -166,7 +166,7 @@ class _Player:
         self.containers = _runtimes(model.api_containers, clock)
         # Sends long before the slice ran on containers long gone: a runtime of their own.
         self.history = _runtimes(1, clock)[0]
-        self.ledgers = [runtime.services.messages for runtime in (*self.containers, self.history)]
+        self.ledgers = [runtime.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
 
@@ -380,7 +380,7 @@ def _events(
     accepted = Counter(str(entry.get("channel")) for entry in outbox)
     sms_events: list[dict[str, Any]] = []
     provider.simulator.flush(deliver_sms=sms_events.append)
-    queue_url = runtime.services.settings.provider(SesSettings).events_queue_url
+    queue_url = runtime.settings.provider(SesSettings).events_queue_url
     queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{queue_url.rsplit('/', 1)[-1]}"
     ses_messages = [m for m in _drain_queue(queue_url) if _ses_provider_id(m) not in baseline_sends]
     sms_events = [e for e in sms_events if _sms_provider_id(e) not in baseline_sends]
@@ -388,7 +388,7 @@ def _events(
     if not total:
         raise RuntimeError("the simulator produced no delivery events for the slice")
     share = min(1.0, played.model.events_sampled / total)
-    ledgers = [runtime.services.messages]
+    ledgers = [runtime.messages]
     figures: list[Figure] = []
     for message in in_arrival_order(rng, ses_messages, round(len(ses_messages) * share)):
         event = sqs_event(message, queue_arn)

@@ -13,21 +13,20 @@ from typing import Any
 from sendledger import bootstrap, names
 from sendledger.adapters.dynamodb.keys import RECIPIENT_SK, recipient_pk
 from sendledger.domain import test_mode
-from sendledger.usecases.context import Services
 from sendledger.usecases.views import message_view
 
 MAX_IDS = 200  # messages one request may ask for (the console asks for what it shows)
 
 
 class LedgerInspector:
-    def __init__(self, table_name: str, services: Callable[[], Services] | None = None) -> None:
+    def __init__(self, table_name: str, runtime: Callable[[], bootstrap.Runtime] | None = None) -> None:
         self.table_name = table_name
-        self._services = services or (lambda: bootstrap.runtime().services)
+        self._runtime = runtime or bootstrap.runtime
 
     def message(self, message_id: str, *, with_history: bool = True) -> dict[str, Any] | None:
-        services = self._services()
-        message = services.messages.get(message_id) if message_id.startswith("msg_") else None
-        return None if message is None else message_view(message, services.settings, with_history=with_history)
+        runtime = self._runtime()
+        message = runtime.messages.get(message_id) if message_id.startswith("msg_") else None
+        return None if message is None else message_view(message, runtime.settings, with_history=with_history)
 
     def messages(self, message_ids: list[str]) -> list[dict[str, Any]]:
         """The views (without history) of those of ``message_ids`` that exist, in that order."""

@@ -27,11 +27,11 @@ os.environ.pop("AWS_ENDPOINT_URL", None)
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
+from sendledger.bootstrap import Runtime
 from sendledger.domain.provider import Backoff
 from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
-from sendledger.usecases.context import Services
 from tests.support.fakes import (
     ADMIN,
     PRINCIPAL,
@@ -40,7 +40,6 @@ from tests.support.fakes import (
     FakeSleeper,
     api_event,
     caller_id,
-    ledger_of,
 )
 from tests.support.fixtures import put_watermark
 
@@ -116,10 +115,10 @@ def settings() -> Settings:
     return Settings(table_name=TABLE, sender_email=SENDER, poll_interval_seconds=60, admin_principals=[ADMIN])
 
 
-@pytest.fixture
-def services(aws: None, clock: FakeClock, settings: Settings) -> Services:
-    return Services(
-        **LedgerTable.named(TABLE).send_path(),
+def moto_runtime(clock: FakeClock, settings: Settings) -> Runtime:
+    """The composition root over moto's ledger table, SES and SNS (a fake clock, no real backoff)."""
+    return Runtime.over(
+        LedgerTable.named(TABLE),
         email=SesEmailSender(SENDER, "sendledger-events"),
         sms=SnsSmsSender(),
         clock=clock,
@@ -130,7 +129,12 @@ def services(aws: None, clock: FakeClock, settings: Settings) -> Services:
 
 
 @pytest.fixture
-def warm_caller_settings(services: Services) -> None:
+def services(aws: None, clock: FakeClock, settings: Settings) -> Runtime:
+    return moto_runtime(clock, settings)
+
+
+@pytest.fixture
+def warm_caller_settings(services: Runtime) -> None:
     """This container read the caller's settings (is it in test mode?) less than
     CALLER_SETTINGS_CACHE ago: the steady state the send budget is stated for. The read itself,
     one GetItem per caller, container and cache period: tests/integration/test_test_mode.py."""
@@ -138,14 +142,14 @@ def warm_caller_settings(services: Services) -> None:
 
 
 @pytest.fixture
-def healthy_watermarks(services: Services, clock: FakeClock) -> None:
+def healthy_watermarks(services: Runtime, clock: FakeClock) -> None:
     """The poller drained both sources just now (what a healthy pipeline looks like)."""
     for source in ("ses", "sms"):
         put_watermark(TABLE, source, clock.now())
 
 
 @pytest.fixture
-def warm_watermarks(services: Services, clock: FakeClock, healthy_watermarks: None) -> None:
+def warm_watermarks(services: Runtime, clock: FakeClock, healthy_watermarks: None) -> None:
     """This container read both watermarks less than WATERMARK_CACHE ago: the steady state the
     send budget is stated for. The read itself, one GetItem per source, container and cache
     period: tests/integration/test_send_capacity.py."""
@@ -156,11 +160,10 @@ def warm_watermarks(services: Services, clock: FakeClock, healthy_watermarks: No
 class Api:
     """Calls the real `api` Lambda handler with API Gateway events, wired to `services`."""
 
-    def __init__(self, services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, services: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
         from sendledger import bootstrap
 
-        self.services = services
-        self.runtime = bootstrap.Runtime.of(services, ledger_of(services))
+        self.services = self.runtime = services
         # Handlers a test calls directly (not through this object) get the same runtime.
         monkeypatch.setattr(bootstrap, "runtime", lambda: self.runtime)
 
@@ -183,5 +186,5 @@ class Api:
 
 
 @pytest.fixture
-def api(services: Services, monkeypatch: pytest.MonkeyPatch) -> Api:
+def api(services: Runtime, monkeypatch: pytest.MonkeyPatch) -> Api:
     return Api(services, monkeypatch)

@@ -9,70 +9,350 @@ first invocation rather than with every handler module (the cold-start bar).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from typing import TYPE_CHECKING
+from functools import cache, partial
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.domain.callers import CallerId
     from sendledger.domain.clock import Clock
-    from sendledger.domain.flags import FlagValues
-    from sendledger.domain.messages import Message
+    from sendledger.domain.provider import Backoff
+    from sendledger.ports.callers import CallerSettingsStore
     from sendledger.ports.flags import FeatureFlags
-    from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, Simulation, SmsSender
+    from sendledger.ports.ingestion import DeliveryEventStore, DueWorkStore, EscalationQueue, EscalationTimers
+    from sendledger.ports.messages import MessageStore
+    from sendledger.ports.poller_state import PollerStateStore
+    from sendledger.ports.providers import (
+        AcceptanceLookup,
+        EmailSender,
+        EventLane,
+        LaneStores,
+        ProviderSlice,
+        SimulatedCarriers,
+        Simulation,
+        SmsSender,
+    )
+    from sendledger.ports.recipients import RecipientStore
+    from sendledger.ports.resets import ResetStore
     from sendledger.ports.sms_usage import SmsUsage
     from sendledger.ports.status_out import CallbackQueue, EligibilityLabels, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
-    from sendledger.usecases.context import Services
-    from sendledger.usecases.ingest import Pipeline
-    from sendledger.usecases.sms_guard import DailyCap
+    from sendledger.usecases.delivery import Delivery, OutcomeRecorder
+    from sendledger.usecases.ingest import EventIngest
+    from sendledger.usecases.intents import IntentWriter
+    from sendledger.usecases.poll import PollCycle
+    from sendledger.usecases.resets import ResetMailer, ResetRequests, ResetTokens
+    from sendledger.usecases.resolve_unknown import UnknownResolver
+    from sendledger.usecases.send import MessageSender
+    from sendledger.usecases.send_command import Routing
+    from sendledger.usecases.sms_guard import DailyCap, SmsGuard
     from sendledger.usecases.webhooks import Webhook
 
+T = TypeVar("T")
 
-@dataclass
+
+class _OnFirstUse(Generic[T]):
+    """Stands for a dependency until its first use builds it; then every attribute is the built one's."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build: Callable[[], T] | None = build
+        self._built: T | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._build is not None:
+            self._built, self._build = self._build(), None
+        return getattr(self._built, name)
+
+
+def on_first_use(build: Callable[[], T]) -> T:
+    """The one lazy mechanism of the composition root: what a Lambda may never need (a test
+    caller's carriers, Feature Flags, another email provider's sender) is built by its first use,
+    so a container that never uses it never imports its modules nor makes its clients."""
+    return cast(T, _OnFirstUse(build))
+
+
+LaneBuilder = Callable[["Settings", "LaneStores"], "list[EventLane]"]
+
+
+def provider_lanes(settings: Settings, stores: LaneStores) -> list[EventLane]:
+    """Each enabled provider's lanes, in the registry's order, then test mode's own (if configured)."""
+    from sendledger.providers.simulated.outcomes import test_outcomes_lane
+
+    slices = [slice_of(provider.value) for provider in settings.enabled_providers]
+    lanes = [lane for piece in slices for lane in piece.lanes(settings, stores)]
+    test_lane = test_outcomes_lane(settings, simulations(settings))  # test mode's events: their own path
+    return lanes if test_lane is None else [*lanes, test_lane]
+
+
+@dataclass(eq=False)
 class Runtime:
-    """The send path's services, and the ingestion pipeline built on first use (the api never needs it)."""
+    """A warm container's parts, and the flows built from them on first use (each flow object
+    takes only the parts it reads). Replacing a part (a test's settings, the local stack's fault
+    injection) drops the built flows: the next use builds them over the new part."""
 
-    services: Services
-    build_pipeline: Callable[[], Pipeline]
-    ledger: LedgerTable | None = None
-    # The api's view of its callers' SMS day counts (the daily cap): None where nothing counts them.
-    daily_cap: DailyCap | None = None
-    _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
-    _webhooks: dict[str, Webhook | None] = field(default_factory=dict, init=False, repr=False)
+    settings: Settings
+    clock: Clock
+    messages: MessageStore
+    recipients: RecipientStore
+    resets: ResetStore
+    poller_state: PollerStateStore
+    caller_settings: CallerSettingsStore
+    email: EmailSender  # the default email provider's (settings.email_provider)
+    sms: SmsSender  # the SMS provider's (settings.sms_provider)
+    # The other email providers enabled beside the default, by name (each built on first use).
+    other_email: Mapping[str, EmailSender] = field(default_factory=dict)
+    # What carries a test caller's messages; None: nothing does here (a test message waits `pending`).
+    simulated: SimulatedCarriers | None = None
+    flags: FeatureFlags | None = None  # None: every flag defers to the settings
+    sleep: Callable[[float], None] | None = None  # None: time.sleep
+    backoff: Backoff | None = None  # None: the provider call's default backoff
+    # The poller's stores (the api never reads them).
+    events: DeliveryEventStore | None = None
+    due_work: DueWorkStore | None = None
+    escalation_timers: EscalationTimers | None = None
+    escalations: EscalationQueue | None = None  # None: the settings' queue, if any
+    lanes_for: LaneBuilder = provider_lanes
+    # By provider name: the API that finds a timed-out send again; None: the enabled slices' (built once).
+    provider_lookups: dict[str, AcceptanceLookup] | None = None
+    ledger: LedgerTable | None = None  # the webhooks' token items
+    # The callers' SMS day counts (the daily cap reads them); None: nothing counts them here, no cap.
+    sms_usage: SmsUsage | None = None
     # The admin routes' caller settings and secrets: built on their first request (tests set their own).
     caller_admin: CallerAdmin | None = None
+    _flows: dict[str, object] = field(default_factory=dict, init=False, repr=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if not name.startswith("_") and "_flows" in self.__dict__:
+            self._flows.clear()
+
+    @classmethod
+    def over(cls, ledger: Any, **parts: Any) -> Runtime:
+        """A runtime over a ledger's stores (the DynamoDB table, or the tests' fakes)."""
+        stores = (
+            "messages",
+            "recipients",
+            "resets",
+            "poller_state",
+            "caller_settings",
+            "events",
+            "due_work",
+            "escalation_timers",
+        )
+        webhooks = ledger if hasattr(ledger, "webhook_tokens") else None  # the fakes have no token items
+        parts.setdefault("sms_usage", getattr(ledger, "sms_usage", None))
+        return cls(**{name: getattr(ledger, name) for name in stores}, ledger=webhooks, **parts)
+
+    def _flow(self, name: str, build: Callable[[], T]) -> T:
+        if name not in self._flows:
+            self._flows[name] = build()
+        return cast(T, self._flows[name])
+
+    # --- the send path --------------------------------------------------------------------
+    @property
+    def routing(self) -> Routing:
+        from sendledger.ports.flags import NoFlags
+        from sendledger.usecases.send_command import Routing
+
+        return self._flow("routing", lambda: Routing(self.settings, self.flags or NoFlags(), self.caller_settings))
 
     @property
-    def pipeline(self) -> Pipeline:
-        if self._pipeline is None:
-            self._pipeline = self.build_pipeline()
-        return self._pipeline
+    def intents(self) -> IntentWriter:
+        from sendledger.usecases.intents import IntentWriter
 
+        return self._flow("intents", lambda: IntentWriter(self.messages, self.poller_state, self.settings))
+
+    @property
+    def delivery(self) -> Delivery:
+        return self._flow("delivery", self._delivery)
+
+    def _delivery(self) -> Delivery:
+        import time
+
+        from sendledger.domain.provider import Backoff
+        from sendledger.usecases.delivery import Carriers, Delivery
+
+        carriers = Carriers(self.settings, self.email, self.sms, self.other_email, self.simulated)
+        return Delivery(carriers, self.backoff or Backoff(), self.sleep or time.sleep)
+
+    @property
+    def outcomes(self) -> OutcomeRecorder:
+        from sendledger.usecases.delivery import OutcomeRecorder
+
+        return self._flow("outcomes", lambda: OutcomeRecorder(self.messages, self.settings, self.clock))
+
+    @property
+    def daily_cap(self) -> DailyCap | None:
+        """The api's view of its callers' SMS day counts (None: nothing counts them here)."""
+        from sendledger.usecases.sms_guard import DailyCap
+
+        usage = self.sms_usage
+        return self._flow("daily_cap", lambda: DailyCap(usage, self.clock) if usage is not None else None)
+
+    def _sms_guard(self, cap: DailyCap | None) -> SmsGuard:
+        from sendledger.usecases.sms_guard import SmsGuard
+
+        return SmsGuard(self.caller_settings, self.settings, cap)
+
+    def _message_sender(self, cap: DailyCap | None) -> MessageSender:
+        from sendledger.usecases.send import MessageSender
+
+        guard = self._sms_guard(cap)
+        return MessageSender(
+            self.routing, self.intents, self.delivery, self.outcomes, guard, self.messages, self.settings, self.clock
+        )
+
+    @property
+    def sender(self) -> MessageSender:
+        """The api's sends: the owner's countries and daily cap."""
+        return self._flow("sender", lambda: self._message_sender(self.daily_cap))
+
+    @property
+    def fallback_sender(self) -> MessageSender:
+        """An escalation's fallback: the owner's countries only (its parent was counted, and is the alert)."""
+        return self._flow("fallback_sender", lambda: self._message_sender(None))
+
+    @property
+    def reset_requests(self) -> ResetRequests:
+        from sendledger.usecases.resets import ResetRequests
+
+        build = partial(ResetRequests, self.routing, self.intents, self.settings, self.clock)
+        return self._flow("reset_requests", build)
+
+    @property
+    def reset_tokens(self) -> ResetTokens:
+        from sendledger.usecases.resets import ResetTokens
+
+        limit = self.settings.reset_max_failed_attempts
+        return self._flow("reset_tokens", lambda: ResetTokens(self.resets, limit, self.clock))
+
+    # --- the poller -----------------------------------------------------------------------
+    @property
+    def reset_mailer(self) -> ResetMailer:
+        from sendledger.usecases.resets import ResetMailer
+
+        url = self.settings.reset_url_template
+        return self._flow(
+            "reset_mailer",
+            lambda: ResetMailer(self.messages, self.resets, self.delivery, self.outcomes, url, self.clock),
+        )
+
+    @property
+    def sink(self) -> EventIngest:
+        return self._flow("sink", self._sink)
+
+    def _sink(self) -> EventIngest:
+        from datetime import timedelta
+
+        from sendledger.domain.suppression_rules import TransientPolicy
+        from sendledger.usecases.ingest import EventIngest
+
+        settings = self.settings
+        policy = TransientPolicy(settings.transient_bounce_limit, timedelta(days=settings.transient_bounce_window_days))
+        return EventIngest(self._poller(self.events), policy, self.clock)
+
+    @property
+    def lookups(self) -> dict[str, AcceptanceLookup]:
+        """By provider name: the API that finds a timed-out send again (built once; tests add theirs)."""
+        if self.provider_lookups is None:
+            settings = self.settings
+            slices = [slice_of(provider.value) for provider in settings.enabled_providers]
+            found = {piece.name: lookup for piece in slices if (lookup := piece.lookup(settings)) is not None}
+            object.__setattr__(self, "provider_lookups", found)  # the same dict for every flow, kept
+        assert self.provider_lookups is not None
+        return self.provider_lookups
+
+    @property
+    def unknown(self) -> UnknownResolver:
+        return self._flow("unknown", self._unknown)
+
+    def _unknown(self) -> UnknownResolver:
+        from sendledger.usecases.resends import Resender
+        from sendledger.usecases.resolve_unknown import UnknownResolver
+
+        due_work = self._poller(self.due_work)
+        resender = Resender(
+            self.messages,
+            due_work,
+            self.resets,
+            self.delivery,
+            self.outcomes,
+            self.reset_mailer,
+            self._sms_guard(None),  # the countries as they are now; the first attempt was counted
+            self.clock,
+        )
+        return UnknownResolver(
+            self.messages, due_work, self.poller_state, self.lookups, resender, self.settings, self.clock
+        )
+
+    @property
+    def lanes(self) -> list[EventLane]:
+        """How each enabled provider's events come in, run by every poll cycle in this order."""
+        return self._flow("lanes", self._lanes)
+
+    def _lanes(self) -> list[EventLane]:
+        return self.lanes_for(self.settings, self.lane_stores)
+
+    @property
+    def lane_stores(self) -> LaneStores:
+        """What the slices may hand their lanes."""
+        from sendledger.ports.providers import LaneStores
+
+        return LaneStores(self.poller_state, self.messages, self._poller(self.due_work), self.clock, self.unknown)
+
+    @property
+    def poll_cycle(self) -> PollCycle:
+        return self._flow("poll_cycle", self._poll_cycle)
+
+    def _poll_cycle(self) -> PollCycle:
+        from sendledger.usecases.due_work import DueWorkPass
+        from sendledger.usecases.escalate import Escalations
+        from sendledger.usecases.poll import CycleMetrics, PollCycle, watermark_sources
+
+        due_work, unknown, settings = self._poller(self.due_work), self.unknown, self.settings
+        escalations = Escalations(
+            due_work,
+            self._poller(self.escalation_timers),
+            self.messages,
+            self.escalations or escalation_queue(settings),
+            self.fallback_sender,  # a fallback goes through the one send entry
+            settings,
+            self.clock,
+        )
+        lanes = self.lanes
+        return PollCycle(
+            lanes,
+            self.sink,
+            self.poller_state,
+            DueWorkPass(due_work, self.messages, unknown, unknown.resender, self.clock),
+            escalations,
+            CycleMetrics(watermark_sources(lanes), self.poller_state, due_work, self.clock),
+            self.clock,
+        )
+
+    @staticmethod
+    def _poller(store: T | None) -> T:
+        if store is None:
+            raise LookupError("this runtime has no ledger for the poller (build it with Runtime.over)")
+        return store
+
+    # --- routes built on their first request -------------------------------------------
     def webhook(self, provider: str) -> Webhook | None:
         """A provider's webhook route, built on its first request (never on the send path);
         None when the provider is not enabled here, does not push, or is not configured."""
-        if provider not in self._webhooks:
-            services = self.services
-            self._webhooks[provider] = build_webhook(services.settings, services.clock, self.ledger, provider)
-        return self._webhooks[provider]
+        return self._flow(
+            f"webhook:{provider}", lambda: build_webhook(self.settings, self.clock, self.ledger, provider)
+        )
 
     def callers(self) -> CallerAdmin:
-        if self.caller_admin is None:
-            self.caller_admin = build_caller_admin(self.services, self.ledger)
-        return self.caller_admin
-
-    @classmethod
-    def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
-        """A runtime around services someone else built (tests, the local stack, benchmarks)."""
-        from sendledger.usecases.sms_guard import DailyCap
-
-        cap = DailyCap(ledger.sms_usage, services.clock)
-        return cls(services, lambda: build_pipeline(services, ledger), ledger, daily_cap=cap)
+        if self.caller_admin is not None:
+            return self.caller_admin
+        return self._flow(
+            "callers", lambda: build_caller_admin(self.caller_settings, self.settings, self.clock, self.sms_usage)
+        )
 
 
 @cache
@@ -86,42 +366,26 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.domain.clock import SystemClock
     from sendledger.domain.recipients import use_fingerprint_key
     from sendledger.settings import Settings
-    from sendledger.usecases.context import Services
 
     settings = settings or Settings.from_env()
     # Before any use case runs: provider event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
-    ledger = LedgerTable.named(settings.table_name)
-    services = Services(
-        **ledger.send_path(),
+    return Runtime.over(
+        LedgerTable.named(settings.table_name),
+        settings=settings,
+        clock=SystemClock(),
         email=email_sender(settings),
         sms=sms_sender(settings),
-        clock=SystemClock(),
-        settings=settings,
-        other_email=OtherEmailSenders(settings),
-        flags=FlagsOnFirstUse(lambda: feature_flags(settings)),
-        simulated=SimulatedOnFirstUse(lambda: simulated_carriers(settings)),
+        other_email=other_email_senders(settings),
+        flags=on_first_use(lambda: feature_flags(settings)),
+        simulated=on_first_use(lambda: simulated_carriers(settings)),
     )
-    return Runtime.of(services, ledger)
 
 
-class SimulatedOnFirstUse:
-    """A test caller's carriers, built by its first send: real callers' containers never build them."""
+def escalation_queue(settings: Settings) -> EscalationQueue | None:
+    from sendledger.adapters.sqs import SqsEscalationQueue
 
-    def __init__(self, build: Callable[[], SimulatedCarriers]) -> None:
-        self._build = build
-        self._built: SimulatedCarriers | None = None
-
-    def _carriers(self) -> SimulatedCarriers:
-        if self._built is None:
-            self._built = self._build()
-        return self._built
-
-    def email_sender(self, message: Message) -> EmailSender:
-        return self._carriers().email_sender(message)
-
-    def sms_sender(self, message: Message) -> SmsSender:
-        return self._carriers().sms_sender(message)
+    return SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None
 
 
 def simulated_carriers(settings: Settings, clock: Clock | None = None) -> SimulatedCarriers:
@@ -136,36 +400,23 @@ def simulations(settings: Settings) -> Callable[[str], Simulation]:
     return cache(lambda name: slice_of(name).simulation(settings))
 
 
-def build_caller_admin(services: Services, ledger: LedgerTable | None = None) -> CallerAdmin:
+def build_caller_admin(
+    caller_settings: CallerSettingsStore, settings: Settings, clock: Clock, sms_usage: SmsUsage | None = None
+) -> CallerAdmin:
     from sendledger.adapters.callback_secrets import SecretsManagerCallbackSecrets
     from sendledger.adapters.callbacks_http import SocketResolver
     from sendledger.ports.sms_usage import SmsUsageInMemory
     from sendledger.usecases.callers import CallerAdmin
 
-    settings = services.settings
     return CallerAdmin(
-        store=services.caller_settings,
-        secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, services.clock),
+        store=caller_settings,
+        secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock),
         resolver=SocketResolver(),
-        clock=services.clock,
-        sms_usage=ledger.sms_usage if ledger is not None else SmsUsageInMemory(),
+        clock=clock,
+        sms_usage=sms_usage if sms_usage is not None else SmsUsageInMemory(),
         sms_default_countries=settings.sms_default_countries,
         allow_loopback=settings.callback_allow_loopback,
     )
-
-
-class FlagsOnFirstUse:
-    """The flags port, built by the first send: a Lambda that never decides a send (the SMS
-    delivery logs, most poll cycles) never imports Powertools Feature Flags nor makes its client."""
-
-    def __init__(self, build: Callable[[], FeatureFlags]) -> None:
-        self._build = build
-        self._built: FeatureFlags | None = None
-
-    def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
-        if self._built is None:
-            self._built = self._build()
-        return self._built.values_for(caller, context)
 
 
 def feature_flags(settings: Settings, appconfig_client: object = None) -> FeatureFlags:
@@ -226,26 +477,10 @@ def sms_sender(settings: Settings) -> SmsSender:
     return slice_of(settings.sms_provider.value).sms_sender(settings)
 
 
-class OtherEmailSenders(Mapping[str, "EmailSender"]):
+def other_email_senders(settings: Settings) -> dict[str, EmailSender]:
     """The senders of the email providers enabled beside the default, each built on its first send."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.names = [provider.value for provider in settings.enabled_email_providers[1:]]
-        self._built: dict[str, EmailSender] = {}
-
-    def __getitem__(self, provider: str) -> EmailSender:
-        if provider not in self.names:
-            raise KeyError(provider)
-        if provider not in self._built:
-            self._built[provider] = email_sender(self.settings, provider)
-        return self._built[provider]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)
+    names = [provider.value for provider in settings.enabled_email_providers[1:]]
+    return {name: on_first_use(partial(email_sender, settings, name)) for name in names}
 
 
 @cache
@@ -272,29 +507,6 @@ def build_webhook(settings: Settings, clock: Clock, ledger: LedgerTable | None, 
         return None
     intake, queue_url = configured
     return Webhook(piece.source, intake, SqsEventSink(queue_url), ledger.webhook_tokens, clock)
-
-
-def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
-    """The ingestion stores share the ledger's DynamoDB client (one connection, one request count);
-    each enabled provider brings its lanes and its lookup."""
-    from sendledger.adapters.sqs import SqsEscalationQueue
-    from sendledger.providers.simulated.outcomes import test_outcomes_lane
-    from sendledger.usecases.ingest import Pipeline
-
-    settings = services.settings
-    slices = [slice_of(provider.value) for provider in settings.enabled_providers]
-    lookups = {piece.name: lookup for piece in slices if (lookup := piece.lookup(settings)) is not None}
-    lanes = [lane for piece in slices for lane in piece.lanes(settings)]
-    test_lane = test_outcomes_lane(settings, simulations(settings))  # test mode's simulated events: their own path
-    return Pipeline(
-        services=services,
-        events=ledger.events,
-        due_work=ledger.due_work,
-        escalation_timers=ledger.escalation_timers,
-        lanes=lanes if test_lane is None else [*lanes, test_lane],
-        escalations=SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None,
-        lookups=lookups,
-    )
 
 
 @dataclass

@@ -24,15 +24,12 @@ from local.constants import (
 )
 from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
-from sendledger.bootstrap import build_pipeline
+from sendledger.bootstrap import Runtime
 from sendledger.domain.clock import iso
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from sendledger.providers.ses.settings import SesSettings
 from sendledger.providers.sns.settings import SnsSettings
-from sendledger.usecases.context import Services
-from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.poll import CycleReport, poll_cycle
-from tests.support.fakes import ledger_of
+from sendledger.usecases.poll import CycleReport
 from tests.support.fixtures import aws_format
 
 SUCCESS_GROUP, FAILURE_GROUP = SMS_SUCCESS_LOG_GROUP, SMS_FAILURE_LOG_GROUP
@@ -97,8 +94,7 @@ def sms_record(provider_message_id: str, destination: str, status: str, response
 
 @dataclass
 class Ingestion:
-    services: Services
-    pipeline: Pipeline
+    services: Runtime  # the composition root the api and the poller share
     topic_arn: str
     queue_url: str
     dlq_url: str
@@ -147,7 +143,7 @@ class Ingestion:
         )
 
     def poll(self, seconds_left: float = 300.0) -> CycleReport:
-        return poll_cycle(self.pipeline, lambda: seconds_left)
+        return self.services.poll_cycle.run(lambda: seconds_left)
 
 
 @pytest.fixture
@@ -161,11 +157,11 @@ def simulator(aws: Any) -> Any:
 
 
 @pytest.fixture
-def ingestion(services: Services) -> Ingestion:
+def ingestion(services: Runtime) -> Ingestion:
     return make_ingestion(services)
 
 
-def make_ingestion(services: Services) -> Ingestion:
+def make_ingestion(services: Runtime) -> Ingestion:
     """The SES events queue behind its topic (+DLQ), the escalation queue and the SMS log groups."""
     sqs, sns, logs = boto3.client("sqs"), boto3.client("sns"), boto3.client("logs")
     dlq_url = sqs.create_queue(QueueName=SES_EVENTS_DLQ)["QueueUrl"]
@@ -197,7 +193,6 @@ def make_ingestion(services: Services) -> Ingestion:
     )
     return Ingestion(
         services,
-        build_pipeline(services, ledger_of(services)),
         topic_arn,
         queue_url,
         dlq_url,

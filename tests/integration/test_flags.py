@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sendledger import bootstrap
+from sendledger.bootstrap import Runtime
 from sendledger.settings import FlagStore
-from sendledger.usecases.context import Services
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import caller_id
 from tests.support.outbox import sent_emails
@@ -36,7 +36,7 @@ def for_callers(value: Any, *principals: str) -> dict[str, Any]:
     return {"named callers": {"when_match": value, "conditions": [{"action": "IN", "key": "caller", "value": ids}]}}
 
 
-def use_flags(services: Services, path: Path, flags: dict[str, Any]) -> None:
+def use_flags(services: Runtime, path: Path, flags: dict[str, Any]) -> None:
     """The flags file the composition root reads (FLAGS_STORE=file, FLAGS_FILE=path)."""
     path.write_text(json.dumps(flags))
     services.settings = services.settings.model_copy(update={"flags_file": str(path)})
@@ -56,7 +56,7 @@ def first_entry(api, view: dict[str, Any], principal: str) -> dict[str, Any]:
     return entry
 
 
-def warm_settings(services: Services) -> None:
+def warm_settings(services: Runtime) -> None:
     """Both callers' settings are in this container's cache, as after their first sends (that
     read, one GetItem per caller and CALLER_SETTINGS_CACHE: tests/integration/test_test_mode.py)."""
     for principal in (STRICT, OTHER):
@@ -64,7 +64,7 @@ def warm_settings(services: Services) -> None:
 
 
 @pytest.fixture
-def stale_policy_flags(services: Services, tmp_path: Path) -> None:
+def stale_policy_flags(services: Runtime, tmp_path: Path) -> None:
     flags = {
         "email_provider": flag(),
         "stale_eligibility_policy": flag(for_callers({"alert": "defer"}, STRICT)),

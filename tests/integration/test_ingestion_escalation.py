@@ -64,7 +64,7 @@ def test_not_delivered_by_the_deadline_escalates_once(api, ingestion, clock, hea
 def test_crash_between_steps_still_sends_the_fallback_once(api, ingestion, clock, healthy_watermarks, monkeypatch):
     parent = send_with_escalation(api)
     clock.advance(301)
-    timers = ingestion.pipeline.escalation_timers
+    timers = ingestion.services.escalation_timers
     real = timers.finish
 
     def crash(*args, **kwargs):
@@ -130,9 +130,9 @@ def test_a_failure_leaves_a_marker_for_the_poller_only_when_the_message_escalate
     sent = api("POST", "/v1/messages", body, headers={"Idempotency-Key": "alert-1"})[2]
     record = ses_record("Bounce", sent["message_id"], ALICE, clock.now())
     record["mail"]["tags"] = tags[-1]  # what the send told SES comes back on its events
-    ingest_sqs_body(ingestion.services, ingestion.pipeline.events, json.dumps(record), IngestReport())
+    ingest_sqs_body(ingestion.services.sink, json.dumps(record), IngestReport())
     assert view(api, sent["message_id"])["state"] == "bounced"
-    assert ingestion.pipeline.due_work.count(DueKind.OUTCOME) == (1 if escalates else 0)
+    assert ingestion.services.due_work.count(DueKind.OUTCOME) == (1 if escalates else 0)
     clock.advance(5)
     assert ingestion.poll().escalated == (1 if escalates else 0)
 
@@ -187,7 +187,7 @@ def apply_sms_record(ingestion, sent, status, response, at):
     from sendledger.usecases.ingest import IngestReport
 
     record = sms_record(sent["provider_message_id"], PAGER, status, response, at)
-    ingest_log_record(ingestion.services, ingestion.pipeline.events, LogRecord("1", 0, record), IngestReport())
+    ingest_log_record(ingestion.services.sink, LogRecord("1", 0, record), IngestReport())
 
 
 def test_sms_failure_escalates_before_the_deadline(api, ingestion, clock, healthy_watermarks):
@@ -219,7 +219,7 @@ def test_sms_delivered_while_escalating_is_not_claimed_escalated(
     # Given the deadline passed without a status record
     parent = send_sms_with_escalation(api, deadline=300)
     clock.advance(301)
-    timers = ingestion.pipeline.escalation_timers
+    timers = ingestion.services.escalation_timers
     real = timers.finish
 
     def delivered_meanwhile(*args, **kwargs):

@@ -14,7 +14,7 @@ from sendledger.usecases.poll import CycleFailed
 from tests.conftest import TABLE
 from tests.integration.conftest import fixture, ses_record
 from tests.support.counting import count_dynamodb_requests
-from tests.support.fakes import FakeLambdaContext, runtime_for
+from tests.support.fakes import FakeLambdaContext, lane_named
 from tests.support.fixtures import ingest_sqs_body
 from tests.support.outbox import sent_emails
 
@@ -155,24 +155,23 @@ def test_transient_bounces_spread_out_do_not_suppress(api, ingestion, clock, hea
 
 
 def test_new_event_costs_one_request_and_duplicate_one_with_no_change(api, services, ingestion, clock, sent):
-    pipeline = ingestion.pipeline
     body = envelope(ses_record("Bounce", sent["message_id"], ALICE, clock.now()))
     with count_dynamodb_requests() as counter:
-        ingest_sqs_body(services, pipeline.events, body, IngestReport())
+        ingest_sqs_body(services.sink, body, IngestReport())
     assert counter.total == 1, counter.operations
     assert counter.operations == {"TransactWriteItems": 1}
     before = boto3.client("dynamodb").scan(TableName=TABLE)["Items"]
     clock.advance(5)
     report = IngestReport()
     with count_dynamodb_requests() as counter:
-        ingest_sqs_body(services, pipeline.events, body, report)
+        ingest_sqs_body(services.sink, body, report)
     assert counter.total == 1 and report.duplicates == 1
     assert boto3.client("dynamodb").scan(TableName=TABLE)["Items"] == before
     # The usual Send event after the send path recorded `accepted` is one request too
     other = send(api, to="bob@example.com", key="k-bob")
     body = envelope(ses_record("Send", other["message_id"], "bob@example.com", clock.now(), "ses-bob"))
     with count_dynamodb_requests() as counter:
-        ingest_sqs_body(services, pipeline.events, body, IngestReport())
+        ingest_sqs_body(services.sink, body, IngestReport())
     assert counter.total == 1
 
 
@@ -217,7 +216,7 @@ def test_poller_stopped_mid_batch_loses_nothing_and_applies_nothing_twice(
         ingestion.publish(
             ses_record("Bounce", view["message_id"], f"user{index}@example.com", clock.now(), f"s{index}")
         )
-    queue = ingestion.pipeline.lane("ses").queue  # type: ignore[attr-defined]
+    queue = lane_named(ingestion.services, "ses").queue
     real_delete = queue.delete
     calls = []
 
@@ -292,7 +291,7 @@ def sqs_record(message_id, body):
 
 def test_push_mode_reports_partial_batch_failures(api, ingestion, clock, sent, monkeypatch):
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: ingestion.services)
     good = envelope(ses_record("Delivery", sent["message_id"], ALICE, clock.now()))
     event = {"Records": [sqs_record("m-good", good), sqs_record("m-bad", "garbage")]}
     response = poller.lambda_handler(event, FakeLambdaContext(function_name="sendledger-poller"))
@@ -302,7 +301,7 @@ def test_push_mode_reports_partial_batch_failures(api, ingestion, clock, sent, m
 
 def test_scheduled_poller_handler_runs_one_cycle(ingestion, monkeypatch):
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: ingestion.services)
     scheduled = {"version": "0", "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}}
     response = poller.lambda_handler(scheduled, FakeLambdaContext(function_name="sendledger-poller"))
     # Test mode's lane is a side path: it never proves a provider's absence (no watermark).
@@ -313,7 +312,7 @@ def test_every_fixture_is_ingestible(services, ingestion):
     body = json.dumps(fixture("sqs-body-sns-envelope-ses-bounce.json"))
     [event] = parse_sqs_body(body)
     report = IngestReport()
-    ingest_sqs_body(services, ingestion.pipeline.events, body, report)
+    ingest_sqs_body(services.sink, body, report)
     # The fixture's message id is not ours: no message reads its receipt; suppression still lands
     assert report.applied == 1 and report.suppressed == 1
     assert services.messages.get(event.message_id) is None

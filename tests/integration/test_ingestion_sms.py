@@ -14,7 +14,7 @@ from sendledger.providers.sns.lane import ingest_log_record
 from sendledger.usecases.ingest import IngestReport
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
 from tests.support.counting import Observer, count_dynamodb_requests, observing
-from tests.support.fakes import FakeLambdaContext, runtime_for
+from tests.support.fakes import FakeLambdaContext
 from tests.support.outbox import sent_sms
 
 INVALID = "+12065550165"
@@ -30,7 +30,7 @@ def send_sms(api, to, key):
 
 def deliver_subscription(ingestion, monkeypatch, group, messages, ids=None):
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: ingestion.services)
     document = fixture("cloudwatch-logs-subscription-decoded.json")
     document["logGroup"] = group
     document["logEvents"] = [
@@ -76,11 +76,11 @@ def test_carrier_unreachable_fails_without_suppression_or_resend(
     deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
     assert view(api, sent["message_id"])["state"] == "failed"
     assert suppressed(api, FLAKY) is False
-    assert ingestion.pipeline.due_work.count(DueKind.OUTCOME) == 1  # the receipt asks the poller to look
+    assert ingestion.services.due_work.count(DueKind.OUTCOME) == 1  # the receipt asks the poller to look
     clock.advance(600)
     ingestion.poll()
     assert len(sent_sms()) == 1  # no automatic resend
-    assert ingestion.pipeline.due_work.count(DueKind.OUTCOME) == 0  # no escalation: the marker is dropped
+    assert ingestion.services.due_work.count(DueKind.OUTCOME) == 0  # no escalation: the marker is dropped
 
 
 def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_watermarks, monkeypatch):
@@ -99,7 +99,7 @@ def test_a_status_record_costs_one_write_new_or_duplicate(api, services, ingesti
     report = IngestReport()
     # When its status record is applied, Then one conditional write on the receipt: no lookup
     with count_dynamodb_requests() as counter:
-        ingest_log_record(services, ingestion.pipeline.events, LogRecord("1", 0, record), report)
+        ingest_log_record(services.sink, LogRecord("1", 0, record), report)
     assert counter.operations == {"UpdateItem": 1}
     message = view(api, sent["message_id"])
     assert message["state"] == "delivered"
@@ -107,7 +107,7 @@ def test_a_status_record_costs_one_write_new_or_duplicate(api, services, ingesti
     assert event["event_id"] == f"{sent['provider_message_id']}#SUCCESS" and event["state"] == "delivered"
     # And the same record again is one refused conditional write that changes nothing
     with count_dynamodb_requests() as counter:
-        ingest_log_record(services, ingestion.pipeline.events, LogRecord("1", 0, record), report)
+        ingest_log_record(services.sink, LogRecord("1", 0, record), report)
     assert report.duplicates == 1 and counter.operations == {"UpdateItem": 1}
     assert view(api, sent["message_id"])["history"] == message["history"]
 
@@ -130,7 +130,7 @@ def test_a_late_success_does_not_undo_a_failure_on_the_receipt(api, ingestion, c
 
 def test_control_message_is_skipped(ingestion, monkeypatch):
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: ingestion.services)
     event = encode_subscription_event(fixture("cloudwatch-logs-control-message-decoded.json"))
     assert sms_delivery_logs.lambda_handler(event, FakeLambdaContext())["control"] is True
 
@@ -151,7 +151,7 @@ def test_reconciliation_recovers_a_missed_subscription_delivery(api, services, i
     assert report.read_to_end["sms"] and report.applied == 1 and report.poison == 1
     assert view(api, sent["message_id"])["state"] == "failed" and suppressed(api, INVALID) is True
     assert services.poller_state.watermark("sms") == started
-    cursor = json.loads(ingestion.pipeline.services.poller_state.cursor("sms"))
+    cursor = json.loads(ingestion.services.poller_state.cursor("sms"))
     assert set(cursor) == {FAILURE_GROUP, SUCCESS_GROUP}
     # The next cycle re-reads the overlap but applies nothing again (no event writes at all:
     # its only writes are the poller's own cursor and watermarks)
@@ -239,7 +239,7 @@ def test_status_records_in_any_order_and_multiplicity_converge(
     for kind in arrivals:
         report = IngestReport()
         with count_dynamodb_requests() as counter:
-            ingest_log_record(services, ingestion.pipeline.events, LogRecord(kind, 0, records[kind]), report)
+            ingest_log_record(services.sink, LogRecord(kind, 0, records[kind]), report)
         # Then each costs one write (a transaction when it suppresses the number too); only a
         # record weaker than one already applied costs a second (the refused one hands back the
         # receipt, history is written without the state)

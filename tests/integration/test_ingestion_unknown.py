@@ -1,7 +1,6 @@
 """Due work: `unknown` sends resolved by evidence or proven absence, leases, `pending` retries."""
 
 import re
-from dataclasses import replace
 
 import pytest
 
@@ -91,18 +90,18 @@ def test_absence_proven_after_the_watermark_passes_resends_once_with_the_same_id
 
 
 def test_watermark_behind_stays_unknown_then_unresolved(api, ingestion, clock, faults, healthy_watermarks):
-    lanes = [lane for lane in ingestion.pipeline.lanes if lane.source != "ses"]
-    stuck = replace(ingestion.pipeline, lanes=lanes)  # the SES queue is never drained
+    stuck, others = ingestion.services, ingestion.services.lanes_for
+    # The SES queue is never drained.
+    stuck.lanes_for = lambda settings, stores: [lane for lane in others(settings, stores) if lane.source != "ses"]
     faults.append("lost")
     _, _, first = send(api)
     clock.advance(2000)
-    from sendledger.usecases.poll import poll_cycle
 
-    report = poll_cycle(stuck, lambda: 300.0)
+    report = stuck.poll_cycle.run(lambda: 300.0)
     assert report.resolved == {"unknown_waiting": 1}
     assert [m.value for m in report.metrics if m.name == "UnknownBacklog"] == [1.0]
     clock.advance(86_400)
-    report = poll_cycle(stuck, lambda: 300.0)
+    report = stuck.poll_cycle.run(lambda: 300.0)
     assert report.resolved == {"unresolved": 1}
     assert view(api, first["message_id"])["state"] == "unresolved"
     assert sent_emails() == []

@@ -12,7 +12,6 @@ import pytest
 
 from sendledger.domain.clock import iso
 from sendledger.domain.sms_guardrails import seconds_to_next_day
-from sendledger.usecases.sms_guard import DailyCap
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, CALLER, FakeClock
 from tests.support.status_out import by_message, status_out_harness
@@ -124,8 +123,9 @@ def test_other_containers_see_the_count_the_publisher_wrote_from_the_stream(api:
     pump.pump()
     today = clock.now().astimezone(UTC).strftime("%Y-%m-%d")
     assert api.runtime.ledger.sms_usage.segments_on(CALLER, today) == 4
-    # a second container, which admitted nothing itself, reads the publisher's count
-    api.runtime.daily_cap = DailyCap(api.runtime.ledger.sms_usage, clock)
+    # a second container, which admitted nothing itself, reads the publisher's count: the part
+    # replaced, the runtime builds its flows (and their cap) anew
+    api.runtime.sms_usage = api.runtime.ledger.sms_usage
     assert sms(api, GB, "k-2")[0] == 429
     pump.pump()  # the stream again: nothing new was sent, nothing more is counted
     assert api.runtime.ledger.sms_usage.segments_on(CALLER, today) == 4

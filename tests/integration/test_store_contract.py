@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from sendledger.adapters.dynamodb.ledger import LedgerTable
+from sendledger.bootstrap import Runtime
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.events import EventKind
@@ -32,10 +33,8 @@ from sendledger.ports.ingestion import ApplyResult
 from sendledger.ports.messages import Expectations, LastSendCondition, Outcome, SendIntent, StoredResponse
 from sendledger.ports.resets import Replacement, ResetRecord
 from sendledger.settings import Settings
-from sendledger.usecases.context import Services
-from sendledger.usecases.ingest import IngestReport, ingest_event, plan_for
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.intents import first_entry, new_message
-from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view
 from tests.conftest import TABLE
 from tests.support.fakes import ADMIN, CALLER, FakeClock, FakeSleeper, caller_id, recent_start
@@ -48,32 +47,32 @@ ALICE_KEY = f"email:{ALICE}"
 
 @dataclass
 class Backend:
-    """One backend's stores, and Services over them (fake providers on both sides)."""
+    """One backend's stores, and a runtime over them (fake providers on both sides)."""
 
     name: str
     ledger: Any  # LedgerTable | FakeLedger: the same store attributes
-    services: Services
+    services: Runtime
     clock: FakeClock
 
     def now(self) -> datetime:
         return self.clock.now()
 
     def ingest(self, event: Any) -> ApplyResult:
-        return ingest_event(self.services, self.ledger.events, event, IngestReport())
+        return self.services.sink.apply(event, IngestReport())
 
     def apply(self, event: Any, message_id: str | None = None, receipt_id: str | None = None) -> ApplyResult:
         """The store's apply alone (no fallback to the destination's last send)."""
-        return self.ledger.events.apply(plan_for(self.services, event, message_id, receipt_id))
+        return self.ledger.events.apply(self.services.sink.plan_for(event, message_id, receipt_id))
 
     def send(self, key: str = "key-1", **changes: Any) -> str:
-        return str(send_message(self.services, command(key, **changes), seconds_left).view["message_id"])
+        return str(self.services.sender.send(command(key, **changes), seconds_left).view["message_id"])
 
 
 def backend(name: str, ledger: Any, start: datetime) -> Backend:
     clock = FakeClock(start)
     settings = Settings(table_name=TABLE, poll_interval_seconds=60)
-    services = Services(
-        **ledger.send_path(),
+    services = Runtime.over(
+        ledger,
         email=FakeEmailSender(),
         sms=FakeSmsSender(),
         clock=clock,

@@ -15,10 +15,10 @@ import boto3
 import pytest
 
 from sendledger import bootstrap
+from sendledger.bootstrap import Runtime
 from sendledger.domain.caller_settings import CALLER_SETTINGS_CACHE
 from sendledger.domain.provider import Provider
 from sendledger.providers.simulated.outcomes import envelope
-from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, ses_record
 from tests.support.counting import count_dynamodb_requests
@@ -31,7 +31,7 @@ INVALID_NUMBER = "+12065550165"  # 60-69: "Invalid phone number", which suppress
 
 
 @pytest.fixture
-def tester(api, services: Services, ingestion, clock) -> str:
+def tester(api, services: Runtime, ingestion, clock) -> str:
     """An admin marked TESTER test (the callers' admin route), and the simulated carriers are
     wired as bootstrap wires them, on the test clock."""
     status, _, view = api("PUT", f"/v1/admin/callers/{caller_id(TESTER)}", {"test_mode": True}, principal=ADMIN)

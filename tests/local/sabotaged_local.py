@@ -20,25 +20,25 @@ def install() -> None:
     from sendledger.domain import tokens
     from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
     from sendledger.ports.messages import Expectations, SendIntent
-    from sendledger.usecases import due_work, resets
-    from sendledger.usecases.delivery import deliver, record_provider_outcome
+    from sendledger.usecases import resets
+    from sendledger.usecases.resolve_unknown import UnknownResolver
 
-    checked = due_work.resolve_unknown  # patched where the due-work pass looks it up
+    checked = UnknownResolver.resolve  # patched on the class the due-work pass calls
 
-    def blind_retry(pipeline: Any, message_id: str, seconds_left: Any, report: Any) -> None:
-        services = pipeline.services
-        message = services.messages.get(message_id)
+    def blind_retry(self: UnknownResolver, message_id: str, seconds_left: Any, report: Any) -> None:
+        message = self.messages.get(message_id)
         if message is None or message.reset_account_id is None:
-            checked(pipeline, message_id, seconds_left, report)
+            checked(self, message_id, seconds_left, report)
             return
-        now = services.clock.now()
-        content = resets._content(services.settings.reset_url_template, tokens.mint_token())
+        now = self.clock.now()
+        content = resets._content(self.settings.reset_url_template, tokens.mint_token())
         entry = HistoryEntry(at=now, type=HistoryType.RESEND, state=MessageState.SENDING, evidence={"blind": True})
         intent = SendIntent(message, entry, now + timedelta(seconds=60), Expectations())
-        record_provider_outcome(services, intent, deliver(services, message, seconds_left, content))
+        resender = self.resender
+        resender.outcomes.record(intent, resender.delivery.deliver(message, seconds_left, content))
         report.bump("blind_retry")
 
-    due_work.resolve_unknown = blind_retry
+    UnknownResolver.resolve = blind_retry  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

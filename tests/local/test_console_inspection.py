@@ -24,7 +24,7 @@ __all__ = ["aws"]  # the suite's moto ledger
 
 @pytest.fixture
 def gateway(api: Any, healthy_watermarks: None) -> Iterator[Gateway]:
-    inspector = LedgerInspector(TABLE, services=lambda: api.services)
+    inspector = LedgerInspector(TABLE, runtime=lambda: api.services)
     gw = Gateway(
         api_handler.lambda_handler, principal=LOCAL_PRINCIPAL, routes=names.API_ROUTES, port=0, inspector=inspector
     )

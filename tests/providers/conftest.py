@@ -8,8 +8,8 @@ from contextlib import contextmanager
 import pytest
 
 from local.simulator import Simulator
+from sendledger.bootstrap import Runtime
 from sendledger.domain.provider import Provider
-from sendledger.usecases.context import Services
 from tests.conftest import TABLE, Api
 from tests.integration.conftest import make_ingestion
 from tests.providers.worlds import WORLDS, Parts, ProviderWorld
@@ -21,7 +21,7 @@ from tests.support.fixtures import put_watermark
 def built_world(
     build: Callable[[Parts], ProviderWorld],
     provider: Provider,
-    services: Services,
+    services: Runtime,
     clock: FakeClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[ProviderWorld]:
@@ -50,7 +50,7 @@ def built_world(
 
 @pytest.fixture(params=sorted(WORLDS), ids=str)
 def world(
-    request: pytest.FixtureRequest, services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, services: Runtime, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ProviderWorld]:
     with built_world(WORLDS[request.param], request.param, services, clock, monkeypatch) as built:
         yield built

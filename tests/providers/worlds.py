@@ -20,9 +20,10 @@ from local.simulator.providers.mailgun import DEFAULT_DOMAIN, LOCAL_API_KEY, LOC
 from local.simulator.providers.sendgrid import side_of
 from sendledger import names
 from sendledger.adapters.secrets import provider_secret
-from sendledger.bootstrap import build_pipeline, slice_of
+from sendledger.bootstrap import Runtime, slice_of
 from sendledger.domain.provider import Provider
 from sendledger.domain.recipients import Channel
+from sendledger.ports.providers import EventLane, LaneStores
 from sendledger.providers.http import Http
 from sendledger.providers.mailgun.lane import EventsLane
 from sendledger.providers.mailgun.settings import MailgunSettings
@@ -30,11 +31,11 @@ from sendledger.providers.sendgrid.lookup import SendGridEmailActivity
 from sendledger.providers.sendgrid.sender import SendGridEmailSender
 from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.providers.simulated.outcomes import SOURCE as TEST_MODE_SOURCE
-from sendledger.usecases.context import Services
+from sendledger.settings import Settings
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
 from tests.integration.conftest import Ingestion
-from tests.support.fakes import FakeClock, ledger_of
+from tests.support.fakes import FakeClock
 
 Wrap = Callable[[Http], Http]  # what stands between an adapter and the simulated API (a fault injector)
 
@@ -47,7 +48,7 @@ def unwrapped(http: Http) -> Http:
 class Parts:
     """What every world shares: moto's services, the api, SES/SNS ingestion, the simulator, the clock."""
 
-    services: Services
+    services: Runtime
     api: Api
     ingestion: Ingestion
     simulator: Simulator
@@ -132,10 +133,14 @@ def mailgun_world(parts: Parts, *, wrap: Wrap = unwrapped, webhooks: bool = Fals
         parts.services.email = MailgunEmailSender(fragment.api_base, fragment.domain, settings.sender_email, key, http)
     # The SES queue lane gives way to the Events API lane (and the webhook lane; the SMS log lane and
     # test mode's lane stay).
-    pipeline = parts.ingestion.pipeline
-    lanes = slice_of(Provider.MAILGUN.value).lanes(settings)
-    assert isinstance(lanes[-1], EventsLane) and len(lanes) == (2 if webhooks else 1)
-    pipeline.lanes = [*lanes, *(lane for lane in pipeline.lanes if lane.source in ("sms", TEST_MODE_SOURCE))]
+    runtime, others = parts.ingestion.services, parts.ingestion.services.lanes_for
+
+    def lanes_for(settings: Settings, stores: LaneStores) -> list[EventLane]:
+        lanes = slice_of(Provider.MAILGUN.value).lanes(settings, stores)
+        assert isinstance(lanes[-1], EventsLane) and len(lanes) == (2 if webhooks else 1)
+        return [*lanes, *(lane for lane in others(settings, stores) if lane.source in ("sms", TEST_MODE_SOURCE))]
+
+    runtime.lanes_for = lanes_for
     return MailgunWorld(Provider.MAILGUN, parts, mailgun)
 
 
@@ -188,10 +193,9 @@ def sendgrid_world(parts: Parts, *, email_activity: bool = False, wrap: Wrap = u
         http=wrap(http),
         now=lambda: parts.clock.now().timestamp(),
     )
-    parts.ingestion.pipeline = build_pipeline(services, ledger_of(services))
     if email_activity:
         lookup = SendGridEmailActivity(fragment.api_base, lambda: provider_secret(api_key), http)
-        parts.ingestion.pipeline.lookups[Provider.SENDGRID.value] = lookup
+        services.lookups[Provider.SENDGRID.value] = lookup
     return SendGridWorld(Provider.SENDGRID, parts, http, queue_url)
 
 
@@ -212,7 +216,7 @@ def infrai_world(parts: Parts, *, wrap: Wrap = unwrapped) -> InfraiWorld:
     """Infrai's key in Secrets Manager, its sender, lookup and status lane over the simulated API."""
     from local.simulator.providers.infrai import side_of as infrai_side
     from sendledger.providers.infrai.client import InfraiClient
-    from sendledger.providers.infrai.lane import StatusLane
+    from sendledger.providers.infrai.lane import status_lane
     from sendledger.providers.infrai.lookup import InfraiLookup
     from sendledger.providers.infrai.sender import InfraiSender
     from sendledger.providers.infrai.settings import InfraiSettings
@@ -230,9 +234,14 @@ def infrai_world(parts: Parts, *, wrap: Wrap = unwrapped) -> InfraiWorld:
     fragment = services.settings.provider(InfraiSettings)
     client = InfraiClient(fragment.api_base, lambda: provider_secret(secret["ARN"]), wrap(http))
     services.email = InfraiSender(client, Channel.EMAIL)
-    pipeline = parts.ingestion.pipeline
-    pipeline.lanes = [StatusLane(client), *(lane for lane in pipeline.lanes if lane.source == "sms")]
-    pipeline.lookups[Provider.INFRAI.value] = InfraiLookup(client)
+    others = services.lanes_for
+
+    def lanes_for(settings: Settings, stores: LaneStores) -> list[EventLane]:
+        sms = [lane for lane in others(settings, stores) if lane.source == "sms"]
+        return [status_lane(settings, stores, client), *sms]
+
+    services.lanes_for = lanes_for
+    services.lookups[Provider.INFRAI.value] = InfraiLookup(client)
     return InfraiWorld(Provider.INFRAI, parts, http)
 
 

@@ -20,11 +20,11 @@ from local.simulator import Simulator
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
+from sendledger.bootstrap import Runtime
 from sendledger.domain.provider import Backoff
 from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
-from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleFailed, CycleReport
 from tests.conftest import SENDER, TABLE, Api
 from tests.integration.conftest import (
@@ -62,7 +62,7 @@ def client(api) -> Client:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def dynamo(services: Services) -> Iterator[Hooks]:
+def dynamo(services: Runtime) -> Iterator[Hooks]:
     """Fault hooks on the DynamoDB client the ledger's stores share."""
     hooks = Hooks("dynamodb", ledger_emitters(services.messages))
     yield hooks
@@ -70,7 +70,7 @@ def dynamo(services: Services) -> Iterator[Hooks]:
 
 
 @pytest.fixture
-def ses(services: Services) -> Iterator[Hooks]:
+def ses(services: Runtime) -> Iterator[Hooks]:
     """Fault hooks on the SESv2 client the SES adapter uses."""
     hooks = Hooks("sesv2", [aws_clients.client("sesv2").meta.events])
     yield hooks
@@ -93,7 +93,7 @@ class SharedWorld:
     account and address can share it, which also lets one LedgerWatch see the whole run.
     """
 
-    services: Services
+    services: Runtime
     clock: FakeClock
     client: Client
     simulator: Simulator
@@ -160,8 +160,8 @@ def shared_world(provider: str = "ses") -> Iterator[SharedWorld]:
         provider_calls = ProviderCalls(lambda: watching[0].watch)
         provider_calls.install(boto3._get_default_session())
         aws_clients.client.cache_clear()
-        services = Services(
-            **LedgerTable.named(TABLE).send_path(),
+        services = Runtime.over(
+            LedgerTable.named(TABLE),
             email=SesEmailSender(SENDER, "sendledger-events"),
             sms=SnsSmsSender(),
             clock=clock,

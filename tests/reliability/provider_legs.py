@@ -353,7 +353,7 @@ def lagging_index(leg: Leg, seconds: float) -> Iterator[None]:
     from local.simulator.providers.sendgrid import side_of as sendgrid_side
 
     assert isinstance(leg, HttpLeg), "SES has no lookup: absence is its watermark's alone"
-    lookups = leg.world.ingestion.pipeline.lookups
+    lookups = leg.world.ingestion.services.lookups
     if isinstance(leg, SendGridLeg):
         side: Any = sendgrid_side(leg.world.simulator)
         lookups[Provider.SENDGRID.value] = _email_activity(leg)

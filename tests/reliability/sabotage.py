@@ -97,7 +97,6 @@ MESSAGES = f"{FUNCTIONS}/domain/messages.py"
 RULES = f"{FUNCTIONS}/domain/suppression_rules.py"
 SMS_LANE = f"{FUNCTIONS}/providers/sns/lane.py"
 SMS_EVENTS = f"{FUNCTIONS}/providers/sns/events.py"
-QUEUE_LANE = f"{FUNCTIONS}/usecases/queued_events.py"
 STATE_CHANGES = f"{FUNCTIONS}/domain/state_changes.py"
 STREAM = f"{DYNAMODB}/stream.py"
 EVENTBRIDGE = f"{FUNCTIONS}/adapters/eventbridge.py"
@@ -125,21 +124,23 @@ SABOTAGES: tuple[Sabotage, ...] = (
         "SMS log cursor is committed only after the page is applied: a crash mid-page loses records",
         SMS_LANE,
         old="""\
-            _apply_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
+            fresh = [record for record in page.events if record.log_event_id not in seen]
+            _apply_records(sink, fresh, lane.concurrency, report)
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
                 # Committed only now: everything derived from this page is persisted.
-                stored.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
+                stored.put_cursor(SOURCE, raw, updated, lane.clock.now())
                 raw, cursor = updated, json.loads(updated)
 """,
         new="""\
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
-                stored.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
+                stored.put_cursor(SOURCE, raw, updated, lane.clock.now())
                 raw, cursor = updated, json.loads(updated)
-            _apply_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
+            fresh = [record for record in page.events if record.log_event_id not in seen]
+            _apply_records(sink, fresh, lane.concurrency, report)
 """,
     ),
     Sabotage(
@@ -199,17 +200,18 @@ TRANSIENT = frozenset(
         "a GetItem through a fresh boto3 client",
         INTENTS,
         old="""\
-    for _ in range(MAX_INTENT_ATTEMPTS):
-        conflict = services.messages.commit_intent(intent)
+        for _ in range(MAX_INTENT_ATTEMPTS):
+            conflict = self.messages.commit_intent(intent)
 """,
         new="""\
-    import boto3  # peek at the key first
+        import boto3  # peek at the key first
 
-    boto3.client("dynamodb").get_item(
-        TableName=settings.table_name, Key={"pk": {"S": f"MSG#{intent.message.message_id}"}, "sk": {"S": "MSG"}}
-    )
-    for _ in range(MAX_INTENT_ATTEMPTS):
-        conflict = services.messages.commit_intent(intent)
+        boto3.client("dynamodb").get_item(
+            TableName=self.settings.table_name,
+            Key={"pk": {"S": f"MSG#{intent.message.message_id}"}, "sk": {"S": "MSG"}},
+        )
+        for _ in range(MAX_INTENT_ATTEMPTS):
+            conflict = self.messages.commit_intent(intent)
 """,
     ),
     Sabotage(
@@ -256,8 +258,8 @@ TRANSIENT = frozenset(
         "poller-expires-live-lease",
         "the poller honours the in-flight lease: a send still in flight is declared unknown",
         DUE_WORK,
-        old="    for item in due_work.items(DueKind.INFLIGHT, now, BATCH):",
-        new="    for item in due_work.items(DueKind.INFLIGHT, None, BATCH):",
+        old="        for item in self.due_work.items(DueKind.INFLIGHT, now, BATCH):",
+        new="        for item in self.due_work.items(DueKind.INFLIGHT, None, BATCH):",
     ),
     Sabotage(
         "absence-without-grace",
@@ -325,10 +327,10 @@ TRANSIENT = frozenset(
         "the SES watermark is the start of a cycle that drained the queue: set before the drain, a "
         "cycle whose events failed to apply still advances it, and absence is proven against evidence "
         "waiting in the queue (a blind resend)",
-        QUEUE_LANE,
-        old="        drained = drain(pipeline, self, seconds_left, report)\n",
-        new="        pipeline.services.poller_state.set_watermark(self.source, started)  # the cycle start, first\n"
-        "        drained = drain(pipeline, self, seconds_left, report)\n",
+        POLL,
+        old="            watermark = lane.run(self.sink, started, seconds_left, report)\n",
+        new="            self.watermarks.set_watermark(lane.source, started)  # the cycle start, first\n"
+        "            watermark = lane.run(self.sink, started, seconds_left, report)\n",
     ),
     Sabotage(
         "read-timeout-not-ambiguous",
@@ -507,10 +509,10 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "admin-lift-without-actor-or-reason",
         "every admin act is audited: a lift (re-enable) records who did it and why",
         SUPPRESSIONS,
-        old="        services.recipients.change(recipient.key, suppressed, reason, actor, "
+        old="        recipients.change(recipient.key, suppressed, reason, actor, "
         "expected_version=current.version, now=now)\n",
         new='        who, why = (actor, reason) if suppressed else ("", "")\n'
-        "        services.recipients.change(recipient.key, suppressed, why, who, "
+        "        recipients.change(recipient.key, suppressed, why, who, "
         "expected_version=current.version, now=now)\n",
         killers=("tests/unit/test_suppressions_usecase.py::test_a_lift_records_its_actor_and_reason",),
     ),

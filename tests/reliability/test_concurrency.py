@@ -47,6 +47,7 @@ from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.keys import reset_key_parts, reset_pk
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
+from sendledger.bootstrap import Runtime
 from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
@@ -57,10 +58,9 @@ from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.providers.ses.settings import SesSettings
 from sendledger.providers.sns.sender import SnsSmsSender
 from sendledger.settings import Settings
-from sendledger.usecases.context import Services
 from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.intents import LEASE_SECONDS
-from sendledger.usecases.poll import CycleFailed, poll_cycle
+from sendledger.usecases.poll import CycleFailed
 from tests.conftest import SENDER, TABLE
 from tests.integration.conftest import ses_record
 from tests.reliability.conftest import make_ingestion
@@ -82,7 +82,7 @@ from tests.reliability.faults import (
     scan,
     valid_tokens,
 )
-from tests.support.fakes import CALLER, FakeClock, FakeLambdaContext, FakeSleeper, api_event, ledger_of
+from tests.support.fakes import CALLER, FakeClock, FakeLambdaContext, FakeSleeper, api_event
 from tests.support.fixtures import ingest_sqs_body, put_watermark
 from tests.support.outbox import sent_emails
 
@@ -229,8 +229,8 @@ def _handler_copy(index: int) -> ModuleType:
 @pytest.fixture(scope="module")
 def pipeline_settings(world: World) -> Settings:
     """The SES events queue, topic and log groups on the server; the settings that name them."""
-    services = Services(
-        **LedgerTable.named(TABLE).send_path(),
+    services = Runtime.over(
+        LedgerTable.named(TABLE),
         email=SesEmailSender(SENDER, "sendledger-events"),
         sms=SnsSmsSender(),
         clock=world.clock,
@@ -272,12 +272,12 @@ class Fleet:
             put_watermark(TABLE, source, self.clock.now())
 
     def _runtime(self) -> bootstrap.Runtime:
-        services = getattr(self.local, "services", self.main)
-        return bootstrap.Runtime.of(services, ledger_of(services))
+        runtime: bootstrap.Runtime = getattr(self.local, "services", self.main)
+        return runtime
 
-    def _services(self, container: ModuleType) -> Services:
-        return Services(
-            **container.ledger.send_path(),
+    def _services(self, container: ModuleType) -> Runtime:
+        return Runtime.over(
+            container.ledger,
             email=SesEmailSender(SENDER, "sendledger-events"),
             sms=SnsSmsSender(),
             clock=self.clock,
@@ -306,9 +306,9 @@ class Fleet:
 
     def poll(self, container: ModuleType) -> str:
         """One poll cycle in this container (its own ledger connection and pipeline)."""
-        pipeline = bootstrap.build_pipeline(self._services(container), container.ledger)
+        runtime = self._services(container)
         try:
-            poll_cycle(pipeline, lambda: 300.0)
+            runtime.poll_cycle.run(lambda: 300.0)
         except CycleFailed as failed:
             return f"cycle failed: {failed}"
         return "ok"
@@ -535,13 +535,12 @@ def fleet_ledger(container: ModuleType) -> LedgerTable:
 def _apply(fleet: Fleet, container: ModuleType, record: dict[str, Any]) -> str:
     """What the poller does with one queue message: a failed apply is redelivered by SQS; one that
     keeps losing races is still on the queue when the race ends, for the next poll cycle."""
-    services = fleet._services(container)
-    store = fleet_ledger(container).events
+    sink = fleet._services(container).sink  # over the container's own ledger connection
     body = json.dumps(record)
     for _ in range(APPLY_DELIVERIES):
         report = IngestReport()
         try:
-            ingest_sqs_body(services, store, body, report)
+            ingest_sqs_body(sink, body, report)
         except DependencyUnavailable:
             FIGURES["concurrency_event_redeliveries"] += 1
             continue

@@ -33,7 +33,7 @@ from tests.reliability.faults import (
     read_timeout,
     s,
 )
-from tests.support.fakes import ADMIN, runtime_for
+from tests.support.fakes import ADMIN
 
 LEASE_SECONDS = 60
 
@@ -292,7 +292,7 @@ def deliver_status_record(world: SharedWorld, monkeypatch: pytest.MonkeyPatch, r
     from sendledger.providers.sns.events import encode_subscription_event
     from tests.support.fakes import FakeLambdaContext
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(world.ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: world.ingestion.services)
     document = {
         "messageType": "DATA_MESSAGE",
         "owner": ACCOUNT_ID,

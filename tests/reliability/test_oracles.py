@@ -34,10 +34,9 @@ from sendledger.providers.ses.events import classify_bounce as classify_ses_boun
 from sendledger.providers.ses.events import parse_ses_record
 from sendledger.providers.sns.events import classify_failure as classify_sms_failure
 from sendledger.providers.sns.events import encode_subscription_event, parse_sms_record
-from sendledger.usecases.resends import resend
 from tests.integration.conftest import FAILURE_GROUP, fixture, ses_record
 from tests.reliability.lifecycle_oracle import LIFECYCLE_EDGES, LIFECYCLE_STATES
-from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
+from tests.support.fakes import ADMIN, FakeLambdaContext
 from tests.support.outbox import sent_emails, sent_sms
 
 SUPPRESS, TRANSIENT = "suppress", "transient"
@@ -100,7 +99,7 @@ def test_an_undocumented_sms_string_is_transient_and_flagged():
 def test_every_documented_sms_failure_through_the_subscription_handler(api, ingestion, healthy_watermarks, monkeypatch):
     # Given one accepted SMS per row, each to a number of its own
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: ingestion.services)
     rows = [*SMS_DOCUMENTED, (UNDOCUMENTED_SMS, TRANSIENT)]
     sent = {}
     for index, (response, _) in enumerate(rows):
@@ -273,7 +272,7 @@ def _event(ingestion, clock, view, kind):
 def _resend(services, ingestion, view):
     """The retry path's resend of the message as read now (its write asks for predecessors(sending))."""
     report = Report()
-    resend(ingestion.pipeline, services.messages.get(view["message_id"]), lambda: 300.0, report)
+    ingestion.services.unknown.resender.resend(services.messages.get(view["message_id"]), lambda: 300.0, report)
     return report
 
 

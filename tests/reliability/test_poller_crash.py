@@ -341,7 +341,7 @@ def sms_source(rig: Rig) -> Source:
                 unapplied.append(record)
         # And the stored cursor covers every record not applied: the next cycle reads from its
         # `start` minus the overlap and skips only the event ids it holds as seen
-        raw = rig.world.ingestion.pipeline.services.poller_state.cursor("sms")
+        raw = rig.world.ingestion.services.poller_state.cursor("sms")
         cursor = json.loads(raw) if raw else {}
         for record in unapplied:
             state = cursor.get(record.group)

@@ -22,7 +22,7 @@ from tests.conftest import TABLE
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, ses_record, sms_record
 from tests.support import counting
 from tests.support.counting import count_dynamodb_requests
-from tests.support.fakes import ADMIN, FakeLambdaContext, runtime_for
+from tests.support.fakes import ADMIN, FakeLambdaContext
 
 # At most this many DynamoDB requests per operation (counted, deterministic); a send's with the
 # caller's settings in the container's cache (warm_caller_settings: one GetItem per caller and
@@ -160,7 +160,7 @@ def sqs_event(message, queue_url):
 @pytest.fixture
 def wired(ingestion, monkeypatch):
 
-    monkeypatch.setattr(bootstrap, "runtime", lambda: runtime_for(ingestion.pipeline))
+    monkeypatch.setattr(bootstrap, "runtime", lambda: ingestion.services)
     return ingestion
 
 

@@ -100,11 +100,12 @@ def api_event(
     )
 
 
-def runtime_for(pipeline: Any) -> Any:
-    """A composition root around an already built ingestion pipeline (handlers take it as `runtime`)."""
-    from sendledger.bootstrap import Runtime
-
-    return Runtime(pipeline.services, lambda: pipeline)
+def lane_named(runtime: Any, name: str) -> Any:
+    """The runtime's poll lane of that name (the poll step's name)."""
+    for lane in runtime.lanes:
+        if lane.name == name:
+            return lane
+    raise KeyError(f"no lane {name!r} in this runtime")
 
 
 def ledger_of(services: Any) -> Any:

@@ -32,10 +32,9 @@ def put_watermark(table_name: str, source: str, at: datetime) -> None:
     )
 
 
-def ingest_sqs_body(services: Any, events: Any, body: str, report: Any) -> None:
+def ingest_sqs_body(sink: Any, body: str, report: Any) -> None:
     """One SES events queue message, applied as the SES lane applies it (MalformedEvent propagates)."""
     from sendledger.providers.ses.events import parse_sqs_body
-    from sendledger.usecases.ingest import ingest_event
 
     for event in parse_sqs_body(body):
-        ingest_event(services, events, event, report)
+        sink.apply(event, report)

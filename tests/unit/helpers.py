@@ -6,17 +6,15 @@ import re
 from datetime import datetime
 from typing import Any
 
+from sendledger.bootstrap import Runtime
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.events import DeliveryEvent, EventKind
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.providers.ses.events import classify_bounce
 from sendledger.providers.sns.events import classify_failure
-from sendledger.usecases.context import Services
-from sendledger.usecases.due_work import resolve_due_work
 from sendledger.usecases.poll import CycleReport
 from sendledger.usecases.results import SendResult
-from sendledger.usecases.send import send_message
 from sendledger.usecases.send_command import SendCommand
 from tests.support.fakes import PRINCIPAL, caller_id
 from tests.unit.fakes import FakeWorld
@@ -52,14 +50,14 @@ def command(
     )
 
 
-def send(services: Services, key: str | None = "key-1", **changes: Any) -> SendResult:
-    return send_message(services, command(key, **changes), seconds_left)
+def send(services: Runtime, key: str | None = "key-1", **changes: Any) -> SendResult:
+    return services.sender.send(command(key, **changes), seconds_left)
 
 
 def poll_due_work(world: FakeWorld) -> dict[str, int]:
     """The poller's due-work step alone (leases, unknown, pending): what it did, by outcome."""
     report = CycleReport()
-    resolve_due_work(world.pipeline, seconds_left, report)
+    world.runtime.poll_cycle.due_work.run(seconds_left, report)
     return report.resolved
 
 

@@ -89,9 +89,9 @@ def test_no_handler_imports_pynamodb_and_the_send_paths_reads_never_load_it():
 
 # Each Lambda's composition root, as its first invocation builds it (benchmarks/cold_start.py).
 _COMPOSITIONS = {
-    "api": ("sendledger.handlers.api", "bootstrap.runtime().services"),
-    "poller": ("sendledger.handlers.poller", "bootstrap.runtime().pipeline"),
-    "sms_delivery_logs": ("sendledger.handlers.sms_delivery_logs", "bootstrap.runtime().pipeline"),
+    "api": ("sendledger.handlers.api", "bootstrap.runtime().sender"),
+    "poller": ("sendledger.handlers.poller", "bootstrap.runtime().poll_cycle"),
+    "sms_delivery_logs": ("sendledger.handlers.sms_delivery_logs", "bootstrap.runtime().sink"),
     "publisher": ("sendledger.handlers.publisher", "bootstrap.status_out()"),
 }
 

@@ -6,7 +6,6 @@ from sendledger.domain import tokens
 from sendledger.domain.messages import HistoryType, MessageState
 from sendledger.domain.reset_evidence import Invalidation, ResetState
 from sendledger.usecases.evidence import reset_evidence
-from sendledger.usecases.resets import consume_reset, request_reset
 from sendledger.usecases.results import TokenConsumed, TokenRefused
 from tests.support.fakes import ADMIN, CALLER, PRINCIPAL, caller_id
 from tests.unit.fakes import FakeWorld
@@ -17,11 +16,13 @@ OLD, NEW = "old@example.com", "new@example.com"
 
 
 def request(world: FakeWorld, email: str):
-    return request_reset(world.services, CALLER, ACCOUNT, email)
+    return world.runtime.reset_requests.request(CALLER, ACCOUNT, email)
 
 
 def evidence(world: FakeWorld, reset_id: str, principal: str = PRINCIPAL):
-    return reset_evidence(world.services, caller_id(principal), reset_id)
+    return reset_evidence(
+        world.runtime.messages, world.runtime.resets, world.runtime.clock.now(), caller_id(principal), reset_id
+    )
 
 
 def test_a_request_with_another_email_replaces_the_reset_and_mails_the_new_address(world: FakeWorld):
@@ -34,13 +35,13 @@ def test_a_request_with_another_email_replaces_the_reset_and_mails_the_new_addre
     second = request(world, NEW)
     # Then a new reset, its token the only one valid at once, its mail to the new address
     assert second.reset_id != first.reset_id
-    assert consume_reset(world.services, CALLER, ACCOUNT, old_token) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, old_token) == TokenRefused()
     poll_due_work(world)
     assert [call.to for call in world.email.outbox] == [OLD, NEW]
     new_token = tokens_mailed(world)[1]
     record = world.ledger.resets.get(CALLER, ACCOUNT)
     assert record is not None and record.token_hash == tokens.token_hash(new_token)
-    assert consume_reset(world.services, CALLER, ACCOUNT, new_token) == TokenConsumed(second.reset_id, ACCOUNT)
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, new_token) == TokenConsumed(second.reset_id, ACCOUNT)
 
 
 def test_the_same_email_again_keeps_the_reset(world: FakeWorld):
@@ -85,12 +86,12 @@ def test_a_replaced_reset_not_yet_mailed_is_withdrawn(world: FakeWorld):
 def test_consumed_and_locked_resets_keep_their_end_after_a_later_reset(world: FakeWorld):
     consumed = request(world, OLD)
     poll_due_work(world)
-    consume_reset(world.services, CALLER, ACCOUNT, tokens_mailed(world)[0])
+    world.runtime.reset_tokens.consume(CALLER, ACCOUNT, tokens_mailed(world)[0])
     world.clock.advance(5)
     locked = request(world, OLD)
     poll_due_work(world)
     for _ in range(world.settings.reset_max_failed_attempts):
-        consume_reset(world.services, CALLER, ACCOUNT, "A" * 43)
+        world.runtime.reset_tokens.consume(CALLER, ACCOUNT, "A" * 43)
     world.clock.advance(5)
     latest = request(world, OLD)
     assert latest.reset_id not in (consumed.reset_id, locked.reset_id)

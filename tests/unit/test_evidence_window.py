@@ -11,7 +11,6 @@ import pytest
 from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.export_window import Position, decode_cursor, encode_cursor, parse_instant, window
 from sendledger.usecases.evidence import export
-from sendledger.usecases.send import send_message
 from tests.support.fakes import ADMIN, CALLER
 from tests.unit.fakes import FakeWorld
 from tests.unit.helpers import command, seconds_left
@@ -61,11 +60,11 @@ def test_export_pages_are_the_callers_own_oldest_first(world: FakeWorld):
     start = world.clock.now()
     mine = []
     for number in range(3):
-        mine.append(send_message(world.services, command(f"k-{number}"), seconds_left).view["message_id"])
-        send_message(world.services, command(f"theirs-{number}", principal=ADMIN), seconds_left)
+        mine.append(world.runtime.sender.send(command(f"k-{number}"), seconds_left).view["message_id"])
+        world.runtime.sender.send(command(f"theirs-{number}", principal=ADMIN), seconds_left)
         world.clock.advance(60)
     since, until = start.isoformat(), (world.clock.now() + timedelta(seconds=1)).isoformat()
-    first = export(world.services, CALLER, since, until, None, 2)
+    first = export(world.runtime.messages, CALLER, since, until, None, 2)
     assert [m.message_id for m in first.messages] == mine[:2] and first.cursor is not None
-    second = export(world.services, CALLER, since, until, first.cursor, 2)
+    second = export(world.runtime.messages, CALLER, since, until, first.cursor, 2)
     assert [m.message_id for m in second.messages] == mine[2:] and second.cursor is None

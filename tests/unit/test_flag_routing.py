@@ -4,7 +4,6 @@ deployment enables it, and the evidence says so only when the flag is what decid
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from sendledger.domain.messages import Template
 from sendledger.domain.provider import Provider
 from sendledger.domain.recipients import Channel
 from sendledger.settings import Settings
-from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for
+from sendledger.usecases.send_command import Routing, SendCommand, carrier_for
 from tests.unit.fakes.caller_settings import FakeCallerSettings
 from tests.unit.fakes.state import LedgerState
 
@@ -33,9 +32,9 @@ class CohortFlags:
         return FlagValues(email_provider=self.provider)
 
 
-def services_with(settings: Settings, flags: CohortFlags) -> Any:
+def services_with(settings: Settings, flags: CohortFlags) -> Routing:
     """What flags_for reads: the settings, the flags and the owner's (cached) caller settings."""
-    return SimpleNamespace(settings=settings, flags=flags, caller_settings=FakeCallerSettings(LedgerState()))
+    return Routing(settings, flags, FakeCallerSettings(LedgerState()))
 
 
 def routed(flagged: Provider, *, enabled: frozenset[Provider], pick: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -44,7 +43,7 @@ def routed(flagged: Provider, *, enabled: frozenset[Provider], pick: str | None 
     command = SendCommand(
         Channel.EMAIL, "alice@example.com", Template("alert", "1"), {}, "alert", CALLER, None, provider=pick
     )
-    decision = flags_for(services, command, Channel.EMAIL)
+    decision = services.flags_for(command, Channel.EMAIL)
     return carrier_for(settings, Channel.EMAIL, pick, decision), decision.evidence()
 
 
@@ -71,7 +70,7 @@ def test_sms_is_not_routed_by_the_email_flag():
     settings = Settings(table_name="t", sender_email="no-reply@example.com", email_providers={Provider.SENDGRID})
     services = services_with(settings, CohortFlags(Provider.SENDGRID))
     command = SendCommand(Channel.SMS, "+12065550100", Template("alert", "1"), {}, "alert", CALLER, None)
-    decision = flags_for(services, command, Channel.SMS)
+    decision = services.flags_for(command, Channel.SMS)
     assert carrier_for(settings, Channel.SMS, None, decision) == "sns"
     assert decision.evidence() == {}
 
@@ -92,5 +91,5 @@ def test_a_send_is_decided_with_its_owners_flag_context_from_the_callers_setting
     # When each sends an email, Then the flag routes the beta caller's and not the other's
     for caller, provider in ((CALLER, "sendgrid"), (other, "ses")):
         command = SendCommand(Channel.EMAIL, "alice@example.com", Template("alert", "1"), {}, "alert", caller, None)
-        decision = flags_for(services, command, Channel.EMAIL)
+        decision = services.flags_for(command, Channel.EMAIL)
         assert carrier_for(settings, Channel.EMAIL, None, decision) == provider

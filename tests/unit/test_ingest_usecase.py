@@ -7,21 +7,20 @@ from datetime import timedelta
 from sendledger.domain.events import EventKind
 from sendledger.domain.messages import DueKind, MessageState
 from sendledger.domain.recipients import Channel
-from sendledger.usecases.ingest import IngestReport, ingest_event
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.results import Accepted
-from sendledger.usecases.send import send_message
 from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
 from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send, ses_event, sms_event
 
 
 def sent(world: FakeWorld) -> str:
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted)
     return result.message.message_id
 
 
 def ingest(world: FakeWorld, event, report: IngestReport | None = None):
-    return ingest_event(world.services, world.pipeline.events, event, report or IngestReport())
+    return world.runtime.sink.apply(event, report or IngestReport())
 
 
 def state_of(world: FakeWorld, message_id: str) -> MessageState:
@@ -45,7 +44,7 @@ def test_a_permanent_bounce_suppresses_the_recipient_once(world: FakeWorld):
     assert world.ledger.recipients.get(f"email:{ALICE}").suppression.version == 1
     assert (report.applied, report.suppressed) == (2, 1)
     # And the next send to her is decided without a provider call
-    assert send(world.services, key="key-2").view["state"] == "suppressed"
+    assert send(world.runtime, key="key-2").view["state"] == "suppressed"
     assert len(world.email.calls) == 1
 
 
@@ -120,7 +119,7 @@ def test_an_event_for_no_message_still_suppresses_and_is_deduplicated(world: Fak
 
 def test_an_sms_status_for_a_timed_out_publish_finds_its_send_by_the_destination(world: FakeWorld):
     world.sms.then(TIMEOUT_LOST)
-    result = send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    result = world.runtime.sender.send(command(channel=Channel.SMS, to=PHONE), seconds_left)
     assert result.view["state"] == "unknown"
     world.clock.advance(10)
     # SNS's id was never learned: no receipt under it, so the record matches the last send to the number
@@ -135,7 +134,7 @@ def test_an_sms_status_for_a_timed_out_publish_finds_its_send_by_the_destination
 
 
 def test_an_sms_status_lands_on_the_receipt_the_outcome_wrote(world: FakeWorld):
-    result = send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    result = world.runtime.sender.send(command(channel=Channel.SMS, to=PHONE), seconds_left)
     failure = ingest(
         world, sms_event("sns-0001", world.clock.now(), success=False, response="Phone number is opted out")
     )

@@ -15,10 +15,9 @@ import pytest
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import Provider
 from sendledger.ports.providers import Finding
-from sendledger.providers.mailgun.lane import EventsLane
+from sendledger.providers.mailgun.lane import events_lane
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.usecases.intents import LEASE_SECONDS
-from sendledger.usecases.poll import poll_cycle
 from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
 from tests.unit.fakes.lookups import LaggingIndex
 from tests.unit.fakes.mailgun import FakeMailgunEvents
@@ -31,7 +30,7 @@ def with_lookup(world: FakeWorld, provider: Provider, lag: float) -> LaggingInde
     """`provider` carries the deployment's email; its lookup's index lags its sends by `lag` seconds."""
     world.configure(email_provider=provider)
     index = LaggingIndex(world.email, world.clock, lag)
-    world.pipeline.lookups[provider.value] = index
+    world.runtime.lookups[provider.value] = index
     return index
 
 
@@ -55,7 +54,7 @@ def test_not_found_inside_the_grace_is_no_proof_and_the_accepted_send_is_never_r
 
     monkeypatch.setattr(world.ledger.messages, "record_outcome", crash)
     with pytest.raises(RuntimeError):
-        send(world.services)
+        send(world.runtime)
     monkeypatch.undo()
     [message_id] = [call.message_id for call in world.email.outbox]
     world.clock.advance(LEASE_SECONDS + 1)
@@ -81,7 +80,7 @@ def test_not_found_after_the_grace_proves_absence_and_the_send_is_repeated_once(
     grace = world.settings.unknown_grace_seconds
     index = with_lookup(world, provider, lag=30)
     world.email.then(TIMEOUT_LOST)  # the request never reached the provider
-    view = send(world.services).view
+    view = send(world.runtime).view
     assert view["state"] == "unknown" and view["provider"] == provider.value
     message_id = view["message_id"]
     world.clock.advance(grace)  # exactly at the end of the grace: still nothing proven
@@ -103,31 +102,31 @@ def test_mailgun_a_search_that_finds_nothing_inside_the_grace_proves_nothing(
     world.configure(email_provider=Provider.MAILGUN)
     world.configure_provider(MailgunSettings, events_final_after_seconds=FINAL_AFTER)
     events = FakeMailgunEvents(world.clock)
-    world.pipeline.lanes = [EventsLane(events), *(lane for lane in world.pipeline.lanes if lane.source == "sms")]
+    world.email_events_by(lambda settings, stores: events_lane(settings, stores, events))
     grace = world.settings.unknown_grace_seconds
     # One send Mailgun never got (its answer timed out); one it accepted before the sender died
     # (its `accepted` listed late, behind the finality bound: the watermark passes it first)
     world.email.then(TIMEOUT_LOST)
-    lost = send(world.services, key="k-lost", to="bob@example.com").view["message_id"]
+    lost = send(world.runtime, key="k-lost", to="bob@example.com").view["message_id"]
 
     def crash(outcome: object) -> None:
         raise RuntimeError("the Lambda died before the outcome write")
 
     monkeypatch.setattr(world.ledger.messages, "record_outcome", crash)
     with pytest.raises(RuntimeError):
-        send(world.services, key="k-accepted")
+        send(world.runtime, key="k-accepted")
     monkeypatch.undo()
     [accepted] = [call.message_id for call in world.email.outbox]
     sent = world.clock.now()
     events.add("accepted", accepted, ALICE, sent, visible_at=sent + timedelta(seconds=grace / 2))
     for _ in range(4):  # the lease ends, the watermark passes both sends; the grace does not
         world.clock.advance(grace / 5)
-        poll_cycle(world.pipeline, seconds_left)
+        world.runtime.poll_cycle.run(seconds_left)
         assert len(world.email.calls) == 2, "no resend inside the grace"
     assert state_of(world, accepted) is MessageState.ACCEPTED, "found by the search once listed"
     assert state_of(world, lost) is MessageState.UNKNOWN
     world.clock.advance(grace / 5 + FINAL_AFTER + 1)
-    poll_cycle(world.pipeline, seconds_left)
-    poll_cycle(world.pipeline, seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
     assert [call.message_id for call in world.email.calls] == [lost, accepted, lost], "only the lost one, once"
     assert state_of(world, lost) is MessageState.ACCEPTED

@@ -9,9 +9,9 @@ import pytest
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import Provider
-from sendledger.providers.mailgun.lane import SOURCE, EventsLane
+from sendledger.providers.mailgun.lane import SOURCE, events_lane
 from sendledger.providers.mailgun.settings import MailgunSettings
-from sendledger.usecases.poll import CycleFailed, poll_cycle
+from sendledger.usecases.poll import CycleFailed
 from tests.unit.fakes import TIMEOUT_REACHED, FakeWorld
 from tests.unit.fakes.mailgun import FakeMailgunEvents
 from tests.unit.helpers import ALICE, seconds_left, send
@@ -26,7 +26,7 @@ def mailgun(world: FakeWorld) -> FakeMailgunEvents:
     world.configure_provider(MailgunSettings, events_final_after_seconds=FINAL_AFTER)
     events = FakeMailgunEvents(world.clock)
     # the email events come from Mailgun (the SMS log lane stays)
-    world.pipeline.lanes = [EventsLane(events), *(lane for lane in world.pipeline.lanes if lane.source == "sms")]
+    world.email_events_by(lambda settings, stores: events_lane(settings, stores, events))
     return events
 
 
@@ -37,19 +37,19 @@ def state(world: FakeWorld, message_id: str) -> MessageState:
 
 
 def test_recent_events_are_applied_at_once_but_the_watermark_stops_at_the_finality_bound(world, mailgun):
-    message_id = send(world.services).view["message_id"]
+    message_id = send(world.runtime).view["message_id"]
     sent = world.clock.now()
     mailgun.add("accepted", message_id, ALICE, sent)
     mailgun.add("complained", message_id, ALICE, sent + timedelta(seconds=2))
     world.clock.advance(5)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     # the live pass applied both: the complaint suppresses within one poll interval
     assert report.applied == 2 and report.suppressed == 1
     assert state(world, message_id) is MessageState.COMPLAINED
     bound = report.started_at - timedelta(seconds=FINAL_AFTER)
     assert world.ledger.poller_state.watermark(SOURCE) == bound  # not the cycle start: not final yet
     world.clock.advance(FINAL_AFTER)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     # the finality pass reads them again as duplicates and moves the watermark past them
     assert (report.applied, report.duplicates) == (0, 2)
     assert world.ledger.poller_state.watermark(SOURCE) == report.started_at - timedelta(seconds=FINAL_AFTER)
@@ -57,28 +57,28 @@ def test_recent_events_are_applied_at_once_but_the_watermark_stops_at_the_finali
 
 
 def test_an_event_that_appears_late_behind_the_live_position_is_applied_by_the_finality_pass(world, mailgun):
-    late = send(world.services, key="k-late", to=BOB).view["message_id"]
-    other = send(world.services, key="k-other").view["message_id"]
+    late = send(world.runtime, key="k-late", to=BOB).view["message_id"]
+    other = send(world.runtime, key="k-other").view["message_id"]
     sent = world.clock.now()
     # Mailgun stores the bounce late: visible 10 s after it happened, behind a later event
     bounce = {"severity": "permanent", "reason": "bounce", "delivery-status": {"code": 550, "enhanced-code": "5.1.1"}}
     mailgun.add("failed", late, BOB, sent, visible_at=sent + timedelta(seconds=10), **bounce)
     mailgun.add("delivered", other, ALICE, sent + timedelta(seconds=1))
     world.clock.advance(3)
-    poll_cycle(world.pipeline, seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
     assert state(world, other) is MessageState.DELIVERED
     world.clock.advance(20)
-    poll_cycle(world.pipeline, seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
     # the live pass follows `next` from after the delivered event: the late one sits behind it
     assert state(world, late) is MessageState.ACCEPTED
     world.clock.advance(FINAL_AFTER)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert state(world, late) is MessageState.BOUNCED and report.suppressed == 1
 
 
 def test_final_pages_are_followed_and_the_cursor_moves_page_by_page(world, mailgun):
     mailgun.page_limit = 2
-    ids = [send(world.services, key=f"k{n}", to=f"user{n}@example.com").view["message_id"] for n in range(5)]
+    ids = [send(world.runtime, key=f"k{n}", to=f"user{n}@example.com").view["message_id"] for n in range(5)]
     start = world.clock.now()
     for n, message_id in enumerate(ids):
         mailgun.add("delivered", message_id, f"user{n}@example.com", start + timedelta(seconds=n))
@@ -86,7 +86,7 @@ def test_final_pages_are_followed_and_the_cursor_moves_page_by_page(world, mailg
     commits: list[str] = []
     put = world.ledger.poller_state.put_cursor
     world.ledger.poller_state.put_cursor = lambda *a: (commits.append(a[2]), put(*a))[1]  # type: ignore[method-assign]
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert report.applied == 5 and all(state(world, i) is MessageState.DELIVERED for i in ids)
     assert len(commits) >= 3  # one per final page, then the bound
     follows = [request for request in mailgun.requests if isinstance(request, str)]
@@ -94,7 +94,7 @@ def test_final_pages_are_followed_and_the_cursor_moves_page_by_page(world, mailg
 
 
 def test_a_crash_after_apply_before_the_cursor_commit_reapplies_idempotently(world, mailgun):
-    message_id = send(world.services).view["message_id"]
+    message_id = send(world.runtime).view["message_id"]
     sent = world.clock.now()
     mailgun.add("accepted", message_id, ALICE, sent)
     mailgun.add(
@@ -114,12 +114,12 @@ def test_a_crash_after_apply_before_the_cursor_commit_reapplies_idempotently(wor
 
     world.ledger.poller_state.put_cursor = crash  # type: ignore[method-assign]
     with pytest.raises(CycleFailed) as failed:
-        poll_cycle(world.pipeline, seconds_left)
+        world.runtime.poll_cycle.run(seconds_left)
     assert failed.value.report.applied == 2
     assert world.ledger.poller_state.cursor(SOURCE) is None  # nothing committed
     assert world.ledger.poller_state.watermark(SOURCE) is None
     world.ledger.poller_state.put_cursor = put  # type: ignore[method-assign]
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert (report.applied, report.duplicates) == (0, 2)  # the same page again: no second effect
     assert state(world, message_id) is MessageState.BOUNCED
     assert world.ledger.recipients.get(f"email:{ALICE}").suppression.suppressed
@@ -128,31 +128,31 @@ def test_a_crash_after_apply_before_the_cursor_commit_reapplies_idempotently(wor
 
 def test_without_new_final_events_a_cycle_reads_no_final_range_twice(world, mailgun):
     world.clock.advance(FINAL_AFTER)
-    poll_cycle(world.pipeline, seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
     mailgun.requests.clear()
-    poll_cycle(world.pipeline, seconds_left)  # same instant: the bound has not moved
+    world.runtime.poll_cycle.run(seconds_left)  # same instant: the bound has not moved
     assert len(mailgun.requests) == 1  # the live pass only
 
 
 def test_an_unknown_send_is_found_by_searching_the_recipient_and_matching_the_user_variable(world, mailgun):
     world.email.then(TIMEOUT_REACHED)
-    unknown = send(world.services, key="k-unknown", to=BOB).view["message_id"]
-    other = send(world.services, key="k-other", to=BOB, summary="other").view["message_id"]
+    unknown = send(world.runtime, key="k-unknown", to=BOB).view["message_id"]
+    other = send(world.runtime, key="k-other", to=BOB, summary="other").view["message_id"]
     sent = world.clock.now()
     # same recipient, another message, listed first: the search must not take it for the unknown one
     mailgun.add("accepted", other, BOB, sent - timedelta(seconds=1))
     mailgun.add("delivered", other, BOB, sent + timedelta(seconds=1))
     world.clock.advance(3)
-    poll_cycle(world.pipeline, seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
     # the late `accepted` of the timed-out send lands behind the live position
     mailgun.add("accepted", unknown, BOB, sent, visible_at=sent + timedelta(seconds=5))
     world.clock.advance(5)
     assert state(world, unknown) is MessageState.UNKNOWN
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert report.resolved.get("unknown_found_by_search") == 1
     assert state(world, unknown) is MessageState.ACCEPTED  # long before the finality bound passes it
     world.clock.advance(world.settings.unknown_grace_seconds + FINAL_AFTER)
-    poll_cycle(world.pipeline, seconds_left)  # its absence could be proven now: it is not even asked
+    world.runtime.poll_cycle.run(seconds_left)  # its absence could be proven now: it is not even asked
     assert state(world, unknown) is MessageState.ACCEPTED
     searches = [r for r in mailgun.requests if isinstance(r, dict) and r.get("recipient") == BOB]
     assert searches and all(r["event"] == "accepted" for r in searches)

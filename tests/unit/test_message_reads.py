@@ -11,8 +11,8 @@ OTHER = "arn:aws:sts::210987654321:assumed-role/test-caller/task-1"  # another a
 
 
 def test_a_message_is_readable_by_its_owner_only(world: FakeWorld) -> None:
-    message_id = send(world.services).message.message_id
-    mine = get_message(world.services, message_id, caller_id(PRINCIPAL))
+    message_id = send(world.runtime).message.message_id
+    mine = get_message(world.runtime.messages, message_id, caller_id(PRINCIPAL))
     assert mine is not None and mine.message_id == message_id
-    assert get_message(world.services, message_id, caller_id(OTHER)) is None, "as if absent"
-    assert get_message(world.services, "msg_" + "0" * 26, caller_id(PRINCIPAL)) is None
+    assert get_message(world.runtime.messages, message_id, caller_id(OTHER)) is None, "as if absent"
+    assert get_message(world.runtime.messages, "msg_" + "0" * 26, caller_id(PRINCIPAL)) is None

@@ -9,8 +9,6 @@ from sendledger.domain.clock import iso
 from sendledger.domain.messages import MessageState
 from sendledger.domain.recipients import Channel
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
-from sendledger.usecases.poll import poll_cycle
-from sendledger.usecases.send import send_message
 from tests.unit.fakes import FakeWorld
 from tests.unit.fakes.world import SUCCESS_GROUP
 from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send
@@ -49,10 +47,10 @@ def state_of(world: FakeWorld, message_id: str) -> MessageState:
 
 
 def test_a_cycle_drains_the_queue_and_sets_the_watermark_to_its_start(world: FakeWorld):
-    message_id = send(world.services).view["message_id"]
+    message_id = send(world.runtime).view["message_id"]
     world.ses_queue.put(ses_body("Delivery", message_id, world.clock.now()))
     world.clock.advance(30)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert (report.applied, report.read_to_end["ses"]) == (1, True)
     assert state_of(world, message_id) is MessageState.DELIVERED
     assert world.ses_queue.depth() == 0
@@ -61,37 +59,37 @@ def test_a_cycle_drains_the_queue_and_sets_the_watermark_to_its_start(world: Fak
 
 def test_a_poison_message_stays_for_the_dlq_and_holds_the_watermark(world: FakeWorld):
     world.ses_queue.put("not json")
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert (report.poison, report.read_to_end["ses"]) == (1, False)
     assert world.ses_queue.depth() == 1 and world.ses_queue.deleted == []
     assert world.ledger.poller_state.watermark("ses") is None
 
 
 def test_sms_logs_are_read_to_the_end_once(world: FakeWorld):
-    result = send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    result = world.runtime.sender.send(command(channel=Channel.SMS, to=PHONE), seconds_left)
     world.logs.write(SUCCESS_GROUP, sms_log("sns-0001", world.clock.now()), int(world.clock.now().timestamp() * 1000))
     world.clock.advance(30)
-    first = poll_cycle(world.pipeline, seconds_left)
+    first = world.runtime.poll_cycle.run(seconds_left)
     assert (first.applied, first.read_to_end["sms"]) == (1, True)
     assert state_of(world, result.view["message_id"]) is MessageState.DELIVERED
     assert world.ledger.poller_state.cursor("sms") is not None
     world.clock.advance(30)
-    again = poll_cycle(world.pipeline, seconds_left)
+    again = world.runtime.poll_cycle.run(seconds_left)
     assert (again.applied, again.duplicates) == (0, 0), "the cursor remembers what it applied"
 
 
 def test_an_undelivered_message_escalates_to_its_fallback_at_the_deadline(world: FakeWorld):
     escalation = {"deadline_seconds": 300, "fallback": [{"channel": "sms", "to": PHONE}]}
-    message_id = send(world.services, escalation=escalation).view["message_id"]
+    message_id = send(world.runtime, escalation=escalation).view["message_id"]
     world.clock.advance(301)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert report.escalated == 1
     assert state_of(world, message_id) is MessageState.ESCALATED
     [(body, deduplication_id)] = world.escalations.sent
     assert body["message"]["message_id"] == message_id and deduplication_id == f"{message_id}-escalation"
     assert [call.to for call in world.sms.calls] == [PHONE]
     world.clock.advance(60)
-    assert poll_cycle(world.pipeline, seconds_left).escalated == 0, "once"
+    assert world.runtime.poll_cycle.run(seconds_left).escalated == 0, "once"
     assert len(world.sms.calls) == 1
 
 
@@ -101,7 +99,7 @@ def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWor
     from sendledger.usecases.queued_events import QueueLane
 
     reads = {"ses": 0, "sms": 0}
-    [queue_lane] = [lane for lane in world.pipeline.lanes if isinstance(lane, QueueLane)]
+    [queue_lane] = [lane for lane in world.runtime.lanes if isinstance(lane, QueueLane)]
     parse_body, parse_record = queue_lane.parse, sms_lane.parse_sms_record
 
     def counted_body(body):
@@ -114,13 +112,13 @@ def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWor
 
     monkeypatch.setattr(queue_lane, "parse", counted_body)  # the lane's one parser of bodies
     monkeypatch.setattr(sms_lane, "parse_sms_record", counted_record)
-    emails = [send(world.services, key=f"k-{i}", to=f"r{i}@example.com").view["message_id"] for i in range(3)]
+    emails = [send(world.runtime, key=f"k-{i}", to=f"r{i}@example.com").view["message_id"] for i in range(3)]
     for i, message_id in enumerate(emails):
         world.ses_queue.put(ses_body("Delivery", message_id, world.clock.now(), recipient=f"r{i}@example.com"))
-    send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    world.runtime.sender.send(command(channel=Channel.SMS, to=PHONE), seconds_left)
     world.logs.write(SUCCESS_GROUP, sms_log("sns-0001", world.clock.now()), int(world.clock.now().timestamp() * 1000))
     world.ses_queue.put("not json")
     world.clock.advance(30)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert (report.applied, report.poison) == (4, 1)
     assert reads == {"ses": 4, "sms": 1}

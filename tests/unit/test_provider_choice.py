@@ -10,7 +10,6 @@ import pytest
 from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.provider import Provider
 from sendledger.ports.flags import NoFlags
-from sendledger.usecases.send import send_message
 from sendledger.usecases.views import PROVIDER_ACTS, message_view
 from tests.unit.fakes import TIMEOUT_LOST, TIMEOUT_REACHED, FakeWorld
 from tests.unit.fakes.lookups import LaggingIndex
@@ -23,14 +22,14 @@ from tests.unit.test_flag_routing import CohortFlags
 def two_providers(world: FakeWorld) -> FakeEmailSender:
     world.configure(email_providers=frozenset({Provider.MAILGUN}))
     other = FakeEmailSender()
-    world.services.other_email = {Provider.MAILGUN.value: other}
+    world.runtime.other_email = {Provider.MAILGUN.value: other}
     return other
 
 
 def test_a_pick_goes_through_that_provider_and_is_recorded(world: FakeWorld, two_providers: FakeEmailSender) -> None:
-    picked = send_message(world.services, replace(command("k-1"), provider="mailgun"), seconds_left)
+    picked = world.runtime.sender.send(replace(command("k-1"), provider="mailgun"), seconds_left)
     assert picked.view["provider"] == "mailgun" and len(two_providers.outbox) == 1 and world.email.outbox == []
-    default = send_message(world.services, command("k-2"), seconds_left)
+    default = world.runtime.sender.send(command("k-2"), seconds_left)
     assert default.view["provider"] == "ses" and len(world.email.outbox) == 1
 
 
@@ -38,7 +37,7 @@ def test_the_resend_after_proven_absence_follows_the_messages_provider(
     world: FakeWorld, two_providers: FakeEmailSender
 ) -> None:
     two_providers.then(TIMEOUT_LOST)
-    sent = send_message(world.services, replace(command("k-3"), provider="mailgun"), seconds_left)
+    sent = world.runtime.sender.send(replace(command("k-3"), provider="mailgun"), seconds_left)
     assert sent.view["state"] == "unknown"
     world.ledger.poller_state.set_watermark("mailgun", world.clock.now())
     world.clock.advance(1000)
@@ -49,7 +48,7 @@ def test_the_resend_after_proven_absence_follows_the_messages_provider(
 
 def test_a_pick_the_deployment_does_not_enable_is_a_field_error(world: FakeWorld) -> None:
     with pytest.raises(InvalidRequest) as refused:
-        send_message(world.services, replace(command("k-4"), provider="sendgrid"), seconds_left)
+        world.runtime.sender.send(replace(command("k-4"), provider="sendgrid"), seconds_left)
     assert refused.value.errors[0]["field"] == "provider"
     assert world.email.outbox == []
 
@@ -74,16 +73,16 @@ def test_after_a_provider_switch_every_provider_act_in_the_history_names_the_mes
     # Given a message sent through SendGrid, not the deployment's default (SES)
     world.configure(email_providers=frozenset({Provider.SENDGRID}))
     sendgrid = FakeEmailSender(TIMEOUT_LOST, TIMEOUT_REACHED)
-    world.services.other_email = {Provider.SENDGRID.value: sendgrid}
-    world.pipeline.lookups[Provider.SENDGRID.value] = LaggingIndex(sendgrid, world.clock, lag_seconds=0)
+    world.runtime.other_email = {Provider.SENDGRID.value: sendgrid}
+    world.runtime.lookups[Provider.SENDGRID.value] = LaggingIndex(sendgrid, world.clock, lag_seconds=0)
     chosen = replace(command("k-5"), provider="sendgrid") if chosen_by == "caller pick" else command("k-5")
     if chosen_by == "flag cohort":
-        world.services.flags = CohortFlags(Provider.SENDGRID)
-    sent = send_message(world.services, chosen, seconds_left)
+        world.runtime.flags = CohortFlags(Provider.SENDGRID)
+    sent = world.runtime.sender.send(chosen, seconds_left)
     assert sent.view["provider"] == "sendgrid" and sent.view["state"] == "unknown"
     # When the deployment switches to Mailgun (and the cohort ends) before the message's evidence
     world.configure(email_provider=Provider.MAILGUN, email_providers=frozenset({Provider.SENDGRID, Provider.SES}))
-    world.services.flags = NoFlags()
+    world.runtime.flags = NoFlags()
     grace = world.settings.unknown_grace_seconds
     world.clock.advance(grace + 1)
     assert poll_due_work(world) == {"absence_proven": 1, "resent_unknown": 1}  # lookup: not found; resent

@@ -5,7 +5,6 @@ from __future__ import annotations
 from sendledger.domain import tokens
 from sendledger.domain.messages import DueKind, MessageState
 from sendledger.usecases.evidence import reset_evidence
-from sendledger.usecases.resets import consume_reset, request_reset
 from sendledger.usecases.results import TokenConsumed, TokenRefused
 from sendledger.usecases.suppressions import change_suppression
 from tests.support.fakes import ADMIN, CALLER, caller_id
@@ -16,7 +15,7 @@ ACCOUNT = "acct-1"
 
 
 def request(world: FakeWorld, email: str = ALICE):
-    return request_reset(world.services, CALLER, ACCOUNT, email)
+    return world.runtime.reset_requests.request(CALLER, ACCOUNT, email)
 
 
 def test_request_answers_before_any_mail_and_the_poller_mails_one_token(world: FakeWorld):
@@ -52,16 +51,16 @@ def test_a_request_after_the_window_replaces_the_reset_and_its_token(world: Fake
     second = request(world)
     poll_due_work(world)
     old, new = tokens_mailed(world)
-    assert consume_reset(world.services, CALLER, ACCOUNT, old) == TokenRefused()
-    assert consume_reset(world.services, CALLER, ACCOUNT, new) == TokenConsumed(second.reset_id, ACCOUNT)
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, old) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, new) == TokenConsumed(second.reset_id, ACCOUNT)
 
 
 def test_a_token_is_consumed_once(world: FakeWorld):
     reset = request(world)
     poll_due_work(world)
     [token] = tokens_mailed(world)
-    assert consume_reset(world.services, CALLER, ACCOUNT, token) == TokenConsumed(reset.reset_id, ACCOUNT)
-    assert consume_reset(world.services, CALLER, ACCOUNT, token) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, token) == TokenConsumed(reset.reset_id, ACCOUNT)
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, token) == TokenRefused()
 
 
 def test_wrong_tokens_lock_the_reset_after_the_limit(world: FakeWorld):
@@ -70,13 +69,13 @@ def test_wrong_tokens_lock_the_reset_after_the_limit(world: FakeWorld):
     [token] = tokens_mailed(world)
     limit = world.settings.reset_max_failed_attempts
     for _ in range(limit - 1):
-        assert consume_reset(world.services, CALLER, ACCOUNT, "A" * 43) == TokenRefused()
+        assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, "A" * 43) == TokenRefused()
     record = world.ledger.resets.get(CALLER, ACCOUNT)
     assert record is not None and (record.state, record.failed_attempts) == ("active", limit - 1)
-    assert consume_reset(world.services, CALLER, ACCOUNT, "A" * 43) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, "A" * 43) == TokenRefused()
     record = world.ledger.resets.get(CALLER, ACCOUNT)
     assert record is not None and record.state == "invalidated"
-    assert consume_reset(world.services, CALLER, ACCOUNT, token) == TokenRefused(), "locked: even the right token"
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, token) == TokenRefused(), "locked: even the right token"
 
 
 def test_an_expired_token_is_refused(world: FakeWorld):
@@ -84,11 +83,11 @@ def test_an_expired_token_is_refused(world: FakeWorld):
     poll_due_work(world)
     [token] = tokens_mailed(world)
     world.clock.advance(world.settings.reset_window_seconds)
-    assert consume_reset(world.services, CALLER, ACCOUNT, token) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, token) == TokenRefused()
 
 
 def test_a_suppressed_address_gets_the_same_answer_and_no_mail(world: FakeWorld):
-    change_suppression(world.services, ALICE, True, "complaint", ADMIN)
+    change_suppression(world.runtime.recipients, world.runtime.clock, ALICE, True, "complaint", ADMIN)
     reset = request(world)
     assert reset.reset_id.startswith("rst_")
     poll_due_work(world)
@@ -97,7 +96,7 @@ def test_a_suppressed_address_gets_the_same_answer_and_no_mail(world: FakeWorld)
 
 def test_suppression_between_request_and_mail_stops_the_mail(world: FakeWorld):
     request(world)
-    change_suppression(world.services, ALICE, True, "complaint arrived", ADMIN)
+    change_suppression(world.runtime.recipients, world.runtime.clock, ALICE, True, "complaint arrived", ADMIN)
     poll_due_work(world)
     assert world.email.calls == []
     record = world.ledger.resets.get(CALLER, ACCOUNT)
@@ -111,32 +110,37 @@ ATTACKER = caller_id("arn:aws:sts::123456789012:assumed-role/other-app/task-7")
 
 def test_another_caller_cannot_replace_consume_lock_or_see_a_reset(world: FakeWorld):
     # Given the victim's reset for account 42, mailed
-    victim = request_reset(world.services, CALLER, ACCOUNT, "victim@example.com")
+    victim = world.runtime.reset_requests.request(CALLER, ACCOUNT, "victim@example.com")
     poll_due_work(world)
     [token] = tokens_mailed(world)
     before = world.ledger.resets.get(CALLER, ACCOUNT)
     # When another caller asks a reset of its "account 42" for its own address, then consumes
     # the victim's token, then guesses until its own reset locks
-    theirs = request_reset(world.services, ATTACKER, ACCOUNT, "attacker@example.com")
+    theirs = world.runtime.reset_requests.request(ATTACKER, ACCOUNT, "attacker@example.com")
     assert theirs.reset_id != victim.reset_id
-    assert consume_reset(world.services, ATTACKER, ACCOUNT, token) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(ATTACKER, ACCOUNT, token) == TokenRefused()
     for _ in range(world.settings.reset_max_failed_attempts):
-        assert consume_reset(world.services, ATTACKER, ACCOUNT, "A" * 43) == TokenRefused()
-    assert reset_evidence(world.services, ATTACKER, victim.reset_id) is None
+        assert world.runtime.reset_tokens.consume(ATTACKER, ACCOUNT, "A" * 43) == TokenRefused()
+    assert (
+        reset_evidence(
+            world.runtime.messages, world.runtime.resets, world.runtime.clock.now(), ATTACKER, victim.reset_id
+        )
+        is None
+    )
     # Then the victim's reset is as it was, its own lock is the attacker's, and the token works
     assert world.ledger.resets.get(CALLER, ACCOUNT) == before
     attackers = world.ledger.resets.get(ATTACKER, ACCOUNT)
     assert attackers is not None and (attackers.state, attackers.failed_attempts) == ("invalidated", 5)
-    assert consume_reset(world.services, CALLER, ACCOUNT, token) == TokenConsumed(victim.reset_id, ACCOUNT)
+    assert world.runtime.reset_tokens.consume(CALLER, ACCOUNT, token) == TokenConsumed(victim.reset_id, ACCOUNT)
 
 
 def test_a_consume_without_a_reset_of_ones_own_counts_nothing_anywhere(world: FakeWorld):
-    request_reset(world.services, CALLER, ACCOUNT, "victim@example.com")
+    world.runtime.reset_requests.request(CALLER, ACCOUNT, "victim@example.com")
     poll_due_work(world)
     [token] = tokens_mailed(world)
     before = world.ledger.resets.get(CALLER, ACCOUNT)
-    assert consume_reset(world.services, ATTACKER, ACCOUNT, token) == TokenRefused()
-    assert consume_reset(world.services, ATTACKER, ACCOUNT, "A" * 43) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(ATTACKER, ACCOUNT, token) == TokenRefused()
+    assert world.runtime.reset_tokens.consume(ATTACKER, ACCOUNT, "A" * 43) == TokenRefused()
     assert world.ledger.resets.get(CALLER, ACCOUNT) == before
     assert world.ledger.resets.get(ATTACKER, ACCOUNT) is None
 
@@ -144,8 +148,8 @@ def test_a_consume_without_a_reset_of_ones_own_counts_nothing_anywhere(world: Fa
 def test_sessions_of_one_role_share_their_resets(world: FakeWorld):
     task_1 = caller_id("arn:aws:sts::123456789012:assumed-role/app-role/task-1")
     task_2 = caller_id("arn:aws:sts::123456789012:assumed-role/app-role/task-2")
-    reset = request_reset(world.services, task_1, ACCOUNT, ALICE)
-    assert request_reset(world.services, task_2, ACCOUNT, ALICE) == reset, "the same reset: no second mail"
+    reset = world.runtime.reset_requests.request(task_1, ACCOUNT, ALICE)
+    assert world.runtime.reset_requests.request(task_2, ACCOUNT, ALICE) == reset, "the same reset: no second mail"
     poll_due_work(world)
     [token] = tokens_mailed(world)
-    assert consume_reset(world.services, task_2, ACCOUNT, token) == TokenConsumed(reset.reset_id, ACCOUNT)
+    assert world.runtime.reset_tokens.consume(task_2, ACCOUNT, token) == TokenConsumed(reset.reset_id, ACCOUNT)

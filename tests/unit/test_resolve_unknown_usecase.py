@@ -9,9 +9,8 @@ import pytest
 from sendledger.domain.clock import iso
 from sendledger.domain.events import EventKind
 from sendledger.domain.messages import DueKind, MessageState
-from sendledger.usecases.due_report import Since
-from sendledger.usecases.due_work import resolve_due_work
-from sendledger.usecases.ingest import IngestReport, ingest_event
+from sendledger.ports.reports import Since
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.poll import CycleReport
 from sendledger.usecases.results import Accepted
 from tests.unit.fakes import THROTTLED, TIMEOUT_LOST, TIMEOUT_REACHED, FakeWorld, Reply
@@ -21,7 +20,7 @@ from tests.unit.helpers import poll_due_work, send, ses_event
 def timed_out(world: FakeWorld, reply: Reply = TIMEOUT_LOST) -> tuple[str, datetime]:
     """A send whose provider call timed out: (message id, when it was sent)."""
     world.email.then(reply)
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted) and result.view["state"] == "unknown"
     return result.message.message_id, world.clock.now()
 
@@ -49,7 +48,7 @@ def test_absence_is_proven_only_once_the_watermark_passes_send_time_plus_grace(w
     # Once: the next cycles find nothing to do, and the client's retry replays the new answer
     assert poll_due_work(world) == {}
     assert len(world.email.calls) == 2
-    assert send(world.services).view["state"] == "accepted"
+    assert send(world.runtime).view["state"] == "accepted"
 
 
 def test_without_a_watermark_it_stays_unknown_then_unresolved(world: FakeWorld):
@@ -64,7 +63,7 @@ def test_without_a_watermark_it_stays_unknown_then_unresolved(world: FakeWorld):
 
 def test_a_send_event_proves_acceptance_and_nothing_is_resent(world: FakeWorld):
     message_id, sent_at = timed_out(world, TIMEOUT_REACHED)
-    ingest_event(world.services, world.pipeline.events, ses_event(EventKind.SEND, message_id, sent_at), IngestReport())
+    world.runtime.sink.apply(ses_event(EventKind.SEND, message_id, sent_at), IngestReport())
     assert state_of(world, message_id) is MessageState.ACCEPTED
     world.clock.advance(2000)
     world.ledger.poller_state.set_watermark("ses", world.clock.now())
@@ -77,16 +76,14 @@ def test_a_marker_falling_due_after_the_resolution_reports_when_it_was_resolved(
     message_id, sent_at = timed_out(world, TIMEOUT_REACHED)
     accepted_at, delivered_at = sent_at + timedelta(seconds=2), sent_at + timedelta(seconds=3)
     world.clock.advance(2)
-    ingest_event(
-        world.services, world.pipeline.events, ses_event(EventKind.SEND, message_id, accepted_at), IngestReport()
-    )
+    world.runtime.sink.apply(ses_event(EventKind.SEND, message_id, accepted_at), IngestReport())
     world.clock.advance(1)
     delivery = ses_event(EventKind.DELIVERY, message_id, delivered_at)
-    ingest_event(world.services, world.pipeline.events, delivery, IngestReport())
+    world.runtime.sink.apply(delivery, IngestReport())
     world.clock.advance(2000)
     world.ledger.poller_state.set_watermark("ses", world.clock.now())
     report = CycleReport()
-    resolve_due_work(world.pipeline, lambda: 300.0, report)
+    world.runtime.poll_cycle.due_work.run(lambda: 300.0, report)
     # Then the cycle says when the unknown was resolved (and what the message is now), not just that it was
     (settled,) = report.resolved_messages
     assert settled.since == Since(MessageState.DELIVERED, accepted_at)
@@ -107,7 +104,7 @@ def test_an_event_landing_while_the_poller_decides_blocks_the_resend(world: Fake
 
     def watermark_then_event(source: str):
         event = ses_event(EventKind.SEND, message_id, sent_at)
-        ingest_event(world.services, world.pipeline.events, event, IngestReport())
+        world.runtime.sink.apply(event, IngestReport())
         return real(source)
 
     monkeypatch.setattr(world.ledger.poller_state, "watermark", watermark_then_event)
@@ -124,7 +121,7 @@ def test_late_evidence_of_the_first_attempt_stops_a_queued_retry(world: FakeWorl
     world.ledger.poller_state.set_watermark("ses", world.clock.now())
     assert poll_due_work(world) == {"absence_proven": 1, "resent_pending": 1}
     # Then SES's Send event for attempt 1 arrives after all
-    ingest_event(world.services, world.pipeline.events, ses_event(EventKind.SEND, message_id, sent_at), IngestReport())
+    world.runtime.sink.apply(ses_event(EventKind.SEND, message_id, sent_at), IngestReport())
     world.clock.advance(120)
     poll_due_work(world)
     assert state_of(world, message_id) is MessageState.ACCEPTED
@@ -137,7 +134,7 @@ def test_a_crash_between_intent_and_outcome_is_unknown_after_the_lease(world: Fa
 
     monkeypatch.setattr(world.ledger.messages, "record_outcome", crash)
     with pytest.raises(RuntimeError):
-        send(world.services)
+        send(world.runtime)
     monkeypatch.undo()
     [in_flight] = world.ledger.due_work.items(DueKind.INFLIGHT, None, 10)
     assert poll_due_work(world) == {}, "not before the lease ends"

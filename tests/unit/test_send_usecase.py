@@ -14,9 +14,8 @@ from sendledger.domain.messages import DueKind, MessageState
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.recipients import Channel
 from sendledger.domain.templates import Rendered
-from sendledger.usecases.ingest import IngestReport, ingest_event
+from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.results import Accepted, Replayed
-from sendledger.usecases.send import send_message
 from sendledger.usecases.suppressions import change_suppression
 from sendledger.usecases.views import message_view
 from tests.support.fakes import ADMIN, CALLER
@@ -25,7 +24,7 @@ from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send, ses_ev
 
 
 def test_happy_path_is_accepted_with_the_view_it_stored(world: FakeWorld):
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted)
     assert result.view == message_view(result.message, world.settings)
     assert result.view["state"] == "accepted" and result.view["provider_message_id"] == "ses-0001"
@@ -38,39 +37,37 @@ def test_happy_path_is_accepted_with_the_view_it_stored(world: FakeWorld):
 
 
 def test_same_key_same_payload_replays_the_stored_answer_without_a_call(world: FakeWorld):
-    first = send(world.services)
+    first = send(world.runtime)
     world.clock.advance(5)
-    again = send(world.services)
+    again = send(world.runtime)
     assert isinstance(again, Replayed)
     assert again.view == first.view
     assert len(world.email.calls) == 1
 
 
 def test_replay_answers_what_was_answered_not_what_happened_since(world: FakeWorld):
-    first = send(world.services)
+    first = send(world.runtime)
     assert isinstance(first, Accepted)
-    ingest_event(
-        world.services,
-        world.pipeline.events,
+    world.runtime.sink.apply(
         ses_event(EventKind.DELIVERY, first.message.message_id, world.clock.now()),
         IngestReport(),
     )
     message = world.ledger.messages.get(first.message.message_id)
     assert message is not None and message.state is MessageState.DELIVERED
-    again = send(world.services)
+    again = send(world.runtime)
     assert again.view["state"] == "accepted", "the stored answer; GET /v1/messages/{id} has the news"
 
 
 def test_same_key_other_payload_is_refused(world: FakeWorld):
-    send(world.services)
+    send(world.runtime)
     with pytest.raises(IdempotencyKeyReused):
-        send(world.services, summary="something else")
+        send(world.runtime, summary="something else")
     assert len(world.email.calls) == 1
 
 
 def test_keys_are_scoped_per_caller(world: FakeWorld):
-    mine = send(world.services)
-    theirs = send(world.services, principal="arn:aws:iam::123456789012:user/someone-else")
+    mine = send(world.runtime)
+    theirs = send(world.runtime, principal="arn:aws:iam::123456789012:user/someone-else")
     assert isinstance(theirs, Accepted) and theirs.view["message_id"] != mine.view["message_id"]
     assert len(world.email.calls) == 2
 
@@ -85,15 +82,15 @@ class ReentrantEmail(FakeEmailSender):
 
     def send_email(self, message_id: str, to: str, content: Rendered, *, escalates: bool) -> ProviderResponse:
         try:
-            send(self.world.services)
+            send(self.world.runtime)
         except IdempotencyKeyInFlight as exc:
             self.inner.append(exc)
         return super().send_email(message_id, to, content, escalates=escalates)
 
 
 def test_same_key_while_the_first_is_in_flight_is_told_to_retry_later(world: FakeWorld):
-    world.services.email = email = ReentrantEmail(world)
-    first = send(world.services)
+    world.runtime.email = email = ReentrantEmail(world)
+    first = send(world.runtime)
     assert isinstance(first, Accepted) and first.view["state"] == "accepted"
     [in_flight] = email.inner
     assert isinstance(in_flight, IdempotencyKeyInFlight) and in_flight.retry_after_seconds >= 1
@@ -101,25 +98,25 @@ def test_same_key_while_the_first_is_in_flight_is_told_to_retry_later(world: Fak
 
 
 def test_suppressed_recipient_is_accepted_as_suppressed_without_a_provider_call(world: FakeWorld):
-    change_suppression(world.services, ALICE, True, "user asked", ADMIN)
-    result = send(world.services)
+    change_suppression(world.runtime.recipients, world.runtime.clock, ALICE, True, "user asked", ADMIN)
+    result = send(world.runtime)
     assert isinstance(result, Accepted)
     assert result.view["state"] == "suppressed" and result.view["reason"] == "recipient suppressed"
     assert world.email.calls == []
     # Its answer is stored like any other: the same key replays it
-    assert send(world.services).view == result.view
+    assert send(world.runtime).view == result.view
 
 
 def _recent_send_and_no_watermark(world: FakeWorld) -> None:
     """Alice was just mailed and the poller has not read SES since: her bounce may be on the way."""
-    send(world.services, key="earlier")
+    send(world.runtime, key="earlier")
     world.clock.advance(30)
 
 
 def test_stale_eligibility_with_policy_defer_is_pending_for_the_poller(world: FakeWorld):
     world.configure(stale_eligibility_policy={"alert": "defer"})
     _recent_send_and_no_watermark(world)
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted)
     assert result.view["state"] == "pending" and result.view["retry_after_seconds"] == 60
     assert len(world.email.calls) == 1  # the earlier send only
@@ -131,7 +128,7 @@ def test_stale_eligibility_with_policy_defer_is_pending_for_the_poller(world: Fa
 def test_stale_eligibility_with_policy_allow_sends_and_records_what_labels_it(world: FakeWorld):
     _recent_send_and_no_watermark(world)
     earlier = world.ledger.recipients.get(f"email:{ALICE}")
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted) and result.view["state"] == "accepted"
     message = world.ledger.messages.get(result.message.message_id)
     assert message is not None
@@ -156,27 +153,27 @@ def test_a_watermark_past_the_last_send_makes_it_eligible_even_under_defer(world
     _recent_send_and_no_watermark(world)
     world.clock.advance(world.settings.unknown_grace_seconds)
     world.ledger.poller_state.set_watermark("ses", world.clock.now())
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted) and result.view["state"] == "accepted"
     assert len(world.email.calls) == 2
 
 
 def test_an_expired_key_used_again_gets_a_new_message_id(world: FakeWorld):
-    first = send(world.services)
+    first = send(world.runtime)
     world.clock.advance(timedelta(days=world.settings.idempotency_retention_days, seconds=1).total_seconds())
-    second = send(world.services)
+    second = send(world.runtime)
     assert isinstance(second, Accepted), "an expired key is a new intent, not a replay"
     scoped = scoped_key(CALLER, "key-1")
     assert first.view["message_id"] == ids.keyed_message_id(scoped, 0)
     assert second.view["message_id"] == ids.keyed_message_id(scoped, 1)
     assert len(world.email.calls) == 2
     # And the new generation replays as usual
-    assert send(world.services).view == second.view
+    assert send(world.runtime).view == second.view
 
 
 def test_provider_timeout_is_unknown_with_due_work_after_the_grace(world: FakeWorld):
     world.email.then(TIMEOUT_LOST)
-    result = send(world.services)
+    result = send(world.runtime)
     assert isinstance(result, Accepted)
     assert result.view["state"] == "unknown" and result.view["reason"] == "ReadTimeoutError"
     grace = timedelta(seconds=world.settings.unknown_grace_seconds)
@@ -188,14 +185,14 @@ def test_provider_timeout_is_unknown_with_due_work_after_the_grace(world: FakeWo
 
 def test_throttled_sends_are_retried_with_backoff_then_left_pending(world: FakeWorld):
     world.email.then(THROTTLED, THROTTLED, THROTTLED, THROTTLED)
-    result = send(world.services)
+    result = send(world.runtime)
     assert result.view["state"] == "pending"
     assert len(world.email.calls) == 4  # Backoff.max_attempts, each certainly not accepted
     assert world.ledger.due_work.count(DueKind.PENDING) == 1
 
 
 def test_sms_outcome_writes_the_receipt_its_status_records_land_on(world: FakeWorld):
-    result = send_message(world.services, command(channel=Channel.SMS, to=PHONE), seconds_left)
+    result = world.runtime.sender.send(command(channel=Channel.SMS, to=PHONE), seconds_left)
     assert result.view["state"] == "accepted" and result.view["provider_message_id"] == "sns-0001"
     receipt = world.ledger.db.receipts[("PMID", "sns-0001")]
     assert receipt.message_id == result.view["message_id"] and receipt.state is MessageState.ACCEPTED

@@ -8,7 +8,6 @@ from dataclasses import replace
 from sendledger.domain.messages import HistoryType, MessageState
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_guardrails import CountryRule, RuleMode
-from sendledger.usecases.poll import poll_cycle
 from tests.support.fakes import CALLER
 from tests.unit.fakes import THROTTLED, FakeWorld
 from tests.unit.helpers import PHONE, poll_due_work, seconds_left, send
@@ -17,16 +16,16 @@ GB_ONLY = CountryRule(RuleMode.ALLOW, frozenset({"GB"}))
 
 
 def only_gb(world: FakeWorld) -> None:
-    store = world.services.caller_settings
+    store = world.runtime.caller_settings
     store.put(replace(store.get(CALLER), sms_countries=GB_ONLY))
 
 
 def test_a_fallback_to_a_refused_country_is_not_sent_and_the_escalation_records_why(world: FakeWorld) -> None:
     escalation = {"deadline_seconds": 300, "fallback": [{"channel": "sms", "to": PHONE}]}
-    message_id = send(world.services, escalation=escalation).view["message_id"]
+    message_id = send(world.runtime, escalation=escalation).view["message_id"]
     only_gb(world)  # set after the send, before its escalation: the rule as it is now holds
     world.clock.advance(301)
-    report = poll_cycle(world.pipeline, seconds_left)
+    report = world.runtime.poll_cycle.run(seconds_left)
     assert report.escalated == 1 and world.sms.calls == []
     message = world.ledger.messages.get(message_id)
     assert message is not None and message.state is MessageState.ESCALATED
@@ -48,7 +47,7 @@ def test_a_fallback_to_a_refused_country_is_not_sent_and_the_escalation_records_
 
 def test_a_pending_sms_whose_country_is_refused_since_is_cancelled_not_resent(world: FakeWorld) -> None:
     world.sms.then(THROTTLED, THROTTLED, THROTTLED, THROTTLED)
-    view = send(world.services, channel=Channel.SMS, to=PHONE).view
+    view = send(world.runtime, channel=Channel.SMS, to=PHONE).view
     assert view["state"] == "pending"
     calls = len(world.sms.calls)
     only_gb(world)

@@ -6,9 +6,7 @@ from __future__ import annotations
 from sendledger.domain import test_mode
 from sendledger.domain.caller_settings import CallerSettings
 from sendledger.domain.recipients import Channel
-from sendledger.usecases.poll import poll_cycle
 from sendledger.usecases.results import Accepted
-from sendledger.usecases.send import send_message
 from sendledger.usecases.views import message_view
 from tests.support.fakes import caller_id
 from tests.unit.fakes import FakeWorld
@@ -20,18 +18,18 @@ INVALID_NUMBER = "+12065550165"  # 60-69: "Invalid phone number", which suppress
 
 
 def mark_test(world: FakeWorld, principal: str = TESTER) -> None:
-    world.services.caller_settings.put(CallerSettings(caller_id(principal), test_mode=True))
+    world.runtime.caller_settings.put(CallerSettings(caller_id(principal), test_mode=True))
 
 
 def send_as_tester(world: FakeWorld, key: str, to: str, channel: Channel = Channel.EMAIL) -> Accepted:
-    result = send(world.services, key, to=to, channel=channel, principal=TESTER)
+    result = send(world.runtime, key, to=to, channel=channel, principal=TESTER)
     assert isinstance(result, Accepted)
     return result
 
 
 def poll(world: FakeWorld) -> None:
     world.clock.advance(5)
-    poll_cycle(world.pipeline, seconds_left)
+    world.runtime.poll_cycle.run(seconds_left)
 
 
 def view_of(world: FakeWorld, message_id: str) -> dict:
@@ -57,7 +55,7 @@ def test_a_test_callers_bounce_reaches_no_real_sender_and_suppresses_only_its_ow
     assert own.suppression.suppressed
     assert not world.ledger.recipients.get(f"email:{BOUNCE}").suppression.suppressed
     # A real caller's send to that address goes to its real provider, eligible
-    real = send(world.services, "r-1", to=BOUNCE)
+    real = send(world.runtime, "r-1", to=BOUNCE)
     assert isinstance(real, Accepted) and real.view["state"] == "accepted" and "test" not in real.view
     assert [call.to for call in world.email.calls] == [BOUNCE]
     # The test caller's next send to it is suppressed, as a real bounce would have it
@@ -70,7 +68,7 @@ def test_a_real_suppression_does_not_decide_a_test_outcome(world: FakeWorld):
     mark_test(world)
     sent = send_as_tester(world, "t-1", BOUNCE)
     assert sent.view["state"] == "accepted"  # simulated, not suppressed by the real item
-    assert send(world.services, "r-1", to=BOUNCE).view["state"] == "suppressed"
+    assert send(world.runtime, "r-1", to=BOUNCE).view["state"] == "suppressed"
 
 
 def test_a_test_callers_sms_failure_is_simulated_and_kept_apart(world: FakeWorld):
@@ -91,7 +89,7 @@ def test_timeout_lost_is_resent_after_proven_absence_still_simulated(world: Fake
     assert sent.view["state"] == "unknown"
     for _ in range(30):  # the SES watermark passes the send plus the grace; then it is resent
         world.clock.advance(world.settings.unknown_grace_seconds / 10)
-        poll_cycle(world.pipeline, seconds_left)
+        world.runtime.poll_cycle.run(seconds_left)
     view = view_of(world, sent.message.message_id)
     assert view["state"] == "delivered" and world.email.calls == []
     assert [entry["type"] for entry in view["history"]].count("resend") == 1
@@ -109,17 +107,17 @@ def test_a_real_caller_reads_its_settings_once_per_cache_period_and_its_items_sa
     store = world.ledger.caller_settings
     before = store.reads
     for number in range(5):
-        assert isinstance(send(world.services, f"k-{number}", to=f"r{number}@example.com"), Accepted)
+        assert isinstance(send(world.runtime, f"k-{number}", to=f"r{number}@example.com"), Accepted)
     assert store.reads - before == 1  # cached: no read per send
-    message = world.ledger.messages.get(send(world.services, "k-0", to="r0@example.com").view["message_id"])
+    message = world.ledger.messages.get(send(world.runtime, "k-0", to="r0@example.com").view["message_id"])
     assert message is not None and not message.test and message.recipient_key == "email:r0@example.com"
 
 
 def test_an_escalation_fallback_of_a_test_message_stays_simulated(world: FakeWorld):
     mark_test(world)
     escalation = {"deadline_seconds": 60, "fallback": [{"channel": "sms", "to": "+12065550100"}]}
-    result = send_message(
-        world.services, command("t-esc", to=BOUNCE, principal=TESTER, escalation=escalation), seconds_left
+    result = world.runtime.sender.send(
+        command("t-esc", to=BOUNCE, principal=TESTER, escalation=escalation), seconds_left
     )
     assert isinstance(result, Accepted) and result.view["test"] is True
     poll(world)  # bounced: failed for good before the deadline, the fallback goes now

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import partial
 from typing import Annotated, Any
 from urllib.parse import unquote, urlencode
 
@@ -46,10 +47,8 @@ from sendledger.domain.recipients import Channel
 from sendledger.handlers import caller_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
 from sendledger.handlers.observability import traced
-from sendledger.usecases import messages, resets, suppressions
-from sendledger.usecases.context import Services
+from sendledger.usecases import messages, suppressions
 from sendledger.usecases.results import Accepted, ResetRequested, SmsRefused, TokenConsumed
-from sendledger.usecases.send import send_message
 from sendledger.usecases.send_command import SendCommand
 from sendledger.usecases.views import message_view, reset_evidence_view
 
@@ -67,14 +66,14 @@ metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 
 
-def _services() -> Services:
+def _runtime() -> bootstrap.Runtime:
     """Built on first use, so a request refused before any route runs needs no AWS call."""
-    return current_runtime().services
+    return current_runtime()
 
 
 def _caller_of(event: Mapping[str, Any]) -> callers.Caller:
     """The application the request's identity signs for: every session of a role is the role."""
-    return callers.caller_of(identity_arn(event), _services().settings.caller_tenants)
+    return callers.caller_of(identity_arn(event), _runtime().settings.caller_tenants)
 
 
 def _caller() -> CallerId:
@@ -94,7 +93,7 @@ def _admin_refusal(event: dict[str, Any]) -> Response[str] | None:
         caller = _caller_of(event)
     except errors.DomainError as exc:
         return problems.for_domain_error(exc)
-    if callers.is_admin(caller, _services().settings.admin_principals):
+    if callers.is_admin(caller, _runtime().settings.admin_principals):
         return None
     logger.warning("admin route refused", extra={"principal": caller.principal.arn, "path": event.get("path")})
     metrics.add_metric(name="AdminRefused", unit=MetricUnit.Count, value=1)
@@ -117,7 +116,7 @@ def _default_deadline(body: SendMessageRequest) -> int:
     if body.channel != Channel.SMS.value:
         message = "required for an email's escalation (an SMS's defaults to its country's)"
         raise RequestValidationError([{"loc": ("body", "escalation", "deadline_seconds"), "msg": message}])
-    return _services().settings.sms_timing(body.to).escalation_deadline_seconds
+    return _runtime().settings.sms_timing(body.to).escalation_deadline_seconds
 
 
 def _seconds_left() -> float:
@@ -143,10 +142,10 @@ def post_message(
         escalation=body.escalation.to_domain(_default_deadline(body)) if body.escalation else None,
         provider=body.provider,
     )
-    result = send_message(_services(), command, _seconds_left, cap=current_runtime().daily_cap)
+    result = _runtime().sender.send(command, _seconds_left)
     if isinstance(result, SmsRefused):
         from sendledger.handlers.metrics_out import emit  # a refusal's path only
-        from sendledger.usecases.ingest import sms_refused_metrics
+        from sendledger.ports.reports import sms_refused_metrics
 
         emit(metrics, sms_refused_metrics(result.refusal.reason))
         return sms_refused_response(result.refusal)
@@ -158,11 +157,11 @@ def post_message(
 
 @app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
 def get_message(message_id: str) -> Response[str]:
-    services = _services()
-    message = messages.get_message(services, message_id, _caller())
+    runtime = _runtime()
+    message = messages.get_message(runtime.messages, message_id, _caller())
     if message is None:
         return problem(ProblemType.NOT_FOUND, f"no message {errors.echo(message_id)}")
-    return message_response(200, message_view(message, services.settings, with_history=True))
+    return message_response(200, message_view(message, runtime.settings, with_history=True))
 
 
 @app.get("/v1/messages", responses=documented(200, MessageView, 400, 404, 503))
@@ -174,22 +173,22 @@ def find_message(
     """The caller's message for an Idempotency-Key, or for an event_id and template version."""
     from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
 
-    services = _services()
-    message = evidence.find_message(services, _caller(), idempotency_key, event_id, template_version)
+    runtime = _runtime()
+    message = evidence.find_message(runtime.messages, _caller(), idempotency_key, event_id, template_version)
     if message is None:
         return problem(ProblemType.NOT_FOUND, "no message of yours has that key")
-    return message_response(200, message_view(message, services.settings, with_history=True))
+    return message_response(200, message_view(message, runtime.settings, with_history=True))
 
 
 @app.get("/v1/password-resets/<reset_id>", responses=documented(200, ResetEvidenceView, 404, 503))
 def get_password_reset(reset_id: str) -> Response[str]:
     from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
 
-    services = _services()
-    found = evidence.reset_evidence(services, _caller(), reset_id)
+    runtime = _runtime()
+    found = evidence.reset_evidence(runtime.messages, runtime.resets, runtime.clock.now(), _caller(), reset_id)
     if found is None:
         return problem(ProblemType.NOT_FOUND, f"no reset {errors.echo(reset_id)}")
-    return json_response(200, reset_evidence_view(found, services.settings))
+    return json_response(200, reset_evidence_view(found, runtime.settings))
 
 
 @app.get("/v1/evidence", responses=documented(200, MessageView, 400, 503, media_type=NDJSON))
@@ -203,9 +202,9 @@ def get_evidence(
     with its history; `Link: <...>; rel="next"` while more remain."""
     from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
 
-    services = _services()
-    page = evidence.export(services, _caller(), since, until, cursor, limit)
-    lines = [json.dumps(message_view(m, services.settings, with_history=True)) + "\n" for m in page.messages]
+    runtime = _runtime()
+    page = evidence.export(runtime.messages, _caller(), since, until, cursor, limit)
+    lines = [json.dumps(message_view(m, runtime.settings, with_history=True)) + "\n" for m in page.messages]
     headers: dict[str, str] = {}
     if page.cursor is not None:
         query: dict[str, str | int] = {"since": since, "until": until, "cursor": page.cursor}
@@ -218,8 +217,8 @@ def get_evidence(
 
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    requested: ResetRequested = resets.request_reset(
-        _services(), _caller(), body.account_id, body.email, provider=body.provider
+    requested: ResetRequested = _runtime().reset_requests.request(
+        _caller(), body.account_id, body.email, provider=body.provider
     )
     accepted = {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)}
     return json_response(202, accepted)
@@ -227,7 +226,7 @@ def post_password_reset(body: PasswordResetRequest) -> Response[str]:
 
 @app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
 def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
-    result = resets.consume_reset(_services(), _caller(), body.account_id, body.token)
+    result = _runtime().reset_tokens.consume(_caller(), body.account_id, body.token)
     if isinstance(result, TokenConsumed):
         return json_response(200, {"reset_id": result.reset_id, "account_id": result.account_id})
     return problem(ProblemType.INVALID_TOKEN, "the token is invalid, expired or already used")
@@ -236,25 +235,30 @@ def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
 @app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
 def get_suppression(recipient: str) -> Response[str]:
     """The caller's view: state, reason class, since, version, and what its own messages caused."""
-    status = suppressions.client_view(_services(), unquote(recipient), _caller())
+    runtime = _runtime()
+    status = suppressions.client_view(runtime.recipients, runtime.messages, unquote(recipient), _caller())
     return suppression_response(status, admin=False)
 
 
 @app.get("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 503))
 def get_admin_suppression(recipient: str) -> Response[str]:
     """The admin's view: the whole history, actors, free-text reasons and every event id."""
-    return suppression_response(suppressions.view_suppression(_services(), unquote(recipient)), admin=True)
+    return suppression_response(suppressions.view_suppression(_runtime().recipients, unquote(recipient)), admin=True)
 
 
 @app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 413, 415, 503))
 def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
-    status = suppressions.change_suppression(_services(), unquote(recipient), True, body.reason, _actor())
+    runtime = _runtime()
+    change = partial(suppressions.change_suppression, runtime.recipients, runtime.clock)
+    status = change(unquote(recipient), True, body.reason, _actor())
     return suppression_response(status, admin=True)
 
 
 @app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 503))
 def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
-    status = suppressions.change_suppression(_services(), unquote(recipient), False, reason, _actor())
+    runtime = _runtime()
+    change = partial(suppressions.change_suppression, runtime.recipients, runtime.clock)
+    status = change(unquote(recipient), False, reason, _actor())
     return suppression_response(status, admin=True)
 
 

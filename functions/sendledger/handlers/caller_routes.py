@@ -49,7 +49,7 @@ def find_caller(principal: Annotated[str, PRINCIPAL]) -> Response[str]:
     from sendledger.usecases import callers as admin
 
     try:
-        caller = callers.caller_of(principal.strip(), current_runtime().services.settings.caller_tenants)
+        caller = callers.caller_of(principal.strip(), current_runtime().settings.caller_tenants)
     except errors.UnknownCaller as exc:
         return problem(ProblemType.VALIDATION_ERROR, exc.detail, [{"field": "principal", "message": exc.detail}])
     return _view(admin.show_caller(_admin(), caller.id), principal=caller.principal.arn)

@@ -27,7 +27,7 @@ def identity_arn(event: Mapping[str, Any]) -> str:
     context = event.get("requestContext")
     identity = context.get("identity") if isinstance(context, Mapping) else None
     arn = identity.get("userArn") if isinstance(identity, Mapping) else None
-    arn = arn if isinstance(arn, str) and arn else current_runtime().services.settings.local_principal
+    arn = arn if isinstance(arn, str) and arn else current_runtime().settings.local_principal
     if not arn:
         raise errors.UnknownCaller("no caller identity on the request (IAM authorization expected)")
     return arn

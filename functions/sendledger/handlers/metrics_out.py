@@ -6,7 +6,7 @@ from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from sendledger import names
-from sendledger.usecases.ingest import MetricPoint
+from sendledger.ports.reports import MetricPoint
 
 
 def emit(metrics: Metrics, points: list[MetricPoint]) -> None:

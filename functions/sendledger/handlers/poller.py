@@ -15,8 +15,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from sendledger import bootstrap
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
-from sendledger.usecases.ingest import IngestReport, Pipeline
-from sendledger.usecases.poll import CycleFailed, poll_cycle
+from sendledger.ports.reports import IngestReport
+from sendledger.usecases.poll import CycleFailed
 from sendledger.usecases.queued_events import pushed_lane
 
 logger = Logger()
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
-def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
+def _record_handler(record: SQSRecord, runtime: bootstrap.Runtime) -> None:
     report = IngestReport()
-    pushed_lane(pipeline).apply_body(pipeline, record.body, report)
+    pushed_lane(runtime.lanes).apply_body(runtime.sink, record.body, report)
     emit(metrics, report.metrics)
 
 
@@ -37,7 +37,7 @@ def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:
-    pipeline = (runtime or bootstrap.runtime()).pipeline
+    runtime = runtime or bootstrap.runtime()
     if "Records" in event:
         # Push mode only: the batch utility is not imported by scheduled cold starts.
         from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -45,7 +45,7 @@ def lambda_handler(
         processor = BatchProcessor(event_type=EventType.SQS)
         response = process_partial_response(
             event=event,
-            record_handler=lambda record: _record_handler(record, pipeline),
+            record_handler=lambda record: _record_handler(record, runtime),
             processor=processor,
             context=context,
         )
@@ -55,7 +55,7 @@ def lambda_handler(
         return context.get_remaining_time_in_millis() / 1000
 
     try:
-        report = poll_cycle(pipeline, seconds_left)
+        report = runtime.poll_cycle.run(seconds_left)
     except CycleFailed as failed:
         emit(metrics, failed.report.metrics)
         raise

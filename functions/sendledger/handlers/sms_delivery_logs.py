@@ -16,9 +16,9 @@ from sendledger import bootstrap
 from sendledger.domain.events import MalformedEvent
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import traced
+from sendledger.ports.reports import IngestReport
 from sendledger.providers.sns.events import decode_subscription_event
 from sendledger.providers.sns.lane import ingest_log_record
-from sendledger.usecases.ingest import IngestReport
 
 logger = Logger()
 metrics = Metrics()
@@ -41,12 +41,12 @@ def lambda_handler(
         return {"applied": 0, "malformed": True}
     if batch.control:
         return {"applied": 0, "control": True}
-    pipeline = (runtime or bootstrap.runtime()).pipeline
+    sink = (runtime or bootstrap.runtime()).sink
     report = IngestReport()
     failed = 0
     for record in batch.records:
         try:
-            ingest_log_record(pipeline.services, pipeline.events, record, report)
+            ingest_log_record(sink, record, report)
         except Exception:
             failed += 1
             logger.exception("SMS status record not applied", extra={"log_event_id": record.log_event_id})

@@ -39,7 +39,7 @@ class CallbackSecrets(Protocol):
 
 
 class CallersInMemory:
-    """No table: settings held by this object alone (tools and tests that build Services
+    """No table: settings held by this object alone (tools and tests that build a runtime
     without a ledger). bootstrap wires the DynamoDB store."""
 
     def __init__(self) -> None:

@@ -16,7 +16,7 @@ class FeatureFlags(Protocol):
 
 
 class NoFlags:
-    """No store: every flag says "the deployment's setting" (tests and tools that build Services)."""
+    """No store: every flag says "the deployment's setting" (tests and tools that build a runtime)."""
 
     def values_for(self, caller: CallerId, context: Mapping[str, str] | None = None) -> FlagValues:
         return NO_FLAGS

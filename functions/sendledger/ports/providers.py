@@ -19,12 +19,15 @@ from sendledger.domain.templates import Rendered
 from sendledger.domain.values import value
 
 if TYPE_CHECKING:  # the api, which imports the senders, never loads the poller's modules
+    from sendledger.domain.clock import Clock
     from sendledger.domain.events import DeliveryEvent
     from sendledger.domain.messages import Message
+    from sendledger.ports.ingestion import ApplyResult, DueWorkStore
+    from sendledger.ports.messages import MessageStore
+    from sendledger.ports.poller_state import PollerStateStore
+    from sendledger.ports.reports import CycleReport, IngestReport
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
-    from sendledger.usecases.ingest import Pipeline
-    from sendledger.usecases.poll import CycleReport
 
 
 class EmailSender(Protocol):
@@ -91,6 +94,32 @@ class AcceptanceLookup(Protocol):
     def lookup(self, message: Message) -> LookupResult: ...
 
 
+class EventSink(Protocol):
+    """The one apply routine every provider's events go through (usecases/ingest.py)."""
+
+    def apply(self, event: DeliveryEvent, report: IngestReport) -> ApplyResult:
+        """Apply the event once (a duplicate costs one cancelled write), counted in `report`."""
+
+
+class FoundSends(Protocol):
+    """Where a lane that finds a timed-out send again records it accepted (usecases/resolve_unknown.py)."""
+
+    def accept_found(
+        self, message: Message, lookup: LookupResult, evidence: dict[str, object], report: CycleReport
+    ) -> None: ...
+
+
+@value
+class LaneStores:
+    """What a slice may hand its lanes (each lane's constructor takes the ones it reads)."""
+
+    cursors: PollerStateStore  # the lane's cursor and the source's watermark
+    messages: MessageStore
+    due_work: DueWorkStore
+    clock: Clock
+    found: FoundSends
+
+
 class EventLane(Protocol):
     """One way a provider's events reach the one apply routine, run once per poll cycle."""
 
@@ -101,7 +130,7 @@ class EventLane(Protocol):
     completes_source: bool
 
     def run(
-        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self, sink: EventSink, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
         """Apply what is there; the source's new watermark when everything before it is applied, else None."""
 
@@ -119,7 +148,7 @@ class ProviderSlice(Protocol):
 
     def lookup(self, settings: Settings) -> AcceptanceLookup | None: ...
 
-    def lanes(self, settings: Settings) -> list[EventLane]: ...
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]: ...
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         """A provider that pushes: its intake and the URL of the queue its events wait in

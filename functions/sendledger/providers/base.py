@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from sendledger.domain.recipients import Channel
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, SmsSender
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, LaneStores, SmsSender
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
@@ -34,7 +34,7 @@ class SliceBase:
         """No lookup API: absence of a timed-out send is proven by the source's watermark alone."""
         return None
 
-    def lanes(self, settings: Settings) -> list[EventLane]:
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]:
         return []
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:

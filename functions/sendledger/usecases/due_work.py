@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain.clock import Clock
 from sendledger.domain.messages import (
     DueKind,
     HistoryEntry,
@@ -14,10 +16,11 @@ from sendledger.domain.messages import (
     MessageState,
     Transition,
 )
-from sendledger.usecases.due_report import Counter
-from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.resends import retry_pending
-from sendledger.usecases.resolve_unknown import resolve_unknown
+from sendledger.ports.ingestion import DueWorkStore
+from sendledger.ports.messages import MessageStore
+from sendledger.ports.reports import CycleReport
+from sendledger.usecases.resends import Resender
+from sendledger.usecases.resolve_unknown import UnknownResolver
 
 logger = Logger(child=True)
 
@@ -26,30 +29,38 @@ BATCH = 100
 SAFETY_SECONDS = 8.0
 
 
-def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
-    now = pipeline.services.clock.now()
-    due_work = pipeline.due_work
-    for item in due_work.items(DueKind.INFLIGHT, now, BATCH):
-        if seconds_left() < SAFETY_SECONDS:
-            return
-        expire_lease(pipeline, item.message_id, report)
-    for item in due_work.items(DueKind.UNKNOWN, now, BATCH):
-        if seconds_left() < SAFETY_SECONDS:
-            return
-        resolve_unknown(pipeline, item.message_id, seconds_left, report)
-    for item in due_work.items(DueKind.PENDING, now, BATCH):
-        if seconds_left() < SAFETY_SECONDS:
-            return
-        retry_pending(pipeline, item.message_id, seconds_left, report)
+@dataclass(frozen=True)
+class DueWorkPass:
+    """The poll cycle's pass over the due markers: leases, then `unknown`, then `pending`."""
 
+    due_work: DueWorkStore
+    messages: MessageStore
+    unknown: UnknownResolver
+    resender: Resender
+    clock: Clock
 
-def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:
-    """The sender crashed (or timed out) between intent and outcome: the send may have happened."""
-    now = pipeline.services.clock.now()
-    entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
-    result = pipeline.services.messages.transition(
-        message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now)
-    )
-    if result is not Transition.APPLIED:
-        pipeline.due_work.clear(message_id, DueKind.INFLIGHT)
-    report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on", message_id)
+    def run(self, seconds_left: Callable[[], float], report: CycleReport) -> None:
+        now = self.clock.now()
+        for item in self.due_work.items(DueKind.INFLIGHT, now, BATCH):
+            if seconds_left() < SAFETY_SECONDS:
+                return
+            self.expire_lease(item.message_id, report)
+        for item in self.due_work.items(DueKind.UNKNOWN, now, BATCH):
+            if seconds_left() < SAFETY_SECONDS:
+                return
+            self.unknown.resolve(item.message_id, seconds_left, report)
+        for item in self.due_work.items(DueKind.PENDING, now, BATCH):
+            if seconds_left() < SAFETY_SECONDS:
+                return
+            self.resender.retry_pending(item.message_id, seconds_left, report)
+
+    def expire_lease(self, message_id: str, report: CycleReport) -> None:
+        """The sender crashed (or timed out) between intent and outcome: the send may have happened."""
+        now = self.clock.now()
+        entry = HistoryEntry(at=now, type=HistoryType.LEASE_EXPIRED, state=S.UNKNOWN, evidence={"decision": "unknown"})
+        result = self.messages.transition(
+            message_id, frozenset({S.SENDING}), S.UNKNOWN, [entry], (DueKind.UNKNOWN, now)
+        )
+        if result is not Transition.APPLIED:
+            self.due_work.clear(message_id, DueKind.INFLIGHT)
+        report.bump("lease_expired" if result is Transition.APPLIED else "lease_moved_on", message_id)

@@ -6,6 +6,7 @@ Every answer is scoped to the caller: another caller's message is indistinguisha
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from sendledger.domain import export_window, idempotency, ids
 from sendledger.domain.callers import CallerId
@@ -13,8 +14,12 @@ from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.messages import HistoryType, Message
 from sendledger.domain.reset_evidence import CurrentRecord, ResetEvidence, evidence_of
 from sendledger.domain.values import value
-from sendledger.usecases.context import Services
+from sendledger.ports.messages import MessageStore
+from sendledger.ports.resets import ResetStore
 from sendledger.usecases.intents import MAX_KEY_GENERATIONS
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _RESET_ID = re.compile(r"^rst_[0-9A-HJKMNP-TV-Z]{26}$")
 
@@ -26,7 +31,7 @@ class EvidencePage:
 
 
 def find_message(
-    services: Services,
+    messages: MessageStore,
     caller: CallerId,
     idempotency_key: str | None,
     event_id: str | None,
@@ -37,7 +42,7 @@ def find_message(
     scoped = idempotency.scoped_key(caller, key)
     found: Message | None = None
     for generation in range(MAX_KEY_GENERATIONS + 1):
-        message = services.messages.get(ids.keyed_message_id(scoped, generation))
+        message = messages.get(ids.keyed_message_id(scoped, generation))
         if message is None:
             break
         found = message
@@ -67,30 +72,32 @@ def _key_of(idempotency_key: str | None, event_id: str | None, template_version:
 
 
 def export(
-    services: Services, caller: CallerId, since: str, until: str, cursor: str | None, limit: int | None
+    messages: MessageStore, caller: CallerId, since: str, until: str, cursor: str | None, limit: int | None
 ) -> EvidencePage:
     window = export_window.window(since, until)
     size = export_window.check_limit(limit)
     after = export_window.decode_cursor(cursor, window) if cursor is not None else None
-    page = services.messages.created_in(caller, window, after, size)
-    messages = []
+    page = messages.created_in(caller, window, after, size)
+    found = []
     for position in page.positions:
-        message = services.messages.get(position.message_id)
+        message = messages.get(position.message_id)
         if message is not None and message.owner == caller:
-            messages.append(message)
+            found.append(message)
     last = page.positions[-1] if page.positions else None
-    return EvidencePage(messages, export_window.encode_cursor(last) if page.more and last else None)
+    return EvidencePage(found, export_window.encode_cursor(last) if page.more and last else None)
 
 
-def reset_evidence(services: Services, caller: CallerId, reset_id: str) -> ResetEvidence | None:
+def reset_evidence(
+    messages: MessageStore, resets: ResetStore, now: datetime, caller: CallerId, reset_id: str
+) -> ResetEvidence | None:
     """Which tokens a reset issued, why each stopped being valid, and its mail with history."""
     if not _RESET_ID.match(reset_id):
         return None
-    message = services.messages.get(ids.reset_message_id(reset_id))
+    message = messages.get(ids.reset_message_id(reset_id))
     if message is None or message.owner != caller or not message.reset_account_id:
         return None
     if not any(entry.type is HistoryType.RESET_REQUESTED for entry in message.history):
         return None  # not a reset's mail
-    record = services.resets.get(caller, message.reset_account_id)
+    record = resets.get(caller, message.reset_account_id)
     current = CurrentRecord(record.state, record.expires_at) if record and record.reset_id == reset_id else None
-    return evidence_of(reset_id, message, current, services.clock.now())
+    return evidence_of(reset_id, message, current, now)

@@ -42,8 +42,8 @@ def drain(queue: EventQueue, apply: Apply, lane: Lane, workers: int, out_of_time
     Raises the first failure (of an apply, a receive or a delete) once the rest has settled.
     """
     if workers <= 1:
-        return _Pipeline(queue, apply, lane, _Inline(), 1, out_of_time).run()
-    return _Pipeline(queue, apply, lane, shared_pool(workers), workers, out_of_time).run()
+        return _Drain(queue, apply, lane, _Inline(), 1, out_of_time).run()
+    return _Drain(queue, apply, lane, shared_pool(workers), workers, out_of_time).run()
 
 
 class _Inline(Executor):
@@ -58,7 +58,7 @@ class _Inline(Executor):
         return future
 
 
-class _Pipeline:
+class _Drain:
     def __init__(
         self, queue: EventQueue, apply: Apply, lane: Lane, pool: Executor, workers: int, out_of_time: Callable[[], bool]
     ) -> None:

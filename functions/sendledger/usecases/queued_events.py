@@ -9,7 +9,7 @@ proven past it. Read to empty with nothing left behind, the source's watermark i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -18,11 +18,12 @@ from aws_lambda_powertools import Logger
 
 from sendledger.domain.events import DeliveryEvent, MalformedEvent
 from sendledger.ports.ingestion import EventQueue, QueueMessage
+from sendledger.ports.providers import EventLane, EventSink
+from sendledger.ports.reports import CycleReport, IngestReport
 from sendledger.usecases import queue_drain
-from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
 if TYPE_CHECKING:
-    from sendledger.usecases.poll import CycleReport
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -43,25 +44,49 @@ class QueueLane:
     # False: the queue is a faster path beside the provider's complete one (that lane alone
     # moves the watermark).
     completes_source: bool = True
+    concurrency: int = 1  # applies at once (settings.poll_apply_concurrency)
+    push_mode: bool = False  # settings.ingestion_mode == "push": an SQS event source may hold messages
 
     def run(
-        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self, sink: EventSink, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
-        drained = drain(pipeline, self, seconds_left, report)
-        pushed = self.pushable and pipeline.services.settings.ingestion_mode == "push"
+        drained = drain(sink, self, seconds_left, report)
+        pushed = self.pushable and self.push_mode
         if drained and self.completes_source and (not pushed or self.queue.in_flight() == 0):
             return started
         return None
 
-    def apply_body(self, pipeline: Pipeline, body: str, report: IngestReport) -> None:
+    def apply_body(self, sink: EventSink, body: str, report: IngestReport) -> None:
         """One body pushed by an SQS event source. MalformedEvent propagates: the batch reports it failed."""
         for event in self.parse(body):
-            ingest_event(pipeline.services, pipeline.events, event, report)
+            sink.apply(event, report)
 
 
-def drain(pipeline: Pipeline, lane: QueueLane, seconds_left: Callable[[], float], report: IngestReport) -> bool:
+def queue_lane(
+    settings: Settings,
+    name: str,
+    source: str,
+    queue: EventQueue,
+    parse: Parser,
+    *,
+    pushable: bool = False,
+    completes_source: bool = True,
+) -> QueueLane:
+    """A provider's queue lane under this deployment's apply concurrency and ingestion mode."""
+    return QueueLane(
+        name,
+        source,
+        queue,
+        parse,
+        pushable=pushable,
+        completes_source=completes_source,
+        concurrency=settings.poll_apply_concurrency,
+        push_mode=settings.ingestion_mode == "push",
+    )
+
+
+def drain(sink: EventSink, lane: QueueLane, seconds_left: Callable[[], float], report: IngestReport) -> bool:
     """True when the queue was read to empty and every message received was applied and deleted."""
-    settings = pipeline.services.settings
     parts: list[IngestReport] = []  # one per apply, written on its thread, merged on this one
     # Each body is parsed once, when its lane is chosen; its apply takes the same events.
     parsed: dict[str, list[DeliveryEvent] | str] = {}  # by SQS message id: its events, or why unreadable
@@ -98,7 +123,7 @@ def drain(pipeline: Pipeline, lane: QueueLane, seconds_left: Callable[[], float]
             )
             return False
         for event in events:
-            ingest_event(pipeline.services, pipeline.events, event, part)
+            sink.apply(event, part)
         return True
 
     try:
@@ -106,7 +131,7 @@ def drain(pipeline: Pipeline, lane: QueueLane, seconds_left: Callable[[], float]
             lane.queue,
             apply,
             recipient_of,
-            settings.poll_apply_concurrency,
+            lane.concurrency,
             lambda: seconds_left() < SAFETY_SECONDS,
         )
     finally:
@@ -114,9 +139,9 @@ def drain(pipeline: Pipeline, lane: QueueLane, seconds_left: Callable[[], float]
             report.absorb(part)
 
 
-def pushed_lane(pipeline: Pipeline) -> QueueLane:
+def pushed_lane(lanes: Sequence[EventLane]) -> QueueLane:
     """The lane whose queue an SQS event source pushes (push mode attaches one queue)."""
-    for lane in pipeline.lanes:
+    for lane in lanes:
         if isinstance(lane, QueueLane) and lane.pushable:
             return lane
     raise LookupError("no lane takes pushed events (INGESTION_MODE=push needs a provider queue)")

@@ -9,26 +9,29 @@ hashes of tokens are stored; the token itself exists only in the outgoing messag
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids, templates, tokens
 from sendledger.domain.callers import CallerId
-from sendledger.domain.clock import iso
+from sendledger.domain.clock import Clock, iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
-from sendledger.ports.messages import Expectations, Outcome, SendIntent
-from sendledger.ports.resets import Replacement, ResetRecord
-from sendledger.usecases.context import Services
-from sendledger.usecases.delivery import deliver, record_provider_outcome
-from sendledger.usecases.intents import LEASE_SECONDS, ActiveReset, commit_with_eligibility, first_entry, new_message
+from sendledger.ports.messages import Expectations, MessageStore, Outcome, SendIntent
+from sendledger.ports.resets import Replacement, ResetRecord, ResetStore
+from sendledger.usecases.delivery import Delivery, OutcomeRecorder
+from sendledger.usecases.intents import LEASE_SECONDS, ActiveReset, IntentWriter, first_entry, new_message
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
-from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
+from sendledger.usecases.send_command import Routing, SendCommand, carrier_for
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -49,153 +52,170 @@ class ResetMail(StrEnum):
     MOVED_ON = "reset_mail_moved_on"  # its message is no longer waiting to be sent
 
 
-def request_reset(
-    services: Services, caller: CallerId, account_id: str, email: str, provider: str | None = None
-) -> ResetRequested:
-    """Record the reset and its mail as due work; the poller mints the token and sends it.
+@dataclass(frozen=True)
+class ResetRequests:
+    """POST /v1/password-resets: the reset and its mail recorded as due work (the poller sends)."""
 
-    Answering before any provider call gives every address — deliverable, unknown or
-    suppressed — the same answer in the same timing class (DynamoDB only). A young active
-    reset for the same address is the answer; one for another address (a corrected email) is
-    replaced: its token stops being valid in the same write, the new address gets a new reset.
-    """
-    recipient = parse_recipient(Channel.EMAIL, email, field="email")
-    command = SendCommand(
-        Channel.EMAIL,
-        recipient.address,
-        RESET_TEMPLATE,
-        {},
-        "security",
-        caller=caller,
-        idempotency_header=None,
-        provider=provider,
-    )
-    flags = flags_for(services, command, Channel.EMAIL)
-    command = replace(command, test=test_mode_for(services, command))
-    replacing: ResetRecord | None = None
-    for _ in range(MAX_REPLACEMENTS):
-        intent = _reset_intent(services, command, account_id, recipient, replacing, flags)
-        committed = commit_with_eligibility(services, intent, flags)
-        if not isinstance(committed, ActiveReset):
-            assert intent.reset is not None
-            return _reset_reply(intent.reset)
-        active = committed.record
-        if active.recipient_fingerprint in (None, recipient.fingerprint):
-            return _reset_reply(active)  # no new token, no new mail
-        replacing = active
-    raise DependencyUnavailable("the account's reset kept changing; retry", retry_after_seconds=1)
+    routing: Routing
+    intents: IntentWriter
+    settings: Settings  # the reset window, the carrier
+    clock: Clock
 
+    def request(self, caller: CallerId, account_id: str, email: str, provider: str | None = None) -> ResetRequested:
+        """Record the reset and its mail as due work; the poller mints the token and sends it.
 
-def _reset_intent(
-    services: Services,
-    command: SendCommand,
-    account_id: str,
-    recipient: Recipient,
-    replacing: ResetRecord | None,
-    flags: FlagDecision,
-) -> SendIntent:
-    settings, now = services.settings, services.clock.now()
-    window = timedelta(seconds=settings.reset_window_seconds)
-    reset_id = ids.reset_id(now)
-    message = new_message(
-        command,
-        recipient,
-        now,
-        ids.reset_message_id(reset_id),
-        provider=carrier_for(settings, recipient.channel, command.provider, flags),
-        test=bool(command.test),
-    )
-    message.params = None  # the link carries the token: never stored, minted at send time
-    message.reset_account_id = account_id
-    message.state = MessageState.PENDING
-    reset = ResetRecord(
-        owner=command.caller,
-        account_id=account_id,
-        reset_id=reset_id,
-        state="active",
-        token_hash=UNSENT,
-        created_at=now,
-        expires_at=now + window,
-        failed_attempts=0,
-        message_id=message.message_id,
-        recipient_fingerprint=recipient.fingerprint,
-    )
-    evidence: dict[str, object] = {"reset_id": reset_id, "expires_at": iso(reset.expires_at)}
-    replaces = None
-    if replacing is not None:
-        evidence.update(replaces=replacing.reset_id, because=EMAIL_CHANGED)
-        note = HistoryEntry(
-            at=now,
-            type=HistoryType.RESET_REPLACED,
-            evidence={"replaced_by": reset_id, "because": EMAIL_CHANGED},
-            step=END_STEP,
+        Answering before any provider call gives every address — deliverable, unknown or
+        suppressed — the same answer in the same timing class (DynamoDB only). A young active
+        reset for the same address is the answer; one for another address (a corrected email) is
+        replaced: its token stops being valid in the same write, the new address gets a new reset.
+        """
+        recipient = parse_recipient(Channel.EMAIL, email, field="email")
+        command = SendCommand(
+            Channel.EMAIL,
+            recipient.address,
+            RESET_TEMPLATE,
+            {},
+            "security",
+            caller=caller,
+            idempotency_header=None,
+            provider=provider,
         )
-        replaces = Replacement(replacing, note)
-    entry = first_entry(message, recipient, now, flags)
-    return SendIntent(
-        message=message,
-        first_entry=replace(
-            entry,
-            type=HistoryType.RESET_REQUESTED,
-            state=MessageState.PENDING,
-            evidence={**entry.evidence, **evidence},
-        ),
-        lease_until=now + timedelta(seconds=LEASE_SECONDS),
-        expectations=Expectations(),
-        reset=reset,
-        reset_window_start=now - window,
-        due=(DueKind.PENDING, now),
-        replaces=replaces,
-    )
+        flags = self.routing.flags_for(command, Channel.EMAIL)
+        command = replace(command, test=self.routing.test_mode_for(command))
+        replacing: ResetRecord | None = None
+        for _ in range(MAX_REPLACEMENTS):
+            intent = self._reset_intent(command, account_id, recipient, replacing, flags)
+            committed = self.intents.commit(intent, flags)
+            if not isinstance(committed, ActiveReset):
+                assert intent.reset is not None
+                return _reset_reply(intent.reset)
+            active = committed.record
+            if active.recipient_fingerprint in (None, recipient.fingerprint):
+                return _reset_reply(active)  # no new token, no new mail
+            replacing = active
+        raise DependencyUnavailable("the account's reset kept changing; retry", retry_after_seconds=1)
 
-
-def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> ResetMail:
-    """The poller's half: mint a token, swap its hash into the reset, send — same reset id.
-
-    Runs for the first mail and again only when the previous one is proven not accepted; the
-    hash swap is conditional on the previous hash, so two tokens are never valid at once.
-    """
-    message = services.messages.get(record.message_id)
-    if message is None or message.state not in PROVEN_NOT_ACCEPTED:
-        return ResetMail.MOVED_ON
-    now = services.clock.now()
-    token = tokens.mint_token()
-    first = record.token_hash == UNSENT
-    if not first:
-        message.attempt += 1
-    message.state = MessageState.SENDING
-    entry = HistoryEntry(
-        at=now, type=HistoryType.RESET_MAIL, state=MessageState.SENDING, evidence={"attempt": message.attempt}
-    )
-    lease_until = now + timedelta(seconds=LEASE_SECONDS)
-    if not services.resets.rearm(record, tokens.token_hash(token), message, entry, lease_until):
-        services.messages.record_outcome(
-            Outcome(
-                message=message,
-                new_state=MessageState.SUPPRESSED,
-                entry=HistoryEntry(
-                    at=now,
-                    type=HistoryType.DECIDED,
-                    state=MessageState.SUPPRESSED,
-                    evidence={"eligibility": "suppressed"},
-                ),
+    def _reset_intent(
+        self,
+        command: SendCommand,
+        account_id: str,
+        recipient: Recipient,
+        replacing: ResetRecord | None,
+        flags: FlagDecision,
+    ) -> SendIntent:
+        settings, now = self.settings, self.clock.now()
+        window = timedelta(seconds=settings.reset_window_seconds)
+        reset_id = ids.reset_id(now)
+        message = new_message(
+            command,
+            recipient,
+            now,
+            ids.reset_message_id(reset_id),
+            provider=carrier_for(settings, recipient.channel, command.provider, flags),
+            test=bool(command.test),
+        )
+        message.params = None  # the link carries the token: never stored, minted at send time
+        message.reset_account_id = account_id
+        message.state = MessageState.PENDING
+        reset = ResetRecord(
+            owner=command.caller,
+            account_id=account_id,
+            reset_id=reset_id,
+            state="active",
+            token_hash=UNSENT,
+            created_at=now,
+            expires_at=now + window,
+            failed_attempts=0,
+            message_id=message.message_id,
+            recipient_fingerprint=recipient.fingerprint,
+        )
+        evidence: dict[str, object] = {"reset_id": reset_id, "expires_at": iso(reset.expires_at)}
+        replaces = None
+        if replacing is not None:
+            evidence.update(replaces=replacing.reset_id, because=EMAIL_CHANGED)
+            note = HistoryEntry(
+                at=now,
+                type=HistoryType.RESET_REPLACED,
+                evidence={"replaced_by": reset_id, "because": EMAIL_CHANGED},
+                step=END_STEP,
             )
+            replaces = Replacement(replacing, note)
+        entry = first_entry(message, recipient, now, flags)
+        return SendIntent(
+            message=message,
+            first_entry=replace(
+                entry,
+                type=HistoryType.RESET_REQUESTED,
+                state=MessageState.PENDING,
+                evidence={**entry.evidence, **evidence},
+            ),
+            lease_until=now + timedelta(seconds=LEASE_SECONDS),
+            expectations=Expectations(),
+            reset=reset,
+            reset_window_start=now - window,
+            due=(DueKind.PENDING, now),
+            replaces=replaces,
         )
-        return ResetMail.SUPPRESSED
-    intent = SendIntent(
-        message=message,
-        first_entry=entry,
-        lease_until=lease_until,
-        expectations=Expectations(),
-    )
-    response = deliver(services, message, seconds_left, _content(services.settings.reset_url_template, token))
-    record_provider_outcome(services, intent, response)
-    mailed = ResetMail.SENT if first else ResetMail.RESENT
-    logger.info(
-        "reset mail sent" if first else "reset mail sent again",
-        extra={"reset_id": record.reset_id, "message_id": message.message_id, "attempt": message.attempt},
-    )
-    return mailed
+
+
+@dataclass(frozen=True)
+class ResetMailer:
+    """The poller's half of a reset: its mail, with a fresh token each time it is sent."""
+
+    messages: MessageStore
+    resets: ResetStore
+    delivery: Delivery
+    outcomes: OutcomeRecorder
+    reset_url_template: str  # where the mailed link points (settings)
+    clock: Clock
+
+    def send(self, record: ResetRecord, seconds_left: Callable[[], float]) -> ResetMail:
+        """The poller's half: mint a token, swap its hash into the reset, send — same reset id.
+
+        Runs for the first mail and again only when the previous one is proven not accepted; the
+        hash swap is conditional on the previous hash, so two tokens are never valid at once.
+        """
+        message = self.messages.get(record.message_id)
+        if message is None or message.state not in PROVEN_NOT_ACCEPTED:
+            return ResetMail.MOVED_ON
+        now = self.clock.now()
+        token = tokens.mint_token()
+        first = record.token_hash == UNSENT
+        if not first:
+            message.attempt += 1
+        message.state = MessageState.SENDING
+        entry = HistoryEntry(
+            at=now, type=HistoryType.RESET_MAIL, state=MessageState.SENDING, evidence={"attempt": message.attempt}
+        )
+        lease_until = now + timedelta(seconds=LEASE_SECONDS)
+        if not self.resets.rearm(record, tokens.token_hash(token), message, entry, lease_until):
+            self.messages.record_outcome(
+                Outcome(
+                    message=message,
+                    new_state=MessageState.SUPPRESSED,
+                    entry=HistoryEntry(
+                        at=now,
+                        type=HistoryType.DECIDED,
+                        state=MessageState.SUPPRESSED,
+                        evidence={"eligibility": "suppressed"},
+                    ),
+                )
+            )
+            return ResetMail.SUPPRESSED
+        intent = SendIntent(
+            message=message,
+            first_entry=entry,
+            lease_until=lease_until,
+            expectations=Expectations(),
+        )
+        response = self.delivery.deliver(message, seconds_left, _content(self.reset_url_template, token))
+        self.outcomes.record(intent, response)
+        mailed = ResetMail.SENT if first else ResetMail.RESENT
+        logger.info(
+            "reset mail sent" if first else "reset mail sent again",
+            extra={"reset_id": record.reset_id, "message_id": message.message_id, "attempt": message.attempt},
+        )
+        return mailed
 
 
 def _content(url_template: str, token: str) -> templates.Rendered:
@@ -209,19 +229,27 @@ def _reset_reply(record: ResetRecord) -> ResetRequested:
     return ResetRequested(record.reset_id, record.expires_at)
 
 
-def consume_reset(services: Services, caller: CallerId, account_id: str, token: str) -> TokenConsumed | TokenRefused:
-    """Only the caller's own reset of the account is tried (and counts a wrong token): another
-    caller's token for the same account id is as invalid as any wrong one."""
-    now = services.clock.now()
-    consumed = services.resets.consume(caller, account_id, tokens.token_hash(token), now)
-    if consumed is not None:
-        return TokenConsumed(consumed.reset_id, account_id)
-    current = services.resets.get(caller, account_id)
-    guessing = current is not None and current.state == "active" and current.expires_at > now
-    if current is not None and guessing and not tokens.hashes_match(current.token_hash, token):
-        services.resets.record_failed_attempt(current, services.settings.reset_max_failed_attempts, now)
-        logger.info(
-            "reset token mismatch",
-            extra={"reset_id": current.reset_id, "failed_attempts": current.failed_attempts + 1},
-        )
-    return TokenRefused()
+@dataclass(frozen=True)
+class ResetTokens:
+    """POST /v1/password-resets/consume: a token used once, wrong guesses counted and locked out."""
+
+    resets: ResetStore
+    max_failed_attempts: int  # settings.reset_max_failed_attempts
+    clock: Clock
+
+    def consume(self, caller: CallerId, account_id: str, token: str) -> TokenConsumed | TokenRefused:
+        """Only the caller's own reset of the account is tried (and counts a wrong token): another
+        caller's token for the same account id is as invalid as any wrong one."""
+        now = self.clock.now()
+        consumed = self.resets.consume(caller, account_id, tokens.token_hash(token), now)
+        if consumed is not None:
+            return TokenConsumed(consumed.reset_id, account_id)
+        current = self.resets.get(caller, account_id)
+        guessing = current is not None and current.state == "active" and current.expires_at > now
+        if current is not None and guessing and not tokens.hashes_match(current.token_hash, token):
+            self.resets.record_failed_attempt(current, self.max_failed_attempts, now)
+            logger.info(
+                "reset token mismatch",
+                extra={"reset_id": current.reset_id, "failed_attempts": current.failed_attempts + 1},
+            )
+        return TokenRefused()

@@ -11,135 +11,137 @@ a request sent before the cap was reached still gets its stored answer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sendledger.domain import idempotency, ids, templates
 from sendledger.domain.callers import CallerId
+from sendledger.domain.clock import Clock
 from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import Message
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
 from sendledger.domain.sms_guardrails import CapRefusal
 from sendledger.domain.sms_segments import SmsSegments, sms_segments
-from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
-from sendledger.usecases.context import Services
-from sendledger.usecases.delivery import deliver, record_provider_outcome
+from sendledger.ports.messages import Expectations, IdempotencyRecord, MessageStore, SendIntent
+from sendledger.usecases.delivery import Delivery, OutcomeRecorder
 from sendledger.usecases.intents import (
     LEASE_SECONDS,
     Committed,
+    IntentWriter,
     KeyInFlight,
     KeyTaken,
-    commit_with_eligibility,
     first_entry,
     new_message,
 )
 from sendledger.usecases.results import Accepted, Replayed, SendResult, SmsRefused
-from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
-from sendledger.usecases.sms_guard import DailyCap, sms_refusal
+from sendledger.usecases.send_command import Routing, SendCommand, carrier_for
+from sendledger.usecases.sms_guard import SmsGuard
 from sendledger.usecases.views import message_view
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
 
 IN_FLIGHT = "a request with this Idempotency-Key is still in flight"
 
 
-def send_message(
-    services: Services, command: SendCommand, seconds_left: Callable[[], float], cap: DailyCap | None = None
-) -> SendResult:
-    """`cap`: the owner's daily SMS cap is enforced with it (the api's sends); without it only the
-    owner's countries are (an escalation's fallback: its parent was counted, and is the alert)."""
-    recipient = parse_recipient(command.channel, command.to)
-    templates.check(command.template.id, command.template.version, command.channel, command.params)
-    for step, fallback in enumerate(command.escalation.fallback if command.escalation else ()):
-        # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
-        field = f"escalation.fallback.{step}"
-        parse_recipient(fallback.channel, fallback.to, field=f"{field}.to")
-        templates.check(
-            command.template.id,
-            command.template.version,
-            fallback.channel,
-            command.params,
-            channel_field=f"{field}.channel",
+@dataclass(frozen=True)
+class MessageSender:
+    """POST /v1/messages, and an escalation's fallback (the same idempotent path)."""
+
+    routing: Routing
+    intents: IntentWriter
+    delivery: Delivery
+    outcomes: OutcomeRecorder
+    sms_guard: SmsGuard  # the owner's countries; the daily cap on the api's sender only
+    messages: MessageStore  # a crashed first request's message, for its replay
+    settings: Settings  # the views, the carrier, the key's retention
+    clock: Clock
+
+    def send(self, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
+        recipient = parse_recipient(command.channel, command.to)
+        templates.check(command.template.id, command.template.version, command.channel, command.params)
+        for step, fallback in enumerate(command.escalation.fallback if command.escalation else ()):
+            # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
+            field = f"escalation.fallback.{step}"
+            parse_recipient(fallback.channel, fallback.to, field=f"{field}.to")
+            templates.check(
+                command.template.id,
+                command.template.version,
+                fallback.channel,
+                command.params,
+                channel_field=f"{field}.channel",
+            )
+        key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
+        scoped = idempotency.scoped_key(command.caller, key)
+        if recipient.channel is Channel.SMS:
+            refused = self.sms_guard.refusal(
+                CallerId(command.owner or command.caller), recipient.address, self.clock.now()
+            )
+            if isinstance(refused, CapRefusal):
+                # A retry of a request sent before the cap was reached gets its stored answer (one
+                # read, on a refusal only); a country refusal reads nothing at all.
+                sent_before = self.messages.get(ids.keyed_message_id(scoped))
+                if sent_before is not None:
+                    return Replayed(message_view(sent_before, self.settings))
+            if refused is not None:
+                return SmsRefused(refused)
+        flags = self.routing.flags_for(command, recipient.channel)
+        intent = self._build_intent(command, recipient, scoped, flags, test=self.routing.test_mode_for(command))
+        committed = self.intents.commit(intent, flags)
+        if isinstance(committed, Committed) and intent.message.sms and not intent.message.test:
+            self.sms_guard.admitted(CallerId(intent.message.owner or command.caller), intent.message.sms.segments)
+        if isinstance(committed, KeyTaken):
+            return self._replay(intent, committed.record)
+        if isinstance(committed, KeyInFlight):
+            raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
+        if not isinstance(committed, Committed):
+            return self._accepted(intent.message)  # decided without a send (suppressed, deferred)
+        response = self.delivery.deliver(intent.message, seconds_left)
+        return self._accepted(self.outcomes.record(intent, response))
+
+    def _accepted(self, message: Message) -> Accepted:
+        return Accepted(message, message_view(message, self.settings))
+
+    def _replay(self, intent: SendIntent, record: IdempotencyRecord) -> Replayed:
+        now = intent.first_entry.at
+        if record.fingerprint != intent.fingerprint:
+            raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
+        if record.completed and record.response is not None:
+            # The stored answer, as the idempotency draft says; GET /v1/messages/{id} has the news.
+            return Replayed(message_view(record.response.message, self.settings))
+        if record.lease_until > now:
+            wait = max(1, int((record.lease_until - now).total_seconds()))
+            raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=wait)
+        # The first request crashed mid-flight: its message is the evidence (the poller resolves it).
+        message = self.messages.get(record.message_id)
+        if message is None:
+            raise DependencyUnavailable("idempotency record without its message; retry")
+        return Replayed(message_view(message, self.settings))
+
+    def _build_intent(
+        self, command: SendCommand, recipient: Recipient, scoped_key: str, flags: FlagDecision, *, test: bool
+    ) -> SendIntent:
+        settings, now = self.settings, self.clock.now()
+        message = new_message(
+            command,
+            recipient,
+            now,
+            ids.keyed_message_id(scoped_key),
+            provider=carrier_for(settings, recipient.channel, command.provider, flags),
+            test=test,
+            sms=_segments(command) if recipient.channel is Channel.SMS else None,
         )
-    key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
-    scoped = idempotency.scoped_key(command.caller, key)
-    if recipient.channel is Channel.SMS:
-        owner = CallerId(command.owner or command.caller)
-        now = services.clock.now()
-        refused = sms_refusal(
-            services.caller_settings, services.settings.sms_default_countries, owner, recipient.address, cap, now
+        return SendIntent(
+            message=message,
+            first_entry=first_entry(message, recipient, now, flags),
+            lease_until=now + timedelta(seconds=LEASE_SECONDS),
+            expectations=Expectations(),
+            idempotency_key=scoped_key,
+            fingerprint=idempotency.fingerprint(_fingerprint_payload(command, recipient)),
+            idempotency_expires_at=now + timedelta(days=settings.idempotency_retention_days),
         )
-        if isinstance(refused, CapRefusal):
-            # A retry of a request sent before the cap was reached gets its stored answer (one
-            # read, on a refusal only); a country refusal reads nothing at all.
-            sent_before = services.messages.get(ids.keyed_message_id(scoped))
-            if sent_before is not None:
-                return Replayed(message_view(sent_before, services.settings))
-        if refused is not None:
-            return SmsRefused(refused)
-    flags = flags_for(services, command, recipient.channel)
-    intent = _build_intent(services, command, recipient, scoped, flags, test=test_mode_for(services, command))
-    committed = commit_with_eligibility(services, intent, flags)
-    if cap is not None and isinstance(committed, Committed) and intent.message.sms and not intent.message.test:
-        cap.admitted(CallerId(intent.message.owner or command.caller), intent.message.sms.segments)
-    if isinstance(committed, KeyTaken):
-        return _replay(services, intent, committed.record)
-    if isinstance(committed, KeyInFlight):
-        raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
-    if not isinstance(committed, Committed):
-        return _accepted(services, intent.message)  # decided without a send (suppressed, deferred)
-    response = deliver(services, intent.message, seconds_left)
-    return _accepted(services, record_provider_outcome(services, intent, response))
-
-
-def _accepted(services: Services, message: Message) -> Accepted:
-    return Accepted(message, message_view(message, services.settings))
-
-
-def _replay(services: Services, intent: SendIntent, record: IdempotencyRecord) -> Replayed:
-    now = intent.first_entry.at
-    if record.fingerprint != intent.fingerprint:
-        raise IdempotencyKeyReused("Idempotency-Key was already used with a different payload")
-    if record.completed and record.response is not None:
-        # The stored answer, as the idempotency draft says; GET /v1/messages/{id} has the news.
-        return Replayed(message_view(record.response.message, services.settings))
-    if record.lease_until > now:
-        wait = max(1, int((record.lease_until - now).total_seconds()))
-        raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=wait)
-    # The first request crashed mid-flight: its message is the evidence (the poller resolves it).
-    message = services.messages.get(record.message_id)
-    if message is None:
-        raise DependencyUnavailable("idempotency record without its message; retry")
-    return Replayed(message_view(message, services.settings))
-
-
-def _build_intent(
-    services: Services,
-    command: SendCommand,
-    recipient: Recipient,
-    scoped_key: str,
-    flags: FlagDecision,
-    *,
-    test: bool,
-) -> SendIntent:
-    settings, now = services.settings, services.clock.now()
-    message = new_message(
-        command,
-        recipient,
-        now,
-        ids.keyed_message_id(scoped_key),
-        provider=carrier_for(settings, recipient.channel, command.provider, flags),
-        test=test,
-        sms=_segments(command) if recipient.channel is Channel.SMS else None,
-    )
-    return SendIntent(
-        message=message,
-        first_entry=first_entry(message, recipient, now, flags),
-        lease_until=now + timedelta(seconds=LEASE_SECONDS),
-        expectations=Expectations(),
-        idempotency_key=scoped_key,
-        fingerprint=idempotency.fingerprint(_fingerprint_payload(command, recipient)),
-        idempotency_expires_at=now + timedelta(days=settings.idempotency_retention_days),
-    )
 
 
 def _segments(command: SendCommand) -> SmsSegments:

@@ -6,6 +6,7 @@ flags before any write (usecases/intents.py writes the intent they shape).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
@@ -15,13 +16,13 @@ from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.errors import InvalidRequest
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.flags import Flag, FlagDecision
-from sendledger.domain.messages import Message, Template
-from sendledger.domain.provider import source_of
+from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
-from sendledger.usecases.context import Services
 
 if TYPE_CHECKING:
+    from sendledger.ports.callers import CallerSettingsStore
+    from sendledger.ports.flags import FeatureFlags
     from sendledger.settings import Settings
 
 logger = Logger(child=True)
@@ -44,43 +45,45 @@ class SendCommand:
     test: bool | None = None  # test mode; None: the owner's settings decide (a fallback follows its parent)
 
 
-def test_mode_for(services: Services, command: SendCommand) -> bool:
-    """Whether the owner's sends are simulated (domain/test_mode.py). The settings store answers
-    from the container's cache (CALLER_SETTINGS_CACHE): one item read per caller and period."""
-    if command.test is not None:
-        return command.test
-    return services.caller_settings.get(CallerId(command.owner or command.caller)).test_mode
+@dataclass(frozen=True)
+class Routing:
+    """How a send is decided before any write: the owner's test mode and flags."""
 
+    settings: Settings
+    flags: FeatureFlags  # per caller; without a store every flag defers to the settings
+    caller_settings: CallerSettingsStore  # test mode and flag context, from the container's cache
 
-def flags_for(services: Services, command: SendCommand, channel: Channel) -> FlagDecision:
-    """The flag values that decide this send: the owner's (an escalation fallback's is its
-    parent's caller), with the deployment's settings where a flag defers to them."""
-    settings = services.settings
-    owner = CallerId(command.owner or command.caller)
-    # The owner's settings come from the container's cache, as test_mode_for's do: no request.
-    values = services.flags.values_for(owner, services.caller_settings.get(owner).flag_context)
-    decision = values.decide(
-        email=channel is Channel.EMAIL,
-        category=command.category,
-        default_provider=settings.email_provider,
-        default_stale=StalePolicy(settings.stale_eligibility_policy.get(command.category, StalePolicy.ALLOW)),
-    )
-    flagged = decision.email_provider if Flag.EMAIL_PROVIDER in decision.flagged else None
-    if flagged is None or (command.provider is None and settings.carries(flagged, Channel.EMAIL)):
-        return decision
-    if command.provider is None:  # a cohort routed to a provider this deployment does not enable
-        logger.warning("email_provider flag names a provider not enabled here", extra={"flagged": flagged.value})
-    # The caller's explicit pick, or the deployment's provider, decides: the evidence must not say the flag did.
-    return FlagDecision(
-        email_provider=settings.email_provider,
-        stale_eligibility_policy=decision.stale_eligibility_policy,
-        flagged=decision.flagged - {Flag.EMAIL_PROVIDER},
-    )
+    def test_mode_for(self, command: SendCommand) -> bool:
+        """Whether the owner's sends are simulated (domain/test_mode.py). The settings store answers
+        from the container's cache (CALLER_SETTINGS_CACHE): one item read per caller and period."""
+        if command.test is not None:
+            return command.test
+        return self.caller_settings.get(CallerId(command.owner or command.caller)).test_mode
 
-
-def source_for(message: Message) -> str:
-    """The event source whose watermark covers the message's outcome (its provider's)."""
-    return source_of(message.provider)
+    def flags_for(self, command: SendCommand, channel: Channel) -> FlagDecision:
+        """The flag values that decide this send: the owner's (an escalation fallback's is its
+        parent's caller), with the deployment's settings where a flag defers to them."""
+        settings = self.settings
+        owner = CallerId(command.owner or command.caller)
+        # The owner's settings come from the container's cache, as test_mode_for's do: no request.
+        values = self.flags.values_for(owner, self.caller_settings.get(owner).flag_context)
+        decision = values.decide(
+            email=channel is Channel.EMAIL,
+            category=command.category,
+            default_provider=settings.email_provider,
+            default_stale=StalePolicy(settings.stale_eligibility_policy.get(command.category, StalePolicy.ALLOW)),
+        )
+        flagged = decision.email_provider if Flag.EMAIL_PROVIDER in decision.flagged else None
+        if flagged is None or (command.provider is None and settings.carries(flagged, Channel.EMAIL)):
+            return decision
+        if command.provider is None:  # a cohort routed to a provider this deployment does not enable
+            logger.warning("email_provider flag names a provider not enabled here", extra={"flagged": flagged.value})
+        # The caller's explicit pick, or the deployment's provider, decides: the evidence must not say the flag did.
+        return FlagDecision(
+            email_provider=settings.email_provider,
+            stale_eligibility_policy=decision.stale_eligibility_policy,
+            flagged=decision.flagged - {Flag.EMAIL_PROVIDER},
+        )
 
 
 def carrier_for(

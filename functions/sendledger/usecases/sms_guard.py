@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
@@ -34,6 +35,9 @@ from sendledger.domain.sms_guardrails import (
 )
 from sendledger.ports.callers import CallerSettingsStore
 from sendledger.ports.sms_usage import SmsUsage
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -70,6 +74,23 @@ class DailyCap:
         self._own[(caller_id, day)] = self._own.get((caller_id, day), 0) + segments
         if caller_id in self._read:
             self._since[caller_id] = self._since.get(caller_id, 0) + segments
+
+
+@dataclass(frozen=True)
+class SmsGuard:
+    """The send path's guardrails as a flow holds them: the owner's countries always, the daily
+    cap only where `cap` is given (the api's sends; a fallback's and a resend's parent was counted)."""
+
+    callers: CallerSettingsStore  # the owner's rules, from the container's cache
+    settings: Settings  # the deployment's default countries
+    cap: DailyCap | None = None
+
+    def refusal(self, owner: CallerId, number: str, now: datetime) -> SmsRefusal | None:
+        return sms_refusal(self.callers, self.settings.sms_default_countries, owner, number, self.cap, now)
+
+    def admitted(self, owner: CallerId, segments: int) -> None:
+        if self.cap is not None:
+            self.cap.admitted(owner, segments)
 
 
 def sms_refusal(

@@ -13,11 +13,11 @@ import boto3
 import pytest
 
 from sendledger import names
+from sendledger.bootstrap import Runtime
 from sendledger.domain.messages import DueKind
 from sendledger.domain.provider import Provider
 from sendledger.providers.infrai.complaints import ComplaintSchedule
 from sendledger.providers.infrai.settings import InfraiSettings
-from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.providers.conftest import built_world
 from tests.providers.test_contract import COMPLAINT, SUCCESS, send, suppressed, view
@@ -46,7 +46,7 @@ def test_a_read_waits_as_long_as_the_message_was_delivered_within_the_first_step
 
 
 @pytest.fixture
-def infrai(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[InfraiWorld]:
+def infrai(services: Runtime, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[InfraiWorld]:
     with built_world(infrai_world, Provider.INFRAI, services, clock, monkeypatch) as world:
         assert isinstance(world, InfraiWorld)
         services.settings = services.settings.configure_provider(
@@ -57,7 +57,7 @@ def infrai(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 
 
 def due(world: InfraiWorld, kind: DueKind) -> int:
-    return world.parts.ingestion.pipeline.due_work.count(kind)
+    return world.parts.ingestion.services.due_work.count(kind)
 
 
 def gets(world: InfraiWorld) -> int:

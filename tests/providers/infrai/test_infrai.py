@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from urllib3.exceptions import NewConnectionError, ReadTimeoutError
 
+from sendledger.bootstrap import Runtime
 from sendledger.domain.messages import Message, MessageState, Template
 from sendledger.domain.provider import CallResult, Provider
 from sendledger.domain.recipients import Channel
@@ -27,7 +28,6 @@ from sendledger.providers.infrai.events import read_record, status_event
 from sendledger.providers.infrai.lookup import InfraiLookup
 from sendledger.providers.infrai.sender import InfraiSender, classify_answer
 from sendledger.providers.infrai.settings import InfraiSettings
-from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.test_contract import send, view
 from tests.providers.worlds import INFRAI_STATUS_INTERVAL_SECONDS, InfraiWorld, infrai_world, poll
@@ -145,7 +145,7 @@ def test_the_assumption_table_reads_every_status_into_one_event_and_an_unknown_o
 
 
 @pytest.fixture
-def infrai(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[InfraiWorld]:
+def infrai(services: Runtime, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[InfraiWorld]:
     with built_world(infrai_world, Provider.INFRAI, services, clock, monkeypatch) as world:
         assert isinstance(world, InfraiWorld)
         yield world

@@ -11,14 +11,14 @@ from typing import Any
 import boto3
 import pytest
 
+from sendledger.bootstrap import Runtime
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.provider import Provider
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.mailgun.signature import expected_signature
-from sendledger.usecases.context import Services
 from sendledger.usecases.poll import CycleReport
 from tests.conftest import Api
-from tests.support.fakes import FakeClock
+from tests.support.fakes import FakeClock, lane_named
 from tests.support.provider_fixtures import provider_format
 
 PATH = "/v1/providers/mailgun/events"
@@ -29,7 +29,7 @@ BOUNCED = "unknown-user@example.com"  # the reference webhook's permanent bounce
 
 
 @pytest.fixture
-def enabled(services: Services, clock: FakeClock) -> Services:
+def enabled(services: Runtime, clock: FakeClock) -> Runtime:
     secret = boto3.client("secretsmanager").create_secret(Name="mailgun-webhook-signing-key", SecretString=KEY)
     queue = boto3.client("sqs").create_queue(QueueName="mailgun-events", Attributes={"VisibilityTimeout": "0"})
     services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN})
@@ -46,9 +46,9 @@ def post(api: Api, body: str) -> tuple[int, dict[str, str], Any]:
 
 def drain(api: Api) -> CycleReport:
     """The poller's webhook lane (the Events API lane is not what these tests are about)."""
-    pipeline = api.runtime.pipeline
+    runtime = api.runtime
     report = CycleReport()
-    pipeline.lane("mailgun-webhooks").run(pipeline, pipeline.services.clock.now(), lambda: 60.0, report)
+    lane_named(runtime, "mailgun-webhooks").run(runtime.sink, runtime.clock.now(), lambda: 60.0, report)
     return report
 
 

@@ -11,10 +11,10 @@ import boto3
 import pytest
 
 from sendledger import names
+from sendledger.bootstrap import Runtime
 from sendledger.domain.provider import Provider
 from sendledger.providers.sendgrid.events import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from sendledger.providers.sendgrid.settings import SendGridSettings
-from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.formats import provider_format
 from tests.providers.worlds import SendGridWorld, poll, sendgrid_world
@@ -25,7 +25,7 @@ SIGNED_AT = datetime.fromtimestamp(int(VECTOR["timestamp"]), UTC)
 
 
 @pytest.fixture
-def sendgrid(services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[SendGridWorld]:
+def sendgrid(services: Runtime, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[SendGridWorld]:
     with built_world(sendgrid_world, Provider.SENDGRID, services, clock, monkeypatch) as world:
         assert isinstance(world, SendGridWorld)
         yield world

@@ -17,8 +17,8 @@ import boto3
 import pytest
 
 from sendledger import bootstrap
+from sendledger.bootstrap import Runtime
 from sendledger.domain.provider import Provider
-from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.providers.conftest import built_world
 from tests.providers.worlds import MailgunWorld, ProviderWorld, infrai_world, mailgun_world, poll, sendgrid_world
@@ -38,7 +38,7 @@ BUILDERS = {
 
 @pytest.fixture(params=sorted(BUILDERS), ids=str)
 def world(
-    request: pytest.FixtureRequest, services: Services, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, services: Runtime, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ProviderWorld]:
     """The provider's world with TESTER marked test (the callers' admin route) and the simulated
     carriers wired as bootstrap wires them from the world's settings, on the test clock."""

@@ -18,7 +18,7 @@ from tests.unit.fakes.senders import (
     FakeSmsSender,
     Reply,
 )
-from tests.unit.fakes.world import FakeWorld, build_pipeline, build_services, fake_world
+from tests.unit.fakes.world import FakeWorld, build_runtime, fake_lanes, fake_world
 
 __all__ = [
     "ACCEPTED",
@@ -35,7 +35,7 @@ __all__ = [
     "FakeSmsSender",
     "FakeWorld",
     "Reply",
-    "build_pipeline",
-    "build_services",
+    "build_runtime",
+    "fake_lanes",
     "fake_world",
 ]

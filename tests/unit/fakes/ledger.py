@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from tests.unit.fakes.caller_settings import FakeCallerSettings
 from tests.unit.fakes.due_work import FakeDueWork
@@ -29,13 +28,3 @@ class FakeLedger:
         self.due_work = FakeDueWork(self.db)
         self.escalation_timers = FakeEscalationTimers(self.db)
         self.caller_settings = FakeCallerSettings(self.db)
-
-    def send_path(self) -> dict[str, Any]:
-        """The stores the send path's Services take (keyword arguments), as LedgerTable.send_path."""
-        return {
-            "messages": self.messages,
-            "recipients": self.recipients,
-            "resets": self.resets,
-            "poller_state": self.poller_state,
-            "caller_settings": self.caller_settings,
-        }

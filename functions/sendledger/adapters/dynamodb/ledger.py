@@ -52,13 +52,3 @@ class LedgerTable:
             caller_settings=DynamoCallerSettings(table, SystemClock()),
             sms_usage=DynamoSmsUsage(table),
         )
-
-    def send_path(self) -> dict[str, Any]:
-        """The stores the send path's Services take (keyword arguments)."""
-        return {
-            "messages": self.messages,
-            "recipients": self.recipients,
-            "resets": self.resets,
-            "poller_state": self.poller_state,
-            "caller_settings": self.caller_settings,
-        }

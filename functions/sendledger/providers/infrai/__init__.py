@@ -12,7 +12,7 @@ from sendledger.domain.recipients import Channel
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, Simulation, SmsSender
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, LaneStores, Simulation, SmsSender
     from sendledger.providers.infrai.client import InfraiClient
     from sendledger.settings import Settings
 
@@ -38,10 +38,10 @@ class Infrai(SliceBase):
 
         return InfraiLookup(api_client(settings))
 
-    def lanes(self, settings: Settings) -> list[EventLane]:
-        from sendledger.providers.infrai.lane import StatusLane
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]:
+        from sendledger.providers.infrai.lane import status_lane
 
-        return [StatusLane(api_client(settings))]
+        return [status_lane(settings, stores, api_client(settings))]
 
     def simulation(self, settings: Settings) -> Simulation:
         from sendledger.providers.infrai.simulation import InfraiSimulation

@@ -34,17 +34,20 @@ from sendledger.domain.messages import TERMINAL, DueKind, Message, MessageState
 from sendledger.domain.outcomes import target_state
 from sendledger.domain.recipients import fingerprint_of
 from sendledger.ports.providers import Finding, LookupResult
+from sendledger.ports.reports import CycleReport, IngestReport
 from sendledger.providers.infrai import NAME, SOURCE
 from sendledger.providers.infrai.assumptions import ASSUMED
 from sendledger.providers.infrai.client import InfraiClient
 from sendledger.providers.infrai.events import Record, read_record, status_event
 from sendledger.providers.infrai.settings import InfraiSettings
 from sendledger.providers.infrai.simulation import infrai_timeline, status_at
-from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
-from sendledger.usecases.resolve_unknown import accept_found
 
 if TYPE_CHECKING:
-    from sendledger.usecases.poll import CycleReport
+    from sendledger.domain.clock import Clock
+    from sendledger.ports.ingestion import DueWorkStore
+    from sendledger.ports.messages import MessageStore
+    from sendledger.ports.providers import EventSink, FoundSends, LaneStores
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -54,42 +57,46 @@ SAFETY_SECONDS = 8.0
 @dataclass
 class StatusLane:
     client: InfraiClient
+    fragment: InfraiSettings
+    due_work: DueWorkStore
+    messages: MessageStore
+    found: FoundSends  # a timed-out send found again: accepted (usecases/resolve_unknown.py)
+    clock: Clock
+    settings: Settings  # the per-country status interval of an SMS
     name: str = NAME
     source: str = SOURCE
     completes_source: bool = True  # the source's complete lane: it moves the watermark
 
     def run(
-        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self, sink: EventSink, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
-        fragment = pipeline.services.settings.provider(InfraiSettings)
-        due = pipeline.due_work.items(DueKind.STATUS, started, fragment.statuses_per_cycle)
+        fragment = self.fragment
+        due = self.due_work.items(DueKind.STATUS, started, fragment.statuses_per_cycle)
         caught_up = len(due) < fragment.statuses_per_cycle
-        self._find_timed_out_sends(pipeline, fragment, seconds_left, report)
+        self._find_timed_out_sends(sink, fragment, seconds_left, report)
         for item in due:
             if seconds_left() < SAFETY_SECONDS:
                 return None
-            message = self._message(pipeline, item.message_id, DueKind.STATUS)
+            message = self._message(item.message_id, DueKind.STATUS)
             if message is not None:
-                caught_up = self._ask(pipeline, message, fragment, report) and caught_up
-        self._read_for_complaints(
-            pipeline, fragment, started, fragment.statuses_per_cycle - len(due), seconds_left, report
-        )
+                caught_up = self._ask(sink, message, fragment, report) and caught_up
+        self._read_for_complaints(sink, fragment, started, fragment.statuses_per_cycle - len(due), seconds_left, report)
         # Caught up: every message was asked within its interval, the longest of them (an SMS's
         # is its country's) is how far behind the cycle's start the source is proven read.
-        longest = pipeline.services.settings.longest_status_interval(self.name) or fragment.status_interval_seconds
+        longest = self.settings.longest_status_interval(self.name) or fragment.status_interval_seconds
         return started - timedelta(seconds=longest) if caught_up else None
 
-    def _message(self, pipeline: Pipeline, message_id: str, kind: DueKind) -> Message | None:
+    def _message(self, message_id: str, kind: DueKind) -> Message | None:
         """The message to ask about; None when it is not ours to ask (another provider that polls
         its statuses) or gone (its marker is dropped)."""
-        message = pipeline.services.messages.get(message_id)
+        message = self.messages.get(message_id)
         if message is None:
-            pipeline.due_work.clear(message_id, kind)
+            self.due_work.clear(message_id, kind)
         return message if message is not None and message.provider == NAME else None
 
     def _read_for_complaints(
         self,
-        pipeline: Pipeline,
+        sink: EventSink,
         fragment: InfraiSettings,
         started: datetime,
         budget: int,
@@ -98,52 +105,51 @@ class StatusLane:
     ) -> None:
         if budget <= 0:
             return
-        for item in pipeline.due_work.items(DueKind.COMPLAINT, started, budget):
+        for item in self.due_work.items(DueKind.COMPLAINT, started, budget):
             if seconds_left() < SAFETY_SECONDS:
                 return
-            message = self._message(pipeline, item.message_id, DueKind.COMPLAINT)
+            message = self._message(item.message_id, DueKind.COMPLAINT)
             if message is not None:
-                self._read_again(pipeline, message, fragment, report)
+                self._read_again(sink, message, fragment, report)
 
-    def _read_again(self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, report: CycleReport) -> None:
+    def _read_again(self, sink: EventSink, message: Message, fragment: InfraiSettings, report: CycleReport) -> None:
         """A delivered message read again: a complaint is applied (it suppresses); otherwise it is
         due at the schedule's next read, or no longer once the horizon is reached."""
-        now = pipeline.services.clock.now()
+        now = self.clock.now()
         if message.state is not MessageState.DELIVERED:  # complained since, or escalated: nothing to learn
-            pipeline.due_work.clear(message.message_id, DueKind.COMPLAINT)
+            self.due_work.clear(message.message_id, DueKind.COMPLAINT)
             return
-        answered, record = self._read(pipeline, message, now, report)
+        answered, record = self._read(message, now, report)
         if not answered:
             return  # still due: asked again next cycle
         if record is not None:
-            self._apply(pipeline, message, record, report)
+            self._apply(sink, message, record, report)
             if record.meaning is not None and record.meaning.final and record.meaning.kind is not EventKind.DELIVERY:
-                pipeline.due_work.clear(message.message_id, DueKind.COMPLAINT)
+                self.due_work.clear(message.message_id, DueKind.COMPLAINT)
                 report.bump("complaint_read_final")
                 return
-        self._watch(pipeline, message, fragment, now, DueKind.COMPLAINT, report)
+        self._watch(message, fragment, now, DueKind.COMPLAINT, report)
 
     def _watch(
-        self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, now: datetime, was: DueKind,
-        report: CycleReport,
-    ) -> None:  # fmt: skip
+        self, message: Message, fragment: InfraiSettings, now: datetime, was: DueKind, report: CycleReport
+    ) -> None:
         """The delivered message's next complaint read (its marker of `was` becomes a COMPLAINT one)."""
         delivered_at = message.updated_at if message.state is MessageState.DELIVERED else now
         next_read = fragment.complaint_schedule().next_read(min(delivered_at, now), now)
         if next_read is None:
-            pipeline.due_work.clear(message.message_id, was)
+            self.due_work.clear(message.message_id, was)
             report.bump("complaint_horizon_reached")
             return
-        pipeline.due_work.reschedule(message.message_id, DueKind.COMPLAINT, next_read, was=was)
+        self.due_work.reschedule(message.message_id, DueKind.COMPLAINT, next_read, was=was)
         report.bump("complaint_read_due")
 
     def _find_timed_out_sends(
-        self, pipeline: Pipeline, fragment: InfraiSettings, seconds_left: Callable[[], float], report: CycleReport
+        self, sink: EventSink, fragment: InfraiSettings, seconds_left: Callable[[], float], report: CycleReport
     ) -> None:
-        for item in pipeline.due_work.items(DueKind.UNKNOWN, None, fragment.statuses_per_cycle):
+        for item in self.due_work.items(DueKind.UNKNOWN, None, fragment.statuses_per_cycle):
             if seconds_left() < SAFETY_SECONDS:
                 return
-            message = pipeline.services.messages.get(item.message_id)
+            message = self.messages.get(item.message_id)
             if message is None or message.provider != NAME or message.state is not MessageState.UNKNOWN:
                 continue
             if message.test:
@@ -156,63 +162,60 @@ class StatusLane:
             if record is None:
                 continue  # not found yet: absence is proven only after the grace
             found = LookupResult(Finding.FOUND, provider_message_id=record.provider_message_id, status=record.status)
-            accept_found(pipeline, message, found, {"lookup": "found", "source": SOURCE}, report)
+            self.found.accept_found(message, found, {"lookup": "found", "source": SOURCE}, report)
             message.provider_message_id = record.provider_message_id
             message.state = MessageState.ACCEPTED
-            self._apply(pipeline, message, record, report)
+            self._apply(sink, message, record, report)
 
-    def _apply(self, pipeline: Pipeline, message: Message, record: Record, report: IngestReport | None = None) -> None:
+    def _apply(self, sink: EventSink, message: Message, record: Record, report: IngestReport | None = None) -> None:
         event = status_event(
             record,
             message_id=message.message_id,
             recipient_key=message.recipient_key,
             channel=message.channel,
-            seen_at=pipeline.services.clock.now(),
+            seen_at=self.clock.now(),
         )
         if event is not None and target_state(event) is not message.state:
-            ingest_event(pipeline.services, pipeline.events, event, report or IngestReport())  # news only
+            sink.apply(event, report or IngestReport())  # news only
 
-    def _ask(self, pipeline: Pipeline, message: Message, fragment: InfraiSettings, report: CycleReport) -> bool:
+    def _ask(self, sink: EventSink, message: Message, fragment: InfraiSettings, report: CycleReport) -> bool:
         """True when Infrai answered (the message is settled or due again)."""
-        now = pipeline.services.clock.now()
+        now = self.clock.now()
         if message.state is MessageState.DELIVERED:  # delivered since (a lookup's record): watch it
-            self._watch(pipeline, message, fragment, now, DueKind.STATUS, report)
+            self._watch(message, fragment, now, DueKind.STATUS, report)
             return True
         if message.state in TERMINAL:  # settled since (an earlier status, an escalation)
-            pipeline.due_work.clear(message.message_id, DueKind.STATUS)
+            self.due_work.clear(message.message_id, DueKind.STATUS)
             return True
-        answered, record = self._read(pipeline, message, now, report)
+        answered, record = self._read(message, now, report)
         if not answered:
             return False
         if record is not None:
-            self._apply(pipeline, message, record, report)
+            self._apply(sink, message, record, report)
             if record.meaning is None:
                 logger.warning("unknown infrai status, treated as in flight", extra={"status": record.status})
             if record.meaning is not None and record.meaning.final:
                 report.bump("status_final")
                 if record.meaning.kind is EventKind.DELIVERY:  # final but for a complaint
-                    self._watch(pipeline, message, fragment, now, DueKind.STATUS, report)
+                    self._watch(message, fragment, now, DueKind.STATUS, report)
                 else:
-                    pipeline.due_work.clear(message.message_id, DueKind.STATUS)
+                    self.due_work.clear(message.message_id, DueKind.STATUS)
                 return True
         if now - message.created_at > timedelta(seconds=fragment.status_max_age_seconds):
-            pipeline.due_work.clear(message.message_id, DueKind.STATUS)
+            self.due_work.clear(message.message_id, DueKind.STATUS)
             logger.warning(
                 "infrai message never final: no longer asked",
                 extra={"message_id": message.message_id, "recipient": fingerprint_of(message.recipient_key)},
             )
             report.bump("status_given_up")
             return True
-        settings = pipeline.services.settings
-        interval = settings.status_interval_for(message.provider, message.channel, message.to)
+        interval = self.settings.status_interval_for(message.provider, message.channel, message.to)
         due_at = now + timedelta(seconds=interval or fragment.status_interval_seconds)
-        pipeline.due_work.reschedule(message.message_id, DueKind.STATUS, due_at)
+        self.due_work.reschedule(message.message_id, DueKind.STATUS, due_at)
         report.bump("status_in_flight" if record is not None else "status_not_found")
         return True
 
-    def _read(
-        self, pipeline: Pipeline, message: Message, now: datetime, report: CycleReport
-    ) -> tuple[bool, Record | None]:
+    def _read(self, message: Message, now: datetime, report: CycleReport) -> tuple[bool, Record | None]:
         """(answered, the record: None when Infrai has none)."""
         key = message.provider_message_id or message.message_id
         try:
@@ -226,6 +229,11 @@ class StatusLane:
             )
             report.bump("status_unread")
             return False, None
+
+
+def status_lane(settings: Settings, stores: LaneStores, client: InfraiClient) -> StatusLane:
+    fragment = settings.provider(InfraiSettings)
+    return StatusLane(client, fragment, stores.due_work, stores.messages, stores.found, stores.clock, settings)
 
 
 def simulated_record(message: Message, provider_id: str, now: datetime) -> Record:

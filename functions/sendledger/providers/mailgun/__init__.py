@@ -10,7 +10,7 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EmailSender, EventLane, Simulation
+    from sendledger.ports.providers import EmailSender, EventLane, LaneStores, Simulation
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
@@ -30,14 +30,14 @@ class Mailgun(SliceBase):
         key = secret_value(fragment.api_key_secret_arn)
         return MailgunEmailSender(fragment.api_base, fragment.domain, settings.sender_email, key)
 
-    def lanes(self, settings: Settings) -> list[EventLane]:
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]:
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.mailgun.events import parse_queued
         from sendledger.providers.mailgun.events_api import MailgunEventsApi
         from sendledger.providers.mailgun.http import secret_value
-        from sendledger.providers.mailgun.lane import EventsLane
+        from sendledger.providers.mailgun.lane import events_lane
         from sendledger.providers.mailgun.settings import MailgunSettings
-        from sendledger.usecases.queued_events import QueueLane
+        from sendledger.usecases.queued_events import queue_lane
 
         fragment = settings.provider(MailgunSettings)
         api = MailgunEventsApi(fragment.api_base, fragment.domain, secret_value(fragment.api_key_secret_arn))
@@ -46,8 +46,8 @@ class Mailgun(SliceBase):
             # Webhooks are the faster path only: draining their queue proves nothing about the
             # Events API, whose finality alone moves the watermark.
             queue = SqsEventQueue(fragment.events_queue_url)
-            lanes.append(QueueLane(f"{NAME}-webhooks", SOURCE, queue, parse_queued, completes_source=False))
-        return [*lanes, EventsLane(api)]
+            lanes.append(queue_lane(settings, f"{NAME}-webhooks", SOURCE, queue, parse_queued, completes_source=False))
+        return [*lanes, events_lane(settings, stores, api)]
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         from sendledger.providers.mailgun.http import secret_value

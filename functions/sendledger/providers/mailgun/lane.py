@@ -25,15 +25,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 
+from sendledger.ports.reports import CycleReport, IngestReport
 from sendledger.providers.mailgun import SOURCE
 from sendledger.providers.mailgun.events import EventsPage, PageItem
-from sendledger.providers.mailgun.search import look_up_unknown_sends
+from sendledger.providers.mailgun.search import UnknownSearch
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.usecases import fan_out
-from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 
 if TYPE_CHECKING:
-    from sendledger.usecases.poll import CycleReport
+    from sendledger.domain.clock import Clock
+    from sendledger.ports.poller_state import PollerStateStore
+    from sendledger.ports.providers import EventSink, LaneStores
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -57,26 +60,36 @@ class EventsLane:
     """The poll step: both passes over the Events API, then the search for unknown sends."""
 
     api: EventsApi
+    cursors: PollerStateStore  # the passes' cursor, one item
+    search: UnknownSearch
+    clock: Clock
+    final_after_seconds: int  # MAILGUN_EVENTS_FINAL_AFTER_SECONDS
+    concurrency: int = 1  # applies at once (settings.poll_apply_concurrency)
     name: str = SOURCE
     source: str = SOURCE
     completes_source: bool = True  # the source's complete lane: it moves the watermark
 
     def run(
-        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self, sink: EventSink, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
-        watermark = poll_mailgun(pipeline, self.api, started, seconds_left, report)
-        for message_id in look_up_unknown_sends(pipeline, self.api, seconds_left, report):
+        watermark = poll_mailgun(sink, self, started, seconds_left, report)
+        for message_id in self.search.run(sink, self.api, seconds_left, report):
             report.bump("unknown_found_by_search", message_id)
         return watermark
 
 
+def events_lane(settings: Settings, stores: LaneStores, api: EventsApi) -> EventsLane:
+    final_after = settings.provider(MailgunSettings).events_final_after_seconds
+    search = UnknownSearch(stores.due_work, stores.messages, stores.clock)
+    return EventsLane(api, stores.cursors, search, stores.clock, final_after, settings.poll_apply_concurrency)
+
+
 def poll_mailgun(
-    pipeline: Pipeline, api: EventsApi, started: datetime, seconds_left: Callable[[], float], report: IngestReport
+    sink: EventSink, lane: EventsLane, started: datetime, seconds_left: Callable[[], float], report: IngestReport
 ) -> datetime | None:
     """Both passes; returns the new watermark when the finality pass reached its bound."""
-    store, settings = pipeline.services.poller_state, pipeline.services.settings
-    final_after = settings.provider(MailgunSettings).events_final_after_seconds
-    bound = (started - timedelta(seconds=final_after)).timestamp()
+    store, api = lane.cursors, lane.api
+    bound = (started - timedelta(seconds=lane.final_after_seconds)).timestamp()
     raw = store.cursor(SOURCE)
     cursor: dict[str, Any] = json.loads(raw) if raw else {"final": bound - FIRST_LOOKBACK.total_seconds()}
 
@@ -84,16 +97,17 @@ def poll_mailgun(
         nonlocal raw, cursor
         updated = json.dumps({**cursor, **changes}, sort_keys=True, separators=(",", ":"))
         if updated != raw:
-            store.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
+            store.put_cursor(SOURCE, raw, updated, lane.clock.now())
             raw, cursor = updated, json.loads(updated)
 
-    reached = _finality_pass(pipeline, api, cursor, bound, seconds_left, report, commit)
-    _live_pass(pipeline, api, cursor, bound, seconds_left, report, commit)
+    apply = Applier(sink, lane.concurrency)
+    reached = _finality_pass(apply, api, cursor, bound, seconds_left, report, commit)
+    _live_pass(apply, api, cursor, bound, seconds_left, report, commit)
     return datetime.fromtimestamp(bound, UTC) if reached else None
 
 
 def _finality_pass(
-    pipeline: Pipeline,
+    apply: Applier,
     api: EventsApi,
     cursor: dict[str, Any],
     bound: float,
@@ -107,7 +121,7 @@ def _finality_pass(
     page: EventsPage = api.query({"begin": _epoch(begin), "ascending": "yes"})
     for _ in range(MAX_PAGES):
         final = [item for item in page.items if item.timestamp < bound]
-        apply_items(pipeline, final, report)
+        apply.items(final, report)
         if len(final) < len(page.items) or not page.items or page.next_url is None:
             commit(final=max(begin, bound))  # every event before the bound is applied
             return True
@@ -120,7 +134,7 @@ def _finality_pass(
 
 
 def _live_pass(
-    pipeline: Pipeline,
+    apply: Applier,
     api: EventsApi,
     cursor: dict[str, Any],
     bound: float,
@@ -137,7 +151,7 @@ def _live_pass(
     for _ in range(MAX_PAGES):
         if not page.items:
             return  # keep the URL: asked again later, it returns what arrived since
-        apply_items(pipeline, page.items, report)
+        apply.items(page.items, report)
         if page.next_url is None:
             return
         commit(live=page.next_url, live_ts=page.items[-1].timestamp)
@@ -146,28 +160,30 @@ def _live_pass(
         page = api.follow(page.next_url)
 
 
-def apply_items(pipeline: Pipeline, items: list[PageItem], report: IngestReport) -> None:
-    """Raises the first failure once all are tried: the cursor stays, the page is read again."""
-    events = []
-    for item in items:
-        if item.event is not None:
-            events.append(item.event)
-        elif item.error:
-            report.poison += 1
-            logger.error("unreadable Mailgun event skipped", extra={"error": item.error})
-    parts = {event.dedupe_key: IngestReport() for event in events}
-    services, store = pipeline.services, pipeline.events
+@dataclass(frozen=True)
+class Applier:
+    sink: EventSink
+    concurrency: int
 
-    def apply(event: Any) -> None:
-        ingest_event(services, store, event, parts[event.dedupe_key])
+    def items(self, items: list[PageItem], report: IngestReport) -> None:
+        """Raises the first failure once all are tried: the cursor stays, the page is read again."""
+        events = []
+        for item in items:
+            if item.event is not None:
+                events.append(item.event)
+            elif item.error:
+                report.poison += 1
+                logger.error("unreadable Mailgun event skipped", extra={"error": item.error})
+        parts = {event.dedupe_key: IngestReport() for event in events}
 
-    _, failure = fan_out.in_groups(
-        events, lambda event: event.recipient_key, apply, services.settings.poll_apply_concurrency
-    )
-    for part in parts.values():
-        report.absorb(part)
-    if failure is not None:
-        raise failure
+        def apply(event: Any) -> None:
+            self.sink.apply(event, parts[event.dedupe_key])
+
+        _, failure = fan_out.in_groups(events, lambda event: event.recipient_key, apply, self.concurrency)
+        for part in parts.values():
+            report.absorb(part)
+        if failure is not None:
+            raise failure
 
 
 def _epoch(value: float) -> str:

@@ -11,7 +11,7 @@ from sendledger.providers.base import SliceBase
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, Simulation
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, LaneStores, Simulation
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
@@ -36,14 +36,14 @@ class SendGrid(SliceBase):
         fragment = settings.provider(SendGridSettings)
         return SendGridEmailActivity(fragment.api_base, api_key(settings)) if fragment.email_activity else None
 
-    def lanes(self, settings: Settings) -> list[EventLane]:
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]:
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.sendgrid.events import parse_queued
         from sendledger.providers.sendgrid.settings import SendGridSettings
-        from sendledger.usecases.queued_events import QueueLane
+        from sendledger.usecases.queued_events import queue_lane
 
         url = settings.provider(SendGridSettings).events_queue_url
-        return [QueueLane(NAME, SOURCE, SqsEventQueue(url), parse_queued)] if url else []
+        return [queue_lane(settings, NAME, SOURCE, SqsEventQueue(url), parse_queued)] if url else []
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         from sendledger.adapters.secrets import provider_secret

@@ -9,7 +9,7 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EmailSender, EventLane, Simulation
+    from sendledger.ports.providers import EmailSender, EventLane, LaneStores, Simulation
     from sendledger.settings import Settings
 
 NAME = Provider.SES.value
@@ -30,19 +30,19 @@ class Ses(SliceBase):
 
         return SesEmailSender(settings.sender_email, settings.provider(SesSettings).configuration_set)
 
-    def lanes(self, settings: Settings) -> list[EventLane]:
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]:
         from functools import partial
 
         from sendledger.adapters.sqs import SqsEventQueue
         from sendledger.providers.ses.events import parse_sqs_body
         from sendledger.providers.ses.settings import SesSettings
-        from sendledger.usecases.queued_events import QueueLane
+        from sendledger.usecases.queued_events import queue_lane
 
         fragment = settings.provider(SesSettings)
         if not fragment.events_queue_url:
             return []
         parse = partial(parse_sqs_body, topic_arn=fragment.events_topic_arn)
-        return [QueueLane(NAME, SOURCE, SqsEventQueue(fragment.events_queue_url), parse, pushable=True)]
+        return [queue_lane(settings, NAME, SOURCE, SqsEventQueue(fragment.events_queue_url), parse, pushable=True)]
 
     def simulation(self, settings: Settings) -> Simulation:
         import os

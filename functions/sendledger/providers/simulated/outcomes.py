@@ -59,11 +59,11 @@ def parse_test_outcome(raw: str, simulation_of: Callable[[str], Simulation]) -> 
 def test_outcomes_lane(settings: Settings, simulation_of: Callable[[str], Simulation]) -> QueueLane | None:
     """The poller's lane of the test outcomes queue (none where the deployment has no such queue)."""
     from sendledger.adapters.sqs import SqsEventQueue
-    from sendledger.usecases.queued_events import QueueLane
+    from sendledger.usecases.queued_events import queue_lane
 
     url = settings.test_outcomes_queue_url
     if not url:
         return None
     # A side path: it never proves a provider's absence, so no watermark moves by it.
     parse = partial(parse_test_outcome, simulation_of=simulation_of)
-    return QueueLane(LANE, SOURCE, SqsEventQueue(url), parse, completes_source=False)
+    return queue_lane(settings, LANE, SOURCE, SqsEventQueue(url), parse, completes_source=False)

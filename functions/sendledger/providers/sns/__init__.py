@@ -10,7 +10,7 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EventLane, Simulation, SmsSender
+    from sendledger.ports.providers import EventLane, LaneStores, Simulation, SmsSender
     from sendledger.settings import Settings
 
 NAME = Provider.SNS.value
@@ -25,13 +25,13 @@ class Sns(SliceBase):
 
         return SnsSmsSender()
 
-    def lanes(self, settings: Settings) -> list[EventLane]:
-        from sendledger.providers.sns.lane import LogLane
+    def lanes(self, settings: Settings, stores: LaneStores) -> list[EventLane]:
+        from sendledger.providers.sns.lane import log_lane
         from sendledger.providers.sns.logs import CloudWatchLogReader
         from sendledger.providers.sns.settings import SnsSettings
 
         groups = settings.provider(SnsSettings).log_groups
-        return [LogLane(CloudWatchLogReader(), groups)] if groups else []
+        return [log_lane(settings, stores, CloudWatchLogReader(), groups)] if groups else []
 
     def simulation(self, settings: Settings) -> Simulation:
         from sendledger.providers.sns.simulation import SnsSimulation

@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.events import DeliveryEvent, MalformedEvent
-from sendledger.ports.ingestion import DeliveryEventStore
+from sendledger.ports.reports import CycleReport, IngestReport
 from sendledger.providers.sns import SOURCE
 from sendledger.providers.sns.events import LogReader, LogRecord, parse_sms_record
 from sendledger.usecases import fan_out
-from sendledger.usecases.context import Services
-from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_read_record
 
 if TYPE_CHECKING:
-    from sendledger.usecases.poll import CycleReport
+    from sendledger.domain.clock import Clock
+    from sendledger.ports.poller_state import PollerStateStore
+    from sendledger.ports.providers import EventSink, LaneStores
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
@@ -40,21 +41,28 @@ MAX_SEEN_IDS = 5000
 class LogLane:
     logs: LogReader
     groups: list[str]
+    cursors: PollerStateStore  # the cursor of every log group, one item
+    clock: Clock
+    concurrency: int = 1  # applies at once (settings.poll_apply_concurrency)
     name: str = "sms"
     source: str = SOURCE
     completes_source: bool = True  # the source's complete lane: it moves the watermark
 
     def run(
-        self, pipeline: Pipeline, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self, sink: EventSink, started: datetime, seconds_left: Callable[[], float], report: CycleReport
     ) -> datetime | None:
-        return started if reconcile(pipeline, self, started, seconds_left, report) else None
+        return started if reconcile(sink, self, started, seconds_left, report) else None
+
+
+def log_lane(settings: Settings, stores: LaneStores, logs: LogReader, groups: list[str]) -> LogLane:
+    return LogLane(logs, groups, stores.cursors, stores.clock, settings.poll_apply_concurrency)
 
 
 def reconcile(
-    pipeline: Pipeline, lane: LogLane, started: datetime, seconds_left: Callable[[], float], report: IngestReport
+    sink: EventSink, lane: LogLane, started: datetime, seconds_left: Callable[[], float], report: IngestReport
 ) -> bool:
     """True when every log group was read to its end."""
-    stored = pipeline.services.poller_state
+    stored = lane.cursors
     raw = stored.cursor(SOURCE)
     cursor: dict[str, Any] = json.loads(raw) if raw else {}
     for group in lane.groups:
@@ -65,12 +73,13 @@ def reconcile(
                 return False
             page = lane.logs.filter(group, max(0, int(state["start"]) - LOG_OVERLAP_MS), token, LOG_PAGE_LIMIT)
             seen: dict[str, int] = state["seen"]
-            _apply_records(pipeline, [record for record in page.events if record.log_event_id not in seen], report)
+            fresh = [record for record in page.events if record.log_event_id not in seen]
+            _apply_records(sink, fresh, lane.concurrency, report)
             state = advance_cursor(state, page.events)
             updated = json.dumps({**cursor, group: state}, sort_keys=True, separators=(",", ":"))
             if updated != raw:
                 # Committed only now: everything derived from this page is persisted.
-                stored.put_cursor(SOURCE, raw, updated, pipeline.services.clock.now())
+                stored.put_cursor(SOURCE, raw, updated, lane.clock.now())
                 raw, cursor = updated, json.loads(updated)
             token = page.next_token
             if not token:
@@ -78,7 +87,7 @@ def reconcile(
     return True
 
 
-def _apply_records(pipeline: Pipeline, records: list[LogRecord], report: IngestReport) -> None:
+def _apply_records(sink: EventSink, records: list[LogRecord], concurrency: int, report: IngestReport) -> None:
     """Raises the first failure once all are tried: the cursor stays, and the page is read again."""
     parts = {record.log_event_id: IngestReport() for record in records}
     read = {record.log_event_id: read_log_record(record) for record in records}  # once, for lane and apply
@@ -88,10 +97,9 @@ def _apply_records(pipeline: Pipeline, records: list[LogRecord], report: IngestR
         return event.recipient_key if event else None  # an unreadable record is independent of all
 
     def apply(record: LogRecord) -> None:
-        event = read[record.log_event_id]
-        ingest_read_record(pipeline.services, pipeline.events, event, parts[record.log_event_id])
+        apply_read(sink, read[record.log_event_id], parts[record.log_event_id])
 
-    _, failure = fan_out.in_groups(records, recipient_of, apply, pipeline.services.settings.poll_apply_concurrency)
+    _, failure = fan_out.in_groups(records, recipient_of, apply, concurrency)
     for part in parts.values():
         report.absorb(part)
     if failure is not None:
@@ -118,9 +126,17 @@ def read_log_record(record: LogRecord) -> DeliveryEvent | None:
         return None
 
 
-def ingest_log_record(services: Services, events: DeliveryEventStore, record: LogRecord, report: IngestReport) -> None:
+def apply_read(sink: EventSink, event: DeliveryEvent | None, report: IngestReport) -> None:
+    """A read record's event; an unreadable record (None) counts as poison and is skipped."""
+    if event is None:
+        report.poison += 1
+        return
+    sink.apply(event, report)
+
+
+def ingest_log_record(sink: EventSink, record: LogRecord, report: IngestReport) -> None:
     """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
-    ingest_read_record(services, events, read_log_record(record), report)
+    apply_read(sink, read_log_record(record), report)
 
 
 def _ms(moment: datetime) -> int:
