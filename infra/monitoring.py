@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 import aws_cdk as cdk
-from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
@@ -42,7 +42,7 @@ class Monitoring(Construct):
         *,
         settings: Settings,
         topic_key: kms.IKey,
-        rest_api: apigw.RestApi,
+        http_api: apigw.HttpApi,
         functions: Sequence[lambda_.Function],
         dead_letter_queues: dict[str, sqs.IQueue],
         event_queues: dict[str, sqs.IQueue],
@@ -130,7 +130,7 @@ class Monitoring(Construct):
             )
             oldest_events.append(oldest.with_(label=queue_id))
 
-        api_5xx = rest_api.metric_server_error(period=_PERIOD, statistic="Sum")
+        api_5xx = http_api.metric_server_error(period=_PERIOD, statistic="Sum")
         self._alarm("Api5xx", api_5xx, threshold=0, description="API answered 5xx")
 
         fn_errors: list[cw.IMetric] = []
@@ -159,8 +159,8 @@ class Monitoring(Construct):
             cw.GraphWidget(title="Escalations and queued event age", left=[escalations], right=oldest_events),
             cw.GraphWidget(
                 title="API",
-                left=[rest_api.metric_count(period=_PERIOD), api_5xx],
-                right=[rest_api.metric_latency(period=_PERIOD, statistic="p99")],
+                left=[http_api.metric_count(period=_PERIOD), api_5xx],
+                right=[http_api.metric_latency(period=_PERIOD, statistic="p99")],
             ),
         )
         self.dashboard.add_widgets(*_sms_widgets(refused))

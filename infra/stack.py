@@ -118,7 +118,7 @@ class SendledgerStack(cdk.Stack):
             c.MONITORING_ID,
             settings=settings,
             topic_key=topic_key,
-            rest_api=self.api.rest_api,
+            http_api=self.api.http_api,
             functions=[
                 self.api.handler.function,
                 self.ingestion.poller.function,
@@ -176,7 +176,7 @@ class SendledgerStack(cdk.Stack):
 
     def _outputs(self) -> None:
         outputs = {
-            "ApiUrl": self.api.rest_api.url,
+            "ApiUrl": self.api.url,
             "ClientInvokePolicyArn": self.api.client_policy.managed_policy_arn,
             "AdminInvokePolicyArn": self.api.admin_policy.managed_policy_arn,
             "LedgerTableName": self.data.table.table_name,
@@ -188,7 +188,7 @@ class SendledgerStack(cdk.Stack):
         for resources in self.providers.values():
             outputs.update(resources.built.outputs)
         for intake in self.webhooks:
-            outputs[intake.webhook.output] = self.api.rest_api.url_for_path(intake.webhook.path)
+            outputs[intake.webhook.output] = self.api.url_for_path(intake.webhook.path)
         for key, value in outputs.items():
             cdk.CfnOutput(self, key, value=value)
 

@@ -1,4 +1,4 @@
-"""API Gateway (REST API, Lambda proxy integration, payload v1) as the local stack plays it.
+"""API Gateway (HTTP API, Lambda proxy integration, payload format 1.0) as the local stack plays it.
 
 Each request to an API route becomes the event API Gateway would hand the ``api`` Lambda, and
 the proxy response is translated back. Given a route table (the local stack passes
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from local.access_log import UNROUTED
 from local.auth import Caller, LocalAuth, Refused
@@ -133,9 +133,13 @@ def build_event(
     host: str = "127.0.0.1",
     now_ms: int | None = None,
     request_id: str | None = None,
+    route: str | None = None,
 ) -> dict[str, Any]:
-    """The API Gateway REST (v1 proxy) event for one request.
+    """The HTTP API's Lambda proxy event (payload format 1.0) for one request.
 
+    As an HTTP API hands it over: header names lower-cased, a repeated header or query name
+    joined with commas in the single-value maps (every value kept in the multi-value ones),
+    `version` 1.0 and the `routeKey` of the matched route (`route`: its path template).
     Its ``identity`` is IAM authorization's: ``userArn`` the signer's ARN (a role session's
     own), ``caller`` and ``user`` its unique id, ``accountId`` the signer's account.
 
@@ -144,34 +148,38 @@ def build_event(
     """
     split = urlsplit(target)
     path = split.path or "/"
-    single_headers: dict[str, str] = {}
+    template = route or path
     multi_headers: dict[str, list[str]] = {}
     for name, value in headers:
-        single_headers[name] = value
-        multi_headers.setdefault(name, []).append(value)
-    single_query, multi_query = query_parameters(split.query)
+        multi_headers.setdefault(name.lower(), []).append(value)
+    single_headers = {name: ",".join(values) for name, values in multi_headers.items()}
+    _, multi_query = query_parameters(split.query)
+    single_query = {name: ",".join(values) for name, values in multi_query.items()}
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     request_id = request_id or str(uuid.uuid4())
-    user_agent = next((value for name, value in single_headers.items() if name.lower() == "user-agent"), None)
+    user_agent = single_headers.get("user-agent")
     try:
         text: str | None = body.decode("utf-8") if body else None
         is_base64 = False
     except UnicodeDecodeError:
         text, is_base64 = base64.b64encode(body).decode("ascii"), True
     request_time = datetime.fromtimestamp(now_ms / 1000, UTC).strftime("%d/%b/%Y:%H:%M:%S +0000")
+    route_key = f"{method} {template}"
     return {
-        "resource": path,
+        "version": "1.0",
+        "resource": template,
         "path": path,
         "httpMethod": method,
         "headers": single_headers or None,
         "multiValueHeaders": multi_headers or None,
         "queryStringParameters": single_query or None,
         "multiValueQueryStringParameters": multi_query or None,
-        "pathParameters": None,
+        "pathParameters": _path_parameters(template, path),
         "stageVariables": None,
         "requestContext": {
-            "resourceId": "local",
-            "resourcePath": path,
+            "resourceId": route_key,
+            "resourcePath": template,
+            "routeKey": route_key,
             "httpMethod": method,
             "extendedRequestId": request_id,
             "requestTime": request_time,
@@ -202,6 +210,16 @@ def build_event(
         "body": text,
         "isBase64Encoded": is_base64,
     }
+
+
+def _path_parameters(template: str, path: str) -> dict[str, str] | None:
+    """The route's `{name}` segments as the HTTP API hands them over (percent-decoded)."""
+    found = {
+        part.strip("{}"): unquote(segment)
+        for part, segment in zip(template.split("/"), path.split("/"), strict=False)
+        if re.fullmatch(r"\{\w+\}", part)
+    }
+    return found or None
 
 
 def _account_of(arn: str) -> str | None:
@@ -276,7 +294,7 @@ class ApiGateway:
             return problem(403, caller.detail), route, UNROUTED
         host = next((value for name, value in headers if name.lower() == "host"), "127.0.0.1")
         try:
-            response = self.invoke(self.event(method, target, headers, body, caller, host))
+            response = self.invoke(self.event(method, target, headers, body, caller, host, route))
             return response_parts(response), route, caller.name
         except Exception:
             # What API Gateway answers when the integration fails.
@@ -284,7 +302,14 @@ class ApiGateway:
             return json_response(502, {"message": "Internal server error"}), route, caller.name
 
     def event(
-        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, caller: Caller, host: str
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        caller: Caller,
+        host: str,
+        route: str | None = None,
     ) -> dict[str, Any]:
         return build_event(
             method=method,
@@ -297,6 +322,7 @@ class ApiGateway:
             account_id=self.account_id,
             host=host,
             now_ms=self.clock_ms(),
+            route=route if route != UNROUTED else None,
         )
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Template
 
 from sendledger import names
 from sendledger.providers.mailgun.settings import ENV_API_KEY_SECRET_ARN as MAILGUN_API_KEY_SECRET_ARN_VAR
@@ -27,43 +27,24 @@ def ses() -> Template:
 
 
 def _webhook_methods(template: Template) -> dict[str, Any]:
-    paths = {
-        logical: resource
-        for logical, resource in resources(template, "AWS::ApiGateway::Resource").items()
-        if resource["Properties"]["PathPart"] == "events"
-    }
+    """The webhook routes (their paths end in /events), by logical id."""
     return {
-        logical: method
-        for logical, method in resources(template, "AWS::ApiGateway::Method").items()
-        if method["Properties"].get("ResourceId", {}).get("Ref") in paths
+        logical: route
+        for logical, route in resources(template, "AWS::ApiGatewayV2::Route").items()
+        if route["Properties"]["RouteKey"].endswith("/events")
     }
 
 
 def test_the_webhook_route_has_no_iam_but_its_own_stage_throttle(mailgun: Template) -> None:
-    [method] = _webhook_methods(mailgun).values()
-    assert method["Properties"]["AuthorizationType"] == "NONE"
-    assert method["Properties"]["HttpMethod"] == "POST"
-    others = [
-        m for m in resources(mailgun, "AWS::ApiGateway::Method").values() if m["Properties"]["HttpMethod"] != "OPTIONS"
-    ]
-    assert sum(m["Properties"]["AuthorizationType"] == "NONE" for m in others) == 1  # every other one is IAM
-    mailgun.has_resource_properties(
-        "AWS::ApiGateway::Stage",
-        {
-            "MethodSettings": Match.array_with(
-                [
-                    Match.object_like(
-                        {
-                            "HttpMethod": "POST",
-                            "ResourcePath": "/" + ROUTE.replace("/", "~1"),
-                            "ThrottlingRateLimit": 20,
-                            "ThrottlingBurstLimit": 40,
-                        }
-                    )
-                ]
-            )
-        },
-    )
+    [route] = _webhook_methods(mailgun).values()
+    assert route["Properties"]["AuthorizationType"] == "NONE"
+    assert route["Properties"]["RouteKey"] == f"POST {ROUTE}"
+    others = resources(mailgun, "AWS::ApiGatewayV2::Route").values()
+    assert sum(r["Properties"]["AuthorizationType"] == "NONE" for r in others) == 1  # every other one is IAM
+    [stage] = resources(mailgun, "AWS::ApiGatewayV2::Stage").values()
+    assert stage["Properties"]["RouteSettings"] == {
+        f"POST {ROUTE}": {"ThrottlingRateLimit": 20, "ThrottlingBurstLimit": 40}
+    }
 
 
 def test_ses_deployments_have_no_unauthenticated_route_and_no_mailgun_secrets(ses: Template) -> None:

@@ -1,9 +1,11 @@
 """Settings that change the template, and settings that must refuse to synthesize.
 
-`/v1/admin/*` twice: the API's resource policy refuses it to all but `admin_principals`, and the
+`/v1/admin/*` twice: the admin invoke policy alone grants its routes at the gateway, and the
 api Lambda gets the same list (it checks again: a broad IAM grant is not enough)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from aws_cdk.assertions import Template
@@ -35,22 +37,20 @@ def test_push_mode_attaches_the_queue_with_partial_failures(push_prod: Template)
     push_prod.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(2 minutes)"})
 
 
-def test_admin_routes_are_denied_to_every_principal_but_the_admins(push_prod: Template) -> None:
-    [api] = resources(push_prod, "AWS::ApiGateway::RestApi").values()
-    [deny] = api["Properties"]["Policy"]["Statement"]
-    assert (deny["Effect"], deny["Principal"], deny["Action"]) == ("Deny", {"AWS": "*"}, "execute-api:Invoke")
-    assert deny["Resource"] == "execute-api:/*/*/v1/admin/*"
-    # aws:PrincipalArn of a role session is the role's ARN with its path: any path, this name
-    assert deny["Condition"] == {
-        "ArnNotLike": {
-            "aws:PrincipalArn": [
-                f"arn:aws:iam::{ACCOUNT}:role/ops",
-                f"arn:aws:iam::{ACCOUNT}:role/*/ops",
-                f"arn:aws:iam::{ACCOUNT}:user/alice",
-                f"arn:aws:iam::{ACCOUNT}:user/*/alice",
-            ]
-        }
-    }
+def test_admin_routes_pass_the_gateway_only_on_the_admin_invoke_policy(push_prod: Template) -> None:
+    """The first of the admin routes' two checks: every route requires IAM, and the admin routes'
+    execute-api ARNs are granted by the admin policy alone (the client policy names none)."""
+    routes = resources(push_prod, "AWS::ApiGatewayV2::Route").values()
+    admin = sorted(r["Properties"]["RouteKey"] for r in routes if " /v1/admin/" in r["Properties"]["RouteKey"])
+    assert admin and all(r["Properties"]["AuthorizationType"] == "AWS_IAM" for r in routes)
+    granted: dict[str, list[str]] = {}
+    for logical, policy in resources(push_prod, "AWS::IAM::ManagedPolicy").items():
+        [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+        granted[logical] = [json.dumps(arn) for arn in statement["Resource"]]
+    [admin_policy] = [name for name in granted if name.startswith("ApiAdminInvokePolicy")]
+    assert len(granted[admin_policy]) == len(admin)
+    assert all("/v1/admin/" in arn for arn in granted[admin_policy])
+    assert not any("/v1/admin/" in arn for name, arns in granted.items() if name != admin_policy for arn in arns)
 
 
 def test_the_api_lambda_checks_the_same_admin_principals(push_prod: Template) -> None:

@@ -33,8 +33,10 @@ def test_each_enabled_provider_brings_its_own(infrai_and_sendgrid: Template) -> 
     secrets = set(resources(infrai_and_sendgrid, "AWS::SecretsManager::Secret"))
     assert any(logical.startswith("InfraiApiKey") for logical in secrets)
     assert any(logical.startswith("SendGridApiKey") for logical in secrets)
-    paths = {r["Properties"]["PathPart"] for r in resources(infrai_and_sendgrid, "AWS::ApiGateway::Resource").values()}
-    assert "sendgrid" in paths and "infrai" not in paths, "Infrai pushes nothing: no webhook route"
+    keys = " ".join(
+        r["Properties"]["RouteKey"] for r in resources(infrai_and_sendgrid, "AWS::ApiGatewayV2::Route").values()
+    )
+    assert "/sendgrid/" in keys and "/infrai/" not in keys, "Infrai pushes nothing: no webhook route"
     outputs = infrai_and_sendgrid.to_json()["Outputs"]
     assert {"InfraiApiKeySecretArn", "SendGridWebhookUrl"} <= set(outputs)
     assert "SesConfigurationSetName" not in outputs

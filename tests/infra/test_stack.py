@@ -39,40 +39,45 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def test_without_admin_principals_the_resource_policy_denies_admin_routes_to_everyone(template: Template) -> None:
-    # Deny only: an Allow would let other accounts' principals in (the callers' IAM policies grant).
-    [api] = resources(template, "AWS::ApiGateway::RestApi").values()
-    [deny] = api["Properties"]["Policy"]["Statement"]
-    assert (deny["Effect"], deny["Resource"]) == ("Deny", "execute-api:/*/*/v1/admin/*")
-    assert "Condition" not in deny
+def test_the_front_door_is_an_http_api_invoking_the_api_with_payload_format_1_0(template: Template) -> None:
+    assert resources(template, "AWS::ApiGateway::RestApi") == {}
+    [api] = resources(template, "AWS::ApiGatewayV2::Api").values()
+    assert api["Properties"]["ProtocolType"] == "HTTP"
+    [integration] = resources(template, "AWS::ApiGatewayV2::Integration").values()
+    assert integration["Properties"]["PayloadFormatVersion"] == "1.0"
+    assert "ApiApiFunction" in json.dumps(integration["Properties"]["IntegrationUri"])
 
 
-def test_every_api_method_uses_iam(template: Template) -> None:
-    methods = resources(template, "AWS::ApiGateway::Method")
+def test_every_api_route_uses_iam(template: Template) -> None:
+    routes = resources(template, "AWS::ApiGatewayV2::Route")
     # Every route but the provider webhooks, which exist only where a provider that pushes is enabled.
-    iam_routes = [path for _, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH)]
-    assert len(methods) == len(iam_routes) == 28  # 18 routes, and HEAD beside each of the 10 GETs
-    for method in methods.values():
-        assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
+    iam_routes = [(m, path) for m, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH)]
+    assert len(routes) == len(iam_routes) >= 28  # and HEAD beside each GET
+    assert {r["Properties"]["RouteKey"] for r in routes.values()} == {f"{m} {path}" for m, path in iam_routes}
+    for route in routes.values():
+        assert route["Properties"]["AuthorizationType"] == "AWS_IAM"
 
 
 def test_routes_match_spec(template: Template) -> None:
-    paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
-    assert {"messages", "{message_id}", "password-resets", "consume", "suppressions",
-            "{recipient}", "admin", "healthz", "openapi.json", "{reset_id}", "evidence"} <= paths  # fmt: skip
+    paths = {
+        r["Properties"]["RouteKey"].split(" ")[1] for r in resources(template, "AWS::ApiGatewayV2::Route").values()
+    }
+    assert {"/v1/messages", "/v1/messages/{message_id}", "/v1/password-resets/consume", "/v1/suppressions/{recipient}",
+            "/v1/admin/suppressions/{recipient}", "/healthz", "/openapi.json", "/v1/password-resets/{reset_id}",
+            "/v1/evidence"} <= paths  # fmt: skip
 
 
 def test_stage_is_throttled_and_access_logged(template: Template) -> None:
-    template.has_resource_properties(
-        "AWS::ApiGateway::Stage",
-        {
-            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
-            "MethodSettings": Match.array_with(
-                [Match.object_like({"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100})]
-            ),
-            "TracingEnabled": True,
-        },
-    )
+    [stage] = resources(template, "AWS::ApiGatewayV2::Stage").values()
+    properties = stage["Properties"]
+    assert properties["DefaultRouteSettings"] == {"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100}
+    assert properties["AutoDeploy"] is True
+    access = properties["AccessLogSettings"]
+    assert "AccessLogs" in json.dumps(access["DestinationArn"])
+    fields = json.loads(access["Format"])
+    # Evidence an operator reads per request; the caller by ARN, never a body or a header.
+    assert {"requestId", "route", "status", "userArn", "error"} <= set(fields)
+    assert all(value.startswith("$context.") for value in fields.values())
 
 
 def test_no_wildcard_actions_and_star_resources_only_where_justified(template: Template) -> None:
@@ -232,7 +237,7 @@ def test_alarms_watch_the_slo_metrics(template: Template) -> None:
         names.METRIC_WATERMARK_AGE_SECONDS,
         names.METRIC_UNKNOWN_BACKLOG,
         "ApproximateNumberOfMessagesVisible",
-        "5XXError",
+        "5xx",  # the HTTP API's metric (a REST API's is 5XXError)
         "Errors",
         "Throttles",
     } <= metrics

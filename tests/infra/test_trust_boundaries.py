@@ -162,10 +162,13 @@ def test_the_api_writes_no_provider_queue_and_no_delivery_status_log(
 
 def test_the_api_serves_no_webhook(webhooks: Template) -> None:
     """Each provider's webhook route invokes that provider's intake function, never the api."""
-    methods = resources(webhooks, "AWS::ApiGateway::Method")
-    unsigned = [m for m in methods.values() if m["Properties"]["AuthorizationType"] == "NONE"]
+    routes = resources(webhooks, "AWS::ApiGatewayV2::Route")
+    integrations = resources(webhooks, "AWS::ApiGatewayV2::Integration")
+    unsigned = [r for r in routes.values() if r["Properties"]["AuthorizationType"] == "NONE"]
     assert len(unsigned) == 2
-    invoked = {json.dumps(m["Properties"]["Integration"]["Uri"]) for m in unsigned}
+    # Target: integrations/<the integration's Ref>
+    targets = [r["Properties"]["Target"]["Fn::Join"][1][1]["Ref"] for r in unsigned]
+    invoked = {json.dumps(integrations[target]["Properties"]["IntegrationUri"]) for target in targets}
     assert all("WebhookFunction" in uri and "ApiApiFunction" not in uri for uri in invoked) and len(invoked) == 2
 
 
@@ -215,10 +218,12 @@ def test_every_log_group_is_encrypted_with_the_stacks_key_which_cloudwatch_logs_
     assert "kms:EncryptionContext:aws:logs:arn" in logs["Condition"]["ArnLike"]
 
 
-def test_api_execution_logs_carry_errors_never_bodies(default: Template) -> None:
-    [stage] = resources(default, "AWS::ApiGateway::Stage").values()
-    [everything] = [s for s in stage["Properties"]["MethodSettings"] if s["ResourcePath"] == "/*"]
-    assert everything["LoggingLevel"] == "ERROR" and everything["DataTraceEnabled"] is False
+def test_api_access_logs_carry_no_body_header_or_query(default: Template) -> None:
+    """An HTTP API has no execution log: its one log is the access line, which must never carry
+    what a request holds (recipients, reset tokens being consumed, histories)."""
+    [stage] = resources(default, "AWS::ApiGatewayV2::Stage").values()
+    fields = json.loads(stage["Properties"]["AccessLogSettings"]["Format"]).values()
+    assert not any(word in value for value in fields for word in ("body", "header", "query", "path."))
 
 
 @pytest.mark.parametrize("which", ["default", "webhooks"])

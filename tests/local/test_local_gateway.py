@@ -69,7 +69,7 @@ def gateway(fake: FakeHandler) -> Iterator[Gateway]:
     gw.stop()
 
 
-def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandler) -> None:
+def test_request_becomes_the_http_apis_payload_1_0_event(gateway: Gateway, fake: FakeHandler) -> None:
     response = requests.post(
         f"{gateway.url}/v1/suppressions/a%2Bb%40example.com?reason=hello%20world&x=1&x=2&p=a+b&q=a%2Bb",
         data=json.dumps({"to": "bob@example.com"}),
@@ -78,19 +78,21 @@ def test_request_becomes_api_gateway_v1_event(gateway: Gateway, fake: FakeHandle
     )
     assert response.status_code == 202
     (event, context), *_ = fake.calls
-    assert event["httpMethod"] == "POST"
+    assert (event["version"], event["httpMethod"]) == ("1.0", "POST")
     assert event["path"] == "/v1/suppressions/a%2Bb%40example.com"  # encoding left intact
     assert event["resource"] == event["path"]
     assert event["pathParameters"] is None
-    # Form-decoded as API Gateway decodes them: "+" is a space, "%2B" a plus.
-    assert event["queryStringParameters"] == {"reason": "hello world", "x": "2", "p": "a b", "q": "a+b"}
+    # Form-decoded as API Gateway decodes them: "+" is a space, "%2B" a plus; an HTTP API joins a
+    # repeated name's values with commas in the single-value map and lower-cases header names.
+    assert event["queryStringParameters"] == {"reason": "hello world", "x": "1,2", "p": "a b", "q": "a+b"}
     assert event["multiValueQueryStringParameters"]["x"] == ["1", "2"]
-    assert event["headers"]["Idempotency-Key"] == "key-1"
-    assert event["multiValueHeaders"]["Idempotency-Key"] == ["key-1"]
+    assert event["headers"]["idempotency-key"] == "key-1"
+    assert event["multiValueHeaders"]["idempotency-key"] == ["key-1"]
     assert json.loads(event["body"]) == {"to": "bob@example.com"}
     assert event["isBase64Encoded"] is False
     ctx = event["requestContext"]
     assert ctx["stage"] == "local"
+    assert ctx["routeKey"] == "POST /v1/suppressions/a%2Bb%40example.com"  # the fake routes nothing
     assert ctx["identity"]["userArn"] == PRINCIPAL
     assert ctx["identity"]["caller"] == PRINCIPAL
     assert ctx["requestTimeEpoch"] == 1795946400000
@@ -379,6 +381,11 @@ def test_supported_methods_reach_the_handler(routed: Gateway, fake: FakeHandler)
         ("GET", "/v1/suppressions/a%2Fb%40example.com"),
         ("DELETE", "/v1/admin/suppressions/x"),
     ]
+    # The matched route as the HTTP API names it, and its parameter decoded.
+    first = fake.calls[0][0]
+    assert first["requestContext"]["routeKey"] == "GET /v1/suppressions/{recipient}"
+    assert first["resource"] == "/v1/suppressions/{recipient}"
+    assert first["pathParameters"] == {"recipient": "a/b@example.com"}
 
 
 @pytest.mark.parametrize(

@@ -168,3 +168,16 @@ def test_admins_are_principals_named_in_settings_whatever_their_path_or_session(
     assert not is_admin(caller(ECS_TASK_1), admins)
     tenants = {f"arn:aws:iam::{ACCOUNT}:role/orders-service": "ops"}
     assert not is_admin(caller(ECS_TASK_1, tenants), admins), "a tenant's roles are not its admins"
+
+
+def test_the_signer_is_read_where_either_payload_format_of_the_http_api_puts_it():
+    """Format 1.0 (the deployed integration) in `identity`, 2.0 in `authorizer.iam`: a change of
+    format must not make every caller unknown (nor fall back to the local principal)."""
+    from sendledger.handlers.invocation import identity_arn
+
+    arn = ECS_TASK_1["userArn"]
+    assert identity_arn({"version": "1.0", "requestContext": {"identity": ECS_TASK_1}}) == arn
+    v2 = {"authorizer": {"iam": {"accessKey": "ASIAIOSFODNN7EXAMPLE", "userArn": arn, "userId": "AROA:x"}}}
+    assert identity_arn({"version": "2.0", "requestContext": v2}) == arn
+    unsigned_v1 = {**ECS_TASK_1, "userArn": None}  # an open route's identity, beside a 2.0-style grant
+    assert identity_arn({"requestContext": {"identity": unsigned_v1, **v2}}) == arn

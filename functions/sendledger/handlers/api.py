@@ -85,8 +85,8 @@ def _actor() -> str:
 
 
 def _admin_refusal(event: dict[str, Any]) -> Response[str] | None:
-    """/v1/admin/* only for the principals the settings name (IAM and the API's resource policy
-    check the same list before the request gets here); anyone else: 403, logged and counted."""
+    """/v1/admin/* only for the principals the settings name (the second check: the gateway let the
+    request through on the admin invoke policy's route grant); anyone else: 403, logged and counted."""
     if not str(event.get("path", "")).startswith(names.ADMIN_PATH_PREFIX):
         return None
     try:

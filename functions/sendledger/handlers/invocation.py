@@ -22,12 +22,24 @@ def current_runtime() -> bootstrap.Runtime:
 
 
 def identity_arn(event: Mapping[str, Any]) -> str:
-    """`requestContext.identity.userArn` as API Gateway's IAM authorization sets it (a role
-    session's own ARN): the actor of an audited act. Locally, unsigned: the local principal."""
+    """The signer's ARN as API Gateway's IAM authorization hands it over (a role session's own):
+    the actor of an audited act. Payload format 1.0 (the HTTP API's integration, as REST's proxy)
+    puts it in `requestContext.identity.userArn`; format 2.0 in `requestContext.authorizer.iam`,
+    read too so that a change of format cannot silently make every caller unknown.
+    Locally, unsigned: the local principal."""
     context = event.get("requestContext")
-    identity = context.get("identity") if isinstance(context, Mapping) else None
-    arn = identity.get("userArn") if isinstance(identity, Mapping) else None
-    arn = arn if isinstance(arn, str) and arn else current_runtime().settings.local_principal
+    context = context if isinstance(context, Mapping) else {}
+    arn = _user_arn(context.get("identity")) or _user_arn(_iam_of(context.get("authorizer")))
+    arn = arn or current_runtime().settings.local_principal
     if not arn:
         raise errors.UnknownCaller("no caller identity on the request (IAM authorization expected)")
     return arn
+
+
+def _iam_of(authorizer: Any) -> Any:
+    return authorizer.get("iam") if isinstance(authorizer, Mapping) else None
+
+
+def _user_arn(identity: Any) -> str | None:
+    arn = identity.get("userArn") if isinstance(identity, Mapping) else None
+    return arn if isinstance(arn, str) and arn else None
