@@ -74,3 +74,24 @@ def test_the_api_answer_never_goes_into_the_trace():
     assert seen["status"] == 200
     assert seen["control"] == ["<lambda> response"]
     assert not any("response" in key for key in seen["api"]), seen["api"]
+
+
+def test_log_lines_leave_out_what_every_line_repeats_and_keep_the_evidence(capsys):
+    """About 1 KB of logs per send (issue 36): the function's name, ARN and memory, the service and
+    the source location are the log group's or the code's; the request and the facts stay."""
+    from sendledger.handlers.observability import REPEATED_LOG_KEYS, lean_logger
+    from tests.support.fakes import FakeLambdaContext
+
+    context = FakeLambdaContext()
+    logger = lean_logger()
+
+    @logger.inject_lambda_context(clear_state=True)
+    def logging_handler(event, context):
+        logger.info("provider outcome", extra={"message_id": "msg_1", "state": "accepted"})
+
+    logging_handler({}, context)
+    [line] = [json.loads(text) for text in capsys.readouterr().out.splitlines() if "provider outcome" in text]
+    assert not REPEATED_LOG_KEYS & set(line)
+    assert line["function_request_id"] == context.aws_request_id
+    assert (line["message_id"], line["state"], line["level"]) == ("msg_1", "accepted", "INFO")
+    assert "timestamp" in line and "cold_start" in line

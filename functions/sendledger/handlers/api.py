@@ -8,7 +8,7 @@ from functools import partial
 from typing import Annotated, Any
 from urllib.parse import unquote, urlencode
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
@@ -46,7 +46,7 @@ from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
 from sendledger.handlers import caller_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
-from sendledger.handlers.observability import traced
+from sendledger.handlers.observability import lean_logger, traced
 from sendledger.usecases import messages, suppressions
 from sendledger.usecases.results import Accepted, ResetRequested, SmsRefused, TokenConsumed
 from sendledger.usecases.send_command import SendCommand
@@ -61,7 +61,7 @@ IDEMPOTENCY_KEY = Header(
     json_schema_extra={"minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
 )
 
-logger = Logger()
+logger = lean_logger()
 metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 

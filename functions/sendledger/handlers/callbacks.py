@@ -13,16 +13,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
 from sendledger.domain.callback_schedule import ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, Queued
+from sendledger.handlers.observability import lean_logger
 from sendledger.usecases.callback_batch import deliver_batch
 from sendledger.usecases.callbacks import Delivery
 
-logger = Logger()
+logger = lean_logger()
 metrics = Metrics()
 
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
 from sendledger.handlers.metrics_out import emit
-from sendledger.handlers.observability import traced
+from sendledger.handlers.observability import lean_logger, traced
 from sendledger.ports.reports import IngestReport
 from sendledger.usecases.poll import CycleFailed
 from sendledger.usecases.queued_events import pushed_lane
 
-logger = Logger()
+logger = lean_logger()
 metrics = Metrics()
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord

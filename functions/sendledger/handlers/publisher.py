@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap, names
+from sendledger.handlers.observability import lean_logger
 from sendledger.usecases.publish import PublishReport, publish_record
 
 if TYPE_CHECKING:
     from sendledger.domain.callers import CallerId
 
-logger = Logger()
+logger = lean_logger()
 
 
 @logger.inject_lambda_context

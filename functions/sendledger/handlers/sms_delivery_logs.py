@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
 from sendledger.domain.events import MalformedEvent
 from sendledger.handlers.metrics_out import emit
-from sendledger.handlers.observability import traced
+from sendledger.handlers.observability import lean_logger, traced
 from sendledger.ports.reports import IngestReport
 from sendledger.providers.sns.events import decode_subscription_event
 from sendledger.providers.sns.lane import ingest_log_record
 
-logger = Logger()
+logger = lean_logger()
 metrics = Metrics()
 
 

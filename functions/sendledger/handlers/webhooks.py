@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -19,9 +19,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from sendledger import bootstrap
 from sendledger.handlers import provider_routes, request_gate
 from sendledger.handlers.invocation import RUNTIME
-from sendledger.handlers.observability import traced
+from sendledger.handlers.observability import lean_logger, traced
 
-logger = Logger()
+logger = lean_logger()
 metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(provider_routes.router)
