@@ -46,7 +46,7 @@ def make_handler() -> Handler:
     sns = boto3.client("sns", region_name=REGION)
     persistence = DynamoDBPersistenceLayer(table_name=BASELINE_IDEMPOTENCY_TABLE)
     config = IdempotencyConfig(
-        event_key_jmespath='[requestContext.identity.userArn, headers."Idempotency-Key"]',
+        event_key_jmespath='[requestContext.identity.userArn, headers."idempotency-key"]',
         payload_validation_jmespath="body",
         raise_on_no_idempotency_key=True,
         expires_after_seconds=RETENTION_SECONDS,

@@ -1,15 +1,16 @@
 """The whole bill per million sends, from the counted and measured figures and AWS list prices.
 
 Every AWS line a send causes, itemised: the front door, each Lambda it wakes (api, poller,
-publisher, SMS logs, callbacks when configured), DynamoDB at the traffic model's p95 units,
+publisher, SMS logs, callbacks when configured), DynamoDB at the traffic model's mean units (p95 beside them),
 the provider, the SES event fan-out (SNS, SQS), EventBridge status events, CloudWatch Logs
 ingestion of the log bytes measured per send and per event, X-Ray at its sampling rate.
 "Overhead" is everything but the provider's own price. Per-provider figures (price, events per
 send) are in PROVIDERS: a new provider is a new entry there.
 
 A `Deployment` names the choices the bill depends on (the front door, how SES events reach the
-poller, the log bytes per send); DEPLOYED is the stack as infra/ builds it, and LEVERS are the
-changes issue 36 weighs, each priced from the same run's inputs (benchmarks/cost_report.py
+poller, the log bytes per send); DEPLOYED is the stack as infra/ builds it, BEFORE the stack
+before issue 36, and LEVERS the changes issue 36 weighs, applied one after the other from BEFORE,
+each priced from the same run's inputs and marked deployed or not (benchmarks/cost_report.py
 shows each one's saving and what it gives up).
 """
 
@@ -88,26 +89,48 @@ class SesRoute(StrEnum):
     EVENTBRIDGE_SQS = "eventbridge_sqs"  # event destination -> the default event bus -> a rule -> SQS
 
 
+class Units(StrEnum):
+    """Which DynamoDB units per operation the bill multiplies by the volume."""
+
+    MEAN = "mean"  # a bill is a sum over every request: the mean over the traffic mix is exact
+    P95 = "p95"  # the tail the capacity bars hold, shown beside the mean as information
+
+
 @dataclass(frozen=True)
 class Deployment:
     """What the bill depends on besides the measured figures."""
 
-    front_door: FrontDoor = FrontDoor.REST
+    front_door: FrontDoor = FrontDoor.HTTP
     ses_route: SesRoute = SesRoute.SNS_SQS
     ses_events: tuple[str, ...] = ALL_SES_EVENTS  # the configuration set's published event types
     log_bytes_per_send: float | None = None  # None: as measured; else every log line of a send, in all
 
 
-DEPLOYED = Deployment()
-# The levers of issue 36, applied one after the other (each row's saving is over the row above).
-_HTTP = replace(DEPLOYED, front_door=FrontDoor.HTTP)
+@dataclass(frozen=True)
+class Lever:
+    name: str
+    deployment: Deployment  # the stack with this lever and every one above it
+    deployed: bool  # whether infra/ builds it (then DEPLOYED has it)
+
+
+DEPLOYED = Deployment()  # the stack as infra/ builds it: what the bar prices
+# Before issue 36's levers: the REST API, SES events through SNS. The levers apply one after the
+# other from here (each row's saving is over the row above).
+BEFORE = Deployment(front_door=FrontDoor.REST, ses_route=SesRoute.SNS_SQS)
+_HTTP = replace(BEFORE, front_door=FrontDoor.HTTP)
 _EVENTBRIDGE = replace(_HTTP, ses_route=SesRoute.EVENTBRIDGE_SQS)
 _NO_SEND = replace(_EVENTBRIDGE, ses_events=("Delivery", "Bounce", "Complaint"))
-LEVERS: tuple[tuple[str, Deployment], ...] = (
-    ("HTTP API with IAM authorization instead of REST", _HTTP),
-    ("SES events through EventBridge to SQS instead of SNS", _EVENTBRIDGE),
-    ("SES events: Delivery, Bounce and Complaint only (no Send event)", _NO_SEND),
-    ("about 1 KB of logs per send", replace(_NO_SEND, log_bytes_per_send=1024)),
+LEVERS: tuple[Lever, ...] = (
+    Lever("HTTP API with IAM authorization instead of REST", _HTTP, DEPLOYED.front_door is FrontDoor.HTTP),
+    Lever(
+        "SES events through EventBridge to SQS instead of SNS",
+        _EVENTBRIDGE,
+        DEPLOYED.ses_route is SesRoute.EVENTBRIDGE_SQS,
+    ),
+    Lever(
+        "SES events: Delivery, Bounce and Complaint only (no Send event)", _NO_SEND, "Send" not in DEPLOYED.ses_events
+    ),
+    Lever("about 1 KB of logs per send", replace(_NO_SEND, log_bytes_per_send=1024), False),
 )
 
 
@@ -149,15 +172,20 @@ def access_log_bytes() -> int:
     typical = {
         "requestId": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef",
         "requestTime": "01/Dec/2026:14:30:01 +0000",
+        "time": "1795946400123",
         "httpMethod": "POST",
         "resourcePath": "/v1/messages",
+        "route": "POST /v1/messages",
         "status": "202",
         "responseLength": "412",
+        "length": "412",
         "integrationLatency": "71",
+        "latency": "71",
         "ip": "203.0.113.17",
         "caller": "AROAEXAMPLEID:app-session",
         "userArn": "arn:aws:sts::123456789012:assumed-role/app-prod/app-session",
         "errorMessage": "-",
+        "error": "-",
         "xrayTraceId": "Root=1-67891233-abcdef012345678912345678",
     }
     return len(json.dumps({name: typical.get(name, "-") for name in access_log_format()})) + 1
@@ -172,8 +200,18 @@ def events_per_send(channel: str, inputs: dict[str, Any], deployment: Deployment
     return sum(float(n) for kind, n in by_type.items() if kind in deployment.ses_events)
 
 
+def _per_op(block: dict[str, Any], unit: str, units: Units) -> float:
+    """`block`'s `unit` ("wru", "rru") at `units`; a run measured before means were kept has p95 only."""
+    found = block.get(f"{unit}_{units.value}")
+    return float(found if found is not None else block.get(f"{unit}_p95") or 0.0)
+
+
 def bill(
-    channel: str, inputs: dict[str, Any], deployment: Deployment = DEPLOYED, callbacks: bool = False
+    channel: str,
+    inputs: dict[str, Any],
+    deployment: Deployment = DEPLOYED,
+    callbacks: bool = False,
+    units: Units = Units.MEAN,
 ) -> dict[str, Any]:
     """USD per million sends on `channel`; `inputs` are the run's measured figures (figures.py)."""
     provider = PROVIDERS[channel]
@@ -188,7 +226,7 @@ def bill(
     gateway = f"api_gateway_{front_door.value}_per_million_requests"
     items["api_gateway"] = PRICES[gateway]
     items["lambda_api"] = lambda_usd("api", send["duration_ms"], 1.0)
-    items["dynamodb_send"] = _ddb(send["wru_p95"], send["rru_p95"])
+    items["dynamodb_send"] = _ddb(_per_op(send, "wru", units), _per_op(send, "rru", units))
     items["provider"] = provider["price_per_message"] * 1_000_000
     if provider["fan_out"] == "sns_sqs":
         # SES publishes each event to SNS (or to the default event bus), which delivers it to SQS
@@ -204,7 +242,7 @@ def bill(
         # SMS handler (once per record at worst).
         items["sms_status_logs"] = _logs(events * inputs["sms_status_record_bytes"])
         items["lambda_sms_delivery_logs"] = lambda_usd("sms_delivery_logs", event["duration_ms"] * events, events)
-    items["dynamodb_events"] = events * _ddb(event["wru_p95"], event["rru_p95"])
+    items["dynamodb_events"] = events * _ddb(_per_op(event, "wru", units), _per_op(event, "rru", units))
     items["eventbridge"] = status_events * PRICES["eventbridge_custom_events_per_million"]
     # The publisher spends its CPU on every record and waits for one PutEvents per status event,
     # and for the UpdateItem of each `allow` send's eligibility label (decision 1 of issue #36).
@@ -216,7 +254,8 @@ def bill(
     )
     items["lambda_publisher"] = lambda_usd("publisher", publisher_ms, stream_records / STREAM_BATCH)
     items["dynamodb_publisher_reads"] = _ddb(0.0, inputs["publisher_rru_per_send"][channel] - dropped)
-    items["dynamodb_publisher_labels"] = labels * _ddb(inputs.get("label_wru_p95", 0.0), 0.0)
+    label_wru = inputs.get(f"label_wru_{units.value}", inputs.get("label_wru_p95", 0.0))
+    items["dynamodb_publisher_labels"] = labels * _ddb(label_wru, 0.0)
     if callbacks:
         # EventBridge → SQS → the callbacks Lambda, one POST per status event.
         items["sqs_callbacks"] = status_events * (1 + 2 / SQS_BATCH) * PRICES["sqs_per_million_requests"]
@@ -237,6 +276,7 @@ def bill(
         "overhead": round(total - items["provider"], 2),
         "items_usd": {name: round(value, 4) for name, value in items.items()},
         "front_door": front_door.value,
+        "units": units.value,
         "ses_route": deployment.ses_route.value,
         "ses_events": list(deployment.ses_events) if provider["fan_out"] == "sns_sqs" else None,
         "events_per_send": round(events, 3),
@@ -245,14 +285,15 @@ def bill(
 
 
 def levers(inputs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The email bill as deployed, then with each lever of LEVERS added: overhead and saving."""
+    """The email bill before issue 36's levers, then with each lever added: overhead and saving."""
     rows: list[dict[str, Any]] = []
-    previous = bill("email", inputs)
-    for name, deployment in LEVERS:
-        found = bill("email", inputs, deployment)
+    previous = bill("email", inputs, BEFORE)
+    for lever in LEVERS:
+        found = bill("email", inputs, lever.deployment)
         rows.append(
             {
-                "lever": name,
+                "lever": lever.name,
+                "deployed": lever.deployed,
                 "overhead": found["overhead"],
                 "saving": round(previous["overhead"] - found["overhead"], 2),
                 "items_usd": found["items_usd"],

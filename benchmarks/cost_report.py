@@ -10,7 +10,7 @@ from benchmarks.markdown import fmt, table
 LABELS = {
     "api_gateway": "API Gateway",
     "lambda_api": "Lambda: api",
-    "dynamodb_send": "DynamoDB: the send (p95 units)",
+    "dynamodb_send": "DynamoDB: the send (mean units)",
     "provider": "provider (SES / SNS SMS)",
     "sns_publish": "SNS: SES event publishes",
     "eventbridge_ses_events": "EventBridge: SES events on the default bus",
@@ -18,7 +18,7 @@ LABELS = {
     "lambda_poller": "Lambda: poller, per event",
     "sms_status_logs": "CloudWatch Logs: SMS status records",
     "lambda_sms_delivery_logs": "Lambda: sms_delivery_logs",
-    "dynamodb_events": "DynamoDB: its events (p95 units)",
+    "dynamodb_events": "DynamoDB: its events (mean units)",
     "eventbridge": "EventBridge: status events",
     "lambda_publisher": "Lambda: publisher",
     "dynamodb_publisher_reads": "DynamoDB: publisher reads",
@@ -30,6 +30,8 @@ LABELS = {
 }
 COLUMNS = (
     ("email", "email, as deployed"),
+    ("email_p95_units", "email, as deployed, p95 units"),
+    ("email_before", "email, before issue 36 (REST, SNS)"),
     ("email_all_levers", "email, every lever below"),
     ("email_with_callbacks", "email, callbacks on"),
     ("sms", "SMS"),
@@ -37,21 +39,22 @@ COLUMNS = (
 
 # What each lever of cost.LEVERS gives up, by its name there.
 GIVES_UP = {
-    cost.LEVERS[0][0]: (
+    cost.LEVERS[0].name: (
         "The REST API's resource policy, which refuses `/v1/admin/*` to every principal but the admin ones "
-        "(HTTP APIs have none): the admin routes would keep two independent checks, the route-level IAM grant "
+        "(HTTP APIs have none): the admin routes keep two independent checks, the route-level IAM grant "
         "(the stack's separate admin invoke policy, on `execute-api` ARNs per route) and the in-app list "
         "(`ADMIN_PRINCIPALS`, checked by the api Lambda on every admin request). Also private endpoints (an "
-        "HTTP API is public: a VPC-only deployment needs REST), gateway request validation (parameters would be "
-        "checked by the Lambda alone), AWS WAF and usage plans (REST only), and the gateway's own problem+json "
-        "error bodies (an HTTP API's 403 has a fixed JSON body)."
+        "HTTP API is public: a VPC-only deployment needs REST), gateway request validation (parameters are "
+        "checked by the Lambda alone), AWS WAF and usage plans (REST only), the gateway's X-Ray segment (the "
+        "Lambda's traces remain), and the gateway's own problem+json error bodies (an HTTP API's 403 and 404 "
+        "have fixed JSON bodies). docs/operations.md says so."
     ),
-    cost.LEVERS[1][0]: (
+    cost.LEVERS[1].name: (
         "The SNS topic and its envelope check (a body naming another topic is refused): the rule's event "
         "pattern (source `aws.ses`, this account, this configuration set) takes its place, and the poller "
         "parses EventBridge's envelope instead of SNS's. SPEC section 6 names the SNS path."
     ),
-    cost.LEVERS[2][0]: (
+    cost.LEVERS[2].name: (
         "**The proof an unknown SES send rests on.** A send whose SendEmail call timed out is resolved by an "
         "event tagged with its message id; absence proves non-acceptance only once the watermark has passed "
         "the send time plus UNKNOWN_GRACE_SECONDS (usecases/resolve_unknown.py), and then the message is sent "
@@ -61,7 +64,7 @@ GIVES_UP = {
         "Reject (virus) and DeliveryDelay events. Not adopted without a grace as long as SES's retry horizon "
         "or another acceptance proof."
     ),
-    cost.LEVERS[3][0]: (
+    cost.LEVERS[3].name: (
         "Detail in the logs: the api's log line would name the message, the caller and the outcome only, "
         "the poller's one line per event shrinks to ids and the state change; the access log keeps request "
         "id, status, caller and latency. Histories in the ledger are unchanged (they are the evidence)."
@@ -69,8 +72,14 @@ GIVES_UP = {
 }
 
 LEVERS_NOTE = """The bar (`cost_per_million.email.overhead`) is the bill as deployed: a lever counts once
-infra/ builds it. Decision 1's item model lowers the bill through the traffic's p95 write units
-(the DynamoDB line above), not through a lever of its own."""
+infra/ builds it (the `deployed` column). The levers apply one after the other from the stack
+before issue 36 (REST API, SES events through SNS). Decision 1's item model lowers the bill
+through the send's write units (the DynamoDB line above), not through a lever of its own.
+
+DynamoDB lines use the **mean** units per operation over the traffic mix: a bill is a sum over
+every request, so volume times the mean is exact, where volume times the p95 (the model before
+issue 36) overstated it by the tail. The p95 column beside it is the same deployment at p95 units,
+for comparison with earlier notes; the capacity bars keep their p95."""
 
 
 def render(detail: dict[str, Any], prices: dict[str, Any]) -> list[str]:
@@ -95,11 +104,12 @@ def render(detail: dict[str, Any], prices: dict[str, Any]) -> list[str]:
         f"traffic mix plus the round trips it waits for ({fmt(email.get('duration_ms'))} ms for an email, "
         f"{fmt(sms.get('duration_ms'))} ms for an SMS; round trips assumed: "
         + ", ".join(f"{k} {fmt(v)} ms" for k, v in cost.ASSUMED_LATENCY_MS.items())
-        + f"); DynamoDB at the traffic's p95 units (email {fmt(email.get('wru_p95'))} WRU, SMS "
-        f"{fmt(sms.get('wru_p95'))} WRU); provider events per send as the simulator emitted them for the slice "
+        + f"); DynamoDB at the traffic's mean units (email {fmt(email.get('wru_mean'))} WRU, p95 "
+        f"{fmt(email.get('wru_p95'))}; SMS {fmt(sms.get('wru_mean'))} WRU, p95 {fmt(sms.get('wru_p95'))}); "
+        "provider events per send as the simulator emitted them for the slice "
         f"({fmt((inputs.get('events_per_send') or {}).get('email'))} per email, "
         f"{fmt((inputs.get('events_per_send') or {}).get('sms'))} per SMS), each an SNS publish, one SQS "
-        "delivery and a tenth of a receive and a delete, applied at the traffic's p95 event units, the poller's "
+        "delivery and a tenth of a receive and a delete, applied at the traffic's mean event units, the poller's "
         f"duration per event the measured concurrent drain's wall time per event "
         f"({fmt((inputs.get('event') or {}).get('duration_ms'))} ms at a 10 ms round trip); status events on "
         f"EventBridge: the intent, the outcome and each event that moves the state "
@@ -127,9 +137,19 @@ def render(detail: dict[str, Any], prices: dict[str, Any]) -> list[str]:
 
 
 def _levers(levers: list[dict[str, Any]], deployed: dict[str, Any]) -> list[str]:
-    """Each lever of the email bill: its saving over the row above, and what it gives up."""
+    """Each lever of the email bill from the stack before issue 36: its saving over the row above,
+    whether infra/ builds it, and what it gives up."""
     lines = ["### The bill's levers (issue 36), one after the other", ""]
-    rows: list[list[Any]] = [["as deployed", deployed.get("overhead"), "—", "—"]]
-    rows += [[lever["lever"], lever["overhead"], lever["saving"], GIVES_UP.get(lever["lever"], "")] for lever in levers]
-    lines += table(["lever", "email overhead after it", "saving", "what it gives up"], rows)
+    rows: list[list[Any]] = [["as deployed", "—", deployed.get("overhead"), "—", "—"]]
+    rows += [
+        [
+            lever["lever"],
+            "yes" if lever.get("deployed") else "no",
+            lever["overhead"],
+            lever["saving"],
+            GIVES_UP.get(lever["lever"], ""),
+        ]
+        for lever in levers
+    ]
+    lines += table(["lever", "deployed", "email overhead after it", "saving", "what it gives up"], rows)
     return [*lines, LEVERS_NOTE, ""]

@@ -104,6 +104,8 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
             "duration_ms": cost.duration_ms(cpu["ours_median_ms"], calls[channel]),
             "wru_p95": table[f"send_{channel}"]["wru"]["p95"] or 0.0,
             "rru_p95": table[f"send_{channel}"]["rru"]["p95"] or 0.0,
+            "wru_mean": table[f"send_{channel}"]["wru"].get("mean") or 0.0,
+            "rru_mean": table[f"send_{channel}"]["rru"].get("mean") or 0.0,
             "log_bytes": table[f"send_{channel}"]["log_bytes"]["p50"] or 0,
         }
         for channel in ("email", "sms")
@@ -121,7 +123,13 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
     records = {channel: 3 + float(events_per_send[channel]) for channel in ("email", "sms")}
     return {
         "send": send,
-        "event": {"duration_ms": per_event, "wru_p95": new["wru"]["p95"] or 0.0, "rru_p95": new["rru"]["p95"] or 0.0},
+        "event": {
+            "duration_ms": per_event,
+            "wru_p95": new["wru"]["p95"] or 0.0,
+            "rru_p95": new["rru"]["p95"] or 0.0,
+            "wru_mean": new["wru"].get("mean") or 0.0,
+            "rru_mean": new["rru"].get("mean") or 0.0,
+        },
         "events_per_send": events_per_send,
         # Per SES event type (the configuration set's choice of types is a lever of the bill).
         "ses_events_per_send": {
@@ -139,6 +147,7 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
             channel: float(table.get("send_label", {}).get("per_send") or 0.0) for channel in ("email", "sms")
         },
         "label_wru_p95": float((table.get("send_label", {}).get("wru") or {}).get("p95") or 0.0),
+        "label_wru_mean": float((table.get("send_label", {}).get("wru") or {}).get("mean") or 0.0),
         "event_log_bytes": ingest.get("log_bytes_per_event", 0),
         "publisher_log_bytes_per_record": publisher.get("log_bytes_per_record", 0),
         "sms_status_record_bytes": 520,
@@ -151,7 +160,9 @@ def _costs(inputs: dict[str, Any] | None) -> dict[str, Any]:
         return {"reason": "error: a figure the bill needs was not measured"}
     bills: dict[str, Any] = {channel: cost.bill(channel, inputs) for channel in ("email", "sms")}
     bills["email_with_callbacks"] = cost.bill("email", inputs, callbacks=True)
-    bills["email_all_levers"] = cost.bill("email", inputs, cost.LEVERS[-1][1])
+    bills["email_all_levers"] = cost.bill("email", inputs, cost.LEVERS[-1].deployment)
+    bills["email_p95_units"] = cost.bill("email", inputs, units=cost.Units.P95)
+    bills["email_before"] = cost.bill("email", inputs, cost.BEFORE)
     return {**bills, "levers": cost.levers(inputs), "inputs": inputs}
 
 

@@ -97,15 +97,16 @@ def watermark_at(at: datetime) -> datetime:
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
-    """Nearest rank: p95 is the smallest value at least 95% of the sample is at or under."""
+    """Nearest rank: p95 is the smallest value at least 95% of the sample is at or under; and the
+    mean, which is what a bill (a sum over every request) multiplies by the volume."""
     if not values:
-        return {"p50": None, "p95": None, "max": None}
+        return {"p50": None, "p95": None, "max": None, "mean": None}
     ordered = sorted(values)
 
     def rank(q: float) -> float:
         return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
-    return {"p50": rank(0.50), "p95": rank(0.95), "max": ordered[-1]}
+    return {"p50": rank(0.50), "p95": rank(0.95), "max": ordered[-1], "mean": round(sum(values) / len(values), 4)}
 
 
 @dataclass

@@ -8,8 +8,17 @@ from infra.providers.ses import SES_EVENT_TYPES
 ROOT = Path(__file__).resolve().parents[2]
 
 INPUTS = {
-    "send": {"email": {"duration_ms": 60.0, "wru_p95": 8.0, "rru_p95": 0.0, "log_bytes": 900}},
-    "event": {"duration_ms": 3.0, "wru_p95": 2.0, "rru_p95": 0.0},
+    "send": {
+        "email": {
+            "duration_ms": 60.0,
+            "wru_p95": 11.0,
+            "rru_p95": 0.0,
+            "wru_mean": 8.5,
+            "rru_mean": 0.0,
+            "log_bytes": 900,
+        }
+    },
+    "event": {"duration_ms": 3.0, "wru_p95": 2.0, "rru_p95": 0.0, "wru_mean": 1.5, "rru_mean": 0.0},
     "events_per_send": {"email": 2.0},
     "ses_events_per_send": {"Send": 1.0, "Delivery": 0.97, "Bounce": 0.02, "Complaint": 0.01},
     "status_events_per_send": {"email": 3.0},
@@ -28,13 +37,33 @@ def test_the_deployed_bill_is_the_stack_infra_builds():
     assert cost.DEPLOYED.ses_events == tuple(name.title().replace("_", "") for name in SES_EVENT_TYPES)
     ses_construct = (ROOT / "infra" / "providers" / "ses.py").read_text()
     assert ("sns_topic(" in ses_construct) == (cost.DEPLOYED.ses_route is cost.SesRoute.SNS_SQS)
-    rest = "apigw.RestApi(" in (ROOT / "infra" / "api.py").read_text()
-    assert rest == (cost.DEPLOYED.front_door is cost.FrontDoor.REST)
+    api = (ROOT / "infra" / "api.py").read_text()
+    assert ("apigw.HttpApi(" in api) == (cost.DEPLOYED.front_door is cost.FrontDoor.HTTP)
+    assert "RestApi(" not in api
+    # The lever rows say which of them the stack builds.
+    assert [lever.deployed for lever in cost.LEVERS][:2] == [
+        cost.DEPLOYED.front_door is cost.FrontDoor.HTTP,
+        cost.DEPLOYED.ses_route is cost.SesRoute.EVENTBRIDGE_SQS,
+    ]
+
+
+def test_the_bill_is_volume_times_the_mean_units_and_p95_is_shown_beside_it():
+    mean = cost.bill("email", INPUTS)
+    p95 = cost.bill("email", INPUTS, units=cost.Units.P95)
+    write = cost.PRICES["dynamodb_write_request_unit_per_million"]
+    assert mean["items_usd"]["dynamodb_send"] == round(8.5 * write, 4)
+    assert p95["items_usd"]["dynamodb_send"] == round(11.0 * write, 4)
+    assert mean["items_usd"]["dynamodb_events"] == round(2.0 * 1.5 * write, 4)
+    tail = (11.0 - 8.5) * write + 2.0 * (2.0 - 1.5) * write
+    assert abs((p95["overhead"] - mean["overhead"]) - tail) < 0.011  # each overhead is rounded to the cent
+    # A run recorded before means were kept is priced at its p95, not at zero.
+    old = {**INPUTS, "send": {"email": {k: v for k, v in INPUTS["send"]["email"].items() if "mean" not in k}}}
+    assert cost.bill("email", old)["items_usd"]["dynamodb_send"] == p95["items_usd"]["dynamodb_send"]
 
 
 def test_dropping_the_send_event_drops_its_fan_out_and_receipt_writes():
-    deployed = cost.bill("email", INPUTS)
-    levered = cost.bill("email", INPUTS, cost.LEVERS[2][1])
+    deployed = cost.bill("email", INPUTS, cost.LEVERS[1].deployment)  # all six types, through EventBridge
+    levered = cost.bill("email", INPUTS, cost.LEVERS[2].deployment)
     assert deployed["events_per_send"] == 2.0
     assert levered["events_per_send"] == 1.0
     assert "sns_publish" not in levered["items_usd"]  # the lever above it routes them through EventBridge
@@ -46,10 +75,10 @@ def test_dropping_the_send_event_drops_its_fan_out_and_receipt_writes():
 
 def test_each_levers_saving_is_over_the_row_above_and_they_add_up():
     rows = cost.levers(INPUTS)
-    assert [row["lever"] for row in rows] == [name for name, _ in cost.LEVERS]
-    deployed = cost.bill("email", INPUTS)["overhead"]
+    assert [row["lever"] for row in rows] == [lever.name for lever in cost.LEVERS]
+    before = cost.bill("email", INPUTS, cost.BEFORE)["overhead"]
     assert rows[0]["saving"] == round(
         cost.PRICES["api_gateway_rest_per_million_requests"] - cost.PRICES["api_gateway_http_per_million_requests"], 2
     )
-    assert abs(sum(row["saving"] for row in rows) - (deployed - rows[-1]["overhead"])) < 0.02
+    assert abs(sum(row["saving"] for row in rows) - (before - rows[-1]["overhead"])) < 0.02
     assert all(row["saving"] > 0 for row in rows)
