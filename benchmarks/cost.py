@@ -201,7 +201,7 @@ def events_per_send(channel: str, inputs: dict[str, Any], deployment: Deployment
 
 
 def _per_op(block: dict[str, Any], unit: str, units: Units) -> float:
-    """`block`'s `unit` ("wru", "rru") at `units`; a run measured before means were kept has p95 only."""
+    """`block`'s `unit` ("wru", "rru", ...) at `units`; a run measured before means were kept has p95 only."""
     found = block.get(f"{unit}_{units.value}")
     return float(found if found is not None else block.get(f"{unit}_p95") or 0.0)
 
@@ -254,8 +254,7 @@ def bill(
     )
     items["lambda_publisher"] = lambda_usd("publisher", publisher_ms, stream_records / STREAM_BATCH)
     items["dynamodb_publisher_reads"] = _ddb(0.0, inputs["publisher_rru_per_send"][channel] - dropped)
-    label_wru = inputs.get(f"label_wru_{units.value}", inputs.get("label_wru_p95", 0.0))
-    items["dynamodb_publisher_labels"] = labels * _ddb(label_wru, 0.0)
+    items["dynamodb_publisher_labels"] = labels * _ddb(_per_op(inputs, "label_wru", units), 0.0)
     if callbacks:
         # EventBridge → SQS → the callbacks Lambda, one POST per status event.
         items["sqs_callbacks"] = status_events * (1 + 2 / SQS_BATCH) * PRICES["sqs_per_million_requests"]

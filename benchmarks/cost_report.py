@@ -52,7 +52,10 @@ GIVES_UP = {
     cost.LEVERS[1].name: (
         "The SNS topic and its envelope check (a body naming another topic is refused): the rule's event "
         "pattern (source `aws.ses`, this account, this configuration set) takes its place, and the poller "
-        "parses EventBridge's envelope instead of SNS's. SPEC section 6 names the SNS path."
+        "parses EventBridge's envelope instead of SNS's (the SES record in `detail`). EventBridge's event reference "
+        "lists SES's events as delivered *best effort*, where SNS retries its deliveries to SQS: a lost Bounce "
+        "would leave its recipient unsuppressed until another event. SPEC sections 6 and 7 name the SNS path. "
+        "Not deployed yet: the poller, the local simulator and their tests still speak SNS's envelope."
     ),
     cost.LEVERS[2].name: (
         "**The proof an unknown SES send rests on.** A send whose SendEmail call timed out is resolved by an "

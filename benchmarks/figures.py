@@ -104,8 +104,8 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
             "duration_ms": cost.duration_ms(cpu["ours_median_ms"], calls[channel]),
             "wru_p95": table[f"send_{channel}"]["wru"]["p95"] or 0.0,
             "rru_p95": table[f"send_{channel}"]["rru"]["p95"] or 0.0,
-            "wru_mean": table[f"send_{channel}"]["wru"].get("mean") or 0.0,
-            "rru_mean": table[f"send_{channel}"]["rru"].get("mean") or 0.0,
+            "wru_mean": table[f"send_{channel}"]["wru"].get("mean"),  # None: a run without means (p95 used)
+            "rru_mean": table[f"send_{channel}"]["rru"].get("mean"),
             "log_bytes": table[f"send_{channel}"]["log_bytes"]["p50"] or 0,
         }
         for channel in ("email", "sms")
@@ -127,8 +127,8 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
             "duration_ms": per_event,
             "wru_p95": new["wru"]["p95"] or 0.0,
             "rru_p95": new["rru"]["p95"] or 0.0,
-            "wru_mean": new["wru"].get("mean") or 0.0,
-            "rru_mean": new["rru"].get("mean") or 0.0,
+            "wru_mean": new["wru"].get("mean"),
+            "rru_mean": new["rru"].get("mean"),
         },
         "events_per_send": events_per_send,
         # Per SES event type (the configuration set's choice of types is a lever of the bill).
@@ -147,7 +147,7 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
             channel: float(table.get("send_label", {}).get("per_send") or 0.0) for channel in ("email", "sms")
         },
         "label_wru_p95": float((table.get("send_label", {}).get("wru") or {}).get("p95") or 0.0),
-        "label_wru_mean": float((table.get("send_label", {}).get("wru") or {}).get("mean") or 0.0),
+        "label_wru_mean": (table.get("send_label", {}).get("wru") or {}).get("mean"),
         "event_log_bytes": ingest.get("log_bytes_per_event", 0),
         "publisher_log_bytes_per_record": publisher.get("log_bytes_per_record", 0),
         "sms_status_record_bytes": 520,
