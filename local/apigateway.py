@@ -104,7 +104,7 @@ def json_response(status: int, payload: Any) -> Response:
 def query_parameters(query: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     """(single, multi) query parameters as API Gateway hands them over: form-decoded.
 
-    A ``+`` is a space and ``%2B`` a plus, as in HTML form encoding (API Gateway's REST proxy
+    A ``+`` is a space and ``%2B`` a plus, as in HTML form encoding (API Gateway's proxy
     events carry ``?q=a+b`` as ``a b``); the last of repeated names wins in the single map.
     """
     single: dict[str, str] = {}

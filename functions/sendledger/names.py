@@ -112,7 +112,7 @@ def webhook_path(provider: str) -> str:
 
 
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
-ADMIN_PATH_PREFIX = "/v1/admin/"  # only ADMIN_PRINCIPALS: the api Lambda and the API's resource policy
+ADMIN_PATH_PREFIX = "/v1/admin/"  # only ADMIN_PRINCIPALS (the api Lambda) on the admin invoke policy's grant
 _ROUTES = (  # (method, path); {name} is one path segment
     ("POST", "/v1/messages"),
     ("GET", "/v1/messages/{message_id}"),
