@@ -104,6 +104,7 @@ class Deployment:
     ses_route: SesRoute = SesRoute.SNS_SQS
     ses_events: tuple[str, ...] = ALL_SES_EVENTS  # the configuration set's published event types
     log_bytes_per_send: float | None = None  # None: as measured; else every log line of a send, in all
+    lambda_platform_lines: bool = False  # Lambda's START/END/REPORT per invocation (infra/lambdas.py: WARN drops them)
 
 
 @dataclass(frozen=True)
@@ -114,14 +115,17 @@ class Lever:
 
 
 DEPLOYED = Deployment()  # the stack as infra/ builds it: what the bar prices
-# Before issue 36's levers: the REST API, SES events through SNS. The levers apply one after the
+# Before issue 36's levers: the REST API, SES events through SNS, Lambda's platform log lines. The
+# levers apply one after the
 # other from here (each row's saving is over the row above).
-BEFORE = Deployment(front_door=FrontDoor.REST, ses_route=SesRoute.SNS_SQS)
+BEFORE = Deployment(front_door=FrontDoor.REST, ses_route=SesRoute.SNS_SQS, lambda_platform_lines=True)
 _HTTP = replace(BEFORE, front_door=FrontDoor.HTTP)
-_EVENTBRIDGE = replace(_HTTP, ses_route=SesRoute.EVENTBRIDGE_SQS)
+_QUIET = replace(_HTTP, lambda_platform_lines=False)
+_EVENTBRIDGE = replace(_QUIET, ses_route=SesRoute.EVENTBRIDGE_SQS)
 _NO_SEND = replace(_EVENTBRIDGE, ses_events=("Delivery", "Bounce", "Complaint"))
 LEVERS: tuple[Lever, ...] = (
     Lever("HTTP API with IAM authorization instead of REST", _HTTP, DEPLOYED.front_door is FrontDoor.HTTP),
+    Lever("no Lambda START/END/REPORT lines (system log level WARN)", _QUIET, not DEPLOYED.lambda_platform_lines),
     Lever(
         "SES events through EventBridge to SQS instead of SNS",
         _EVENTBRIDGE,
@@ -259,13 +263,14 @@ def bill(
         # EventBridge → SQS → the callbacks Lambda, one POST per status event.
         items["sqs_callbacks"] = status_events * (1 + 2 / SQS_BATCH) * PRICES["sqs_per_million_requests"]
         items["lambda_callbacks"] = lambda_usd("callbacks", CALLBACK_POST_MS * status_events, status_events / SQS_BATCH)
+    platform_lines = LAMBDA_LOG_LINES_BYTES if deployment.lambda_platform_lines else 0
     log_bytes = deployment.log_bytes_per_send or (
         send["log_bytes"]
-        + LAMBDA_LOG_LINES_BYTES
+        + platform_lines
         + inputs["access_log_bytes"]
         + events * inputs["event_log_bytes"]
         + stream_records * inputs["publisher_log_bytes_per_record"]
-        + (stream_records / STREAM_BATCH) * LAMBDA_LOG_LINES_BYTES
+        + (stream_records / STREAM_BATCH) * platform_lines
     )
     items["cloudwatch_logs"] = _logs(log_bytes)
     items["xray"] = XRAY_SAMPLED * PRICES["xray_traces_recorded_per_million"]  # one trace per api request

@@ -50,6 +50,12 @@ GIVES_UP = {
         "have fixed JSON bodies). docs/operations.md says so."
     ),
     cost.LEVERS[1].name: (
+        "Lambda's per-invocation REPORT line (duration, billed duration, memory used, init duration) in the "
+        "functions' logs: Duration, Errors and Throttles remain as Lambda's metrics (alarmed), a platform "
+        "warning or error still logs, and the functions' own JSON lines keep INFO. Memory used per invocation "
+        "would need Lambda Insights."
+    ),
+    cost.LEVERS[2].name: (
         "The SNS topic and its envelope check (a body naming another topic is refused): the rule's event "
         "pattern (source `aws.ses`, this account, this configuration set) takes its place, and the poller "
         "parses EventBridge's envelope instead of SNS's (the SES record in `detail`). EventBridge's event reference "
@@ -57,7 +63,7 @@ GIVES_UP = {
         "would leave its recipient unsuppressed until another event. SPEC sections 6 and 7 name the SNS path. "
         "Not deployed yet: the poller, the local simulator and their tests still speak SNS's envelope."
     ),
-    cost.LEVERS[2].name: (
+    cost.LEVERS[3].name: (
         "**The proof an unknown SES send rests on.** A send whose SendEmail call timed out is resolved by an "
         "event tagged with its message id; absence proves non-acceptance only once the watermark has passed "
         "the send time plus UNKNOWN_GRACE_SECONDS (usecases/resolve_unknown.py), and then the message is sent "
@@ -67,7 +73,7 @@ GIVES_UP = {
         "Reject (virus) and DeliveryDelay events. Not adopted without a grace as long as SES's retry horizon "
         "or another acceptance proof."
     ),
-    cost.LEVERS[3].name: (
+    cost.LEVERS[4].name: (
         "Detail in the logs: the api's log line would name the message, the caller and the outcome only, "
         "the poller's one line per event shrinks to ids and the state change; the access log keeps request "
         "id, status, caller and latency. Histories in the ledger are unchanged (they are the evidence)."

@@ -41,10 +41,13 @@ def test_the_deployed_bill_is_the_stack_infra_builds():
     assert ("apigw.HttpApi(" in api) == (cost.DEPLOYED.front_door is cost.FrontDoor.HTTP)
     assert "RestApi(" not in api
     # The lever rows say which of them the stack builds.
-    assert [lever.deployed for lever in cost.LEVERS][:2] == [
+    assert [lever.deployed for lever in cost.LEVERS][:3] == [
         cost.DEPLOYED.front_door is cost.FrontDoor.HTTP,
+        not cost.DEPLOYED.lambda_platform_lines,
         cost.DEPLOYED.ses_route is cost.SesRoute.EVENTBRIDGE_SQS,
     ]
+    quiet = "system_log_level_v2=lambda_.SystemLogLevel.WARN" in (ROOT / "infra" / "lambdas.py").read_text()
+    assert quiet == (not cost.DEPLOYED.lambda_platform_lines)
 
 
 def test_the_bill_is_volume_times_the_mean_units_and_p95_is_shown_beside_it():
@@ -62,8 +65,8 @@ def test_the_bill_is_volume_times_the_mean_units_and_p95_is_shown_beside_it():
 
 
 def test_dropping_the_send_event_drops_its_fan_out_and_receipt_writes():
-    deployed = cost.bill("email", INPUTS, cost.LEVERS[1].deployment)  # all six types, through EventBridge
-    levered = cost.bill("email", INPUTS, cost.LEVERS[2].deployment)
+    deployed = cost.bill("email", INPUTS, cost.LEVERS[2].deployment)  # all six types, through EventBridge
+    levered = cost.bill("email", INPUTS, cost.LEVERS[3].deployment)
     assert deployed["events_per_send"] == 2.0
     assert levered["events_per_send"] == 1.0
     assert "sns_publish" not in levered["items_usd"]  # the lever above it routes them through EventBridge

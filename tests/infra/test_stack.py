@@ -296,3 +296,20 @@ def _granted(template: Template, role_prefix: str, action: str) -> set[str]:
 
 def _arn(logical_id: str) -> str:
     return json.dumps({"Fn::GetAtt": [logical_id, "Arn"]}, sort_keys=True)
+
+
+def test_functions_log_no_lambda_platform_lines_but_keep_their_own(template: Template) -> None:
+    """About 1 KB of logs per send (issue 36): Lambda's START/END/REPORT lines (INFO platform events)
+    are left out of every function's log; its own JSON lines keep INFO; a platform WARN still logs."""
+    functions = [
+        fn for fn in resources(template, "AWS::Lambda::Function").values()
+        if fn["Properties"].get("Handler", "").startswith("sendledger.")
+    ]  # fmt: skip
+    assert len(functions) == 5
+    for function in functions:
+        assert function["Properties"]["LoggingConfig"] == {
+            "LogFormat": "JSON",
+            "SystemLogLevel": "WARN",
+            "ApplicationLogLevel": "INFO",
+            "LogGroup": function["Properties"]["LoggingConfig"]["LogGroup"],
+        }
