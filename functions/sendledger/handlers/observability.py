@@ -31,8 +31,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 REPEATED_LOG_KEYS = frozenset({"function_name", "function_arn", "function_memory_size", "service", "location"})
 
 
-def lean_logger() -> Logger:
-    """The handlers' Logger: Powertools' JSON lines without REPEATED_LOG_KEYS."""
+def lean_logger(**options: Any) -> Logger:
+    """The handlers' Logger: Powertools' JSON lines without REPEATED_LOG_KEYS (`options`: Logger's own)."""
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
@@ -40,7 +40,7 @@ def lean_logger() -> Logger:
         def append_keys(self, **additional_keys: Any) -> None:
             super().append_keys(**{k: v for k, v in additional_keys.items() if k not in REPEATED_LOG_KEYS})
 
-    return Logger(logger_formatter=LeanFormatter(location=None))  # a None key is left out of every line
+    return Logger(logger_formatter=LeanFormatter(location=None), **options)  # a None key is left out of every line
 
 
 def traced(*, capture_response: bool) -> Callable[[F], F]:
