@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sendledger.adapters.dynamodb.expressions import Item, Update
+from sendledger.adapters.dynamodb.expressions import Update
 from sendledger.adapters.dynamodb.keys import MESSAGE_PK_PREFIX, MESSAGE_SK, RECEIPT_SK, receipt_pk
+from sendledger.adapters.dynamodb.stream import item_change, text_of
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.domain.recipients import Channel
 from sendledger.ports.status_out import AcceptedSms
@@ -30,16 +31,14 @@ class SmsReceiptItems:
         self.table = table
 
     def accepted_of(self, record: dict[str, Any]) -> AcceptedSms | None:
-        change = record.get("dynamodb", {})
-        keys = change.get("Keys", {})
-        if keys.get("sk", {}).get("S") != MESSAGE_SK or record.get("eventName") == "REMOVE":
+        change = item_change(record, MESSAGE_SK)
+        if change is None:
             return None
-        old: Item = change.get("OldImage") or {}
-        new: Item = change.get("NewImage") or {}
-        provider_id = _text(new, PROVIDER_MESSAGE_ID)
-        if _text(new, "channel") != Channel.SMS.value or provider_id is None:
+        keys, old, new = change
+        provider_id = text_of(new, PROVIDER_MESSAGE_ID)
+        if text_of(new, "channel") != Channel.SMS.value or provider_id is None:
             return None
-        if provider_id == _text(old, PROVIDER_MESSAGE_ID):
+        if provider_id == text_of(old, PROVIDER_MESSAGE_ID):
             return None  # learned before: this change is another one (an event's, a label)
         message_id = str(keys["pk"]["S"]).removeprefix(MESSAGE_PK_PREFIX)
         return AcceptedSms(message_id=message_id, provider_message_id=provider_id, escalates="escalation" in new)
@@ -48,8 +47,3 @@ class SmsReceiptItems:
         # if_not_exists: a provider id is the receipt's key, so the first message to name it keeps it
         update = Update().set_if_absent("message_id", accepted.message_id).set(ESCALATES, accepted.escalates)
         self.table.update(receipt_pk(accepted.provider_message_id), RECEIPT_SK, update)
-
-
-def _text(image: Item, name: str) -> str | None:
-    value = image.get(name, {}).get("S")
-    return str(value) if value is not None else None
