@@ -21,20 +21,23 @@ from typing import Any, TypeVar, cast
 F = TypeVar("F", bound=Callable[..., Any])
 
 _LAMBDA = "AWS_LAMBDA_FUNCTION_NAME"  # set by the Lambda runtime in every container
-_held: list[bool] = []  # one entry while a start holds the collector
+
+
+class _Start:
+    holds_collector = False  # set by hold(), cleared by release()
 
 
 def hold() -> None:
     """At the handler package's import, before anything heavy: a Lambda container stops collecting."""
-    if os.environ.get(_LAMBDA) and gc.isenabled() and not _held:
+    if os.environ.get(_LAMBDA) and gc.isenabled() and not _Start.holds_collector:
         gc.disable()
-        _held.append(True)
+        _Start.holds_collector = True
 
 
 def release() -> None:
     """The start is over: what the container holds is frozen, and collection resumes."""
-    if _held:
-        _held.clear()
+    if _Start.holds_collector:
+        _Start.holds_collector = False
         gc.freeze()
         gc.enable()
 
@@ -47,7 +50,7 @@ def ends_startup(handler: F) -> F:
         try:
             return handler(*args, **kwargs)
         finally:
-            if _held:
+            if _Start.holds_collector:
                 release()
 
     return cast(F, invoke)
