@@ -1,10 +1,10 @@
 """A Lambda container's start: no cyclic garbage collection until its first invocation returns.
 
-Importing a handler, building its composition root and serving the first event allocate
-hundreds of thousands of objects that live as long as the container (modules, classes,
-botocore's service models, pydantic's validators). The collector's passes over them during the
-start free next to nothing and cost about a fifth of a cold start's CPU (benchmarks/README.md,
-cold start). So a Lambda container collects nothing until its first invocation has returned,
+Importing a handler, building its composition root and serving the first event allocate tens
+of thousands of objects that live as long as the container (modules, classes, botocore's
+service models, pydantic's validators). The collector's passes over them during the start free
+next to nothing and cost a tenth to a sixth of a cold start's CPU (benchmarks/README.md, cold
+start). So a Lambda container collects nothing until its first invocation has returned,
 then freezes what it holds (`gc.freeze`: later passes skip those objects, warm invocations'
 passes included) and collects as usual from then on. The first invocation is bounded by the
 function's timeout. Outside Lambda (tests, the local stack, CDK) collection never stops.
