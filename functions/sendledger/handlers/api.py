@@ -44,7 +44,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import caller_routes, request_gate
+from sendledger.handlers import caller_routes, request_gate, startup
 from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
 from sendledger.handlers.observability import lean_logger, traced
 from sendledger.usecases import messages, suppressions
@@ -295,6 +295,7 @@ request_gate.answer_problems(app, logger)
 _allowed_methods = request_gate.allowed_methods_of(app)
 
 
+@startup.ends_startup  # outermost: the first invocation's return ends the start
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @traced(capture_response=False)  # an answer holds addresses and histories: never into X-Ray

@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
 from sendledger.domain.callback_schedule import ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, Queued
+from sendledger.handlers import startup
 from sendledger.handlers.observability import lean_logger
 from sendledger.usecases.callback_batch import deliver_batch
 from sendledger.usecases.callbacks import Delivery
@@ -43,6 +44,7 @@ def queued_of(record: dict[str, Any]) -> Queued:
     )
 
 
+@startup.ends_startup  # outermost: the first invocation's return ends the start
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(

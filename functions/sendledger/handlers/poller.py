@@ -13,6 +13,7 @@ from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
+from sendledger.handlers import startup
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import lean_logger, traced
 from sendledger.ports.reports import IngestReport
@@ -31,6 +32,7 @@ def _record_handler(record: SQSRecord, runtime: bootstrap.Runtime) -> None:
     emit(metrics, report.metrics)
 
 
+@startup.ends_startup  # outermost: the first invocation's return ends the start
 @logger.inject_lambda_context
 @metrics.log_metrics
 @traced(capture_response=True)  # counts and SQS message ids only

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap, names
+from sendledger.handlers import startup
 from sendledger.handlers.observability import lean_logger
 from sendledger.usecases.publish import PublishReport, publish_record
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 logger = lean_logger()
 
 
+@startup.ends_startup  # outermost: the first invocation's return ends the start
 @logger.inject_lambda_context
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.StatusOut | None = None

@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
 from sendledger.domain.events import MalformedEvent
+from sendledger.handlers import startup
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import lean_logger, traced
 from sendledger.ports.reports import IngestReport
@@ -28,6 +29,7 @@ class RecordsFailed(Exception):
     """Some records were not applied; the asynchronous invocation is retried."""
 
 
+@startup.ends_startup  # outermost: the first invocation's return ends the start
 @logger.inject_lambda_context
 @metrics.log_metrics
 @traced(capture_response=True)  # counts only

@@ -17,7 +17,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sendledger import bootstrap
-from sendledger.handlers import provider_routes, request_gate
+from sendledger.handlers import provider_routes, request_gate, startup
 from sendledger.handlers.invocation import RUNTIME
 from sendledger.handlers.observability import lean_logger, traced
 
@@ -29,6 +29,7 @@ request_gate.answer_problems(app, logger)
 _allowed_methods = request_gate.allowed_methods_of(app)
 
 
+@startup.ends_startup  # outermost: the first invocation's return ends the start
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @traced(capture_response=False)  # a provider's events name recipients: never into X-Ray

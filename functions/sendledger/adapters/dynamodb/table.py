@@ -18,7 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sendledger.adapters import sdk
 from sendledger.adapters.dynamodb.expressions import Condition, Expression, Item, Update, key
-from sendledger.adapters.dynamodb.keys import EVIDENCE_PARTITIONS_PER_DAY
+from sendledger.adapters.dynamodb.keys import DUE_SHARDS, EVIDENCE_PARTITIONS_PER_DAY
 from sendledger.domain.errors import DependencyUnavailable
 
 ALL_OLD = "ALL_OLD"
@@ -28,8 +28,11 @@ RETRYABLE_CODES = frozenset(
 )
 # Ledger writes are conditional, so an SDK retry of one cannot apply twice: standard retries.
 # One connection per request in flight at once: an export queries a day's partitions in
-# parallel (botocore's default pool of 10 would open and discard the rest on every export).
-LEDGER_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, max_pool_connections=EVIDENCE_PARTITIONS_PER_DAY)
+# parallel, a due-work pass its shards (botocore's default pool of 10 would open and discard the
+# rest every time).
+LEDGER_CONFIG = sdk.config(
+    retries=sdk.STANDARD_RETRIES, max_pool_connections=max(EVIDENCE_PARTITIONS_PER_DAY, DUE_SHARDS)
+)
 
 
 def ledger_client() -> Any:
