@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sendledger.ports.callers import CallerSettingsStore
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.ingestion import DeliveryEventStore, DueWorkStore, EscalationQueue, EscalationTimers
+    from sendledger.ports.log_subscription import LogSubscription
     from sendledger.ports.messages import MessageStore
     from sendledger.ports.poller_state import PollerStateStore
     from sendledger.ports.providers import (
@@ -253,6 +254,19 @@ class Runtime:
         settings = self.settings
         policy = TransientPolicy(settings.transient_bounce_limit, timedelta(days=settings.transient_bounce_window_days))
         return EventIngest(self._poller(self.events), policy, self.clock)
+
+    @property
+    def log_subscription(self) -> LogSubscription:
+        """The log subscription's Lambda's entry: the enabled provider's whose statuses are written
+        to CloudWatch Logs, applying through the sink (LookupError: none here does)."""
+        return self._flow("log_subscription", self._log_subscription)
+
+    def _log_subscription(self) -> LogSubscription:
+        slices = [slice_of(provider.value) for provider in self.settings.enabled_providers]
+        for found in (piece.log_subscription(self.sink) for piece in slices):
+            if found is not None:
+                return found
+        raise LookupError("no provider enabled here writes its statuses to a log subscription")
 
     @property
     def lookups(self) -> dict[str, AcceptanceLookup]:

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from sendledger import bootstrap
 from sendledger.domain.messages import DueKind
 from sendledger.handlers import sms_delivery_logs
-from sendledger.providers.sns.events import LogRecord, encode_subscription_event
+from sendledger.ports.log_subscription import LogRecord
+from sendledger.providers.sns.events import encode_subscription_event
 from sendledger.providers.sns.lane import ingest_log_record
 from sendledger.usecases.ingest import IngestReport
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record
