@@ -37,7 +37,13 @@ if TYPE_CHECKING:
     from sendledger.ports.recipients import RecipientStore
     from sendledger.ports.resets import ResetStore
     from sendledger.ports.sms_usage import SmsUsage
-    from sendledger.ports.status_out import CallbackQueue, EligibilityLabels, StatusChangeSource, StatusEventBus
+    from sendledger.ports.status_out import (
+        CallbackQueue,
+        EligibilityLabels,
+        SmsReceipts,
+        StatusChangeSource,
+        StatusEventBus,
+    )
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
@@ -257,16 +263,14 @@ class Runtime:
 
     @property
     def log_subscription(self) -> LogSubscription:
-        """The log subscription's Lambda's entry: the enabled provider's whose statuses are written
-        to CloudWatch Logs, applying through the sink (LookupError: none here does)."""
+        """The SMS logs Lambda's entry: the enabled slice whose statuses are written to CloudWatch Logs."""
         return self._flow("log_subscription", self._log_subscription)
 
     def _log_subscription(self) -> LogSubscription:
-        slices = [slice_of(provider.value) for provider in self.settings.enabled_providers]
-        for found in (piece.log_subscription(self.sink) for piece in slices):
-            if found is not None:
-                return found
-        raise LookupError("no provider enabled here writes its statuses to a log subscription")
+        pieces = (slice_of(provider.value).log_subscription(self.sink) for provider in self.settings.enabled_providers)
+        if (found := next((piece for piece in pieces if piece is not None), None)) is None:
+            raise LookupError("no provider enabled here writes its statuses to a log subscription")
+        return found
 
     @property
     def lookups(self) -> dict[str, AcceptanceLookup]:
@@ -487,7 +491,6 @@ def email_sender(settings: Settings, provider: str | None = None) -> EmailSender
 
 
 def sms_sender(settings: Settings) -> SmsSender:
-
     return slice_of(settings.sms_provider.value).sms_sender(settings)
 
 
@@ -531,6 +534,7 @@ class StatusOut:
     changes: StatusChangeSource
     bus: StatusEventBus
     labels: EligibilityLabels  # `allow` sends' labels, from the recipient updates they committed
+    receipts: SmsReceipts  # accepted SMS's receipts, from the outcomes they committed
     receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
     queues: Callable[[str], CallbackQueue]  # by the queue's ARN
     clock: Clock
@@ -563,6 +567,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
     from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
     from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
     from sendledger.adapters.dynamodb.labels import StalenessLabels
+    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
     from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
@@ -580,6 +585,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
         changes=LedgerStream(table),
         bus=EventBridgeBus(settings.event_bus_name),
         labels=StalenessLabels(table),
+        receipts=SmsReceiptItems(table),
         receivers=Receivers(
             callers=DynamoCallerSettings(table, clock),
             secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock, SECRET_MAX_AGE),
