@@ -29,8 +29,11 @@ test: system-packages lint imports typecheck synth cfn-lint checkov pytest  ## e
 # provider-name grep) belong to the fast tier too, its moto worlds to `make pytest`.
 PURE_PROVIDER_TESTS := tests/providers/test_provider_names.py $(wildcard \
 	$(foreach name,simulation events parsing signature rules test_outcomes,tests/providers/*/test_$(name).py))
+# The API fuzzer's pytest plugin serves the reliability suite alone: not loaded here (its ~150
+# modules cost each worker about a second of its start).
+NO_FUZZER := -p no:schemathesis
 check: $(STAMP)  ## the fast loop: unit + integration tests
-	$(BIN)/pytest -q -n 2 tests/unit tests/integration $(PURE_PROVIDER_TESTS)
+	$(BIN)/pytest -q -n 2 $(NO_FUZZER) tests/unit tests/integration $(PURE_PROVIDER_TESTS)
 
 # Debian's chromium + chromium-driver for the console's browser test: installed when missing, or a
 # stop in the first seconds with the command to run (SENDLEDGER_SKIP_BROWSER=1 needs neither).
@@ -52,7 +55,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --python-version 3.14 functions
 
 unit: $(STAMP)  ## the unit tests alone: the domain, the use cases on in-memory fakes, the import contract
-	$(BIN)/pytest -q -n 2 tests/unit
+	$(BIN)/pytest -q -n 2 $(NO_FUZZER) tests/unit
 
 pytest: $(STAMP)  ## every test (CDK, the local stack, the browser, the reliability suite): the last step of make test
 	$(BIN)/pytest -q -n 2

@@ -45,7 +45,7 @@ HANDLERS = {
 COMPOSITION = {  # what the handler's first invocation builds, made explicit to time it apart
     "api": "runtime().sender",
     "poller": "runtime().poll_cycle",
-    "sms_delivery_logs": "runtime().sink",
+    "sms_delivery_logs": "runtime().log_subscription",
     "publisher": "status_out()",
 }
 MEMORY_MB = {"api": 512, "poller": 512, "sms_delivery_logs": 256, "publisher": 256}

@@ -32,18 +32,10 @@ class Messaging(Construct):
         """The poller escalates and drains test outcomes; a test caller's sends queue them (the api's
         first attempts, the poller's resends and fallbacks). Nobody else sends to either queue."""
         poller.role.add_to_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.escalation_queue.queue_arn])
-        )
-        poller.role.add_to_policy(
             iam.PolicyStatement(
                 actions=list(c.EVENT_QUEUE_CONSUME_ACTIONS), resources=[self.test_outcomes_queue.queue_arn]
             )
         )
-        for function in (api, poller):  # SendMessageBatch is authorised as sqs:SendMessage
-            function.role.add_to_policy(
-                iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.test_outcomes_queue.queue_arn])
-            )
         only_producers(self.escalation_queue, roles=[poller.role])
         only_producers(self.test_outcomes_queue, roles=[api.role, poller.role])
-        for dlq in (self.escalation_dlq, self.test_outcomes_dlq):  # filled by their redrive alone
-            only_producers(dlq)
+        only_producers(self.escalation_dlq, self.test_outcomes_dlq)  # filled by their redrive alone

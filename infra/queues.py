@@ -53,27 +53,34 @@ def queue_with_dlq(
 PRODUCERS_ONLY_SID = "OnlyItsProducersSend"
 
 
-def only_producers(queue: sqs.Queue, *, roles: Sequence[iam.IRole] = (), sources: Sequence[str] = ()) -> None:
-    """Deny sqs:SendMessage (and so SendMessageBatch) to everyone but the queue's producers.
+def only_producers(*queues: sqs.Queue, roles: Sequence[iam.IRole] = (), sources: Sequence[str] = ()) -> None:
+    """The queues' producers alone send to them: each role is granted sqs:SendMessage (and so
+    SendMessageBatch) on them, and every queue's policy denies it to everyone else.
 
     `roles`: execution roles that send themselves (matched on aws:PrincipalArn: every session of
     the role); `sources`: AWS resources whose service sends for them (an SNS topic, an EventBridge
-    rule; matched on aws:SourceArn). A resource policy's Deny beats any identity policy's Allow,
-    so an operator or developer role with sqs:* cannot forge a record. Neither given: nobody sends
-    (a dead-letter queue filled only by its source's redrive, which SQS does without a SendMessage).
+    rule; matched on aws:SourceArn; the target's own grant is the queue policy's Allow). A resource
+    policy's Deny beats any identity policy's Allow, so an operator or developer role with sqs:*
+    cannot forge a record. Neither given: nobody sends (a dead-letter queue filled only by its
+    source's redrive, which SQS does without a SendMessage).
     """
+    for role in roles:
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[queue.queue_arn for queue in queues])
+        )
     conditions: dict[str, dict[str, list[str]]] = {}
     if roles:
         conditions["ArnNotEquals"] = {"aws:PrincipalArn": [role.role_arn for role in roles]}
     if sources:
         conditions.setdefault("ArnNotEquals", {})["aws:SourceArn"] = list(sources)
-    queue.add_to_resource_policy(
-        iam.PolicyStatement(
-            sid=PRODUCERS_ONLY_SID,
-            effect=iam.Effect.DENY,
-            principals=[iam.AnyPrincipal()],
-            actions=["sqs:SendMessage"],
-            resources=[queue.queue_arn],
-            conditions=conditions or None,
+    for queue in queues:
+        queue.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid=PRODUCERS_ONLY_SID,
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["sqs:SendMessage"],
+                resources=[queue.queue_arn],
+                conditions=conditions or None,
+            )
         )
-    )

@@ -147,17 +147,16 @@ class StatusOut(Construct):
                 # A record's next attempt (or a wait for its caller's receiver) is a new message
                 # carrying its attempt count; a spent or foreign one goes to the DLQ. The queues'
                 # URLs and the DLQ's ARN (the redrive policy) are looked up from the record's ARN.
+                # By the queue's ARN (SqsCallbackQueue.of_queue); sending: only_producers below.
                 iam.PolicyStatement(
-                    actions=["sqs:SendMessage", "sqs:GetQueueUrl"],
-                    resources=[self.callback_queue.queue_arn, self.callback_dlq.queue_arn],
+                    actions=["sqs:GetQueueUrl"], resources=[self.callback_queue.queue_arn, self.callback_dlq.queue_arn]
                 ),
                 iam.PolicyStatement(actions=["sqs:GetQueueAttributes"], resources=[self.callback_queue.queue_arn]),
             ],
         )
         # A callback is signed with its owner's secret and POSTed: only the bus's rule and the
         # callbacks function itself (a retry carries its attempt count; a spent record goes to the DLQ).
-        for queue in (self.callback_queue, self.callback_dlq):
-            only_producers(queue, roles=[self.callbacks.role], sources=[rule.rule_arn])
+        only_producers(self.callback_queue, self.callback_dlq, roles=[self.callbacks.role], sources=[rule.rule_arn])
         self.callbacks.function.add_event_source(
             sources.SqsEventSource(
                 self.callback_queue,

@@ -67,7 +67,6 @@ class WebhookIntake(Construct):
                     },
                 ),
                 iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=list(webhook.secret_arns)),
-                iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[webhook.queue.queue_arn]),
             ],
             no_dead_letter_reason=SYNCHRONOUS + " The provider retries a POST that failed.",
         )

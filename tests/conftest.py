@@ -14,6 +14,7 @@ from hypothesis import Phase
 from moto import mock_aws
 
 import local.moto_serial  # noqa: F401  (in-process moto takes one request at a time)
+from tests.support import shared_models
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("AWS_REGION", "us-east-1")
@@ -42,6 +43,8 @@ from tests.support.fakes import (
     caller_id,
 )
 from tests.support.fixtures import put_watermark
+
+shared_models.install()  # else every mock's new session parses the service models again
 
 # One seed per run for every randomized Hypothesis test (the reliability suite's schedules and
 # state machine): printed in pytest's header, and set in the environment so xdist workers, which

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sendledger.ports.callers import CallerSettingsStore
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.ingestion import DeliveryEventStore, DueWorkStore, EscalationQueue, EscalationTimers
+    from sendledger.ports.log_subscription import LogSubscription
     from sendledger.ports.messages import MessageStore
     from sendledger.ports.poller_state import PollerStateStore
     from sendledger.ports.providers import (
@@ -261,6 +262,17 @@ class Runtime:
         return EventIngest(self._poller(self.events), policy, self.clock)
 
     @property
+    def log_subscription(self) -> LogSubscription:
+        """The SMS logs Lambda's entry: the enabled slice whose statuses are written to CloudWatch Logs."""
+        return self._flow("log_subscription", self._log_subscription)
+
+    def _log_subscription(self) -> LogSubscription:
+        pieces = (slice_of(provider.value).log_subscription(self.sink) for provider in self.settings.enabled_providers)
+        if (found := next((piece for piece in pieces if piece is not None), None)) is None:
+            raise LookupError("no provider enabled here writes its statuses to a log subscription")
+        return found
+
+    @property
     def lookups(self) -> dict[str, AcceptanceLookup]:
         """By provider name: the API that finds a timed-out send again (built once; tests add theirs)."""
         if self.provider_lookups is None:
@@ -479,7 +491,6 @@ def email_sender(settings: Settings, provider: str | None = None) -> EmailSender
 
 
 def sms_sender(settings: Settings) -> SmsSender:
-
     return slice_of(settings.sms_provider.value).sms_sender(settings)
 
 

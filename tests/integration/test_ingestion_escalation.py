@@ -182,7 +182,7 @@ def send_sms_with_escalation(api, deadline=3600):
 
 
 def apply_sms_record(ingestion, sent, status, response, at):
-    from sendledger.providers.sns.events import LogRecord
+    from sendledger.ports.log_subscription import LogRecord
     from sendledger.providers.sns.lane import ingest_log_record
     from sendledger.usecases.ingest import IngestReport
 

@@ -351,7 +351,7 @@ def test_a_record_on_the_ses_queue_not_from_the_ses_topic_is_refused_and_logged_
     # And each is left for the DLQ (whose depth is alarmed) and logged with the topic it named
     assert ingestion.queue_depth() == 3
     refusals = [str(getattr(r, "error", "")) for r in caplog.records if r.levelname == "ERROR"]
-    assert len(refusals) == 3 and all("not an SNS notification of the SES events topic" in r for r in refusals)
+    assert len(refusals) == 3 and all("not a notification of the SES events topic" in r for r in refusals)
     assert any("someone-elses-topic" in r for r in refusals)
     # While the same bounce from the configuration set's topic is applied
     ingestion.publish(bounce)

@@ -10,8 +10,9 @@ from sendledger import bootstrap
 from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
 from sendledger.domain.messages import DueKind
 from sendledger.handlers import sms_delivery_logs
+from sendledger.ports.log_subscription import LogRecord
 from sendledger.ports.status_out import AcceptedSms
-from sendledger.providers.sns.events import LogRecord, encode_subscription_event
+from sendledger.providers.sns.events import encode_subscription_event
 from sendledger.providers.sns.lane import ingest_log_record
 from sendledger.usecases.ingest import IngestReport
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sms_record

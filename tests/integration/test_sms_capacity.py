@@ -11,7 +11,7 @@ import pytest
 from benchmarks.counting import counting
 from sendledger.adapters.dynamodb.keys import RECEIPT_SK, receipt_pk
 from sendledger.domain.errors import DependencyUnavailable
-from sendledger.providers.sns.events import LogRecord
+from sendledger.ports.log_subscription import LogRecord
 from sendledger.providers.sns.lane import ingest_log_record
 from sendledger.usecases.ingest import SMS_RECEIPT_LAG_SECONDS, IngestReport
 from tests.integration.conftest import sms_record

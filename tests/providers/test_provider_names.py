@@ -15,16 +15,11 @@ from sendledger.domain.provider import Provider
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ROOT / "functions" / "sendledger"
 EVERYWHERE = ("domain/provider.py", "settings.py")  # the registry and the settings that pick providers
-# Named by AWS services outside their slice for what they are to the others, each with its reason.
-BESIDES: dict[Provider, tuple[str, ...]] = {
-    # SES publishes its events through an SNS topic: its parser names that envelope.
-    Provider.SNS: ("providers/ses/", "handlers/sms_delivery_logs.py"),  # the SNS logs' Lambda entry
-}
 
 
 def naming(provider: Provider, root: Path) -> list[str]:
     word = re.compile(rf"\b{provider.value}\b", re.IGNORECASE)
-    allowed = (f"providers/{provider.value}/", *EVERYWHERE, *BESIDES.get(provider, ()))
+    allowed = (f"providers/{provider.value}/", *EVERYWHERE)
     found = []
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root).as_posix()

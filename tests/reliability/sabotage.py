@@ -529,6 +529,19 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         ),
     ),
     Sabotage(
+        "defer-recommit-keeps-optimistic-condition",
+        "under defer, an optimistic intent turned away by the recipient's last send is written again "
+        "with exact conditions (that send, a watermark read now): kept optimistic, it is turned away "
+        "again until the send gives up, though the last send's outcome is knowable",
+        INTENTS,
+        old="                last_send = LastSendCondition(recipient.last_send_at, exact=True)\n",
+        new="                last_send = intent.expectations.last_send\n",
+        killers=(
+            "tests/reliability/test_dynamodb_faults.py::"
+            "test_under_defer_a_stale_optimistic_intent_is_committed_again_once_with_a_token_of_its_own",
+        ),
+    ),
+    Sabotage(
         "stale-label-from-the-new-marker",
         "an allow send's label is derived from the marker its own write replaced: recorded after "
         "the marker moved, every send's previous send is itself and no label is exact",

@@ -290,7 +290,8 @@ class Fleet:
         """One invocation: the handler minus its per-process Logger/Metrics decorators."""
         event = api_event(method, path, body, **kwargs)
         try:
-            early = container.request_gate.precheck(event, container._allowed_methods)
+            gate = container.request_gate
+            early = gate.precheck(event, gate.allowed_methods_of(container.app))
             response = early or container.app.resolve(event, FakeLambdaContext())
         except Exception as exc:
             return Answer(502, {}, None, crashed=f"{type(exc).__name__}: {exc}")

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from local.constants import ACCOUNT_ID, SMS_FAILURE_LOG_GROUP
+from sendledger.domain.eligibility import StalePolicy
+from sendledger.domain.watermarks import WatermarkCache
 from tests.reliability.conftest import SharedWorld, shared_world
 from tests.reliability.faults import (
     Answer,
@@ -279,6 +281,43 @@ def test_a_client_request_token_is_never_reused_for_a_different_intent(world):
     intents = [p for op, p in world.dynamo.requests if op == "TransactWriteItems"]
     assert len(intents) >= 2
     assert _token_reuse(world) == {}
+
+
+@pytest.fixture
+def deferring(world: SharedWorld) -> Iterator[None]:
+    """Transactional sends under `defer`: an intent conditions on the recipient's last send."""
+    allowing = world.services.settings
+    world.services.settings = allowing.model_copy(
+        update={"stale_eligibility_policy": {"transactional": StalePolicy.DEFER}}
+    )
+    yield
+    world.services.settings = allowing
+
+
+def test_under_defer_a_stale_optimistic_intent_is_committed_again_once_with_a_token_of_its_own(world, deferring):
+    to = fresh_address()
+    # Given a container whose one watermark read is from before the recipient's last send
+    world.services.poller_state.cache = WatermarkCache()
+    world.services.poller_state.recent_watermark("ses", world.clock.now())
+    assert world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": "one"}).status == 202
+    # and a poller that has since proven that send's outcome knowable (past its grace)
+    world.clock.advance(world.services.settings.unknown_grace_seconds + 60)
+    world.healthy_watermarks()
+    world.dynamo.requests.clear()
+    # When the recipient is sent to again
+    answer = world.client("POST", "/v1/messages", alert(to), headers={"Idempotency-Key": "two"})
+    # Then the optimistic intent (no send after the container's old watermark) is turned away and
+    # the exact one (this last send, a watermark read now) commits: sent at once, not deferred
+    assert answer.status == 202 and answer.body["state"] == "accepted", answer
+    intents = [params for op, params in world.dynamo.requests if op == "TransactWriteItems"]
+    assert len(intents) == 2 and len({params["ClientRequestToken"] for params in intents}) == 2
+    assert _token_reuse(world) == {}
+    history = world.client("GET", f"/v1/messages/{answer.body['message_id']}").body["history"]
+    assert history[0]["stale_policy"] == "defer" and history[0]["eligibility"] == "eligible"
+    assert history[0]["watermark_age_seconds"] < 60  # the exact decision's watermark, not the container's old one
+    # And exactly once: one message item per send, one email per send
+    messages = items_with(world.watch.check(), "MSG#", "MSG")
+    assert len(messages) == 2 and len(emails_to(to)) == 2
 
 
 # --- SNS SMS status records (the sms_delivery_logs subscription) --------------------------------

@@ -91,7 +91,7 @@ def test_no_handler_imports_pynamodb_and_the_send_paths_reads_never_load_it():
 _COMPOSITIONS = {
     "api": ("sendledger.handlers.api", "bootstrap.runtime().sender"),
     "poller": ("sendledger.handlers.poller", "bootstrap.runtime().poll_cycle"),
-    "sms_delivery_logs": ("sendledger.handlers.sms_delivery_logs", "bootstrap.runtime().sink"),
+    "sms_delivery_logs": ("sendledger.handlers.sms_delivery_logs", "bootstrap.runtime().log_subscription"),
     "publisher": ("sendledger.handlers.publisher", "bootstrap.status_out()"),
 }
 

@@ -12,15 +12,15 @@ from sendledger.domain.events import EventKind, MalformedEvent
 from sendledger.domain.messages import MessageState
 from sendledger.domain.outcomes import allowed_from, target_state
 from sendledger.domain.suppression_rules import Action, TransientPolicy, verdict_for
+from sendledger.ports.log_subscription import LogRecord
 from sendledger.providers.ses.events import address_of, parse_ses_record, parse_sqs_body
 from sendledger.providers.ses.events import classify_bounce as classify_ses_bounce
+from sendledger.providers.sns.events import classify_failure as classify_sms_failure
 from sendledger.providers.sns.events import (
-    LogRecord,
     decode_subscription_event,
     encode_subscription_event,
     parse_sms_record,
 )
-from sendledger.providers.sns.events import classify_failure as classify_sms_failure
 from sendledger.providers.sns.lane import LOG_OVERLAP_MS, advance_cursor
 from tests.support.fixtures import AWS_FORMATS, aws_format
 

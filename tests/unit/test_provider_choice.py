@@ -96,3 +96,14 @@ def test_after_a_provider_switch_every_provider_act_in_the_history_names_the_mes
     assert [entry["type"] for entry in acts] == ["provider_outcome", "resend", "provider_outcome", "provider_lookup"]
     assert {entry["provider"] for entry in acts} == {"sendgrid"}, acts
     assert len(sendgrid.calls) == 2 and world.email.calls == []
+
+
+def test_the_log_subscription_is_the_enabled_provider_whose_statuses_are_written_to_logs(world: FakeWorld) -> None:
+    from sendledger.providers.sns.events import encode_subscription_event
+
+    control = {"messageType": "CONTROL_MESSAGE", "logGroup": "", "logEvents": []}
+    assert world.runtime.log_subscription.decode(encode_subscription_event(control)).control
+    # Infrai reports its SMS statuses by its own API, never to CloudWatch Logs
+    world.configure(sms_provider=Provider.INFRAI)
+    with pytest.raises(LookupError):
+        world.runtime.log_subscription  # the property builds it

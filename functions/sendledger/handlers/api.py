@@ -12,7 +12,6 @@ from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -44,9 +43,9 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import caller_routes, request_gate, startup
-from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_arn
-from sendledger.handlers.observability import lean_logger, traced
+from sendledger.handlers import caller_routes, request_gate
+from sendledger.handlers.invocation import current_runtime, identity_arn
+from sendledger.handlers.observability import lean_logger
 from sendledger.usecases import messages, suppressions
 from sendledger.usecases.results import Accepted, ResetRequested, SmsRefused, TokenConsumed
 from sendledger.usecases.send_command import SendCommand
@@ -292,24 +291,6 @@ def on_validation_error(exc: RequestValidationError) -> Response[str]:
 request_gate.answer_problems(app, logger)
 
 
-_allowed_methods = request_gate.allowed_methods_of(app)
-
-
-@startup.ends_startup  # outermost: the first invocation's return ends the start
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@traced(capture_response=False)  # an answer holds addresses and histories: never into X-Ray
-def lambda_handler(
-    event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
-) -> dict[str, Any]:
-    metrics.add_metric(name="ApiRequests", unit=MetricUnit.Count, value=1)
-    token = RUNTIME.set(runtime)
-    try:
-        early = request_gate.precheck(event, _allowed_methods) or _admin_refusal(event)
-        if early is not None:
-            return request_gate.proxy_response(early)
-        if event.get("httpMethod") == "HEAD":
-            return request_gate.head_answer(app.resolve(request_gate.as_get(event), context))
-        return app.resolve(event, context)
-    finally:
-        RUNTIME.reset(token)
+lambda_handler = request_gate.serve(
+    app, logger=logger, metrics=metrics, counted_as="ApiRequests", refusal=_admin_refusal
+)

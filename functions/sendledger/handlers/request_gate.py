@@ -1,4 +1,5 @@
-"""What must never reach the api's router: unknown routes and methods; oversize, binary or non-JSON bodies.
+"""The one entry of the API Gateway functions (the api, the webhooks), and what must never reach
+their routers: unknown routes and methods; oversize, binary or non-JSON bodies.
 
 Each answer is the same problem+json the router's own handlers give.
 """
@@ -8,20 +9,66 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, cast
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import names
+from sendledger import bootstrap, names
 from sendledger.api import problems
 from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.domain import errors
-from sendledger.handlers import provider_routes
+from sendledger.handlers import provider_routes, startup
+from sendledger.handlers.invocation import RUNTIME
+from sendledger.handlers.observability import traced
 
 MAX_BODY_BYTES = 64 * 1024
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
+Refusal = Callable[[dict[str, Any]], "Response[str] | None"]  # a function's own answer before its router
+
+
+class Handler(Protocol):
+    """A Lambda entry; tests and the local stack pass their own runtime."""
+
+    def __call__(
+        self, event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
+    ) -> dict[str, Any]: ...
+
+
+def serve(
+    app: APIGatewayRestResolver, *, logger: Logger, metrics: Metrics, counted_as: str, refusal: Refusal | None = None
+) -> Handler:
+    """An API Gateway function's Lambda entry over `app`: the logger's context (the request's
+    correlation id, cleared between requests), EMF metrics with the cold start and one `counted_as`
+    per request, tracing (opt-in) without the answer, which holds addresses, histories or a
+    provider's recipients; the invocation's runtime for the routes; what must never reach the
+    router (then `refusal`) answered before it; HEAD served as the GET without its body."""
+    allowed_methods = allowed_methods_of(app)
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    @traced(capture_response=False)
+    def lambda_handler(
+        event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
+    ) -> dict[str, Any]:
+        metrics.add_metric(name=counted_as, unit=MetricUnit.Count, value=1)
+        token = RUNTIME.set(runtime)
+        try:
+            early = precheck(event, allowed_methods) or (refusal(event) if refusal else None)
+            if early is not None:
+                return proxy_response(early)
+            if event.get("httpMethod") == "HEAD":
+                return head_answer(app.resolve(as_get(event), context))
+            return app.resolve(event, context)
+        finally:
+            RUNTIME.reset(token)
+
+    # outermost: the first invocation's return ends the start
+    return cast(Handler, startup.ends_startup(lambda_handler))  # Powertools' decorators are untyped
 
 
 def allowed_methods_of(app: APIGatewayRestResolver) -> AllowedMethods:

@@ -1,4 +1,4 @@
-"""The `sms_delivery_logs` Lambda: CloudWatch Logs subscription (SNS SMS delivery-status) → apply.
+"""The `sms_delivery_logs` Lambda: a CloudWatch Logs subscription (SMS delivery statuses) → apply.
 
 A failed record makes the invocation fail so Lambda retries the (asynchronous) delivery;
 records already applied come back as duplicates. Anything still missed is recovered by the
@@ -18,8 +18,6 @@ from sendledger.handlers import startup
 from sendledger.handlers.metrics_out import emit
 from sendledger.handlers.observability import lean_logger, traced
 from sendledger.ports.reports import IngestReport
-from sendledger.providers.sns.events import decode_subscription_event
-from sendledger.providers.sns.lane import ingest_log_record
 
 logger = lean_logger()
 metrics = Metrics()
@@ -36,19 +34,19 @@ class RecordsFailed(Exception):
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:
+    subscription = (runtime or bootstrap.runtime()).log_subscription
     try:
-        batch = decode_subscription_event(event)
+        batch = subscription.decode(event)
     except MalformedEvent as exc:
         logger.error("unreadable CloudWatch Logs subscription event", extra={"error": str(exc)})
         return {"applied": 0, "malformed": True}
     if batch.control:
         return {"applied": 0, "control": True}
-    sink = (runtime or bootstrap.runtime()).sink
     report = IngestReport()
     failed = 0
     for record in batch.records:
         try:
-            ingest_log_record(sink, record, report)
+            subscription.ingest(record, report)
         except Exception:
             failed += 1
             logger.exception("SMS status record not applied", extra={"log_event_id": record.log_event_id})

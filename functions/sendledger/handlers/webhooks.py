@@ -8,40 +8,16 @@ webhook parser reaches neither the ledger's other items nor any other queue.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import bootstrap
-from sendledger.handlers import provider_routes, request_gate, startup
-from sendledger.handlers.invocation import RUNTIME
-from sendledger.handlers.observability import lean_logger, traced
+from sendledger.handlers import provider_routes, request_gate
+from sendledger.handlers.observability import lean_logger
 
 logger = lean_logger()
 metrics = Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(provider_routes.router)
 request_gate.answer_problems(app, logger)
-_allowed_methods = request_gate.allowed_methods_of(app)
-
-
-@startup.ends_startup  # outermost: the first invocation's return ends the start
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@traced(capture_response=False)  # a provider's events name recipients: never into X-Ray
-def lambda_handler(
-    event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
-) -> dict[str, Any]:
-    metrics.add_metric(name="WebhookRequests", unit=MetricUnit.Count, value=1)
-    token = RUNTIME.set(runtime)
-    try:
-        early = request_gate.precheck(event, _allowed_methods)
-        if early is not None:
-            return request_gate.proxy_response(early)
-        return app.resolve(event, context)
-    finally:
-        RUNTIME.reset(token)
+# A provider's events name recipients: its answer never goes into X-Ray either.
+lambda_handler = request_gate.serve(app, logger=logger, metrics=metrics, counted_as="WebhookRequests")

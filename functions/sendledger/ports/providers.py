@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the api, which imports the senders, never loads the poller'
     from sendledger.domain.events import DeliveryEvent
     from sendledger.domain.messages import Message
     from sendledger.ports.ingestion import ApplyResult, DueWorkStore
+    from sendledger.ports.log_subscription import LogSubscription
     from sendledger.ports.messages import MessageStore
     from sendledger.ports.poller_state import PollerStateStore
     from sendledger.ports.reports import CycleReport, IngestReport
@@ -153,6 +154,10 @@ class ProviderSlice(Protocol):
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         """A provider that pushes: its intake and the URL of the queue its events wait in
         (None: it does not push, or its webhook is not configured here)."""
+
+    def log_subscription(self, sink: EventSink) -> LogSubscription | None:
+        """A provider that writes its statuses to CloudWatch Logs: the subscription's entry, applying
+        through `sink` (None: it does not)."""
 
     def simulation(self, settings: Settings) -> Simulation:
         """How it plays itself for a test caller's sends (providers/simulated/ carries them)."""

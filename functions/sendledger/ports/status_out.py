@@ -44,7 +44,7 @@ class AcceptedSms:
 
 class SmsReceipts(Protocol):
     """Accepted SMS's receipts, written off the send path from the message change that named the
-    provider's id: SNS's status records name only that id."""
+    provider's id: the provider's status records name only that id."""
 
     def accepted_of(self, record: dict[str, Any]) -> AcceptedSms | None:
         """The SMS this stream record is the acceptance of (None: it is not one)."""

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from sendledger.domain.recipients import Channel
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, LaneStores, SmsSender
+    from sendledger.ports.log_subscription import LogSubscription
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, EventSink, LaneStores, SmsSender
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
@@ -39,4 +40,8 @@ class SliceBase:
 
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         """Pull only: no webhook route."""
+        return None
+
+    def log_subscription(self, sink: EventSink) -> LogSubscription | None:
+        """Its statuses are not written to CloudWatch Logs: no log subscription."""
         return None

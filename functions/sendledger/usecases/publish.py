@@ -7,7 +7,7 @@ id is derived from the change, publishing a record again repeats the same ids. T
 for a label: one entry per message, under a key derived from its intent (written again:
 nothing changes), and for a receipt: one item per provider message id, merged.
 
-An accepted SMS's receipt (SNS's message id to ours) is written here, not by the send's
+An accepted SMS's receipt (its provider's message id to ours) is written here, not by the send's
 outcome: the send stays at one UpdateItem for its outcome, as an email's, and the receipt's
 write is billed off the API path (adapters/dynamodb/sms_receipts.py).
 

@@ -133,40 +133,30 @@ class Resender:
         ):
             # The reset this mail belonged to is gone (consumed, replaced, expired): the mail is
             # withdrawn for good, never left waiting.
-            entry = HistoryEntry(
-                at=now,
-                type=HistoryType.CANCELLED,
-                state=S.CANCELLED,
-                evidence={"reason": "reset no longer active", "reset_state": record.state if record else None},
-                step=3,
-            )
-            if (
-                self.messages.transition(
-                    message.message_id, frozenset({S.PENDING, S.RETRY, S.RECEIVED}), S.CANCELLED, [entry], None
-                )
-                is not Transition.APPLIED
-            ):
-                self.due_work.clear(message.message_id, DueKind.PENDING)
+            evidence: dict[str, object] = {
+                "reason": "reset no longer active",
+                "reset_state": record.state if record else None,
+            }
+            self._cancel(message, evidence, frozenset({S.PENDING, S.RETRY, S.RECEIVED}), now)
             report.bump("reset_mail_cancelled", message.message_id)
             return
         # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
         report.bump(self.mailer.send(record, seconds_left).value, message.message_id)
 
     def _refuse_instead(self, message: Message, refused: SmsRefusal, now: datetime, report: CycleReport) -> None:
-        """Withdrawn for good (cancelled: never accepted by a provider), the refusal its evidence."""
-        entry = HistoryEntry(
-            at=now,
-            type=HistoryType.CANCELLED,
-            state=S.CANCELLED,
-            evidence={"decision": "cancelled", "sms_refused": refusal_evidence(refused)},
-            step=3,
-        )
-        moved = self.messages.transition(
-            message.message_id, frozenset({S.PENDING, S.RETRY}), S.CANCELLED, [entry], None
-        )
-        if moved is not Transition.APPLIED:
-            self.due_work.clear(message.message_id, DueKind.PENDING)
+        """Withdrawn for good, the refusal its evidence."""
+        evidence: dict[str, object] = {"decision": "cancelled", "sms_refused": refusal_evidence(refused)}
+        self._cancel(message, evidence, frozenset({S.PENDING, S.RETRY}), now)
         report.bump(f"sms_refused_{refused.reason.value}", message.message_id)
+
+    def _cancel(
+        self, message: Message, evidence: dict[str, object], waiting: frozenset[MessageState], now: datetime
+    ) -> None:
+        """Withdrawn for good (cancelled: never accepted by a provider) while still `waiting`;
+        one that has moved on since keeps its state and loses only its retry marker."""
+        entry = HistoryEntry(at=now, type=HistoryType.CANCELLED, state=S.CANCELLED, evidence=evidence, step=3)
+        if self.messages.transition(message.message_id, waiting, S.CANCELLED, [entry], None) is not Transition.APPLIED:
+            self.due_work.clear(message.message_id, DueKind.PENDING)
 
     def _suppress_instead(self, message: Message, now: datetime, report: CycleReport) -> None:
         entry = HistoryEntry(

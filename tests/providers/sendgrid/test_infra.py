@@ -10,6 +10,8 @@ from aws_cdk.assertions import Template
 
 from tests.infra.conftest import resources, synth
 
+WEBHOOK = "/v1/providers/sendgrid/events"
+
 
 @pytest.fixture(scope="module")
 def template() -> Template:
@@ -29,14 +31,13 @@ def policies_granting(template: Template, action: str) -> dict[str, list[Any]]:
 
 
 def test_only_the_webhook_route_skips_iam_and_it_has_its_own_throttle(template: Template) -> None:
-    methods = resources(template, "AWS::ApiGateway::Method")
-    open_methods = [m for m in methods.values() if m["Properties"]["AuthorizationType"] == "NONE"]
-    assert len(open_methods) == 1 and open_methods[0]["Properties"]["HttpMethod"] == "POST"
-    assert all(m["Properties"]["AuthorizationType"] == "AWS_IAM" for m in methods.values() if m not in open_methods)
-    [stage] = resources(template, "AWS::ApiGateway::Stage").values()
-    settings = {s["ResourcePath"]: s for s in stage["Properties"]["MethodSettings"]}
-    webhook = settings["/~1v1~1providers~1sendgrid~1events"]
-    assert (webhook["ThrottlingRateLimit"], webhook["ThrottlingBurstLimit"]) == (20, 40)
+    routes = resources(template, "AWS::ApiGatewayV2::Route").values()
+    open_routes = [r for r in routes if r["Properties"]["AuthorizationType"] == "NONE"]
+    assert [r["Properties"]["RouteKey"] for r in open_routes] == [f"POST {WEBHOOK}"]
+    assert all(r["Properties"]["AuthorizationType"] == "AWS_IAM" for r in routes if r not in open_routes)
+    [stage] = resources(template, "AWS::ApiGatewayV2::Stage").values()
+    throttle = stage["Properties"]["RouteSettings"][f"POST {WEBHOOK}"]
+    assert (throttle["ThrottlingRateLimit"], throttle["ThrottlingBurstLimit"]) == (20, 40)
 
 
 def test_the_api_key_is_read_by_the_api_and_the_poller_the_webhook_key_by_the_intake_alone(template: Template) -> None:

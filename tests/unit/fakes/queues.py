@@ -9,7 +9,8 @@ from collections import deque
 from typing import Any
 
 from sendledger.ports.ingestion import QueueMessage
-from sendledger.providers.sns.events import LogPage, LogRecord
+from sendledger.ports.log_subscription import LogRecord
+from sendledger.providers.sns.events import LogPage
 
 
 class FakeEventQueue:

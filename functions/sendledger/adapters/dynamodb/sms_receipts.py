@@ -1,7 +1,7 @@
 """Accepted SMS's receipts, written by the publisher from the message item's stream record.
 
-An SMS's outcome is one UpdateItem on its message, as an email's: the receipt that maps SNS's
-message id to ours (a status record names only SNS's) is not in that write. The change that
+An SMS's outcome is one UpdateItem on its message, as an email's: the receipt that maps the provider's
+message id to ours (a status record names only the provider's) is not in that write. The change that
 set the message's `provider_message_id` (NEW_AND_OLD_IMAGES) carries all the receipt needs.
 
 The write merges: a status record that came first (usecases/ingest.py matched it through the

@@ -51,12 +51,12 @@ def parse_sqs_body(body: str, topic_arn: str = "") -> list[DeliveryEvent]:
     """
     document = json_object(body, "SQS body")
     if topic_arn and (document.get("Type") != "Notification" or document.get("TopicArn") != topic_arn):
-        raise MalformedEvent(f"not an SNS notification of the SES events topic (TopicArn={document.get('TopicArn')!r})")
+        raise MalformedEvent(f"not a notification of the SES events topic (TopicArn={document.get('TopicArn')!r})")
     if document.get("Type") == "Notification" and "Message" in document:
         message = document["Message"]
         if not isinstance(message, str):
-            raise MalformedEvent("SNS envelope Message is not a string")
-        document = json_object(message, "SNS Message")
+            raise MalformedEvent("the topic notification's Message is not a string")
+        document = json_object(message, "notification Message")
     return parse_ses_record(document)
 
 

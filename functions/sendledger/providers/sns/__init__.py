@@ -10,7 +10,8 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EventLane, LaneStores, Simulation, SmsSender
+    from sendledger.ports.log_subscription import LogSubscription
+    from sendledger.ports.providers import EventLane, EventSink, LaneStores, Simulation, SmsSender
     from sendledger.settings import Settings
 
 NAME = Provider.SNS.value
@@ -32,6 +33,11 @@ class Sns(SliceBase):
 
         groups = settings.provider(SnsSettings).log_groups
         return [log_lane(settings, stores, CloudWatchLogReader(), groups)] if groups else []
+
+    def log_subscription(self, sink: EventSink) -> LogSubscription | None:
+        from sendledger.providers.sns.lane import StatusLogSubscription
+
+        return StatusLogSubscription(sink)
 
     def simulation(self, settings: Settings) -> Simulation:
         from sendledger.providers.sns.simulation import SnsSimulation

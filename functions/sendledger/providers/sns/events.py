@@ -31,6 +31,7 @@ from sendledger.domain.events import (
     required_text,
 )
 from sendledger.domain.values import value
+from sendledger.ports.log_subscription import LogBatch, LogRecord
 from sendledger.providers.sns import SOURCE
 
 # Documented SNS providerResponse strings that mean "this number cannot receive": both the
@@ -109,20 +110,6 @@ def _sms_time(raw: Any) -> datetime:
     except ValueError as exc:
         raise MalformedEvent(f"bad SMS timestamp {raw!r}") from exc
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-@value
-class LogRecord:
-    log_event_id: str  # numeric string in AWS, an int in moto's subscription events
-    timestamp_ms: int
-    message: str
-
-
-@value
-class LogBatch:
-    control: bool
-    log_group: str
-    records: list[LogRecord]
 
 
 @value

@@ -9,7 +9,7 @@ cursor only after each page is applied. Read to the end, the `sms` watermark is 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from sendledger.domain.events import DeliveryEvent, MalformedEvent
+from sendledger.ports.log_subscription import LogBatch, LogRecord
 from sendledger.ports.reports import CycleReport, IngestReport
 from sendledger.providers.sns import SOURCE
-from sendledger.providers.sns.events import LogReader, LogRecord, parse_sms_record
+from sendledger.providers.sns.events import LogReader, decode_subscription_event, parse_sms_record
 from sendledger.usecases import fan_out
 
 if TYPE_CHECKING:
@@ -137,6 +138,19 @@ def apply_read(sink: EventSink, event: DeliveryEvent | None, report: IngestRepor
 def ingest_log_record(sink: EventSink, record: LogRecord, report: IngestReport) -> None:
     """One SMS delivery-status log event; an unreadable one is logged and skipped (retrying cannot fix it)."""
     apply_read(sink, read_log_record(record), report)
+
+
+@dataclass(frozen=True)
+class StatusLogSubscription:
+    """The records as SNS writes them, by the subscription's Lambda (the lane above picks up what it missed)."""
+
+    sink: EventSink
+
+    def decode(self, event: Mapping[str, Any]) -> LogBatch:
+        return decode_subscription_event(event)
+
+    def ingest(self, record: LogRecord, report: IngestReport) -> None:
+        ingest_log_record(self.sink, record, report)
 
 
 def _ms(moment: datetime) -> int:

@@ -7,7 +7,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sendledger.adapters import sdk
-from sendledger.providers.sns.events import LogPage, LogRecord
+from sendledger.ports.log_subscription import LogRecord
+from sendledger.providers.sns.events import LogPage
 
 LOGS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=10)
 
