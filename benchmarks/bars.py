@@ -24,6 +24,8 @@ BARS: list[tuple[str, str, float]] = [
     # v3: the traffic mix, at p95 (benchmarks/traffic.py)
     ("traffic.send.requests.p95", "<=", 2),
     ("traffic.send.wru.p95", "<=", 8),
+    # v4: a template version is read once per container (its misses once per cache period)
+    ("traffic.send.template_reads_per_send", "<=", 0.02),
     ("traffic.send_repeat_recipient.requests.p95", "<=", 2),
     ("traffic.send_repeat_recipient.wru.p95", "<=", 8),
     ("traffic.replay.requests.p95", "<=", 1),

@@ -131,7 +131,9 @@ def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
             figures += found
     finally:
         provider.close()
-    return {**summarise(played, figures), "cpu": _cpu(cpu), "fan_out": fan_out}
+    summary = summarise(played, figures)
+    summary["traffic"]["send"]["template_reads_per_send"] = player.template_reads_per_send()
+    return {**summary, "cpu": _cpu(cpu), "fan_out": fan_out}
 
 
 def _runtimes(count: int, clock: ModelClock) -> list[Any]:
@@ -156,6 +158,13 @@ class _Player:
         self.history = _runtimes(1, clock)[0]
         self.ledgers = [runtime.services.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
+        # A send's reads of a caller's template version (usecases/template_catalog.py): each
+        # container reads a version once, and a miss again after TEMPLATE_CACHE_SECONDS.
+        self.template_reads: int = 0
+        self.counted_sends: int = 0
+
+    def template_reads_per_send(self) -> float:
+        return round(self.template_reads / self.counted_sends, 4) if self.counted_sends else 0.0
 
     def play(self) -> list[Figure]:
         from sendledger.handlers import api
@@ -183,10 +192,13 @@ class _Player:
                 status, body = _call(api.lambda_handler, event, runtime)
                 _expect(status in (202, 409), request, status, body)
                 continue
-            logged = _Discard.written
+            logged, reads = _Discard.written, runtime.templates.reads
             with counting(*self.ledgers) as log:
                 status, body = _call(api.lambda_handler, event, runtime)
             logged = _Discard.written - logged
+            if request.kind is Kind.SEND:
+                self.counted_sends += 1
+                self.template_reads += runtime.templates.reads - reads
             _expect(status in (200, 202), request, status, body)
             for operation in _operations(request):
                 figure = _figure(operation, log, status, _detail(request, body))

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from sendledger.usecases.callers import CallerAdmin
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
+    from sendledger.usecases.template_catalog import TemplateCatalog
+    from sendledger.usecases.templates import TemplateLibrary
     from sendledger.usecases.webhooks import Webhook
 
 
@@ -42,6 +44,9 @@ class Runtime:
     _webhooks: dict[str, Webhook | None] = field(default_factory=dict, init=False, repr=False)
     # The admin routes' caller settings and secrets: built on their first request (tests set their own).
     caller_admin: CallerAdmin | None = None
+    # Which template a send renders (caller's, then the deployment's), its LRU built on first use.
+    catalog: TemplateCatalog | None = None
+    _library: TemplateLibrary | None = field(default=None, init=False, repr=False)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -56,6 +61,18 @@ class Runtime:
             services = self.services
             self._webhooks[provider] = build_webhook(services.settings, services.clock, self.ledger, provider)
         return self._webhooks[provider]
+
+    @property
+    def templates(self) -> TemplateCatalog:
+        if self.catalog is None:
+            self.catalog = build_catalog(self.services, self.ledger)
+        return self.catalog
+
+    def template_library(self) -> TemplateLibrary:
+        """The template routes' use cases, built on their first request (a send never needs them)."""
+        if self._library is None:
+            self._library = build_template_library(self.services, self.templates)
+        return self._library
 
     def callers(self) -> CallerAdmin:
         if self.caller_admin is None:
@@ -122,6 +139,32 @@ def simulated_carriers(settings: Settings, clock: Clock | None = None) -> Simula
     from sendledger.providers.simulated.compose import carriers_for
 
     return carriers_for(settings, clock)
+
+
+def build_catalog(services: Services, ledger: LedgerTable | None) -> TemplateCatalog:
+    """The deployment's folder (TEMPLATES_DIR, else the shipped one) and the callers' items."""
+    from sendledger.adapters.dynamodb.templates import DynamoTemplates
+    from sendledger.domain.template_folder import TemplateFolder
+    from sendledger.ports.templates import TemplatesInMemory
+    from sendledger.usecases.template_catalog import TemplateCatalog
+
+    settings = services.settings
+    return TemplateCatalog(
+        store=DynamoTemplates(ledger.table) if ledger is not None else TemplatesInMemory(),
+        deployment=TemplateFolder(settings.templates_dir or None),
+        clock=services.clock,
+        cache_seconds=settings.template_cache_seconds,
+        cache_size=settings.template_cache_size,
+    )
+
+
+def build_template_library(services: Services, catalog: TemplateCatalog) -> TemplateLibrary:
+    """Over the catalog's store and folder: what a publish writes, the next send reads."""
+    from sendledger.ports.templates import TemplatesInMemory
+    from sendledger.usecases.templates import TemplateLibrary
+
+    store = catalog.store or TemplatesInMemory()
+    return TemplateLibrary(store=store, deployment=catalog.deployment, catalog=catalog, clock=services.clock)
 
 
 def build_caller_admin(services: Services) -> CallerAdmin:

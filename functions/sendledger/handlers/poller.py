@@ -37,7 +37,8 @@ def _record_handler(record: SQSRecord, pipeline: Pipeline) -> None:
 def lambda_handler(
     event: dict[str, Any], context: LambdaContext, runtime: bootstrap.Runtime | None = None
 ) -> dict[str, Any]:
-    pipeline = (runtime or bootstrap.runtime()).pipeline
+    runtime = runtime or bootstrap.runtime()
+    pipeline = runtime.pipeline
     if "Records" in event:
         # Push mode only: the batch utility is not imported by scheduled cold starts.
         from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -55,7 +56,7 @@ def lambda_handler(
         return context.get_remaining_time_in_millis() / 1000
 
     try:
-        report = poll_cycle(pipeline, seconds_left)
+        report = poll_cycle(pipeline, seconds_left, runtime.templates)
     except CycleFailed as failed:
         emit(metrics, failed.report.metrics)
         raise

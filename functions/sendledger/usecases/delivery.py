@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain import templates
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.provider import CallResult, ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel
+from sendledger.domain.templates import Rendered
 from sendledger.ports.messages import Outcome, SendIntent, StoredResponse
 from sendledger.usecases.context import Services
 
@@ -23,12 +23,9 @@ logger = Logger(child=True)
 
 
 def deliver(
-    services: Services, message: Message, seconds_left: Callable[[], float], content: Any = None
+    services: Services, message: Message, seconds_left: Callable[[], float], rendered: Rendered
 ) -> ProviderResponse:
-    """Send through the message's own provider: the one its intent recorded, for every attempt."""
-    rendered = content or templates.render(
-        message.template.id, message.template.version, message.channel, message.params or {}
-    )
+    """Send `rendered` through the message's own provider: the one its intent recorded, for every attempt."""
     email, sms = _carriers(services, message)
     if (email if message.channel is Channel.EMAIL else sms) is None:
         # Disabled since the intent: nothing was sent; the message waits (pending) until it is back.

@@ -18,6 +18,7 @@ from sendledger.usecases.due_report import Counter
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.resends import retry_pending
 from sendledger.usecases.resolve_unknown import resolve_unknown
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 
 logger = Logger(child=True)
 
@@ -26,7 +27,9 @@ BATCH = 100
 SAFETY_SECONDS = 8.0
 
 
-def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
+def resolve_due_work(
+    pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter, catalog: TemplateCatalog = SHIPPED
+) -> None:
     now = pipeline.services.clock.now()
     due_work = pipeline.due_work
     for item in due_work.items(DueKind.INFLIGHT, now, BATCH):
@@ -36,11 +39,11 @@ def resolve_due_work(pipeline: Pipeline, seconds_left: Callable[[], float], repo
     for item in due_work.items(DueKind.UNKNOWN, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
-        resolve_unknown(pipeline, item.message_id, seconds_left, report)
+        resolve_unknown(pipeline, item.message_id, seconds_left, report, catalog)
     for item in due_work.items(DueKind.PENDING, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
-        retry_pending(pipeline, item.message_id, seconds_left, report)
+        retry_pending(pipeline, item.message_id, seconds_left, report, catalog)
 
 
 def expire_lease(pipeline: Pipeline, message_id: str, report: Counter) -> None:

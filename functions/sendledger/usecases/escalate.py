@@ -26,6 +26,7 @@ from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.results import Replayed
 from sendledger.usecases.send import send_message
 from sendledger.usecases.send_command import SendCommand
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 from sendledger.usecases.views import message_view
 
 logger = Logger(child=True)
@@ -43,23 +44,30 @@ class Counter(Protocol):
     def bump(self, what: str) -> None: ...
 
 
-def run_escalations(pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter) -> None:
+def run_escalations(
+    pipeline: Pipeline, seconds_left: Callable[[], float], report: Counter, catalog: TemplateCatalog = SHIPPED
+) -> None:
     due_work, now = pipeline.due_work, pipeline.services.clock.now()
     for item in due_work.items(DueKind.ESCALATION, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
-        escalate_message(pipeline, item, seconds_left, report, early=False)
+        escalate_message(pipeline, item, seconds_left, report, early=False, catalog=catalog)
     for item in due_work.items(DueKind.OUTCOME, now, BATCH):
         if seconds_left() < SAFETY_SECONDS:
             return
         # A message that failed for good before its deadline (set by the event apply).
         if item.escalates:
-            escalate_message(pipeline, item, seconds_left, report, early=True)
+            escalate_message(pipeline, item, seconds_left, report, early=True, catalog=catalog)
         due_work.clear(item.message_id, DueKind.OUTCOME, receipt_id=item.receipt_id, on_receipt=item.on_receipt)
 
 
 def escalate_message(
-    pipeline: Pipeline, item: DueItem, seconds_left: Callable[[], float], report: Counter, early: bool
+    pipeline: Pipeline,
+    item: DueItem,
+    seconds_left: Callable[[], float],
+    report: Counter,
+    early: bool,
+    catalog: TemplateCatalog = SHIPPED,
 ) -> None:
     services, timers = pipeline.services, pipeline.escalation_timers
     now = services.clock.now()
@@ -90,7 +98,7 @@ def escalate_message(
         "deadline_seconds": escalation.deadline_seconds,
     }
     if escalation.fallback:
-        evidence.update(_send_fallback(pipeline, message, item, escalation, seconds_left))
+        evidence.update(_send_fallback(pipeline, message, item, escalation, seconds_left, catalog))
     entry = HistoryEntry(at=now, type=HistoryType.ESCALATED, state=MessageState.ESCALATED, evidence=evidence, step=4)
     receipt_id = message.provider_message_id if message.channel is Channel.SMS else None
     timers.finish(message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id)
@@ -120,6 +128,7 @@ def _send_fallback(
     item: DueItem,
     escalation: Escalation,
     seconds_left: Callable[[], float],
+    catalog: TemplateCatalog,
 ) -> dict[str, Any]:
     step = escalation.next_step()
     assert step is not None  # the caller sends a fallback only when there is one
@@ -143,9 +152,10 @@ def _send_fallback(
         # A fallback on the same channel goes through the provider its parent was carried by.
         provider=message.provider if fallback.channel is message.channel else None,
         test=message.test,  # a test caller's chain stays simulated whatever its settings say now
+        pinned=True,  # the parent's words: its version and locale, retired since or not
     )
     try:
-        result = send_message(pipeline.services, command, seconds_left)
+        result = send_message(pipeline.services, command, seconds_left, catalog)
     except DomainError as exc:
         # A fallback the template cannot serve (e.g. no SMS variant): escalate without it.
         logger.error("fallback not sendable", extra={"message_id": message.message_id, "error": exc.detail})

@@ -15,8 +15,9 @@ from sendledger.domain import ids, test_mode
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
-from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
+from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, template_evidence
 from sendledger.domain.recipients import Recipient, fingerprint_of
+from sendledger.domain.template_versions import TemplateVersion
 from sendledger.domain.values import value
 from sendledger.ports.messages import Expectations, IdempotencyRecord, LastSendCondition, SendIntent, StoredResponse
 from sendledger.ports.resets import ResetRecord
@@ -213,13 +214,17 @@ def new_message(
     )
 
 
-def first_entry(message: Message, recipient: Recipient, now: datetime, flags: FlagDecision) -> HistoryEntry:
+def first_entry(
+    message: Message, recipient: Recipient, now: datetime, flags: FlagDecision, version: TemplateVersion
+) -> HistoryEntry:
     return HistoryEntry(
         at=now,
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
-            "recipient": fingerprint_of(message.recipient_key),  # template and category are the message's own
+            "recipient": fingerprint_of(message.recipient_key),  # the category is the message's own
+            # Which words went out: the version's hash, never the rendered text (a reset link).
+            "template": template_evidence(message.template, version),
             **flags.evidence(),
             **({"test": True} if message.test else {}),  # only when true: the item's size
         },

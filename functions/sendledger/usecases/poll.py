@@ -24,6 +24,7 @@ from sendledger.ports.providers import EventLane
 from sendledger.usecases import due_work, escalate
 from sendledger.usecases.due_report import Since
 from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 
 logger = Logger(child=True)
 
@@ -80,7 +81,10 @@ class CycleFailed(Exception):
         self.report = report
 
 
-def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleReport:
+def poll_cycle(
+    pipeline: Pipeline, seconds_left: Callable[[], float], catalog: TemplateCatalog = SHIPPED
+) -> CycleReport:
+    """One cycle; `catalog` renders resends and fallbacks (the deployment's runtime passes the table's)."""
     services = pipeline.services
     started = services.clock.now()
     report = CycleReport(started_at=started)
@@ -110,8 +114,8 @@ def poll_cycle(pipeline: Pipeline, seconds_left: Callable[[], float]) -> CycleRe
 
     for lane in pipeline.lanes:
         step(lane.name, lane_step(lane))
-    step("due_work", lambda: due_work.resolve_due_work(pipeline, seconds_left, report))
-    step("escalation", lambda: escalate.run_escalations(pipeline, seconds_left, report))
+    step("due_work", lambda: due_work.resolve_due_work(pipeline, seconds_left, report, catalog))
+    step("escalation", lambda: escalate.run_escalations(pipeline, seconds_left, report, catalog))
     step("metrics", lambda: _cycle_metrics(pipeline, report))
     logger.info(
         "poll cycle",

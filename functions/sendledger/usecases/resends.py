@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain import templates
 from sendledger.domain.callers import CallerId
 from sendledger.domain.messages import (
     DueKind,
@@ -26,13 +27,20 @@ from sendledger.usecases.due_report import Counter
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.resets import send_reset_mail
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 
 logger = Logger(child=True)
 
 S = MessageState
 
 
-def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
+def retry_pending(
+    pipeline: Pipeline,
+    message_id: str,
+    seconds_left: Callable[[], float],
+    report: Counter,
+    catalog: TemplateCatalog = SHIPPED,
+) -> None:
     services, due_work = pipeline.services, pipeline.due_work
     now = services.clock.now()
     message = services.messages.get(message_id)
@@ -40,7 +48,7 @@ def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[]
         due_work.clear(message_id, DueKind.PENDING)
         return
     if message.state in (S.PENDING, S.RETRY):
-        resend(pipeline, message, seconds_left, report)
+        resend(pipeline, message, seconds_left, report, catalog)
         return
     if message.state is S.SENDING:
         # A resend crashed between its intent and its outcome: what happened is unknown.
@@ -51,13 +59,21 @@ def retry_pending(pipeline: Pipeline, message_id: str, seconds_left: Callable[[]
     due_work.clear(message_id, DueKind.PENDING)
 
 
-def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter) -> None:
-    """Send a message proven not accepted again: same message id, suppression re-checked."""
+def resend(
+    pipeline: Pipeline,
+    message: Message,
+    seconds_left: Callable[[], float],
+    report: Counter,
+    catalog: TemplateCatalog = SHIPPED,
+) -> None:
+    """Send a message proven not accepted again: same message id, suppression re-checked, the
+    words its first send rendered (the version and locale it recorded, retired or not)."""
     services = pipeline.services
     now = services.clock.now()
     if message.reset_account_id:
-        _resend_reset(pipeline, message, seconds_left, report, now)
+        _resend_reset(pipeline, message, seconds_left, report, now, catalog)
         return
+    version = catalog.recorded(CallerId(message.owner or ""), message.template)
     attempt = message.attempt + 1
     entry = HistoryEntry(
         at=now,
@@ -87,7 +103,8 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
         report.bump("resend_moved_on", message.message_id)
         return
     message.state, message.attempt = S.SENDING, attempt
-    response = deliver(services, message, seconds_left)
+    content = templates.render(version, message.channel, message.params or {}, message.template.locale)
+    response = deliver(services, message, seconds_left, content)
     intent = SendIntent(
         message=message,
         first_entry=entry,
@@ -100,7 +117,12 @@ def resend(pipeline: Pipeline, message: Message, seconds_left: Callable[[], floa
 
 
 def _resend_reset(
-    pipeline: Pipeline, message: Message, seconds_left: Callable[[], float], report: Counter, now: datetime
+    pipeline: Pipeline,
+    message: Message,
+    seconds_left: Callable[[], float],
+    report: Counter,
+    now: datetime,
+    catalog: TemplateCatalog,
 ) -> None:
     services, due_work = pipeline.services, pipeline.due_work
     assert message.reset_account_id is not None
@@ -130,7 +152,7 @@ def _resend_reset(
         report.bump("reset_mail_cancelled", message.message_id)
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
-    report.bump(send_reset_mail(services, record, seconds_left).value, message.message_id)
+    report.bump(send_reset_mail(services, record, seconds_left, catalog).value, message.message_id)
 
 
 def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:

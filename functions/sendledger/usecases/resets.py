@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
@@ -22,6 +23,12 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
+from sendledger.domain.template_versions import (
+    RESET_LINK_PARAM,
+    RESET_TEMPLATE_ID,
+    RESET_WINDOW_PARAM,
+    TemplateVersion,
+)
 from sendledger.ports.messages import Expectations, Outcome, SendIntent
 from sendledger.ports.resets import Replacement, ResetRecord
 from sendledger.usecases.context import Services
@@ -29,10 +36,13 @@ from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.intents import LEASE_SECONDS, ActiveReset, commit_with_eligibility, first_entry, new_message
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
 from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
+
+if TYPE_CHECKING:
+    from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
-RESET_TEMPLATE = Template("password-reset", "1")
 UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 # Sends that certainly did not reach the provider: the reset may be re-armed and resent.
 PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
@@ -50,7 +60,13 @@ class ResetMail(StrEnum):
 
 
 def request_reset(
-    services: Services, caller: CallerId, account_id: str, email: str, provider: str | None = None
+    services: Services,
+    caller: CallerId,
+    account_id: str,
+    email: str,
+    provider: str | None = None,
+    locale: str | None = None,
+    catalog: TemplateCatalog = SHIPPED,
 ) -> ResetRequested:
     """Record the reset and its mail as due work; the poller mints the token and sends it.
 
@@ -60,10 +76,17 @@ def request_reset(
     replaced: its token stops being valid in the same write, the new address gets a new reset.
     """
     recipient = parse_recipient(Channel.EMAIL, email, field="email")
+    resolved = catalog.reset_version(caller)
+    template = Template(
+        RESET_TEMPLATE_ID,
+        resolved.version.version,
+        locale=templates.used_locale(resolved.version, Channel.EMAIL, locale),
+        owner=resolved.owner,
+    )
     command = SendCommand(
         Channel.EMAIL,
         recipient.address,
-        RESET_TEMPLATE,
+        template,
         {},
         "security",
         caller=caller,
@@ -74,7 +97,7 @@ def request_reset(
     command = replace(command, test=test_mode_for(services, command))
     replacing: ResetRecord | None = None
     for _ in range(MAX_REPLACEMENTS):
-        intent = _reset_intent(services, command, account_id, recipient, replacing, flags)
+        intent = _reset_intent(services, command, account_id, recipient, replacing, flags, resolved.version)
         committed = commit_with_eligibility(services, intent, flags)
         if not isinstance(committed, ActiveReset):
             assert intent.reset is not None
@@ -93,6 +116,7 @@ def _reset_intent(
     recipient: Recipient,
     replacing: ResetRecord | None,
     flags: FlagDecision,
+    version: TemplateVersion,
 ) -> SendIntent:
     settings, now = services.settings, services.clock.now()
     window = timedelta(seconds=settings.reset_window_seconds)
@@ -131,7 +155,7 @@ def _reset_intent(
             step=END_STEP,
         )
         replaces = Replacement(replacing, note)
-    entry = first_entry(message, recipient, now, flags)
+    entry = first_entry(message, recipient, now, flags, version)
     return SendIntent(
         message=message,
         first_entry=replace(
@@ -149,7 +173,9 @@ def _reset_intent(
     )
 
 
-def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Callable[[], float]) -> ResetMail:
+def send_reset_mail(
+    services: Services, record: ResetRecord, seconds_left: Callable[[], float], catalog: TemplateCatalog = SHIPPED
+) -> ResetMail:
     """The poller's half: mint a token, swap its hash into the reset, send — same reset id.
 
     Runs for the first mail and again only when the previous one is proven not accepted; the
@@ -188,7 +214,9 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
         lease_until=lease_until,
         expectations=Expectations(),
     )
-    response = deliver(services, message, seconds_left, _content(services.settings.reset_url_template, token))
+    version = catalog.recorded(CallerId(record.owner), message.template)
+    content = _content(version, message.template.locale, services.settings, token)
+    response = deliver(services, message, seconds_left, content)
     record_provider_outcome(services, intent, response)
     mailed = ResetMail.SENT if first else ResetMail.RESENT
     logger.info(
@@ -198,10 +226,15 @@ def send_reset_mail(services: Services, record: ResetRecord, seconds_left: Calla
     return mailed
 
 
-def _content(url_template: str, token: str) -> templates.Rendered:
-    return templates.render(
-        RESET_TEMPLATE.id, RESET_TEMPLATE.version, Channel.EMAIL, {"reset_link": tokens.reset_link(url_template, token)}
-    )
+def _content(version: TemplateVersion, locale: str | None, settings: Settings, token: str) -> templates.Rendered:
+    """The reset mail: the link, and the window in words where the template says it
+    (RESET_WINDOW_SECONDS, so the mail never promises a lifetime the token does not have)."""
+    offered = {
+        RESET_LINK_PARAM: tokens.reset_link(settings.reset_url_template, token),
+        RESET_WINDOW_PARAM: tokens.window_words(settings.reset_window_seconds),
+    }
+    params = {name: text for name, text in offered.items() if name in version.params}
+    return templates.render(version, Channel.EMAIL, params, locale)
 
 
 def _reset_reply(record: ResetRecord) -> ResetRequested:

@@ -32,13 +32,20 @@ from sendledger.usecases.due_report import Counter, Since
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.resends import resend
 from sendledger.usecases.send_command import source_for
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 
 logger = Logger(child=True)
 
 S = MessageState
 
 
-def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[[], float], report: Counter) -> None:
+def resolve_unknown(
+    pipeline: Pipeline,
+    message_id: str,
+    seconds_left: Callable[[], float],
+    report: Counter,
+    catalog: TemplateCatalog = SHIPPED,
+) -> None:
     services, due_work = pipeline.services, pipeline.due_work
     settings, now = services.settings, services.clock.now()
     message = services.messages.get(message_id)
@@ -83,7 +90,7 @@ def resolve_unknown(pipeline: Pipeline, message_id: str, seconds_left: Callable[
         logger.info("unknown send: absence proven, resending with the same message id", extra=log)
         message.state = S.RETRY
         report.bump("absence_proven", message_id)
-        resend(pipeline, message, seconds_left, report)
+        resend(pipeline, message, seconds_left, report, catalog)
         return
     if now - message.created_at > timedelta(seconds=settings.unknown_max_age_seconds):
         entry = HistoryEntry(

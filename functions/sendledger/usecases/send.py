@@ -9,14 +9,22 @@ key's message item and its stored answer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from sendledger.domain import idempotency, ids, templates
-from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
+from sendledger.domain.callers import CallerId
+from sendledger.domain.errors import (
+    DependencyUnavailable,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
+    TemplateRetired,
+)
 from sendledger.domain.flags import FlagDecision
-from sendledger.domain.messages import Message
+from sendledger.domain.messages import Message, Template
 from sendledger.domain.recipients import Recipient, parse_recipient
+from sendledger.domain.template_versions import TemplateVersion
 from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
 from sendledger.usecases.context import Services
 from sendledger.usecases.delivery import deliver, record_provider_outcome
@@ -31,29 +39,37 @@ from sendledger.usecases.intents import (
 )
 from sendledger.usecases.results import Accepted, Replayed, SendResult
 from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
+from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 from sendledger.usecases.views import message_view
 
 IN_FLIGHT = "a request with this Idempotency-Key is still in flight"
 
 
-def send_message(services: Services, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
+def send_message(
+    services: Services,
+    command: SendCommand,
+    seconds_left: Callable[[], float],
+    catalog: TemplateCatalog = SHIPPED,
+) -> SendResult:
     recipient = parse_recipient(command.channel, command.to)
-    templates.check(command.template.id, command.template.version, command.channel, command.params)
+    try:
+        version, command = _template_of(catalog, command)
+    except TemplateRetired:
+        earlier = _sent_before_retirement(services, command)
+        if earlier is None:
+            raise
+        return earlier
+    templates.check(version, command.channel, command.params)
     for step, fallback in enumerate(command.escalation.fallback if command.escalation else ()):
         # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
         field = f"escalation.fallback.{step}"
         parse_recipient(fallback.channel, fallback.to, field=f"{field}.to")
-        templates.check(
-            command.template.id,
-            command.template.version,
-            fallback.channel,
-            command.params,
-            channel_field=f"{field}.channel",
-        )
+        templates.check(version, fallback.channel, command.params, channel_field=f"{field}.channel")
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.caller, key)
     flags = flags_for(services, command, recipient.channel)
-    intent = _build_intent(services, command, recipient, scoped, flags, test=test_mode_for(services, command))
+    test = test_mode_for(services, command)
+    intent = _build_intent(services, command, recipient, scoped, flags, version, test=test)
     committed = commit_with_eligibility(services, intent, flags)
     if isinstance(committed, KeyTaken):
         return _replay(services, intent, committed.record)
@@ -61,8 +77,34 @@ def send_message(services: Services, command: SendCommand, seconds_left: Callabl
         raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
     if not isinstance(committed, Committed):
         return _accepted(services, intent.message)  # decided without a send (suppressed, deferred)
-    response = deliver(services, intent.message, seconds_left)
+    content = templates.render(version, command.channel, command.params, command.template.locale)
+    response = deliver(services, intent.message, seconds_left, content)
     return _accepted(services, record_provider_outcome(services, intent, response))
+
+
+def _sent_before_retirement(services: Services, command: SendCommand) -> Replayed | None:
+    """A retry of a send made before its version was retired: that message, as a replay (one
+    GetItem, on this path only); a new key gets the refusal."""
+    key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
+    message = services.messages.get(ids.keyed_message_id(idempotency.scoped_key(command.caller, key)))
+    if message is None or (message.template.id, message.template.version) != (
+        command.template.id,
+        command.template.version,
+    ):
+        return None
+    return Replayed(message_view(message, services.settings))
+
+
+def _template_of(catalog: TemplateCatalog, command: SendCommand) -> tuple[TemplateVersion, SendCommand]:
+    """The version the send renders, and the command naming it as the message records it
+    (whose version, and the locale its channel's words are in)."""
+    owner = CallerId(command.owner or command.caller)
+    if command.pinned:
+        return catalog.recorded(owner, command.template), command
+    resolved = catalog.for_send(owner, command.template.id, command.template.version)
+    locale = templates.used_locale(resolved.version, command.channel, command.locale)
+    template = Template(command.template.id, command.template.version, locale=locale, owner=resolved.owner)
+    return resolved.version, replace(command, template=template)
 
 
 def _accepted(services: Services, message: Message) -> Accepted:
@@ -92,6 +134,7 @@ def _build_intent(
     recipient: Recipient,
     scoped_key: str,
     flags: FlagDecision,
+    version: TemplateVersion,
     *,
     test: bool,
 ) -> SendIntent:
@@ -106,7 +149,7 @@ def _build_intent(
     )
     return SendIntent(
         message=message,
-        first_entry=first_entry(message, recipient, now, flags),
+        first_entry=first_entry(message, recipient, now, flags, version),
         lease_until=now + timedelta(seconds=LEASE_SECONDS),
         expectations=Expectations(),
         idempotency_key=scoped_key,
@@ -126,4 +169,5 @@ def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str
         "escalation": command.escalation.as_json() if command.escalation else None,
         # Only when given: the fingerprints of keys used before the pin existed stay the same.
         **({"provider": command.provider} if command.provider else {}),
+        **({"locale": command.locale} if command.locale else {}),
     }
