@@ -25,7 +25,7 @@ from sendledger_client.callers_cli import callers
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
 from sendledger_client.conformance import conformance
 from sendledger_client.errors import DeadlineExceeded, NoAnswer, NotConfigured, ProblemError
-from sendledger_client.templates_cli import templates
+from sendledger_client.templates_cli import parse_params, templates
 from sendledger_client.transport import checked_endpoint, is_local
 
 CSV_COLUMNS = (
@@ -154,18 +154,12 @@ def send(
     locale: str | None,
 ) -> None:
     """Send one message (POST /v1/messages)."""
-    values = {}
-    for param in params:
-        name, sep, value = param.partition("=")
-        if not sep:
-            raise click.BadParameter(f"{param!r} is not NAME=VALUE", param_hint="--param")
-        values[name] = value
     view = ctx.client.send(
         channel,
         to,
         template_id,
         template_version,
-        values,
+        parse_params(params),
         category=category,
         event_id=event_id,
         idempotency_key=idempotency_key,

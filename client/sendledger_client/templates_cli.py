@@ -97,6 +97,7 @@ def retire(obj: Any, template_id: str, version: str) -> None:
 
 
 def parse_params(params: tuple[str, ...]) -> dict[str, str]:
+    """`--param NAME=VALUE` options (a send's, a preview's) as the params object."""
     values = {}
     for param in params:
         name, sep, value = param.partition("=")

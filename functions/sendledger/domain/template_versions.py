@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Mapping
 from enum import StrEnum
-from html.parser import HTMLParser
 from string import Template as StringTemplate
 from typing import Any
 
@@ -305,29 +304,31 @@ def placeholders(text: str) -> tuple[set[str], bool]:
     return names, malformed
 
 
-class _Balance(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.open: list[str] = []
-        self.problem: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in VOID_ELEMENTS:
-            self.open.append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in VOID_ELEMENTS or self.problem:
-            return
-        if not self.open or self.open[-1] != tag:
-            expected = f"</{self.open[-1]}>" if self.open else "no closing tag"
-            self.problem = f"unbalanced HTML: </{tag}> where {expected} was due"
-            return
-        self.open.pop()
-
-
 def unbalanced_html(html: str) -> str | None:
     """Why the HTML's elements do not nest (None: they do). Void elements need no end tag."""
-    parser = _Balance()
+    # Imported here: only a publish checks HTML, never a send's cold start.
+    from html.parser import HTMLParser
+
+    class Balance(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.open: list[str] = []
+            self.problem: str | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag not in VOID_ELEMENTS:
+                self.open.append(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in VOID_ELEMENTS or self.problem:
+                return
+            if not self.open or self.open[-1] != tag:
+                expected = f"</{self.open[-1]}>" if self.open else "no closing tag"
+                self.problem = f"unbalanced HTML: </{tag}> where {expected} was due"
+                return
+            self.open.pop()
+
+    parser = Balance()
     parser.feed(html)
     parser.close()
     if parser.problem:
