@@ -34,7 +34,7 @@ from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredRespo
 
 RESPONSE = "response"
 TEST = "test"  # a test caller's message (domain/test_mode.py)
-TEMPLATE_LOCALE, TEMPLATE_OWNER = "template_locale", "template_owner"  # written only when not the default
+TEMPLATE_LOCALE, TEMPLATE_OWNER = history.TEMPLATE_LOCALE, history.TEMPLATE_OWNER
 BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
 # Its time is milliseconds after the message's creation ("d"); items from before kept it whole ("u").
@@ -102,8 +102,8 @@ def message_fields(message: Message) -> dict[str, Any]:
     return {
         "channel": message.channel.value,
         "recipient": message.to,
-        "template_id": message.template.id,
-        "template_version": message.template.version,
+        history.TEMPLATE_ID: message.template.id,
+        history.TEMPLATE_VERSION: message.template.version,
         # Only when not the default: a deployment template's send keeps its item size.
         TEMPLATE_LOCALE: message.template.locale,
         TEMPLATE_OWNER: message.template.owner.value if message.template.owner is TemplateOwner.CALLER else None,
