@@ -114,9 +114,9 @@ class Tunables(BaseModel):
     admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
     # How long a container keeps the feature flags it read (either store) before reading again.
     flags_cache_seconds: int = Field(60, ge=1, le=3600, validation_alias=names.ENV_FLAGS_CACHE_SECONDS)
-    # A template version never changes, so a container keeps what it read (an LRU of this many
-    # versions); what may change, a version's retirement and a caller's new version shadowing
-    # the deployment's, reaches a warm container within TEMPLATE_CACHE_SECONDS.
+    # A template version never changes, so a container keeps the words it read (an LRU of this
+    # many); each caller's list of versions is read again after TEMPLATE_CACHE_SECONDS, so a
+    # retirement or a caller's version shadowing the deployment's reaches a warm container then.
     template_cache_seconds: int = Field(300, ge=1, le=3600, validation_alias=names.ENV_TEMPLATE_CACHE_SECONDS)
     template_cache_size: int = Field(512, ge=1, le=100_000, validation_alias=names.ENV_TEMPLATE_CACHE_SIZE)
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those

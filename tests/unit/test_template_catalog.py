@@ -35,11 +35,12 @@ def test_a_version_costs_one_read_the_first_time_and_none_after(world):
     for _ in range(50):
         assert catalog.for_send(A, "welcome", "1").owner is TemplateOwner.CALLER
         clock.advance(1)
-    assert store.gets == 1
-    # Past the TTL the version is read again for its retirement only (the words never change).
+    assert (store.lists, store.gets) == (1, 1)  # the caller's listing, then the words
+    # Past the TTL the listing is read again (a retirement may be there); the words never change.
     clock.advance(3600)
     catalog.for_send(A, "welcome", "1")
-    assert store.gets == 2
+    assert (store.lists, store.gets) == (2, 1)
+    assert catalog.reads == 3
 
 
 def test_the_cache_is_bounded_and_evicts_the_least_recently_used(world):
@@ -49,8 +50,9 @@ def test_the_cache_is_bounded_and_evicts_the_least_recently_used(world):
     catalog.for_send(A, "one", "1")
     catalog.for_send(A, "two", "1")
     catalog.for_send(A, "one", "1")  # "one" is now the most recent
-    catalog.for_send(A, "three", "1")  # evicts "two"
+    catalog.for_send(A, "three", "1")  # evicts "two"'s words
     reads = store.gets
+    assert reads == 3
     catalog.for_send(A, "one", "1")
     assert store.gets == reads
     catalog.for_send(A, "two", "1")
@@ -67,11 +69,12 @@ def test_callers_resolve_their_own_first_then_the_deployments(world):
         catalog.for_send(B, "welcome", "1")
 
 
-def test_a_miss_that_the_deployment_answers_is_remembered_for_the_ttl_only(world):
+def test_a_deployment_template_costs_the_callers_listing_once_per_ttl(world):
     clock, store, catalog = world
     catalog.for_send(A, "alert", "1")
-    catalog.for_send(A, "alert", "1")
-    assert store.gets == 1
+    catalog.for_send(A, "notice", "1")
+    catalog.reset_version(A)
+    assert (store.lists, store.gets, catalog.reads) == (1, 0, 1)
     store.put_new(StoredVersion(A, version("alert", "1", "Mine"), clock.now()))  # published elsewhere
     clock.advance(61)
     assert catalog.for_send(A, "alert", "1").owner is TemplateOwner.CALLER
@@ -99,3 +102,15 @@ def test_retired_refuses_new_sends_but_renders_the_recorded_version(world):
     store.put_new(StoredVersion(A, version("alert", "1", "Mine"), clock.now()))
     shared = catalog.recorded(A, Template("alert", "1"))
     assert shared.params == ("summary",)
+
+
+def test_the_reset_mail_is_the_callers_latest_live_version(world):
+    clock, store, catalog = world
+    assert catalog.reset_version(A).owner is TemplateOwner.DEPLOYMENT
+    for number in ("2", "10", "9"):
+        body = {"params": ["reset_link"], "email": {"subject": f"v{number}", "text": "${reset_link}"}}
+        parsed = parse_version("password-reset", number, body).version
+        assert parsed is not None
+        catalog.published(StoredVersion(A, parsed, clock.now()))  # published through this container
+    assert catalog.reset_version(A).version.version == "10"  # numbers compare as numbers
+    assert catalog.reset_version(B).owner is TemplateOwner.DEPLOYMENT  # B never published one

@@ -84,7 +84,7 @@ class TemplatesInMemory:
 
     def __init__(self) -> None:
         self._items: dict[tuple[CallerId, str, str], StoredVersion] = {}
-        self.gets = 0
+        self.gets = self.lists = 0  # requests a table would have answered
 
     def get(self, owner: CallerId, template_id: str, version: str) -> StoredVersion | None:
         self.gets += 1
@@ -99,6 +99,7 @@ class TemplatesInMemory:
         return existing
 
     def versions(self, owner: CallerId, template_id: str | None = None) -> list[VersionSummary]:
+        self.lists += 1
         return [
             stored.summary()
             for (who, found_id, _), stored in sorted(self._items.items())

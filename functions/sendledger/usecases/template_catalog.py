@@ -1,11 +1,14 @@
 """Which template version a send renders: the caller's own, else the deployment's.
 
-A version never changes once published, so a container keeps each version it read (a bounded
-LRU): a send costs no request once the container has the version, and one strongly consistent
-GetItem the first time. Two things may change and reach a warm container within
-`cache_seconds`: a version's retirement (re-read after that long) and a caller's new version
-shadowing the deployment's of the same id and version (a miss is remembered that long, only
-where the deployment has the version; any other miss is a refused send and is not kept).
+A container keeps, per caller, the list of the versions it published (one Query of small
+attributes, never the words) for `cache_seconds`, and the words of each caller's version it
+read for as long as it lives (a version never changes; a bounded LRU). So a send of a
+deployment template costs no request once the container listed its caller, a send of the
+caller's own version one GetItem the first time and none after, and the reset mail's choice
+comes from the same list. What may change reaches a warm container within `cache_seconds`: a
+retirement, and a caller's new version shadowing the deployment's of the same id and version.
+A version that is neither listed nor the deployment's is looked for directly (one GetItem,
+never remembered when absent): a push is seen by the very next send, whichever container.
 A resend or an escalation renders the version its first send recorded (owner and locale),
 retired or not: the words of one message never change between attempts.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from sendledger.domain.callers import CallerId
@@ -22,7 +26,7 @@ from sendledger.domain.errors import TemplateRetired, UnknownTemplate
 from sendledger.domain.messages import Template
 from sendledger.domain.template_versions import RESET_TEMPLATE_ID, TemplateOwner, TemplateVersion
 from sendledger.domain.values import value
-from sendledger.ports.templates import DeploymentTemplates, StoredVersion, TemplateStore
+from sendledger.ports.templates import DeploymentTemplates, StoredVersion, TemplateStore, VersionSummary
 
 
 @value
@@ -32,14 +36,10 @@ class Resolved:
 
 
 @value
-class _Entry:
-    stored: StoredVersion | None  # None: the caller has no such version (a remembered miss)
-    read_at: datetime
+class _Listing:
+    """A caller's published versions, by (id, version), as read at `read_at`."""
 
-
-@value
-class _Choice:
-    version: str | None  # the caller's reset version (None: it has none, the deployment's is used)
+    versions: Mapping[tuple[str, str], VersionSummary]
     read_at: datetime
 
 
@@ -63,21 +63,21 @@ class TemplateCatalog:
         self.clock = clock
         self.ttl = timedelta(seconds=cache_seconds)
         self.size = cache_size
-        self.reads = 0  # GetItem requests made (the bench divides them by the sends)
-        self._cache: OrderedDict[tuple[CallerId, str, str], _Entry] = OrderedDict()
-        self._reset_choice: dict[tuple[CallerId, str, str], _Choice] = {}
+        self.reads = 0  # requests made, Query and GetItem (the bench divides them by the sends)
+        self._words: OrderedDict[tuple[CallerId, str, str], StoredVersion] = OrderedDict()
+        self._listings: OrderedDict[CallerId, _Listing] = OrderedDict()
 
     def for_send(self, caller: CallerId, template_id: str, version: str) -> Resolved:
         """The version a new send uses; UnknownTemplate or TemplateRetired when it cannot."""
-        own = self._caller_version(caller, template_id, version, fallback=self.deployment.get(template_id, version))
-        if own is not None:
-            if own.retired_at is not None:
+        shared = self.deployment.get(template_id, version)
+        listed = self._listed(caller, template_id, version, shared is not None)
+        if listed is not None:
+            if listed.retired_at is not None:
                 raise TemplateRetired(
                     f"template {template_id!r} version {version!r} is retired: publish a new version",
                     [{"field": "template.version", "message": "retired"}],
                 )
-            return Resolved(own.version, TemplateOwner.CALLER)
-        shared = self.deployment.get(template_id, version)
+            return Resolved(self._words_of(caller, template_id, version).version, TemplateOwner.CALLER)
         if shared is None:
             raise UnknownTemplate(
                 f"no template {template_id!r} version {version!r}",
@@ -87,19 +87,16 @@ class TemplateCatalog:
 
     def reset_version(self, caller: CallerId) -> Resolved:
         """The reset mail a caller's request uses: its own latest `password-reset` version that
-        is not retired, else the deployment's latest. The choice is kept `cache_seconds`."""
-        key, now = (caller, RESET_TEMPLATE_ID, ""), self.clock.now()
-        entry = self._reset_choice.get(key)
-        if entry is None or not self._fresh(entry, now):
-            choice = None
-            if self.store is not None:
-                self.reads += 1
-                live = [s for s in self.store.versions(caller, RESET_TEMPLATE_ID) if s.retired_at is None]
-                choice = max(live, key=lambda summary: version_order(summary.version)) if live else None
-            entry = _Choice(choice.version if choice else None, now)
-            self._reset_choice[key] = entry
-        if entry.version is not None:
-            return self.for_send(caller, RESET_TEMPLATE_ID, entry.version)
+        is not retired (from the caller's listing), else the deployment's latest."""
+        if self.store is not None:
+            live = [
+                summary
+                for (template_id, _), summary in self._listing(caller).versions.items()
+                if template_id == RESET_TEMPLATE_ID and summary.retired_at is None
+            ]
+            if live:
+                latest = max(live, key=lambda summary: version_order(summary.version))
+                return self.for_send(caller, RESET_TEMPLATE_ID, latest.version)
         shared = [found for found in self.deployment.all() if found.id == RESET_TEMPLATE_ID]
         if not shared:
             raise UnknownTemplate(f"this deployment has no {RESET_TEMPLATE_ID} template")
@@ -108,60 +105,78 @@ class TemplateCatalog:
     def recorded(self, caller: CallerId, template: Template) -> TemplateVersion:
         """The version a message recorded (its owner's), retired or not: a resend's, a fallback's."""
         if template.owner is TemplateOwner.CALLER:
-            own = self._caller_version(caller, template.id, template.version, fallback=None, retirement=False)
-            if own is not None:
-                return own.version
+            if self.store is not None and (
+                (caller, template.id, template.version) in self._words
+                or self._read(caller, template.id, template.version) is not None
+            ):
+                return self._words_of(caller, template.id, template.version).version
         else:
             shared = self.deployment.get(template.id, template.version)
             if shared is not None:
                 return shared
         raise UnknownTemplate(f"the {template.owner} template {template.id!r} v{template.version} is gone")
 
-    def _caller_version(
-        self,
-        caller: CallerId,
-        template_id: str,
-        version: str,
-        *,
-        fallback: TemplateVersion | None,
-        retirement: bool = True,
-    ) -> StoredVersion | None:
-        """The caller's version, from the cache when it answers what is asked: the words never
-        change; its retirement (`retirement`) and a remembered miss are good for the TTL."""
-        if self.store is None:
-            return None
-        key, now = (caller, template_id, version), self.clock.now()
-        entry = self._cache.get(key)
-        if entry is not None and (self._fresh(entry, now) or _settled(entry, retirement)):
-            self._cache.move_to_end(key)
-            return entry.stored
-        self.reads += 1
-        stored = self.store.get(caller, template_id, version)
-        if stored is not None or fallback is not None:
-            self.remember(key, _Entry(stored, now))
-        return stored
-
-    def _fresh(self, entry: _Entry | _Choice, now: datetime) -> bool:
-        # A clock that went back counts as stale, as the caller settings' cache does.
-        return timedelta(0) <= now - entry.read_at < self.ttl
-
-    def remember(self, key: tuple[CallerId, str, str], entry: _Entry) -> None:
-        self._cache[key] = entry
-        self._cache.move_to_end(key)
-        while len(self._cache) > self.size:
-            self._cache.popitem(last=False)
-
     def published(self, stored: StoredVersion) -> None:
         """This container's own publish or retirement: its next send sees it without a read."""
-        if stored.version.id == RESET_TEMPLATE_ID and stored.owner is not None:
-            self._reset_choice.pop((stored.owner, RESET_TEMPLATE_ID, ""), None)
-        if stored.owner is not None:
-            self.remember((stored.owner, stored.version.id, stored.version.version), _Entry(stored, self.clock.now()))
+        if stored.owner is None:
+            return
+        self._keep_words(stored)
+        listing = self._listings.get(stored.owner)
+        if listing is not None:
+            versions = {**listing.versions, (stored.version.id, stored.version.version): stored.summary()}
+            self._listings[stored.owner] = _Listing(versions, listing.read_at)
 
+    # --- the cache -----------------------------------------------------------------------------
+    def _listed(self, caller: CallerId, template_id: str, version: str, shared: bool) -> VersionSummary | None:
+        if self.store is None:
+            return None
+        found = self._listing(caller).versions.get((template_id, version))
+        if found is None and not shared:
+            # Not listed a moment ago, and nothing to fall back on: published since, perhaps.
+            stored = self._read(caller, template_id, version)
+            if stored is not None:
+                self.published(stored)
+                return stored.summary()
+        return found
 
-def _settled(entry: _Entry, retirement: bool) -> bool:
-    """A cached version whose words are all that is asked, or that is retired (for good)."""
-    return entry.stored is not None and (not retirement or entry.stored.retired_at is not None)
+    def _listing(self, caller: CallerId) -> _Listing:
+        assert self.store is not None
+        now = self.clock.now()
+        listing = self._listings.get(caller)
+        # A clock that went back counts as stale, as the caller settings' cache does.
+        if listing is None or not timedelta(0) <= now - listing.read_at < self.ttl:
+            self.reads += 1
+            summaries = self.store.versions(caller)
+            listing = _Listing({(s.id, s.version): s for s in summaries}, now)
+        self._listings[caller] = listing
+        self._listings.move_to_end(caller)
+        while len(self._listings) > self.size:
+            self._listings.popitem(last=False)
+        return listing
+
+    def _words_of(self, caller: CallerId, template_id: str, version: str) -> StoredVersion:
+        key = (caller, template_id, version)
+        stored = self._words.get(key) or self._read(caller, template_id, version)
+        if stored is None:  # listed, so published: versions are never deleted
+            raise UnknownTemplate(f"template {template_id!r} v{version} is listed but could not be read")
+        self._keep_words(stored)
+        return stored
+
+    def _read(self, caller: CallerId, template_id: str, version: str) -> StoredVersion | None:
+        assert self.store is not None
+        self.reads += 1
+        stored = self.store.get(caller, template_id, version)
+        if stored is not None:
+            self._keep_words(stored)
+        return stored
+
+    def _keep_words(self, stored: StoredVersion) -> None:
+        assert stored.owner is not None
+        key = (stored.owner, stored.version.id, stored.version.version)
+        self._words[key] = stored
+        self._words.move_to_end(key)
+        while len(self._words) > self.size:
+            self._words.popitem(last=False)
 
 
 def shipped_catalog() -> TemplateCatalog:
