@@ -25,8 +25,12 @@ test: system-packages lint imports typecheck synth cfn-lint checkov pytest  ## e
 
 # The fast tier (docs/testing.md): the unit tests (in-memory fakes) and the integration tests
 # (in-process moto): no CDK synthesis, no local stack, no browser. Under 90 s on two cores.
+# tests/providers mirrors the slices; its pure tests (parsers, signatures, simulations, the
+# provider-name grep) belong to the fast tier too, its moto worlds to `make pytest`.
+PURE_PROVIDER_TESTS := tests/providers/test_provider_names.py $(wildcard \
+	$(foreach name,simulation events parsing signature rules test_outcomes,tests/providers/*/test_$(name).py))
 check: $(STAMP)  ## the fast loop: unit + integration tests
-	$(BIN)/pytest -q -n 2 tests/unit tests/integration
+	$(BIN)/pytest -q -n 2 tests/unit tests/integration $(PURE_PROVIDER_TESTS)
 
 # Debian's chromium + chromium-driver for the console's browser test: installed when missing, or a
 # stop in the first seconds with the command to run (SENDLEDGER_SKIP_BROWSER=1 needs neither).

@@ -1,6 +1,7 @@
 """What PynamoDB costs where the ledger's models are used (adapters/dynamodb/models.py): the
 import in a fresh process, and the client CPU of one item's serialization and deserialization
-through a model, side by side in one run with the low-level path the adapters use today."""
+and of one conditional update's expressions through a model (adapters/dynamodb/modelled.py),
+side by side in one run with the low-level path the send and ingest paths keep."""
 
 from __future__ import annotations
 
@@ -49,9 +50,24 @@ def measure(root: Path, items: int = ITEMS, import_runs: int = IMPORT_RUNS) -> d
     def low_level_read() -> object:
         return settings_from(caller, raw)
 
+    from sendledger.adapters.dynamodb.expressions import Update
+    from sendledger.adapters.dynamodb.modelled import expressions
+
+    stored, moment = models.WatermarkItem, "2026-12-06T12:00:00.000Z"
+
+    def model_update() -> object:  # the poller's watermark write: two sets and a never-backwards condition
+        actions = [stored.watermark.set(moment), stored.updated_at.set(moment)]
+        return expressions(actions, stored.watermark.does_not_exist() | (stored.watermark < moment))
+
+    def low_level_update() -> object:
+        update = Update().set("watermark", moment).set("updated_at", moment)
+        update.when(update.absent("watermark") | update.below("watermark", moment))
+        return update.request()
+
     cpu = {name: _cpu_us(call, items) for name, call in (
         ("model_write", model_write), ("low_level_write", low_level_write),
         ("model_read", model_read), ("low_level_read", low_level_read),
+        ("model_update", model_update), ("low_level_update", low_level_update),
     )}  # fmt: skip
     return {
         "method": (
@@ -70,6 +86,7 @@ def measure(root: Path, items: int = ITEMS, import_runs: int = IMPORT_RUNS) -> d
         "cpu_us_per_item": cpu,
         "write_ratio_model_over_low_level": round(cpu["model_write"] / cpu["low_level_write"], 2),
         "read_ratio_model_over_low_level": round(cpu["model_read"] / cpu["low_level_read"], 2),
+        "update_ratio_model_over_low_level": round(cpu["model_update"] / cpu["low_level_update"], 2),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "load_average_1m": round(os.getloadavg()[0], 1),
         "cpus": os.cpu_count(),

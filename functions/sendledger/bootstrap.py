@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sendledger.domain.flags import FlagValues
     from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
-    from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, SmsSender
+    from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, Simulation, SmsSender
     from sendledger.ports.status_out import CallbackQueue, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
@@ -99,7 +99,7 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     from sendledger.usecases.context import Services
 
     settings = settings or Settings.from_env()
-    # Before any use case runs: SES event ids contain fingerprints, so every container must agree.
+    # Before any use case runs: provider event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
     ledger = LedgerTable.named(settings.table_name)
     services = Services(
@@ -138,7 +138,12 @@ def simulated_carriers(settings: Settings, clock: Clock | None = None) -> Simula
     """Test mode's carriers over this deployment's event paths (the simulated slice composes them)."""
     from sendledger.providers.simulated.compose import carriers_for
 
-    return carriers_for(settings, clock)
+    return carriers_for(settings, simulations(settings), clock)
+
+
+def simulations(settings: Settings) -> Callable[[str], Simulation]:
+    """Each registered provider's simulation by its name, built on first ask (KeyError: no such provider)."""
+    return cache(lambda name: slice_of(name).simulation(settings))
 
 
 def build_catalog(services: Services, ledger: LedgerTable | None) -> TemplateCatalog:
@@ -313,7 +318,7 @@ def build_pipeline(services: Services, ledger: LedgerTable) -> Pipeline:
     slices = [slice_of(provider.value) for provider in settings.enabled_providers]
     lookups = {piece.name: lookup for piece in slices if (lookup := piece.lookup(settings)) is not None}
     lanes = [lane for piece in slices for lane in piece.lanes(settings)]
-    test_lane = test_outcomes_lane(settings)  # test mode's simulated events: their own path
+    test_lane = test_outcomes_lane(settings, simulations(settings))  # test mode's simulated events: their own path
     return Pipeline(
         services=services,
         events=ledger.events,

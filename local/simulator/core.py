@@ -27,7 +27,7 @@ from local.simulator import hooks
 from local.simulator.faults import LABEL_THROTTLE, LABEL_TIMEOUT_ACCEPTED, LABEL_TIMEOUT_LOST, FaultCounter, masked
 from local.simulator.providers import ses
 from local.simulator.providers import sns as sms
-from sendledger.providers.simulated.events import TimedRecord
+from sendledger.providers.simulated.rules import TimedRecord
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

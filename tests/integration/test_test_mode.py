@@ -16,7 +16,8 @@ import pytest
 
 from sendledger import bootstrap
 from sendledger.domain.caller_settings import CALLER_SETTINGS_CACHE
-from sendledger.providers.simulated.outcomes import Carrier, envelope
+from sendledger.domain.provider import Provider
+from sendledger.providers.simulated.outcomes import envelope
 from sendledger.usecases.context import Services
 from tests.conftest import TABLE
 from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, ses_record
@@ -168,11 +169,11 @@ def test_the_test_outcomes_queue_applies_nothing_that_is_not_a_test_callers(
     assert status == 202 and "test" not in real
     bounce = ses_record("Bounce", real["message_id"], "erin@example.com", clock.now(), real["provider_message_id"])
     sqs = boto3.client("sqs")
-    sqs.send_message(QueueUrl=ingestion.test_outcomes_url, MessageBody=envelope(Carrier.SES, json.dumps(bounce)))
+    sqs.send_message(QueueUrl=ingestion.test_outcomes_url, MessageBody=envelope(Provider.SES, json.dumps(bounce)))
     # And with a simulated provider id, the real message named by its tag: the id lacks its seal
     forged_id = f"sendledger-test.{caller_id(tester)}.{'0' * 48}"
     bounce["mail"]["messageId"] = forged_id
-    sqs.send_message(QueueUrl=ingestion.test_outcomes_url, MessageBody=envelope(Carrier.SES, json.dumps(bounce)))
+    sqs.send_message(QueueUrl=ingestion.test_outcomes_url, MessageBody=envelope(Provider.SES, json.dumps(bounce)))
     report = ingestion.poll()
     assert report.poison == 2 and report.applied == 0 and not suppressed(api, "erin@example.com")
     assert shown(api, real["message_id"])["state"] == "accepted"

@@ -127,6 +127,7 @@ class TimedEndpoint:
     kill_after_posts: int = 0
     posts: int = 0
     timeouts: int = 0
+    unanswered: int = 0  # no status within the POST's deadline: kept, or cut short by it
 
     def post(
         self, url: Any, addresses: Any, body: bytes, headers: dict[str, str], timeout_seconds: float
@@ -137,6 +138,7 @@ class TimedEndpoint:
         self.posts += 1
         kept = status is None and waited >= self.real_wait * 0.9
         self.timeouts += kept
+        self.unanswered += status is None
         (self.advance or self.clock.advance)(timeout_seconds if kept else waited)
         if self.source is not None:
             self.source.check_deadline()

@@ -5,11 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sendledger.domain.provider import Provider
+
 DOMAIN = Path(__file__).resolve().parents[2] / "functions" / "sendledger" / "domain"
 PROVIDERS = DOMAIN.parent / "providers"
 FORBIDDEN = ("boto3", "botocore", "aws_lambda_powertools", "pydantic")
-# In each provider's slice: its event parser, and its webhook signature check where that is pure.
-PURE_IN_SLICES = ("events.py", "signature.py")
+# In each provider's slice: its event parser, its simulation, and its webhook signature check
+# where that is pure; the simulated providers' rules, which every simulation follows.
+PURE_IN_SLICES = ("events.py", "simulation.py", "signature.py", "rules.py")
 
 
 def pure_provider_modules() -> list[str]:
@@ -37,8 +40,10 @@ def test_domain_modules_import_nothing_from_the_outside_world():
 def test_every_providers_event_parser_is_as_pure_as_the_domain():
     modules = pure_provider_modules()
     parsers = {name.rsplit(".", 2)[1] for name in modules if name.endswith(".events")}
-    slices = {path.name for path in PROVIDERS.iterdir() if (path / "__init__.py").exists()}
+    simulations = {name.rsplit(".", 2)[1] for name in modules if name.endswith(".simulation")}
+    slices = {provider.value for provider in Provider}  # the registry's: simulated/ is not a provider
     assert parsers == slices, f"slices without an events.py parser: {sorted(slices - parsers)}"
+    assert simulations == slices, f"slices without a simulation.py: {sorted(slices - simulations)}"
     assert _loaded_outside_world(modules) == ""
 
 

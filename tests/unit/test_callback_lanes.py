@@ -1,13 +1,16 @@
 """Each caller's callbacks on their own schedule: a failing receiver rests alone, its records
-keep their attempts, and the lookup and the POST share one deadline."""
+keep their attempts, a caller's lane holds the batch for its share at most, and the lookup and
+the POST share one deadline."""
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sendledger.domain.callback_schedule import (
+    LANE_SHARE_SECONDS,
     MAX_QUEUE_DELAY_SECONDS,
     CircuitBreakers,
     Queued,
@@ -32,16 +35,36 @@ POLICY = CallbackPolicy(retry_base_seconds=60, max_attempts=6, timeout_seconds=1
 
 @dataclass
 class HangingEndpoint(RecordingEndpoint):
-    """The slow caller's receiver never answers: its POST takes the whole timeout (on the clock)."""
+    """The slow caller's receiver never answers: its POST takes its whole deadline (on the clock),
+    after the fast caller's `fast_posts` POSTs answered (the lanes run side by side, and the
+    clock is one for both)."""
 
     clock: FakeClock = field(default_factory=FakeClock)
+    fast_posts: int = 0
+    fast_done: threading.Event = field(default_factory=threading.Event)
 
     def post(self, url, addresses, body, headers, timeout_seconds):  # type: ignore[no-untyped-def]
         super().post(url, addresses, body, headers, timeout_seconds)
         if url.host == HOSTS[SLOW]:
+            assert not self.fast_posts or self.fast_done.wait(timeout=30)
             self.clock.advance(timeout_seconds)
             return None
+        if len(self.to(f"https://{HOSTS[FAST]}/hook")) >= self.fast_posts:
+            self.fast_done.set()
         return 204
+
+
+@dataclass
+class TakingEndpoint(RecordingEndpoint):
+    """Every receiver answers 204 after `seconds` on the clock, or nothing within a shorter deadline."""
+
+    clock: FakeClock = field(default_factory=FakeClock)
+    seconds: float = 0.4
+
+    def post(self, url, addresses, body, headers, timeout_seconds):  # type: ignore[no-untyped-def]
+        super().post(url, addresses, body, headers, timeout_seconds)
+        self.clock.advance(min(self.seconds, timeout_seconds))
+        return 204 if self.seconds <= timeout_seconds else None
 
 
 def world(clock: FakeClock) -> Receivers:
@@ -70,6 +93,8 @@ def test_a_receiver_that_never_answers_costs_one_timeout_and_its_other_records_r
     receivers = world(clock)
     records = [event(SLOW, n, clock) for n in range(8)] + [event(FAST, n, clock) for n in range(2)]
     # When it is delivered
+    assert isinstance(receivers.endpoint, HangingEndpoint)
+    receivers.endpoint.fast_posts = 2
     outcomes = run(records, receivers, queue, clock)
     # Then the slow receiver got one POST; the others wait its rest, their attempts untouched
     kinds = [o.outcome for o in outcomes]  # type: ignore[union-attr]
@@ -79,6 +104,41 @@ def test_a_receiver_that_never_answers_costs_one_timeout_and_its_other_records_r
     assert len(endpoint.to(f"https://{HOSTS[SLOW]}/hook")) == 1 and len(endpoint.to(f"https://{HOSTS[FAST]}/hook")) == 2
     assert [q.attempts for q, _ in queue.put_backs] == [1] + [0] * 7
     assert {delay for _, delay in queue.put_backs[1:]} == {60}  # the rest: the first backoff delay
+
+
+def test_a_receiver_that_never_answers_holds_the_batch_for_one_share_not_its_timeout():
+    # Given a batch of the slow caller's records with the fast one's among them
+    clock, queue = FakeClock(), FakeCallbackQueue()
+    receivers = world(clock)
+    assert isinstance(receivers.endpoint, HangingEndpoint)
+    receivers.endpoint.fast_posts = 1
+    started = clock.now()
+    records = [event(SLOW, 0, clock), event(FAST, 0, clock), event(SLOW, 1, clock)]
+    # When it is delivered
+    outcomes = run(records, receivers, queue, clock)
+    # Then the slow receiver's POST ended at the lane's share, not after the 10-second timeout,
+    # and failed its attempt (it answered nothing in the whole share): its caller rests
+    assert [o.outcome for o in outcomes] == [Delivery.RETRYING, Delivery.DELIVERED, Delivery.RESTING]  # type: ignore[union-attr]
+    assert receivers.endpoint.timeouts[-1] == LANE_SHARE_SECONDS < POLICY.timeout_seconds
+    assert (clock.now() - started).total_seconds() == LANE_SHARE_SECONDS
+    assert receivers.breakers.failing(SLOW) and [q.attempts for q, _ in queue.put_backs] == [1, 0]
+
+
+def test_a_receiver_that_answered_and_ran_out_of_share_gets_its_records_back_unattempted():
+    # Given a receiver that takes 0.4 s per answer, and five of its records in a batch
+    clock, queue = FakeClock(), FakeCallbackQueue()
+    receivers = world(clock)
+    receivers.endpoint = TakingEndpoint(clock=clock, seconds=0.4)
+    records = [Queued(event(FAST, n, clock).body, attempts=2) for n in range(5)]
+    # When it is delivered
+    outcomes = run(records, receivers, queue, clock)
+    # Then two answered within the share, the third was cut off by its end, the last two were not
+    # tried: all three queued again at once with their attempts, and the caller does not rest
+    kinds = [o.outcome for o in outcomes]  # type: ignore[union-attr]
+    assert kinds == [Delivery.DELIVERED] * 2 + [Delivery.DEFERRED] * 3
+    assert len(receivers.endpoint.posts) == 3  # type: ignore[attr-defined]
+    assert queue.put_backs == [(record, 0) for record in records[2:]]
+    assert not receivers.breakers.failing(FAST)
 
 
 def test_after_the_rest_one_record_probes_and_a_failure_doubles_the_rest():

@@ -57,3 +57,31 @@ def test_importing_the_api_loads_none_of_the_pollers_modules():
     loaded = set(result.stdout.splitlines())
     assert "sendledger.handlers.api" in loaded
     assert loaded.isdisjoint(_POLLER_ONLY), sorted(loaded.intersection(_POLLER_ONLY))
+
+
+HANDLERS = ("api", "poller", "publisher", "callbacks", "sms_delivery_logs", "webhooks")
+
+
+def test_no_handler_imports_pynamodb_and_the_send_paths_reads_never_load_it():
+    """PynamoDB costs tens of ms to import (benchmarks/README.md): the ledger's models are loaded by
+    the paths that write through them, on first use; the reads of a send's cold start (caller
+    settings, the watermark) stay low-level, so the api never pays it for a send."""
+    code = (
+        "import sys\n"
+        + "".join(f"import sendledger.handlers.{name}\n" for name in HANDLERS)
+        + "from datetime import UTC, datetime\n"
+        "from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings\n"
+        "from sendledger.adapters.dynamodb.poller_state import PollerState\n"
+        "from sendledger.domain.callers import CallerId\n"
+        "from sendledger.domain.clock import SystemClock\n"
+        "class Table:\n"
+        "    def get(self, pk, sk):\n"
+        "        return {'pk': {'S': pk}, 'sk': {'S': sk}, 'test_mode': {'BOOL': True},\n"
+        "                'watermark': {'S': '2026-12-06T12:00:00.000Z'}, 'version': {'N': '2'}}\n"
+        "settings = DynamoCallerSettings(Table(), SystemClock()).get(CallerId('c1'))\n"
+        "watermark = PollerState(Table()).recent_watermark('email', datetime.now(UTC))\n"
+        "assert settings.test_mode and watermark is not None\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'pynamodb'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS)
+    assert result.stdout.strip() == "[]"

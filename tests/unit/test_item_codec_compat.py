@@ -54,3 +54,12 @@ def test_a_compact_entry_reads_back_under_its_names():
     assert len(value) < len(OLD["h:1767225601000.01.BBBBBBBBBBBB"])
     back = dict(history.entries_of({**encode_item(OLD), name: {"S": value}}))
     assert back[name.removeprefix("h:")].evidence == entry.evidence
+
+
+def test_an_item_without_a_provider_was_carried_by_its_channels_first_provider():
+    """Items written before providers were selectable name none: email was SES's, SMS SNS's. The
+    registry's order says so now, so reordering it must fail here, not reassign old messages."""
+    assert message_from(encode_item(OLD)).provider == "ses"
+    sms = {**OLD, "channel": "sms", "recipient": "+12065550100"}
+    assert message_from(encode_item(sms)).provider == "sns"
+    assert message_from(encode_item({**OLD, "provider": "mailgun"})).provider == "mailgun"

@@ -80,7 +80,9 @@ def test_a_receipt_read_with_its_message_equals_one_item_taking_every_event(row_
         for target in records:
             receipt = _apply(receipt, target)
         at = datetime(2026, 11, 29, tzinfo=UTC)
-        message = Message("msg_1", Channel.SMS, "+12065550120", Template("alert", "1"), row_state, "alert", at, at, "k")
+        message = Message(
+            "msg_1", Channel.SMS, "+12065550120", Template("alert", "1"), row_state, "alert", at, at, "k", "sns"
+        )
         # When the two are read together
         apply_receipt(message, receipt, "SmsFailure: x" if receipt is S.FAILED else None)
         # Then the state is what the row would hold had every record been applied to it

@@ -1,1 +1,2 @@
-"""Adapters: DynamoDB, SES, SNS, CloudWatch Logs, SQS."""
+"""Adapters: DynamoDB, SQS, EventBridge, Secrets Manager, AppConfig, callbacks over HTTP
+(a provider's own are in its slice)."""

@@ -1,4 +1,4 @@
-"""SQS: the SES events queue (receive, delete after apply) and the escalation queue."""
+"""SQS: a provider's events queue (receive, delete after apply) and the escalation queue."""
 
 from __future__ import annotations
 

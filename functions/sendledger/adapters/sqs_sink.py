@@ -1,7 +1,7 @@
 """SQS as the sink of verified webhook events: one message per event, sent in batches of 10.
 
 One event per message keeps the poller's per-recipient lanes and per-message poison handling as
-for SES. A batch entry that fails makes the whole webhook answer 503: the provider retries the
+for events published to a queue. A batch entry that fails makes the whole webhook answer 503: the provider retries the
 POST, and what was queued already is applied once (the apply dedupes by event id).
 """
 

@@ -9,9 +9,13 @@ due, and a record received before then is queued again for the rest.
 
 A caller whose receiver failed is given a rest (`CircuitBreakers`, per container): until it
 ends, that caller's records are put back unattempted, each costing one SQS call instead of a
-POST's timeout, so a receiver that never answers holds the function for one timeout per rest,
-not one per record, and other callers' records go on. After the rest one record is tried
+POST, so a receiver that never answers holds the function for one POST per rest, not one per
+record, and other callers' records go on. After the rest one record is tried
 again (a probe); a failure doubles the rest, an answer closes the circuit.
+
+Each caller's lane has a share of the batch (`LANE_SHARE_SECONDS`, `Share`): no POST of it waits
+past the share's end, so a batch holds the function no longer than that for any one receiver,
+and other callers' records behind it (in the queue) wait at most one share more.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ ATTEMPTS_ATTRIBUTE = "sendledger-attempts"
 DUE_ATTRIBUTE = "sendledger-due-at"  # unix seconds: the attempt is not due before
 MAX_QUEUE_DELAY_SECONDS = 900  # SQS's longest DelaySeconds
 MAX_REST_SECONDS = MAX_QUEUE_DELAY_SECONDS  # the longest a caller's circuit stays open at a time
+# The longest a batch waits on one caller's receiver: about one poll of the queue by Lambda, so
+# what another caller has queued behind it waits no more than a poll longer than it would anyway.
+LANE_SHARE_SECONDS = 1.0
 
 
 @value
@@ -43,6 +50,17 @@ class Queued:
     def put_back(self, due_at: datetime | None) -> Queued:
         """The same attempt, later: nothing was tried."""
         return Queued(self.body, self.attempts, due_at)
+
+
+@value
+class Share:
+    """What a caller's lane may spend of its batch: its POSTs end by `ends_at`."""
+
+    ends_at: datetime
+    answered: bool = False  # the caller's receiver answered 2xx earlier in this batch
+
+    def seconds_left(self, now: datetime) -> float:
+        return (self.ends_at - now).total_seconds()
 
 
 def hop_seconds(now: datetime, due_at: datetime | None) -> int:

@@ -58,7 +58,7 @@ _REASON_LABELS = {EventKind.SMS_FAILURE: "sms", EventKind.DELIVERY_DELAY: "deliv
 
 def failure_reason(kind: EventKind, detail: str | None = None) -> str:
     """Every event's reason, a message's or a suppression's, whichever provider sent it:
-    `<kind>: <what the provider said>` (`bounce: Permanent/General`, `bounce: infrai/bounced`,
+    `<kind>: <what the provider said>` (`bounce: Permanent/General`, `bounce: <provider>/bounced`,
     `sms: Invalid phone number`), the kind in lower case."""
     label = _REASON_LABELS.get(kind, kind.value.lower())
     return f"{label}: {detail}" if detail else label
@@ -71,11 +71,11 @@ class DeliveryEvent:
     kind: EventKind
     occurred_at: datetime  # when the provider says it happened (event age / lag are measured from it)
     recipient_key: str | None  # `email:<address>` / `sms:+E164`: what suppression is keyed by
-    message_id: str | None = None  # sendledger message id (SES tag); None → resolve by provider id
-    provider_message_id: str | None = None  # SES mail.messageId / SNS notification.messageId
+    message_id: str | None = None  # sendledger message id (the send's tag); None → resolve by provider id
+    provider_message_id: str | None = None  # the provider's own id of the send
     bounce_type: str | None = None
     bounce_subtype: str | None = None
-    provider_response: str | None = None  # SMS providerResponse, SES smtp status (no diagnostics)
+    provider_response: str | None = None  # the provider's response or SMTP status (no diagnostics)
     evidence: dict[str, Any] = field(default_factory=dict)
     escalates: bool | None = None  # what the send told the provider; None: the event does not say
     verdict: Verdict | None = None  # the parser's reading of a failure; None: the kind's default

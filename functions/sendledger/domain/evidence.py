@@ -70,7 +70,7 @@ def reason_of(event: DeliveryEvent) -> str:
 
 
 def _implied(name: str, value: Any, event: DeliveryEvent) -> bool:
-    """The provider's event name when the kind says it already (SES names its events so)."""
+    """The provider's event name when the kind says it already (some providers name their events so)."""
     return name == PROVIDER_EVENT and value == event.kind.value
 
 

@@ -190,8 +190,8 @@ class Message:
     created_at: datetime
     updated_at: datetime
     recipient_key: str
+    provider: str  # who carries it: its registry name (domain/provider.py)
     provider_message_id: str | None = None
-    provider: str = "ses"  # who carries it: its registry name (domain/provider.py)
     reason: str | None = None
     reset_account_id: str | None = None
     params: dict[str, str] | None = None

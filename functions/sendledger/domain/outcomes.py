@@ -23,10 +23,10 @@ def target_state(event: DeliveryEvent) -> MessageState | None:
     """The message state this event proves, or None when it only adds history."""
     return {
         EventKind.SEND: MessageState.ACCEPTED,
-        # A delay notice is history, but it also proves SES accepted the message.
+        # A delay notice is history, but it also proves the provider accepted the message.
         EventKind.DELIVERY_DELAY: MessageState.ACCEPTED,
         EventKind.DELIVERY: MessageState.DELIVERED,
-        # SES publishes only bounces it stopped retrying: transient ones end the message too.
+        # Bounces are published only once the provider stopped retrying: transient ones end the message too.
         EventKind.BOUNCE: MessageState.BOUNCED,
         EventKind.COMPLAINT: MessageState.COMPLAINED,
         EventKind.REJECT: MessageState.REJECTED,
@@ -43,7 +43,7 @@ def allowed_from(target: MessageState) -> frozenset[MessageState]:
     if target in _OUTCOMES:
         allowed |= _NOT_YET_SETTLED
     if target is MessageState.REJECTED:
-        # An SES Reject event comes after SendEmail succeeded (virus scan): the message is
+        # A Reject event comes after the send call succeeded (virus scan): the message is
         # already `accepted` (or `unknown` if the call timed out) when it arrives.
         allowed |= {MessageState.ACCEPTED, MessageState.UNKNOWN, MessageState.UNRESOLVED}
     return frozenset(allowed)

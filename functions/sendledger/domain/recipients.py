@@ -75,7 +75,7 @@ def recipient_from_key(raw: str, field: str = "recipient") -> Recipient:
 
 def _parse_email(raw: str, field: str) -> str:
     try:
-        # SES does not accept SMTPUTF8 local parts; IDN domains travel as punycode.
+        # Email providers do not all accept SMTPUTF8 local parts; IDN domains travel as punycode.
         from email_validator import EmailNotValidError, validate_email  # loaded on first email
 
         result = validate_email(raw, check_deliverability=False, allow_smtputf8=False)

@@ -1,7 +1,7 @@
 """Status events: what a committed state change tells the outside, and its stable id.
 
 A message's state is written in two places (the message item, and the receipt its delivery
-events land on), so the same change can be seen twice: an SES Send event and the send's own
+events land on), so the same change can be seen twice: a provider's Send event and the send's own
 outcome both say `accepted`. The id makes the two one event. States a message enters at most
 once (acceptance and everything after it: outcomes only move forward) are identified by the
 message and the state alone; the states a retry re-enters (`sending`, `unknown`, `retry`,

@@ -3,7 +3,7 @@
 A recipient is suppressed for every caller's sends, so every caller may learn *that* it is,
 since when, and of what class (bounce, complaint, admin, ...). The history is evidence with
 other owners: an admin's ARN and free-text reason are the operator's, and a provider event id
-(another caller's SES message id) is the caller's whose message it was. A caller sees the
+(another caller's provider message id) is the caller's whose message it was. A caller sees the
 entries its own messages caused; an admin sees everything.
 """
 

@@ -19,6 +19,7 @@ from sendledger.domain.templates import Rendered
 from sendledger.domain.values import value
 
 if TYPE_CHECKING:  # the api, which imports the senders, never loads the poller's modules
+    from sendledger.domain.events import DeliveryEvent
     from sendledger.domain.messages import Message
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
@@ -41,6 +42,30 @@ class SimulatedCarriers(Protocol):
     def email_sender(self, message: Message) -> EmailSender: ...
 
     def sms_sender(self, message: Message) -> SmsSender: ...
+
+
+@value
+class SimulatedSend:
+    """A test caller's send its simulated carrier accepted: what the carrier's events say of it."""
+
+    channel: Channel
+    message_id: str  # sendledger's
+    provider_message_id: str  # the simulated, sealed id (domain/test_mode.py)
+    to: str
+    subject: str
+    escalates: bool
+    at: datetime  # accepted, and every event emitted, at this moment
+
+
+class Simulation(Protocol):
+    """A provider playing itself for a test caller (its slice knows its own event format)."""
+
+    def events(self, send: SimulatedSend) -> list[str]:
+        """What the provider reports for the accepted send, each event as its real path carries
+        it (empty: it pushes nothing, or nothing ever comes for this address)."""
+
+    def parse(self, body: str) -> list[DeliveryEvent]:
+        """One of those bodies as ingestion reads it (MalformedEvent for anything else)."""
 
 
 class Finding(StrEnum):
@@ -99,3 +124,6 @@ class ProviderSlice(Protocol):
     def webhook(self, settings: Settings) -> tuple[WebhookIntake, str] | None:
         """A provider that pushes: its intake and the URL of the queue its events wait in
         (None: it does not push, or its webhook is not configured here)."""
+
+    def simulation(self, settings: Settings) -> Simulation:
+        """How it plays itself for a test caller's sends (providers/simulated/ carries them)."""

@@ -12,9 +12,12 @@ failed attempt, like a 5xx).
 Backoff and attempts are the record's own (domain/callback_schedule.py): a failed attempt
 queues the event again with one attempt more, visible after the backoff delay; after the last
 one it goes to the DLQ. A record whose caller's receiver is resting, or that no longer fits in
-the invocation, is queued again unattempted, keeping its attempts. Every record handled is
-acknowledged: its successor is queued, or it is in the DLQ. Nothing on the send or ingestion
-path waits for a receiver.
+the invocation or in its caller's share of the batch, is queued again unattempted, keeping its
+attempts. In a batch the lookup and the POST end by the lane's share (`Share`) at the latest: a
+receiver that answered nothing within it failed the attempt (like a timeout); one that answered
+earlier in the batch and is cut off gets the record back unattempted (its share ran out, it did
+not fail). Every record handled is acknowledged: its successor is queued, or it is in the DLQ.
+Nothing on the send or ingestion path waits for a receiver.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sendledger.domain.callback_schedule import CircuitBreakers, Queued, give_up_after, hop_seconds
+from sendledger.domain.callback_schedule import (
+    LANE_SHARE_SECONDS,
+    CircuitBreakers,
+    Queued,
+    Share,
+    give_up_after,
+    hop_seconds,
+)
 from sendledger.domain.callback_targets import IPAddress, parse_address, vet_addresses
 from sendledger.domain.callbacks import (
     Callback,
@@ -47,7 +57,7 @@ class Delivery(StrEnum):
     MALFORMED = "malformed"  # never deliverable: moved to the DLQ
     FOREIGN = "foreign"  # not our publisher's event (source, account, detail-type): moved to the DLQ
     RESTING = "resting"  # its caller's receiver rests after failures: queued again, unattempted
-    DEFERRED = "deferred"  # too little of the invocation left for a POST: queued again, unattempted
+    DEFERRED = "deferred"  # too little of the invocation or of the caller's share left: queued again, unattempted
     NOT_DUE = "not-due"  # the second hop of a backoff longer than SQS's delay
     GAVE_UP = "gave-up"  # waited the whole schedule for a resting receiver: moved to the DLQ
 
@@ -65,11 +75,7 @@ class CallbackPolicy:
     timeout_seconds: float
     allow_loopback: bool = False  # the local stack's receiver (never deployed)
     queue_call_seconds: float = 0  # the longest one put-back can take: part of a record's time budget
-
-    @property
-    def record_seconds(self) -> float:
-        """The time one record may take: its POST, then queueing its next attempt."""
-        return self.timeout_seconds + self.queue_call_seconds
+    lane_share_seconds: float = LANE_SHARE_SECONDS  # the longest a batch waits on one caller's receiver
 
 
 @dataclass
@@ -102,9 +108,11 @@ def deliver_callback(
     queue: CallbackQueue,
     clock: Clock,
     seconds_left: float | None = None,
+    share: Share | None = None,
 ) -> Attempt:
     """One record: POSTed, queued again (with or without an attempt counted), or dead-lettered.
-    `seconds_left`: what remains of the invocation (None: no limit)."""
+    `seconds_left`: what remains of the invocation (None: no limit); `share`: what its caller's
+    lane may still spend of the batch (None: a POST may take its whole timeout)."""
     try:
         callback: Callback = from_bus_event(queued.body, account_id)
     except MalformedBusEvent:
@@ -127,14 +135,18 @@ def deliver_callback(
         waited = _rest(callback, queued, policy, receivers, queue, now)
         if waited is not None:
             return waited
-    if seconds_left is not None and seconds_left < policy.record_seconds:
-        queue.put_back(queued.put_back(None), 0)
-        return Attempt(Delivery.DEFERRED, callback.event_id, owner=owner)
-    status, refused = _post(callback, settings.callback_url, policy, receivers, clock)
+    budget = policy.timeout_seconds if share is None else min(policy.timeout_seconds, share.seconds_left(clock.now()))
+    fits = seconds_left is None or seconds_left >= budget + policy.queue_call_seconds  # its POST, then its put-back
+    if budget <= 0 or not fits:
+        return _defer(queued, callback, queue, owner)
+    status, refused = _post(callback, settings.callback_url, policy, receivers, clock, budget)
     if status is not None and 200 <= status < 300:
         receivers.breakers.answered(callback.owner)
         return Attempt(Delivery.DELIVERED, callback.event_id, status, owner=owner)
     now = clock.now()
+    cut = status is None and refused in (None, UrlRefusal.UNRESOLVED) and share is not None and now >= share.ends_at
+    if cut and share is not None and share.answered:
+        return _defer(queued, callback, queue, owner)  # cut off by the share, not failing: it answered before
     receivers.breakers.failed(callback.owner, now, policy.retry_base_seconds)
     if queued.attempts + 1 >= policy.max_attempts:
         queue.dead_letter(queued.after_attempt(now), Delivery.EXHAUSTED.value)
@@ -143,6 +155,12 @@ def deliver_callback(
     due = now + timedelta(seconds=delay)
     queue.put_back(queued.after_attempt(due), hop_seconds(now, due))
     return Attempt(Delivery.RETRYING, callback.event_id, status, delay, refused, owner)
+
+
+def _defer(queued: Queued, callback: Callback, queue: CallbackQueue, owner: str) -> Attempt:
+    """No time left for the record here: queued again at once, unattempted."""
+    queue.put_back(queued.put_back(None), 0)
+    return Attempt(Delivery.DEFERRED, callback.event_id, owner=owner)
 
 
 def _rest(
@@ -169,22 +187,21 @@ def _rest(
 
 
 def _post(
-    callback: Callback, url_text: str, policy: CallbackPolicy, receivers: Receivers, clock: Clock
+    callback: Callback, url_text: str, policy: CallbackPolicy, receivers: Receivers, clock: Clock, budget: float
 ) -> tuple[int | None, UrlRefusal | Withheld | None]:
-    """(the receiver's status, None) or (None, why no POST was made)."""
+    """(the receiver's status, None) or (None, why no POST was made); the lookup and the POST
+    end within `budget` seconds."""
     assert callback.owner is not None
     keys = receivers.secrets.keys(callback.owner)
     if keys is None:
         return None, Withheld.NO_SECRET
     # One deadline for the lookup and the POST: a resolver that hangs is a receiver that hangs
     started = clock.now()
-    target = vetted_target(
-        url_text, receivers.resolver, allow_loopback=policy.allow_loopback, timeout_seconds=policy.timeout_seconds
-    )
+    target = vetted_target(url_text, receivers.resolver, allow_loopback=policy.allow_loopback, timeout_seconds=budget)
     if isinstance(target, Refused):
         return None, target.reason
     url, addresses = target
-    left = policy.timeout_seconds - (clock.now() - started).total_seconds()
+    left = budget - (clock.now() - started).total_seconds()
     if left <= 0:
         return None, UrlRefusal.UNRESOLVED
     headers = callback.headers(keys, int(clock.now().timestamp()))

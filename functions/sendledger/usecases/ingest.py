@@ -34,7 +34,7 @@ from sendledger.usecases.context import Services
 logger = Logger(child=True)
 
 # A status record names the destination; it proves the outcome of a send to that number whose
-# SNS message id we never learned (timed-out Publish) when it was published this soon after it.
+# provider message id we never learned (a timed-out publish) when it was published this soon after it.
 SMS_SEND_WINDOW_SECONDS = 300
 SMS_KINDS = frozenset({EventKind.SMS_SUCCESS, EventKind.SMS_FAILURE})
 
@@ -166,7 +166,7 @@ def _receipt_id(event: DeliveryEvent) -> str | None:
 def _without_receipt(
     services: Services, events: DeliveryEventStore, event: DeliveryEvent, spent: int
 ) -> tuple[ApplyResult, EventPlan]:
-    """No receipt under SNS's id: match the record to the destination's last send."""
+    """No receipt under the provider's id: match the record to the destination's last send."""
     assert event.provider_message_id is not None
     message_id, applied = events.message_for_provider_id(
         event.provider_message_id,

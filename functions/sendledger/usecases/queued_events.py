@@ -1,7 +1,7 @@
 """A queue of one provider's events drained into the one ingestion routine (a poll lane).
 
 Every provider whose events arrive on a queue is drained the same way: event publishing through
-SNS, or signed webhooks the api verified and queued. Pipelined (queue_drain.py): one recipient's
+a topic, or signed webhooks the api verified and queued. Pipelined (queue_drain.py): one recipient's
 events in order, each message deleted only once everything it carries is applied; an unreadable
 one is left for the dead-letter queue and holds the source's watermark, so absence is never
 proven past it. Read to empty with nothing left behind, the source's watermark is the cycle's start.

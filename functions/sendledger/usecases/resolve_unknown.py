@@ -1,6 +1,6 @@
 """`unknown` sends: a lookup before any retry.
 
-`unknown` is evidence, not permission (never a blind resend). An ingested SES event tagged with the
+`unknown` is evidence, not permission (never a blind resend). An ingested email event tagged with the
 message id, or an SMS status record for the destination, already moved the message (the event
 apply removes its due marker). Otherwise absence counts as proven only once the source
 watermark has passed the send time plus UNKNOWN_GRACE_SECONDS; then the message is resent with

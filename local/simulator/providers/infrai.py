@@ -49,7 +49,7 @@ from sendledger.providers.infrai.settings import (
     ENV_COMPLAINT_FIRST_READ_SECONDS,
     ENV_STATUS_INTERVAL_SECONDS,
 )
-from sendledger.providers.simulated.infrai_statuses import infrai_timeline, status_at
+from sendledger.providers.infrai.simulation import infrai_timeline, status_at
 
 if TYPE_CHECKING:
     from local.simulator.core import Simulator

@@ -46,7 +46,7 @@ from sendledger.providers.mailgun.settings import (
     ENV_EVENTS_QUEUE_URL,
     ENV_SIGNING_KEY_SECRET_ARN,
 )
-from sendledger.providers.simulated.mailgun_events import MailgunSend, mailgun_outcomes
+from sendledger.providers.mailgun.simulation import MailgunSend, mailgun_outcomes
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

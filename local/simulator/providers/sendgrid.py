@@ -44,8 +44,8 @@ from local.simulator.faults import (
 )
 from local.simulator.http import Answer, Dropped, SimulatorServer
 from local.simulator.providers import LocalContext, events_queue, post_webhook
+from sendledger.providers.sendgrid.simulation import sendgrid_events
 from sendledger.providers.simulated.rules import MailboxKind, mailbox_simulator_kind
-from sendledger.providers.simulated.sendgrid_events import sendgrid_events
 
 if TYPE_CHECKING:
     from local.simulator.core import Simulator

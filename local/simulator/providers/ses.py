@@ -1,9 +1,9 @@
 """The SES side: SendEmail requests at the botocore edge, and publishing SES event records.
 
 The records (the documented SES event shape, tests/fixtures/aws-formats) and the mailbox
-simulator's outcomes are the product's simulated SES (sendledger/providers/simulated/); here they
-are published to the configuration set's SNS topic, which delivers them to SQS inside the SNS
-envelope.
+simulator's outcomes are the product's simulated SES (sendledger/providers/ses/simulation.py);
+here they are published to the configuration set's SNS topic, which delivers them to SQS inside
+the SNS envelope.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from local.simulator.hooks import answer_locally, body_bytes, caller_identity
 from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
 from sendledger.providers.ses import MESSAGE_ID_TAG
-from sendledger.providers.simulated.events import SesMail, TimedRecord, clamp_event_time
-from sendledger.providers.simulated.events import ses_events as simulated_ses_events
+from sendledger.providers.ses.simulation import SesMail, clamp_event_time
+from sendledger.providers.ses.simulation import ses_events as simulated_ses_events
+from sendledger.providers.simulated.rules import TimedRecord
 
 LOG = logging.getLogger("sendledger.local.simulator")
 

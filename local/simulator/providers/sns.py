@@ -2,9 +2,9 @@
 
 Fictional numbers ``+1NPA55501XX`` pick the outcome by XX (the product's rules,
 sendledger/providers/simulated/rules.py) and the record is the product's simulated SNS
-(events.py). Records are written to the success or failure log group (one stream per message,
-like SNS) and delivered to the ``sms_delivery_logs`` Lambda as a CloudWatch Logs subscription
-event.
+(sendledger/providers/sns/simulation.py). Records are written to the success or failure log
+group (one stream per message, like SNS) and delivered to the ``sms_delivery_logs`` Lambda as a
+CloudWatch Logs subscription event.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from botocore.awsrequest import AWSPreparedRequest
 from local.simulator.hooks import body_bytes
 from local.simulator.providers import LocalContext
 from sendledger.domain.clock import iso
-from sendledger.providers.simulated.events import sms_status
 from sendledger.providers.sns.events import encode_subscription_event
+from sendledger.providers.sns.simulation import sms_status
 
 _ATTRIBUTE_NAME = re.compile(r"MessageAttributes\.entry\.(\d+)\.Name")
 

@@ -50,7 +50,9 @@ def unknown(message_id: str) -> Message:
     """A timed-out send as the poller hands it to the lookup."""
     now = datetime.now(UTC)
     template = Template("alert", "1")
-    return Message(message_id, Channel.EMAIL, "a@example.com", template, MessageState.UNKNOWN, "alert", now, now, "k")
+    return Message(
+        message_id, Channel.EMAIL, "a@example.com", template, MessageState.UNKNOWN, "alert", now, now, "k", "sendgrid"
+    )
 
 
 def test_the_query_is_the_documented_one_and_a_listed_message_proves_acceptance() -> None:

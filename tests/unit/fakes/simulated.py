@@ -1,5 +1,6 @@
 """The simulated carriers' outlet over the fakes: SES records onto the SES events queue in SNS's
-envelope, SNS status records into the delivery-status log groups (as outlets.py does over AWS)."""
+envelope, SNS status records into the delivery-status log groups (as those providers' real paths
+carry them; deployed, outlets.py puts every carrier's events on test mode's own queue)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sendledger.providers.simulated.events import SmsStatus, TimedRecord, clamp_event_time, sns_notification
+from sendledger.providers.ses.simulation import sns_notification
 from tests.unit.fakes.queues import FakeEventQueue, FakeLogReader
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:sendledger-test-mode"
@@ -19,20 +20,17 @@ class FakeOutlet:
     logs: FakeLogReader
     success_group: str
     failure_group: str
-    put: list[str] = field(default_factory=list)  # what went out, by kind
+    sent: list[str] = field(default_factory=list)  # what went out, by carrier and kind
 
-    def ses_records(self, records: list[TimedRecord], now: datetime) -> None:
-        for at, record in records:
-            self.ses_queue.put(sns_notification(clamp_event_time(record, at, now), TOPIC, now))
-            self.put.append(f"ses:{record['eventType']}")
-
-    def sms_status(self, status: SmsStatus, now: datetime) -> None:
-        group = self.failure_group if status.failure else self.success_group
-        self.logs.write(group, json.dumps(status.record), int(min(status.at, now).timestamp() * 1000))
-        self.put.append(f"sms:{status.record['status']}")
-
-    def sendgrid_records(self, records: list[TimedRecord], now: datetime) -> None:
-        self.put.extend(f"sendgrid:{record['event']}" for _, record in records)
-
-    def mailgun_records(self, records: list[TimedRecord], now: datetime) -> None:
-        self.put.extend(f"mailgun:{record['event']}" for _, record in records)
+    def put(self, carrier: str, bodies: list[str], now: datetime) -> None:
+        for body in bodies:
+            record = json.loads(body)
+            if carrier == "ses":
+                self.ses_queue.put(sns_notification(record, TOPIC, now))
+                self.sent.append(f"ses:{record['eventType']}")
+            elif carrier == "sns":
+                group = self.failure_group if record["status"] == "FAILURE" else self.success_group
+                self.logs.write(group, body, int(now.timestamp() * 1000))
+                self.sent.append(f"sms:{record['status']}")
+            else:
+                self.sent.append(f"{carrier}:{record['event']}")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
+from sendledger import bootstrap
 from sendledger.domain.provider import Backoff
 from sendledger.ports.providers import EventLane
 from sendledger.providers.ses import NAME as SES
 from sendledger.providers.ses import SOURCE as SES_SOURCE
 from sendledger.providers.ses.events import parse_sqs_body
+from sendledger.providers.ses.simulation import SesSimulation
 from sendledger.providers.simulated.sender import SimulatedCarriers
 from sendledger.providers.sns.lane import LogLane
 from sendledger.settings import Fragment, Settings
@@ -103,8 +106,8 @@ def fake_world(clock: FakeClock | None = None, settings: Settings | None = None)
     services = build_services(ledger, clock, settings, email, sms)
     # As bootstrap wires it: a test caller's sends are simulated, their events put on these fakes.
     outlet = FakeOutlet(ses_queue, logs, SUCCESS_GROUP, FAILURE_GROUP)
-    services.simulated = SimulatedCarriers(
-        outlet, clock, settings.sender_email, "sendledger-events", "us-east-1", "123456789012"
-    )
+    ses = SesSimulation(settings.sender_email, "sendledger-events", "us-east-1", "123456789012")
+    simulation_of = cache(lambda name: ses if name == SES else bootstrap.slice_of(name).simulation(settings))
+    services.simulated = SimulatedCarriers(outlet, clock, simulation_of)
     pipeline = build_pipeline(services, ledger, ses_queue, logs, escalations)
     return FakeWorld(clock, ledger, email, sms, ses_queue, logs, escalations, services, pipeline)

@@ -5,13 +5,17 @@ callbacks Lambda (where a caller's events go) through the container's cache
 (domain/caller_settings.py), so no send nor callback reads the item more than once per
 CALLER_SETTINGS_CACHE. A write replaces the settings whole and moves `version` by one in the
 same request (ADD: two admins writing at once both count).
+
+The admin routes' write goes through the settings' model (modelled.py); the read stays
+low-level: the api's send path and the callbacks Lambda read the item on their cold start, where
+PynamoDB's import would cost more than the read itself (benchmarks/README.md, PynamoDB).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sendledger.adapters.dynamodb.expressions import Item, Update, decode
+from sendledger.adapters.dynamodb.expressions import Item, decode
 from sendledger.adapters.dynamodb.keys import CALLER_SETTINGS_SK, caller_pk
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.domain.caller_settings import CallerSettings, CallerSettingsCache
@@ -39,20 +43,23 @@ class DynamoCallerSettings:
         return found
 
     def put(self, settings: CallerSettings) -> CallerSettings:
-        update = Update().set(TEST_MODE, settings.test_mode).set(FLAG_CONTEXT, dict(settings.flag_context))
-        optional = {
-            CALLBACK_URL: settings.callback_url,
-            UPDATED_AT: iso(settings.updated_at) if settings.updated_at else None,
-            UPDATED_BY: settings.updated_by,
-        }
-        for name, text in optional.items():
-            if text is None:
-                update.remove(name)
-            else:
-                update.set(name, text)
-        update.add(VERSION, 1)
-        stored = self.table.update(caller_pk(settings.caller_id), CALLER_SETTINGS_SK, update, returning="UPDATED_NEW")
-        written = replace(settings, version=int(decode(stored[VERSION])))
+        from pynamodb.expressions.update import Action
+
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import CallerSettingsItem as Stored
+
+        actions: list[Action] = [Stored.test_mode.set(settings.test_mode)]
+        actions.append(Stored.flag_context.set(dict(settings.flag_context)))
+        optional = [
+            (Stored.callback_url, settings.callback_url),
+            (Stored.updated_at, iso(settings.updated_at) if settings.updated_at else None),
+            (Stored.updated_by, settings.updated_by),
+        ]
+        actions += [attribute.remove() if text is None else attribute.set(text) for attribute, text in optional]
+        actions.append(Stored.version.add(1))
+        pk = caller_pk(settings.caller_id)
+        stored = modelled.update(self.table, pk, CALLER_SETTINGS_SK, actions, returning="UPDATED_NEW")
+        written = replace(settings, version=int(decode(stored[Stored.version.attr_name])))
         self.cache.put(written, self.clock.now())
         return written
 

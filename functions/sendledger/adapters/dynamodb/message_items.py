@@ -28,6 +28,7 @@ from sendledger.domain import test_mode
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
+from sendledger.domain.provider import carriers
 from sendledger.domain.recipients import Channel, Recipient
 from sendledger.domain.template_versions import TemplateOwner
 from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
@@ -46,9 +47,9 @@ PARAMS, PARAMS_DEFLATED = "params", "params_z"
 DEFLATE_FROM = 96  # bytes of JSON below which deflating never pays
 DEFAULT_CATEGORY = "transactional"
 
-# A message item without `provider` was carried by its channel's first provider (the only
-# ones before providers were selectable): a storage convention, not a default of today's.
-IMPLIED_PROVIDER = {Channel.EMAIL: "ses", Channel.SMS: "sns"}
+# A message item without `provider` was carried by its channel's first provider in the registry
+# (the only ones before providers were selectable): a storage convention, not a default of today's.
+IMPLIED_PROVIDER = {channel: carriers(channel)[0].value for channel in Channel}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

@@ -171,7 +171,7 @@ class Messages:
     def _receipts(self, message: Message, own: Item | None) -> list[Item]:
         found = [own] if own else []
         if message.channel is Channel.SMS and message.provider_message_id:
-            # An accepted SMS's status records land on the receipt under SNS's message id.
+            # An accepted SMS's status records land on the receipt under the provider's message id.
             sms = self.table.get(receipt_pk(message.provider_message_id), RECEIPT_SK)
             found += [sms] if sms else []
         return found

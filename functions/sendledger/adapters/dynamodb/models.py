@@ -116,9 +116,9 @@ class MessageReceiptItem(DueItem):
 
 
 class SmsReceiptItem(DueItem):
-    """An SNS message id, to its message (due for an outcome like a message)."""
+    """An SMS provider message id, to its message (due for an outcome like a message)."""
 
-    PK_PATTERN, SK = "PMID#<SNS message id>", "PMID"
+    PK_PATTERN, SK = "PMID#<provider id>", "PMID"
 
 
 class UnmatchedEventItem(LedgerItem):

@@ -1,4 +1,9 @@
-"""Source watermarks and the SMS log cursor: written by the poller only, never by a send."""
+"""Source watermarks and the SMS log cursor: written by the poller only, never by a send.
+
+The poller's reads and writes go through the watermark's model (modelled.py). The watermark's
+read stays low-level: the send path reads it too (recent_watermark), and the api must not pay
+PynamoDB's import on its cold start (benchmarks/README.md, PynamoDB).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,6 @@ import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sendledger.adapters.dynamodb.expressions import Update
 from sendledger.adapters.dynamodb.keys import WATERMARK_SK, watermark_pk
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table
 from sendledger.domain.clock import iso, parse_iso
@@ -43,20 +47,29 @@ class PollerState:
         return self.cache.last(source)[1]
 
     def set_watermark(self, source: str, at: datetime) -> None:
-        update = Update().set("watermark", iso(at)).set("updated_at", iso(at))
-        update.when(update.absent("watermark") | update.below("watermark", iso(at)))
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import WatermarkItem as Item
+
+        moment = iso(at)
+        actions = [Item.watermark.set(moment), Item.updated_at.set(moment)]
+        never_backwards = Item.watermark.does_not_exist() | (Item.watermark < moment)
         with contextlib.suppress(ConditionFailed):  # never backwards (an older cycle finishing late)
-            self.table.update(watermark_pk(source), WATERMARK_SK, update)
+            modelled.update(self.table, watermark_pk(source), WATERMARK_SK, actions, never_backwards)
 
     def cursor(self, source: str) -> str | None:
-        item = self.table.get(watermark_pk(source), WATERMARK_SK)
-        value = item.get("cursor", {}).get("S") if item else None
-        return str(value) if value else None
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import WatermarkItem
+
+        stored = modelled.read(WatermarkItem, self.table.get(watermark_pk(source), WATERMARK_SK))
+        return stored.cursor if stored is not None and stored.cursor else None
 
     def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None:
-        update = Update().set("cursor", cursor).set("updated_at", iso(now))
-        update.when(update.absent("cursor") if previous is None else update.equals("cursor", previous))
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import WatermarkItem as Item
+
+        actions = [Item.cursor.set(cursor), Item.updated_at.set(iso(now))]
+        unmoved = Item.cursor.does_not_exist() if previous is None else Item.cursor == previous
         try:
-            self.table.update(watermark_pk(source), WATERMARK_SK, update)
+            modelled.update(self.table, watermark_pk(source), WATERMARK_SK, actions, unmoved)
         except ConditionFailed:
             raise DependencyUnavailable("log cursor moved concurrently", retry_after_seconds=1) from None

@@ -5,10 +5,10 @@ send path's history, and rewriting it for every event would bill its whole size 
 receipt is small and holds what the events proved (state, reason), their history entries, and
 the due-work marker an outcome sets. Reading a message folds its receipt in.
 
-- `MSG#<message id>` / `RCPT`: for events that name our message id (SES tags; SMS records
+- `MSG#<message id>` / `RCPT`: for events that name our message id (email tags; SMS records
   matched to a send whose Publish answer we never got). Created by the first event.
-- `PMID#<SNS message id>` / `PMID`: an accepted SMS's receipt, written by its outcome, since an
-  SNS status record names only SNS's message id.
+- `PMID#<provider id>` / `PMID`: an accepted SMS's receipt, written by its outcome, since
+  an SMS status record names only the provider's message id.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def for_outcome(outcome: Outcome) -> Item | None:
 def fold(message: Message, receipt: Item) -> None:
     """What a receipt's events proved, read into its message."""
     if receipt.get("message_id", {}).get("S", message.message_id) != message.message_id:
-        return  # an SNS id reused by another message: not this send's evidence
+        return  # a provider id reused by another message: not this send's evidence
     state = receipt.get("state", {}).get("S")
     if state:
         before = message.state

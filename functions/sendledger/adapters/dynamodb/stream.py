@@ -4,7 +4,7 @@ Only committed writes reach the stream, so nothing is published for a change tha
 commit. Which item families change what:
 
 - the message item (`MSG#<id>` / `MSG`): its `state` moved (an intent, an outcome, the poller);
-- a receipt (`MSG#<id>` / `RCPT`, `PMID#<SNS id>` / `PMID`): a delivery event moved the state
+- a receipt (`MSG#<id>` / `RCPT`, `PMID#<provider id>` / `PMID`): a delivery event moved the state
   readers see; the message item is read for what the receipt does not carry (all of it
   written once with the intent, so reading it later gives the same answer);
 - the recipient item (`SUP#<key>` / `STATE`): its suppression `version` moved.

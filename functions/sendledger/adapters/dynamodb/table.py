@@ -128,6 +128,22 @@ class Table:
             request["ReturnValues"] = returning
         return self._write(self.client.update_item, request)
 
+    def update_with(self, pk: str, sk: str, expressions: dict[str, Any], returning: str | None = None) -> Item:
+        """UpdateItem with expressions built elsewhere (modelled.py: through the models)."""
+        request: dict[str, Any] = {"TableName": self.name, "Key": key(pk, sk), **expressions}
+        if "ConditionExpression" in expressions:
+            request["ReturnValuesOnConditionCheckFailure"] = ALL_OLD
+        if returning:
+            request["ReturnValues"] = returning
+        return self._write(self.client.update_item, request)
+
+    def put_with(self, item: Item, expressions: dict[str, Any]) -> None:
+        """PutItem with a condition built elsewhere (modelled.py: through the models)."""
+        request: dict[str, Any] = {"TableName": self.name, "Item": item, **expressions}
+        if "ConditionExpression" in expressions:
+            request["ReturnValuesOnConditionCheckFailure"] = ALL_OLD
+        self._write(self.client.put_item, request)
+
     def _write(self, call: Any, request: dict[str, Any]) -> Item:
         try:
             with dependency_guard():

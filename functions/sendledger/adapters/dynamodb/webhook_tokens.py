@@ -2,7 +2,8 @@
 conditional put per webhook, TTL'd.
 
 Item `WHTOKEN#<source>#<sha256 of the token>` / `TOKEN` with the body's SHA-256: never the
-token itself. A claim is free when the item is absent, released or expired.
+token itself. A claim is free when the item is absent, released or expired. Through the token's
+model (modelled.py): the webhook function's path, never the api's send path.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
-from sendledger import names
-from sendledger.adapters.dynamodb.expressions import Expression, Update, encode_item
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table
 from sendledger.ports.webhooks import TokenClaim
 
@@ -27,30 +26,24 @@ class WebhookTokens:
         self.table = table
 
     def claim(self, source: str, token_hash: str, body_hash: str, expires_at: datetime, now: datetime) -> TokenClaim:
-        item = encode_item(
-            {
-                names.TABLE_PARTITION_KEY: token_pk(source, token_hash),
-                names.TABLE_SORT_KEY: TOKEN_SK,
-                "body_hash": body_hash,
-                names.TABLE_TTL_ATTRIBUTE: int(expires_at.timestamp()),
-            }
-        )
-        expression = Expression()
-        condition = (
-            expression.absent(names.TABLE_PARTITION_KEY)
-            | expression.equals("released", True)
-            | expression.below(names.TABLE_TTL_ATTRIBUTE, int(now.timestamp()))  # TTL deletes lazily
-        )
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import WebhookTokenItem as Item
+
+        item = Item(token_pk(source, token_hash), TOKEN_SK, body_hash=body_hash, expires_at=expires_at)
+        # Free when absent, released, or expired (TTL deletes lazily).
+        free = Item.pk.does_not_exist() | (Item.released == True) | (Item.expires_at < now)  # noqa: E712
         try:
-            self.table.put(item, condition, expression)
+            modelled.put(self.table, item, free)
         except ConditionFailed as failed:
-            old = (failed.old or {}).get("body_hash", {}).get("S")
-            return TokenClaim.SAME_BODY if old == body_hash else TokenClaim.REPLAYED
+            old = modelled.read(Item, failed.old)
+            return TokenClaim.SAME_BODY if old is not None and old.body_hash == body_hash else TokenClaim.REPLAYED
         return TokenClaim.CLAIMED
 
     def release(self, source: str, token_hash: str, body_hash: str) -> None:
         """The claimed webhook was not applied: its retry (same token) may claim it again."""
-        update = Update().set("released", True)
-        update.when(update.equals("body_hash", body_hash))
+        from sendledger.adapters.dynamodb import modelled
+        from sendledger.adapters.dynamodb.models import WebhookTokenItem as Item
+
+        ours = Item.body_hash == body_hash
         with contextlib.suppress(ConditionFailed):  # claimed by another body since: not ours to release
-            self.table.update(token_pk(source, token_hash), TOKEN_SK, update)
+            modelled.update(self.table, token_pk(source, token_hash), TOKEN_SK, [Item.released.set(True)], ours)

@@ -12,7 +12,7 @@ from sendledger.domain.recipients import Channel
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, SmsSender
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, Simulation, SmsSender
     from sendledger.providers.infrai.client import InfraiClient
     from sendledger.settings import Settings
 
@@ -42,6 +42,11 @@ class Infrai(SliceBase):
         from sendledger.providers.infrai.lane import StatusLane
 
         return [StatusLane(api_client(settings))]
+
+    def simulation(self, settings: Settings) -> Simulation:
+        from sendledger.providers.infrai.simulation import InfraiSimulation
+
+        return InfraiSimulation()  # pushes nothing: its status lane answers a test message from the rules
 
 
 def api_client(settings: Settings) -> InfraiClient:

@@ -11,7 +11,7 @@ COMPLAINT one, and the message is read again on the complaint schedule (complain
 complaint, or the horizon; these reads take what the cycle's bound leaves after the messages in
 flight (a bounce or a delivery not yet seen comes first). A test caller's message
 (domain/test_mode.py) is never asked of Infrai: the simulated rules answer for it
-(providers/simulated/infrai_statuses.py). When every
+(simulation.py). When every
 due message was asked, every status reached before the cycle's start minus the interval is
 applied: that is the `infrai` watermark (absence of a timed-out send is proven by the lookup,
 not by it; a complaint after the delivery is bounded by the complaint schedule, not by it).
@@ -39,7 +39,7 @@ from sendledger.providers.infrai.assumptions import ASSUMED
 from sendledger.providers.infrai.client import InfraiClient
 from sendledger.providers.infrai.events import Record, read_record, status_event
 from sendledger.providers.infrai.settings import InfraiSettings
-from sendledger.providers.simulated.infrai_statuses import infrai_timeline, status_at
+from sendledger.providers.infrai.simulation import infrai_timeline, status_at
 from sendledger.usecases.ingest import IngestReport, Pipeline, ingest_event
 from sendledger.usecases.resolve_unknown import accept_found
 

@@ -10,7 +10,7 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EmailSender, EventLane
+    from sendledger.ports.providers import EmailSender, EventLane, Simulation
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
@@ -59,6 +59,11 @@ class Mailgun(SliceBase):
             return None
         key = secret_value(fragment.signing_key_secret_arn)
         return MailgunIntake(key, fragment.webhook_max_age_seconds), fragment.events_queue_url
+
+    def simulation(self, settings: Settings) -> Simulation:
+        from sendledger.providers.mailgun.simulation import MailgunSimulation
+
+        return MailgunSimulation(settings.sender_email)
 
 
 SLICE = Mailgun()

@@ -1,6 +1,6 @@
 """Mailgun `POST /v3/{domain}/messages`, form-encoded, with the sendledger message id as `v:`.
 
-Answers map as SES's do: 200 with an id is acceptance; 429 is a throttle (retried with
+Answers map as every email sender's do: 200 with an id is acceptance; 429 is a throttle (retried with
 backoff, honouring the wait Mailgun names); a read timeout, a dropped connection after the
 request left, or a 5xx is ambiguous (`unknown`, resolved by the poller); other 4xx refuse for
 good. Failing to connect proves nothing was sent.

@@ -54,6 +54,6 @@ class MailgunIntake:
 def queued_bodies(data: Any) -> list[str]:
     """What the events queue holds for a verified POST's `event-data`: the event as Mailgun sent
     it, or nothing for one that proves nothing (MalformedEvent for one that is not an event).
-    Test mode's simulated Mailgun queues its events in this shape (providers/simulated/outlets.py)."""
+    Test mode's simulated Mailgun queues its events in this shape (simulation.py)."""
     event = parse_event(data)
     return [json.dumps(data, separators=(",", ":"), sort_keys=True)] if event is not None else []

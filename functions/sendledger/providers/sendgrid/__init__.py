@@ -11,7 +11,7 @@ from sendledger.providers.base import SliceBase
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane
+    from sendledger.ports.providers import AcceptanceLookup, EmailSender, EventLane, Simulation
     from sendledger.ports.webhooks import WebhookIntake
     from sendledger.settings import Settings
 
@@ -57,6 +57,11 @@ class SendGrid(SliceBase):
             return None
         verifier = SendGridSignatureVerifier(lambda: provider_secret(key))
         return SendGridIntake(verifier, fragment.webhook_max_age_seconds), url
+
+    def simulation(self, settings: Settings) -> Simulation:
+        from sendledger.providers.sendgrid.simulation import SendGridSimulation
+
+        return SendGridSimulation()
 
 
 def api_key(settings: Settings) -> Callable[[], str]:

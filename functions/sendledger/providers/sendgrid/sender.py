@@ -1,7 +1,7 @@
 """SendGrid v3 mail send (`POST /v3/mail/send`) with `custom_args.sendledger_message_id`.
 
 The answer's `X-Message-Id` header is the provider message id. What an answer proves, as for
-SES: 2xx accepted; 429 throttled (wait `Retry-After`, else until `X-RateLimit-Reset`); 401/403
+every email sender: 2xx accepted; 429 throttled (wait `Retry-After`, else until `X-RateLimit-Reset`); 401/403
 refused for the account (bad or revoked key, temporary block), certainly not accepted, so
 retried later; other 4xx refused for good; 5xx, a read timeout or a dropped connection after
 the request left may have been accepted (unknown); no connection at all is unavailable.

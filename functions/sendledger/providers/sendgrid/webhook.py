@@ -46,6 +46,6 @@ class SendGridIntake:
 
 def queued_bodies(events: list[dict[str, Any]]) -> list[str]:
     """What the events queue holds for a verified batch: each delivery event, engagement left out.
-    Test mode's simulated SendGrid queues its events in this shape (providers/simulated/outlets.py)."""
+    Test mode's simulated SendGrid queues its events in this shape (simulation.py)."""
     kept = [event for event in events if event.get("event") not in ENGAGEMENT]
     return [json.dumps(event, separators=(",", ":"), sort_keys=True) for event in kept]

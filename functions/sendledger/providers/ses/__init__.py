@@ -1,5 +1,5 @@
 """SES (email): SESv2 SendEmail with the configuration set and two message tags; its events by
-configuration-set event publishing → SNS → SQS, drained by the poller (or pushed to it)."""
+configuration-set event publishing → a topic → SQS, drained by the poller (or pushed to it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EmailSender, EventLane
+    from sendledger.ports.providers import EmailSender, EventLane, Simulation
     from sendledger.settings import Settings
 
 NAME = Provider.SES.value
@@ -43,6 +43,21 @@ class Ses(SliceBase):
             return []
         parse = partial(parse_sqs_body, topic_arn=fragment.events_topic_arn)
         return [QueueLane(NAME, SOURCE, SqsEventQueue(fragment.events_queue_url), parse, pushable=True)]
+
+    def simulation(self, settings: Settings) -> Simulation:
+        import os
+
+        from sendledger.providers.ses.settings import SesSettings
+        from sendledger.providers.ses.simulation import SesSimulation, queue_account
+
+        # Where the records say the send happened: this deployment's region and account.
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        return SesSimulation(
+            settings.sender_email,
+            settings.provider(SesSettings).configuration_set,
+            region,
+            queue_account(settings.test_outcomes_queue_url),
+        )
 
 
 SLICE = Ses()

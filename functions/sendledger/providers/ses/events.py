@@ -1,6 +1,6 @@
 """SES configuration-set event publishing records → delivery events, and what SES bounces mean.
 
-Usually inside an SNS `Notification` envelope in an SQS body (`Message` is a JSON *string*);
+Usually inside the topic's `Notification` envelope in an SQS body (`Message` is a JSON *string*);
 raw delivery (the record itself as the body) and identity notifications (`notificationType`,
 no tags) are accepted too.
 """
@@ -45,7 +45,7 @@ _SES_KINDS = {
 def parse_sqs_body(body: str, topic_arn: str = "") -> list[DeliveryEvent]:
     """An SQS message body from the SES events queue → the events it carries (one per recipient).
 
-    With `topic_arn` (deployed: the configuration set's topic), only an SNS envelope from that
+    With `topic_arn` (deployed: the configuration set's topic), only a notification envelope from that
     topic is read: a record someone else put on the queue is refused, never applied (the queue's
     policy should already have kept it out; this holds where that policy was loosened).
     """

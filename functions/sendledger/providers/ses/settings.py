@@ -18,14 +18,14 @@ class SesSettings(Fragment):
     WIRING = frozenset({"configuration_set", "events_queue_url", "events_topic_arn"})
 
     configuration_set: str = Field(CONFIGURATION_SET_PREFIX, validation_alias=ENV_CONFIGURATION_SET)
-    # Configuration-set event publishing -> SNS -> this queue; empty: no SES events are read.
+    # Configuration-set event publishing -> the events topic -> this queue; empty: no SES events are read.
     events_queue_url: str = Field("", validation_alias=ENV_EVENTS_QUEUE_URL)
-    # The topic whose SNS envelopes the queue carries: a body naming another one (or none) is
+    # The topic whose notification envelopes the queue carries: a body naming another one (or none) is
     # refused, not applied. Empty: not checked (a queue fed by hand in a test).
     events_topic_arn: str = Field("", validation_alias=ENV_EVENTS_TOPIC_ARN)
 
     def event_delay(self) -> tuple[str, int]:
-        # Event publishing to SNS and SNS to SQS: typically seconds; 30 s leaves margin for SNS retries.
+        # Event publishing to the topic and on to SQS: typically seconds; 30 s leaves margin for retries.
         return "SES delivery delay", 30
 
 

@@ -1,8 +1,8 @@
 """Test mode's own event path, as ingestion reads it: the test outcomes queue's lane.
 
-Every body is an envelope, `{"carrier": <name>, "body": <the event as its carrier's real path
-carries it>}` (outlets.py writes them). The body is read by that carrier's own parser, so a
-simulated bounce means what a real one means; then every event must name a test caller (its
+Every body is an envelope, `{"carrier": <registry name>, "body": <the event as its carrier's real
+path carries it>}` (outlets.py writes them). The body is read by that carrier's own parser (its
+slice's simulation), so a simulated bounce means what a real one means; then every event must name a test caller (its
 provider message id is a simulated one, domain/test_mode.py) and, where it names a message, carry
 that message's seal (only the deployment's key makes one); else the whole body is refused and left
 for the dead-letter queue: whoever can write this queue can touch test namespaces and test messages only.
@@ -11,13 +11,15 @@ for the dead-letter queue: whoever can write this queue can touch test namespace
 from __future__ import annotations
 
 import json
-from enum import StrEnum
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from sendledger.domain import test_mode
 from sendledger.domain.events import DeliveryEvent, MalformedEvent, json_object
 
 if TYPE_CHECKING:
+    from sendledger.ports.providers import Simulation
     from sendledger.settings import Settings
     from sendledger.usecases.queued_events import QueueLane
 
@@ -25,46 +27,21 @@ LANE = "test-outcomes"
 SOURCE = "test-mode"  # no provider's watermark moves by it
 
 
-class Carrier(StrEnum):
-    SES = "ses"
-    SENDGRID = "sendgrid"
-    MAILGUN = "mailgun"
-    SNS = "sns"
+def envelope(carrier: str, body: str) -> str:
+    return json.dumps({"carrier": carrier, "body": body})
 
 
-def envelope(carrier: Carrier, body: str) -> str:
-    return json.dumps({"carrier": carrier.value, "body": body})
-
-
-def _carrier_events(carrier: Carrier, body: str) -> list[DeliveryEvent]:
-    if carrier is Carrier.SES:
-        from sendledger.providers.ses.events import parse_sqs_body
-
-        return parse_sqs_body(body)
-    if carrier is Carrier.SENDGRID:
-        from sendledger.providers.sendgrid.events import parse_queued as sendgrid_queued
-
-        return sendgrid_queued(body)
-    if carrier is Carrier.MAILGUN:
-        from sendledger.providers.mailgun.events import parse_queued as mailgun_queued
-
-        return mailgun_queued(body)
-    from sendledger.providers.sns.events import parse_sms_record
-
-    return [parse_sms_record(body)]
-
-
-def parse_test_outcome(raw: str) -> list[DeliveryEvent]:
+def parse_test_outcome(raw: str, simulation_of: Callable[[str], Simulation]) -> list[DeliveryEvent]:
     """The events of one envelope; MalformedEvent for anything not a test caller's simulated event."""
     document = json_object(raw, "test outcome")
     body = document.get("body")
     try:
-        carrier = Carrier(str(document.get("carrier")))
-    except ValueError:
+        simulation = simulation_of(str(document.get("carrier")))
+    except KeyError:  # no registered provider of that name
         raise MalformedEvent(f"not a test outcome: unknown carrier {document.get('carrier')!r}") from None
     if not isinstance(body, str):
         raise MalformedEvent("not a test outcome: its body is not a string")
-    events = _carrier_events(carrier, body)
+    events = simulation.parse(body)
     for event in events:
         if test_mode.caller_of(event.provider_message_id) is None:
             raise MalformedEvent(
@@ -79,7 +56,7 @@ def parse_test_outcome(raw: str) -> list[DeliveryEvent]:
     return events
 
 
-def test_outcomes_lane(settings: Settings) -> QueueLane | None:
+def test_outcomes_lane(settings: Settings, simulation_of: Callable[[str], Simulation]) -> QueueLane | None:
     """The poller's lane of the test outcomes queue (none where the deployment has no such queue)."""
     from sendledger.adapters.sqs import SqsEventQueue
     from sendledger.usecases.queued_events import QueueLane
@@ -88,4 +65,5 @@ def test_outcomes_lane(settings: Settings) -> QueueLane | None:
     if not url:
         return None
     # A side path: it never proves a provider's absence, so no watermark moves by it.
-    return QueueLane(LANE, SOURCE, SqsEventQueue(url), parse_test_outcome, completes_source=False)
+    parse = partial(parse_test_outcome, simulation_of=simulation_of)
+    return QueueLane(LANE, SOURCE, SqsEventQueue(url), parse, completes_source=False)

@@ -1,11 +1,12 @@
 """The simulated providers' outcome rules: which address or number gets which outcome.
 
-One copy, used by the local stack's simulators (local/simulator/) and by a test caller's sends
-in a deployed stack (sender.py). Pure: no clock, no state, no I/O.
+One copy, used by every slice's simulation (providers/<name>/simulation.py), so by the local
+stack's simulators (local/simulator/) and by a test caller's sends in a deployed stack
+(sender.py). Pure: no clock, no state, no I/O.
 
-* Email: the SES mailbox simulator's addresses (`success@`, `bounce@`, `complaint@`, `ooto@`,
-  `suppressionlist@simulator.amazonses.com`, `+label` allowed) behave as SES does; any other
-  address is delivered.
+* Email: the mailbox simulator's addresses (`success@`, `bounce@`, `complaint@`, `ooto@`,
+  `suppressionlist@simulator.amazonses.com`, `+label` allowed) behave as that simulator's do;
+  any other address is delivered.
 * SMS: the fictional numbers `+1NPA55501XX` pick the outcome by XX: 00-49 delivered, 50-89 one
   failure string per ten, 90-99 no status ever; any other number is delivered.
 * Fault labels: a local part ending in `+timeout-lost`, `+throttle` or `+timeout-accepted`
@@ -15,9 +16,12 @@ in a deployed stack (sender.py). Pure: no clock, no state, no I/O.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 MAILBOX_SIMULATOR_DOMAIN = "simulator.amazonses.com"
+TimedRecord = tuple[datetime, dict[str, Any]]  # (when the event happens, the record)
 
 
 class MailboxKind(StrEnum):
@@ -89,7 +93,7 @@ _FICTIONAL_NUMBER = re.compile(r"^\+1\d{3}55501(\d{2})$")
 
 
 def sms_outcome(phone_number: str) -> str:
-    """The providerResponse a number yields (SNS's wording); NO_STATUS for no status ever."""
+    """The providerResponse a number yields (the SMS status log's wording); NO_STATUS for no status ever."""
     match = _FICTIONAL_NUMBER.match(phone_number)
     if match is None:
         return SMS_SUCCESS_RESPONSE

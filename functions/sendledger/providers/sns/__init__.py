@@ -10,7 +10,7 @@ from sendledger.domain.provider import Provider, channels_of, source_of
 from sendledger.providers.base import SliceBase
 
 if TYPE_CHECKING:
-    from sendledger.ports.providers import EventLane, SmsSender
+    from sendledger.ports.providers import EventLane, Simulation, SmsSender
     from sendledger.settings import Settings
 
 NAME = Provider.SNS.value
@@ -32,6 +32,11 @@ class Sns(SliceBase):
 
         groups = settings.provider(SnsSettings).log_groups
         return [LogLane(CloudWatchLogReader(), groups)] if groups else []
+
+    def simulation(self, settings: Settings) -> Simulation:
+        from sendledger.providers.sns.simulation import SnsSimulation
+
+        return SnsSimulation()
 
 
 SLICE = Sns()

@@ -1,9 +1,11 @@
-"""What a simulated provider reports for an accepted send, in the provider's own event format.
+"""What simulated SES reports for an accepted send: its configuration-set event-publishing
+records (Send, then each recipient's Delivery, Bounce or Complaint), as the events topic carries
+them.
 
-SES: configuration-set event-publishing records (Send, then each recipient's Delivery, Bounce or
-Complaint), as the SNS topic carries them. SNS: the SMS delivery-status log record. The shapes
-are the documented ones (tests/fixtures/aws-formats); the outcome is the rules' (rules.py). Used
-by the local simulators and by a test caller's deployed sends (sender.py). Pure.
+The shapes are the documented ones (tests/fixtures/aws-formats); the outcome is the rules'
+(providers/simulated/rules.py). Used by the local simulator (local/simulator/providers/ses.py)
+and by a test caller's deployed sends (`SesSimulation`, which the test-mode carrier asks).
+Pure but for the random feedback ids.
 """
 
 from __future__ import annotations
@@ -12,19 +14,18 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sendledger.domain.clock import iso
-from sendledger.providers.simulated.rules import (
-    NO_STATUS,
-    SMS_SUCCESS_RESPONSE,
-    MailboxKind,
-    mailbox_simulator_kind,
-    sms_outcome,
-)
+from sendledger.providers.ses import ESCALATES_TAG, MESSAGE_ID_TAG
+from sendledger.providers.simulated.rules import MailboxKind, TimedRecord, mailbox_simulator_kind
+
+if TYPE_CHECKING:
+    from sendledger.domain.events import DeliveryEvent
+    from sendledger.ports.providers import SimulatedSend
 
 REPORTING_MTA = "a8-70.smtp-out.amazonses.com"
-TimedRecord = tuple[datetime, dict[str, Any]]  # (when the event happens, the record)
+CALLER_IDENTITY = "sendledger-test-mode"  # ses:caller-identity of a test caller's send
 
 
 @dataclass
@@ -123,7 +124,7 @@ def clamp_event_time(record: dict[str, Any], at: datetime, now: datetime) -> dic
 
 
 def sns_notification(record: dict[str, Any], topic_arn: str, at: datetime) -> dict[str, Any]:
-    """The SNS `Notification` envelope an SQS subscription without raw delivery receives."""
+    """The topic's `Notification` envelope an SQS subscription without raw delivery receives."""
     return {
         "Type": "Notification",
         "MessageId": str(uuid.uuid4()),
@@ -154,51 +155,29 @@ def _feedback_id(at: datetime) -> str:
     return f"{int(at.timestamp() * 1000):016x}-{uuid.uuid4()}-000000"
 
 
-# --- SNS SMS delivery-status records ------------------------------------------------------------
+def queue_account(queue_url: str, default: str = "000000000000") -> str:
+    """The account id in a queue URL (`https://sqs.<region>.amazonaws.com/<account>/<name>`)."""
+    parts = queue_url.rstrip("/").split("/")
+    return parts[-2] if len(parts) >= 2 and parts[-2].isdigit() else default
 
 
-@dataclass
-class SmsStatus:
-    record: dict[str, Any]  # the log event's message, as SNS writes it
-    failure: bool  # written to the .../Failure log group
-    at: datetime  # when SNS logs it
+@dataclass(frozen=True)
+class SesSimulation:
+    """SES for a test caller: the records its configuration set would publish, each as the events
+    queue receives it (the record itself: the envelope is optional to its parser)."""
 
+    sender_email: str
+    configuration_set: str
+    region: str
+    account_id: str
 
-def sns_log_timestamp(moment: datetime) -> str:
-    """`2026-11-29 10:00:05.120`: SNS delivery-status logs, UTC without a zone."""
-    return iso(moment).replace("T", " ").removesuffix("Z")
+    def events(self, send: SimulatedSend) -> list[str]:
+        tags = {MESSAGE_ID_TAG: [send.message_id], ESCALATES_TAG: ["1" if send.escalates else "0"]}
+        mail = SesMail(self.sender_email, [send.to], send.subject, self.configuration_set, tags, CALLER_IDENTITY)
+        records = ses_events(mail, send.provider_message_id, send.at, region=self.region, account_id=self.account_id)
+        return [json.dumps(clamp_event_time(record, at, send.at)) for at, record in records]
 
+    def parse(self, body: str) -> list[DeliveryEvent]:
+        from sendledger.providers.ses.events import parse_sqs_body
 
-def sms_status(phone_number: str, message_id: str, sent_at: datetime, sms_type: str) -> SmsStatus | None:
-    """The delivery-status record SNS logs for one publish; None when none ever comes."""
-    outcome = sms_outcome(phone_number)
-    if outcome == NO_STATUS:
-        return None  # 90-99: the carrier never reports
-    notification = {"messageId": message_id, "timestamp": sns_log_timestamp(sent_at)}
-    delivery: dict[str, Any]
-    if outcome == SMS_SUCCESS_RESPONSE:
-        dwell, status = 599, "SUCCESS"
-        delivery = {
-            "phoneCarrier": "Example Carrier",
-            "mnc": 270,
-            "destination": phone_number,
-            "priceInUSD": 0.00645,
-            "smsType": sms_type,
-            "mcc": 310,
-            "providerResponse": outcome,
-            "dwellTimeMs": dwell,
-            "dwellTimeMsUntilDeviceAck": 1344,
-        }
-    else:
-        dwell, status = 1420, "FAILURE"
-        delivery = {
-            "mnc": 0,
-            "destination": phone_number,
-            "priceInUSD": 0.0,
-            "smsType": sms_type,
-            "mcc": 0,
-            "providerResponse": outcome,
-            "dwellTimeMs": dwell,
-        }
-    record = {"notification": notification, "delivery": delivery, "status": status}
-    return SmsStatus(record, status == "FAILURE", sent_at + timedelta(milliseconds=dwell))
+        return parse_sqs_body(body)

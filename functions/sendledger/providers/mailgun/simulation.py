@@ -6,7 +6,7 @@ and its webhooks carry them (`event-data`).
 `delivered`, and `complained` after it for `complaint@`. Every event names the send's
 `message-id` header (Mailgun's message id) and carries its user variables. Used by the local
 simulator (local/simulator/providers/mailgun.py) and by a test caller's deployed sends
-(sender.py). Pure but for the random event ids.
+(`MailgunSimulation`, which the test-mode carrier asks). Pure but for the random event ids.
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sendledger.providers.simulated.events import TimedRecord
-from sendledger.providers.simulated.rules import MailboxKind, mailbox_simulator_kind
+from sendledger.providers.mailgun.events import MESSAGE_ID_VARIABLE, TAG
+from sendledger.providers.simulated.rules import MailboxKind, TimedRecord, mailbox_simulator_kind
+
+if TYPE_CHECKING:
+    from sendledger.domain.events import DeliveryEvent
+    from sendledger.ports.providers import SimulatedSend
 
 
 @dataclass(frozen=True)
@@ -88,3 +92,24 @@ def mailgun_events(send: MailgunSend, sent_at: datetime) -> list[TimedRecord]:
 def clamp_timestamp(record: dict[str, Any], at: datetime, now: datetime) -> dict[str, Any]:
     """An event cannot be newer than its emission (a deployed send emits all of them at once)."""
     return record if at <= now else {**record, "timestamp": round(now.timestamp(), 6)}
+
+
+@dataclass(frozen=True)
+class MailgunSimulation:
+    """Mailgun for a test caller: its events, each as the verified webhook intake queues it."""
+
+    sender_email: str
+
+    def events(self, send: SimulatedSend) -> list[str]:
+        from sendledger.providers.mailgun.webhook import queued_bodies
+
+        # The simulated id stands where Mailgun's goes: the `message-id` header every event names.
+        variables = {MESSAGE_ID_VARIABLE: send.message_id}
+        mailed = MailgunSend(send.to, send.provider_message_id, variables, [TAG], send.subject, self.sender_email)
+        timed = mailgun_events(mailed, send.at)
+        return [body for at, record in timed for body in queued_bodies(clamp_timestamp(record, at, send.at))]
+
+    def parse(self, body: str) -> list[DeliveryEvent]:
+        from sendledger.providers.mailgun.events import parse_queued
+
+        return parse_queued(body)

@@ -1,17 +1,20 @@
 """What simulated Infrai answers to `GET …/get/{id}`: the statuses a record reaches over time.
 
-Infrai pushes nothing, so there are no events to put anywhere: its status is asked. The course is
+Infrai pushes nothing, so there are no events to put anywhere (`InfraiSimulation` reports none):
+its status is asked. The course is
 the rules' (rules.py): `queued`, then for email `bounced` (bounce@, suppressionlist@),
 `delivered` then `complained` (complaint@) or `delivered`; for SMS `delivered` or `failed` by
 the fictional number, or `sent` and nothing more (90-99). Used by the local simulator
 (local/simulator/providers/infrai.py) and by the Infrai status lane for a test caller's messages
-(providers/infrai/lane.py), which never asks Infrai about them. Pure.
+(lane.py), which never asks Infrai about them. Pure.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
+from sendledger.domain.events import MalformedEvent
 from sendledger.providers.simulated.rules import (
     NO_STATUS,
     SMS_SUCCESS_RESPONSE,
@@ -19,6 +22,10 @@ from sendledger.providers.simulated.rules import (
     mailbox_simulator_kind,
     sms_outcome,
 )
+
+if TYPE_CHECKING:
+    from sendledger.domain.events import DeliveryEvent
+    from sendledger.ports.providers import SimulatedSend
 
 Timeline = list[tuple[datetime, str]]  # (from when, status), in order
 
@@ -50,3 +57,13 @@ def status_at(timeline: Timeline, now: datetime) -> tuple[str, datetime]:
     reached = [(at, status) for at, status in timeline if at <= now] or timeline[:1]
     at, status = reached[-1]
     return status, at
+
+
+class InfraiSimulation:
+    """Infrai for a test caller: nothing pushed (its status lane answers from the rules)."""
+
+    def events(self, send: SimulatedSend) -> list[str]:
+        return []
+
+    def parse(self, body: str) -> list[DeliveryEvent]:
+        raise MalformedEvent("not a test outcome: Infrai pushes no events")

@@ -5,7 +5,8 @@
 `spamreport` after it for `complaint@`. Every event carries the send's custom arguments at the top
 level, as SendGrid's do. The shapes are SendGrid's documented ones
 (tests/fixtures/provider-formats). Used by the local simulator (local/simulator/providers/
-sendgrid.py) and by a test caller's deployed sends (sender.py). Pure.
+sendgrid.py) and by a test caller's deployed sends (`SendGridSimulation`, which the test-mode
+carrier asks). Pure.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sendledger.providers.simulated.events import TimedRecord
-from sendledger.providers.simulated.rules import MailboxKind, mailbox_simulator_kind
+from sendledger.providers.sendgrid.events import CATEGORY, ESCALATES_ARG, MESSAGE_ID_ARG
+from sendledger.providers.simulated.rules import MailboxKind, TimedRecord, mailbox_simulator_kind
+
+if TYPE_CHECKING:
+    from sendledger.domain.events import DeliveryEvent
+    from sendledger.ports.providers import SimulatedSend
 
 MAX_EVENT_ID = 100  # sg_event_id: at most 100 characters (base64url)
 
@@ -72,3 +77,21 @@ def sendgrid_events(
 def clamp_timestamp(record: dict[str, Any], at: datetime, now: datetime) -> dict[str, Any]:
     """An event cannot be newer than its emission (a deployed send emits all of them at once)."""
     return record if at <= now else {**record, "timestamp": int(now.timestamp())}
+
+
+class SendGridSimulation:
+    """SendGrid for a test caller: its Event Webhook events, as the verified intake queues them."""
+
+    def events(self, send: SimulatedSend) -> list[str]:
+        from sendledger.providers.sendgrid.webhook import queued_bodies
+
+        args = {MESSAGE_ID_ARG: send.message_id, ESCALATES_ARG: "1" if send.escalates else "0"}
+        # The simulated id stands where SendGrid's message id goes: X-Message-Id and sg_message_id.
+        simulated_id = send.provider_message_id
+        events = sendgrid_events(send.to, simulated_id, simulated_id, send.at, custom_args=args, categories=[CATEGORY])
+        return queued_bodies([clamp_timestamp(record, at, send.at) for at, record in events])
+
+    def parse(self, body: str) -> list[DeliveryEvent]:
+        from sendledger.providers.sendgrid.events import parse_queued
+
+        return parse_queued(body)
