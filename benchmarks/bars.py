@@ -9,6 +9,11 @@ where they cover the same thing: `ddb_capacity.replay` and `ddb_capacity.event_d
 traffic's replay and duplicate bars, the import-only `cold_start_ratio.*` by the first
 invocation's, `ingest_cpu_ms_per_event` (an absolute time) by a ratio to a baseline consumer,
 the derived `ingest_drain_speedup` by the measured one. The v2 figures stay in results.json.
+
+v4 (issue 36) compares each cold start with a hand-written Lambda making the same AWS calls
+(`cold_start_ratio_vs_same_calls`; the one-client ratio stays in results.json as information),
+holds the ingestion CPU ratio's median over runs (`ingest_cpu_ratio_runs`; one run's ratio
+stays as information) and the email overhead at $12.50 per million, status events on EventBridge.
 """
 
 from __future__ import annotations
@@ -21,27 +26,35 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {"<=": operator.le, "<": operat
 
 # (figure path in results.json, comparison, limit)
 BARS: list[tuple[str, str, float]] = [
-    # v3: the traffic mix, at p95 (benchmarks/traffic.py)
+    # v3/v4: the traffic mix, at p95 (benchmarks/traffic.py); v4 holds email and SMS to one budget
     ("traffic.send.requests.p95", "<=", 2),
     ("traffic.send.wru.p95", "<=", 8),
-    # v4: a template version is read once per container (its misses once per cache period)
+    ("traffic.send_email.requests.p95", "<=", 2),
+    ("traffic.send_email.wru.p95", "<=", 8),
+    ("traffic.send_sms.requests.p95", "<=", 2),
+    ("traffic.send_sms.wru.p95", "<=", 8),
+    # v4: template reads per send over the mix (usecases/template_catalog.py)
     ("traffic.send.template_reads_per_send", "<=", 0.02),
     ("traffic.send_repeat_recipient.requests.p95", "<=", 2),
     ("traffic.send_repeat_recipient.wru.p95", "<=", 8),
     ("traffic.replay.requests.p95", "<=", 1),
-    ("traffic.replay.wru.p95", "<=", 2),
+    # v4: billed as attempted (no AWS text bills a cancelled transaction for its prepare phase
+    # only): a two-item intent's replay cannot cost less than 2 items x 2 units.
+    ("traffic.replay.wru.p95", "<=", 4),
     ("traffic.event_new.requests.p95", "<=", 1),
     ("traffic.event_new.wru.p95", "<=", 2),
     ("traffic.event_duplicate.requests.p95", "<=", 1),
     ("hot_partition_share", "<=", 0.125),
-    ("cold_start_ratio_first_invocation.api", "<=", 1.5),
-    ("cold_start_ratio_first_invocation.poller", "<=", 1.5),
-    ("cold_start_ratio_first_invocation.sms_delivery_logs", "<=", 1.5),
-    ("cold_start_ratio_first_invocation.publisher", "<=", 1.5),
+    # v4 (issue 36): against a hand-written Lambda making the same AWS calls, first invocation included
+    ("cold_start_ratio_vs_same_calls.api", "<=", 1.5),
+    ("cold_start_ratio_vs_same_calls.poller", "<=", 1.5),
+    ("cold_start_ratio_vs_same_calls.sms_delivery_logs", "<=", 1.5),
+    ("cold_start_ratio_vs_same_calls.publisher", "<=", 1.5),
     ("send_cpu_ratio_vs_baseline", "<=", 1),
-    ("ingest_cpu_ratio_vs_baseline", "<=", 1.3),
+    # v4: the median of at least five runs' ratios (the spread is beside it in results.json)
+    ("ingest_cpu_ratio_runs.median", "<=", 1.3),
     ("drain_speedup_measured", ">=", 4),
-    ("cost_per_million.email.overhead", "<=", 10),
+    ("cost_per_million.email.overhead", "<=", 12.5),
     # v2, single path, still barred
     ("ddb_requests.send", "<=", 2),
     ("ddb_requests.replay", "<=", 1),

@@ -13,6 +13,7 @@ LABELS = {
     "dynamodb_send": "DynamoDB: the send (p95 units)",
     "provider": "provider (SES / SNS SMS)",
     "sns_publish": "SNS: SES event publishes",
+    "eventbridge_ses_events": "EventBridge: SES events on the default bus",
     "sqs": "SQS: SES events (delivery, receive, delete)",
     "lambda_poller": "Lambda: poller, per event",
     "sms_status_logs": "CloudWatch Logs: SMS status records",
@@ -21,27 +22,55 @@ LABELS = {
     "eventbridge": "EventBridge: status events",
     "lambda_publisher": "Lambda: publisher",
     "dynamodb_publisher_reads": "DynamoDB: publisher reads",
+    "dynamodb_publisher_labels": "DynamoDB: eligibility labels (publisher)",
     "sqs_callbacks": "SQS: callbacks",
     "lambda_callbacks": "Lambda: callbacks",
     "cloudwatch_logs": "CloudWatch Logs: ingestion",
     "xray": "X-Ray: traces recorded",
 }
 COLUMNS = (
-    ("email", "email"),
-    ("email_http_api", "email, HTTP API"),
+    ("email", "email, as deployed"),
+    ("email_all_levers", "email, every lever below"),
     ("email_with_callbacks", "email, callbacks on"),
     ("sms", "SMS"),
 )
 
-FRONT_DOOR = """**The front door stays a REST API.** An HTTP API with IAM authorization would cost
-{http} instead of {rest} per million requests ({saving} less per million email sends, the row above)
-and still serve SigV4 callers, but it gives up what this stack uses or is about to use: resource
-policies (issue #28 limits `/v1/admin/*` to admin principals with one; HTTP APIs have none, so the
-limit would move into IAM policies every caller's role must get right), request validation at the
-gateway (parameters are checked there today), AWS WAF (REST APIs only), usage plans and API keys
-per caller, and per-method throttling of the webhook routes. The contract of SPEC sections 4
-and 7 holds on REST as deployed; on an HTTP API the admin routes' extra grant would rest on
-callers' IAM alone. `infra/api.py` keeps `apigw.RestApi`."""
+# What each lever of cost.LEVERS gives up, by its name there.
+GIVES_UP = {
+    cost.LEVERS[0][0]: (
+        "The REST API's resource policy, which refuses `/v1/admin/*` to every principal but the admin ones "
+        "(HTTP APIs have none): the admin routes would keep two independent checks, the route-level IAM grant "
+        "(the stack's separate admin invoke policy, on `execute-api` ARNs per route) and the in-app list "
+        "(`ADMIN_PRINCIPALS`, checked by the api Lambda on every admin request). Also private endpoints (an "
+        "HTTP API is public: a VPC-only deployment needs REST), gateway request validation (parameters would be "
+        "checked by the Lambda alone), AWS WAF and usage plans (REST only), and the gateway's own problem+json "
+        "error bodies (an HTTP API's 403 has a fixed JSON body)."
+    ),
+    cost.LEVERS[1][0]: (
+        "The SNS topic and its envelope check (a body naming another topic is refused): the rule's event "
+        "pattern (source `aws.ses`, this account, this configuration set) takes its place, and the poller "
+        "parses EventBridge's envelope instead of SNS's. SPEC section 6 names the SNS path."
+    ),
+    cost.LEVERS[2][0]: (
+        "**The proof an unknown SES send rests on.** A send whose SendEmail call timed out is resolved by an "
+        "event tagged with its message id; absence proves non-acceptance only once the watermark has passed "
+        "the send time plus UNKNOWN_GRACE_SECONDS (usecases/resolve_unknown.py), and then the message is sent "
+        "again. SES publishes a Send event within seconds of acceptance; without it the first tagged event is "
+        "the Delivery, which a receiving server's deferral (greylisting) can hold back past the grace: an "
+        "accepted message would then be sent twice, the duplicate this project exists to prevent. Also the "
+        "Reject (virus) and DeliveryDelay events. Not adopted without a grace as long as SES's retry horizon "
+        "or another acceptance proof."
+    ),
+    cost.LEVERS[3][0]: (
+        "Detail in the logs: the api's log line would name the message, the caller and the outcome only, "
+        "the poller's one line per event shrinks to ids and the state change; the access log keeps request "
+        "id, status, caller and latency. Histories in the ledger are unchanged (they are the evidence)."
+    ),
+}
+
+LEVERS_NOTE = """The bar (`cost_per_million.email.overhead`) is the bill as deployed: a lever counts once
+infra/ builds it. Decision 1's item model lowers the bill through the traffic's p95 write units
+(the DynamoDB line above), not through a lever of its own."""
 
 
 def render(detail: dict[str, Any], prices: dict[str, Any]) -> list[str]:
@@ -61,7 +90,6 @@ def render(detail: dict[str, Any], prices: dict[str, Any]) -> list[str]:
     inputs = costs.get("inputs") or {}
     send = inputs.get("send") or {}
     email, sms = send.get("email") or {}, send.get("sms") or {}
-    saving = (costs["email"]["total"] or 0) - (costs["email_http_api"]["total"] or 0)
     lines += [
         "How each line is counted, per send: the api Lambda's duration is its median CPU per send over the "
         f"traffic mix plus the round trips it waits for ({fmt(email.get('duration_ms'))} ms for an email, "
@@ -94,11 +122,14 @@ def render(detail: dict[str, Any], prices: dict[str, Any]) -> list[str]:
         + ", ".join(f"{name.replace('_', ' ')} {value}" for name, value in prices.items() if isinstance(value, float))
         + ". DynamoDB units as billed (capacity section above).",
         "",
-        FRONT_DOOR.format(
-            http=f"${fmt(prices['api_gateway_http_per_million_requests'])}",
-            rest=f"${fmt(prices['api_gateway_rest_per_million_requests'])}",
-            saving=f"${fmt(round(saving, 2))}",
-        ),
-        "",
     ]
-    return lines
+    return [*lines, *_levers(costs.get("levers") or [], costs["email"])]
+
+
+def _levers(levers: list[dict[str, Any]], deployed: dict[str, Any]) -> list[str]:
+    """Each lever of the email bill: its saving over the row above, and what it gives up."""
+    lines = ["### The bill's levers (issue 36), one after the other", ""]
+    rows: list[list[Any]] = [["as deployed", deployed.get("overhead"), "—", "—"]]
+    rows += [[lever["lever"], lever["overhead"], lever["saving"], GIVES_UP.get(lever["lever"], "")] for lever in levers]
+    lines += table(["lever", "email overhead after it", "saving", "what it gives up"], rows)
+    return [*lines, LEVERS_NOTE, ""]

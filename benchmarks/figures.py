@@ -123,12 +123,22 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
         "send": send,
         "event": {"duration_ms": per_event, "wru_p95": new["wru"]["p95"] or 0.0, "rru_p95": new["rru"]["p95"] or 0.0},
         "events_per_send": events_per_send,
+        # Per SES event type (the configuration set's choice of types is a lever of the bill).
+        "ses_events_per_send": {
+            kind: round(n / max((fan_out.get("accepted_by_provider") or {}).get("email", 0), 1), 4)
+            for kind, n in (fan_out.get("ses_events") or {}).items()
+        },
         "status_events_per_send": fan_out.get("status_events_per_send") or {"email": 3.0, "sms": 3.0},
         # The intent, the outcome and the recipient's marker, then one receipt write per event.
         "stream_records_per_send": records,
         "publisher_cpu_ms_per_record": publisher.get("cpu_ms_per_record", 0.0),
         # The publisher reads the message item (strongly consistent, 1 unit) for each receipt change.
         "publisher_rru_per_send": {channel: float(events_per_send[channel]) for channel in ("email", "sms")},
+        # An `allow` send's eligibility label: one UpdateItem of the message item per labelled send.
+        "labels_per_send": {
+            channel: float(table.get("send_label", {}).get("per_send") or 0.0) for channel in ("email", "sms")
+        },
+        "label_wru_p95": float((table.get("send_label", {}).get("wru") or {}).get("p95") or 0.0),
         "event_log_bytes": ingest.get("log_bytes_per_event", 0),
         "publisher_log_bytes_per_record": publisher.get("log_bytes_per_record", 0),
         "sms_status_record_bytes": 520,
@@ -140,9 +150,9 @@ def _costs(inputs: dict[str, Any] | None) -> dict[str, Any]:
     if inputs is None:
         return {"reason": "error: a figure the bill needs was not measured"}
     bills: dict[str, Any] = {channel: cost.bill(channel, inputs) for channel in ("email", "sms")}
-    bills["email_http_api"] = cost.bill("email", inputs, front_door="http")
     bills["email_with_callbacks"] = cost.bill("email", inputs, callbacks=True)
-    return {**bills, "inputs": inputs}
+    bills["email_all_levers"] = cost.bill("email", inputs, cost.LEVERS[-1][1])
+    return {**bills, "levers": cost.levers(inputs), "inputs": inputs}
 
 
 def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, str]) -> dict[str, Any]:
@@ -199,6 +209,9 @@ def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, 
         "hot_partition_share": (traffic.get("hot_partition") or {}).get("share"),
         "cold_start_ratio_first_invocation": dict(cold.get("ratio_first_invocation") or {}),
         "ingest_cpu_ratio_vs_baseline": ingest.get("ratio"),
+        # v4 (issue 36): the same-calls Lambda is the cold start's baseline; ingestion over runs.
+        "cold_start_ratio_vs_same_calls": dict(cold.get("ratio_same_services") or {}),
+        "ingest_cpu_ratio_runs": _ingest_runs(ingest),
         "drain_speedup_measured": drained.get("speedup"),
         "prices": cost.PRICES,
         "bars": {},
@@ -229,6 +242,14 @@ def assemble(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, 
     return results
 
 
+def _ingest_runs(ingest: dict[str, Any]) -> dict[str, Any] | None:
+    """The threaded drain's ratio over runs (the bar: its median), the inline one's beside it."""
+    spread, runs = ingest.get("spread") or {}, ingest.get("ratio_runs") or {}
+    if "threaded" not in spread:
+        return None
+    return {**spread["threaded"], "runs": runs["threaded"], "inline": {**spread["inline"], "runs": runs["inline"]}}
+
+
 def _reasons(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     """Why a bar's figure may be missing, per bar path (or figure group)."""
 
@@ -245,6 +266,8 @@ def _reasons(found: dict[str, Any], sections: dict[str, Any], errors: dict[str, 
         "ingest_cpu_ratio_vs_baseline": error("ingest_cpu"),
         "drain_speedup_measured": error("drain"),
         "cold_start_ratio_first_invocation": error("cold_start"),
+        "cold_start_ratio_vs_same_calls": error("cold_start"),
+        "ingest_cpu_ratio_runs": error("ingest_cpu"),
         "cost_per_million": error("cost"),
         "local_send_growth": (found.get("local_growth") or {}).get("reason") or error("local_send_growth"),
     }

@@ -1,16 +1,22 @@
 """Ingestion CPU per applied event: the poller's SES queue drain against a plain boto3 consumer.
 
-Both sides run in one child process (a deployed poller's environment, ``POLL_APPLY_CONCURRENCY``
-as deployed) against the canned endpoint (benchmarks/canned.py, another process): the same
-SES Delivery events of distinct messages are loaded onto the queue before each round, and a
-round is the process CPU time (``process_time``: every thread) of draining them:
+Every side runs in one child process (a deployed poller's environment) against the canned
+endpoint (benchmarks/canned.py, another process): the same SES Delivery events of distinct
+messages are loaded onto the queue before each round, and a round is the process CPU time
+(``process_time``: every thread) of draining them:
 
-- ours: the SES lane's ``usecases.queued_events.drain``, the poll cycle's own drain (receive, parse, dedupe and
-  apply through the ingestion routine, delete), on the poller's own runtime;
+- threaded: the SES lane's ``usecases.queued_events.drain``, the poll cycle's own drain (receive,
+  parse, dedupe and apply through the ingestion routine, delete), on a composition root with
+  ``POLL_APPLY_CONCURRENCY`` as deployed (the figure the bar holds);
+- inline: the same drain on a composition root that differs only in a concurrency of 1 (no
+  pool: what the pool's hand-off costs, if anything, is the difference);
 - the baseline: benchmarks/consumer_baseline.py.
 
-Rounds alternate which side goes first; the bar is the ratio of the medians of CPU per event.
-No emulator runs in the measured process, so nothing is subtracted.
+Rounds rotate which side goes first. One child is one run; a run's ratio is the median of its
+rounds' CPU per event over the baseline's. Runs are separate children (their own interpreter,
+endpoint and machine moment), at least RUNS of them; the bar is the median of the runs' ratios,
+and their spread is reported beside it. No emulator runs in the measured process, so nothing
+is subtracted.
 """
 
 from __future__ import annotations
@@ -21,19 +27,60 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks import event_samples
 from benchmarks.canned import in_poller_child
+from benchmarks.environment import lambda_environment
 
 EVENTS = 100
-ROUNDS = 15
+ROUNDS = 9  # per side and run
 WARMUP = 2
+RUNS = 5  # separate children (the bar needs >= 5)
+CONCURRENCY_ENV = "POLL_APPLY_CONCURRENCY"
+SIDES = ("threaded", "inline", "baseline")
 
 
-def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS) -> dict[str, Any]:
-    return in_poller_child("benchmarks.ingest_cpu", [str(events), str(rounds)], "INGEST")
+def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS, runs: int = RUNS) -> dict[str, Any]:
+    deployed = lambda_environment("sendledger-poller")[CONCURRENCY_ENV]
+    found = [
+        in_poller_child("benchmarks.ingest_cpu", [str(events), str(rounds), deployed, str(run == 0)], "INGEST")
+        for run in range(runs)
+    ]
+    return summary(found, events, rounds, int(deployed))
+
+
+def summary(found: list[dict[str, Any]], events: int, rounds: int, deployed: int) -> dict[str, Any]:
+    """The runs' ratios, their median and spread; the first run's log and publisher figures."""
+    ratios = {side: [run["ratio"][side] for run in found] for side in ("threaded", "inline")}
+    cpu = {side: statistics.median(run["cpu_ms_per_event"][side] for run in found) for side in SIDES}
+    return {
+        **{key: found[0][key] for key in ("log_bytes_per_event", "publisher")},
+        "method": (
+            f"{events} SES Delivery events of distinct messages per round, {rounds} rounds per side in each of "
+            f"{len(found)} runs (a child process each), the sides' order rotating; process CPU time of the drain "
+            "per applied event, canned AWS endpoint in another process"
+        ),
+        "runs": len(found),
+        "cpu_ms_per_event": {"sendledger": round(cpu["threaded"], 4), **{s: round(cpu[s], 4) for s in SIDES}},
+        "ratio_runs": {side: values for side, values in ratios.items()},
+        "ratio": _spread(ratios["threaded"])["median"],
+        "ratio_inline": _spread(ratios["inline"])["median"],
+        "spread": {side: _spread(values) for side, values in ratios.items()},
+        "rounds_ms_per_event": [run["rounds_ms_per_event"] for run in found],
+        "concurrency": {"threaded": deployed, "inline": 1},
+    }
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+        "range": round(max(values) - min(values), 3),
+    }
 
 
 class _CountingOut:
@@ -51,7 +98,7 @@ class _CountingOut:
         return
 
 
-def _child(events: int, rounds: int) -> dict[str, Any]:
+def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str, Any]:
     out = _CountingOut()
     sys.stdout = out  # type: ignore[assignment]  # before any logger binds it
     import boto3
@@ -60,29 +107,36 @@ def _child(events: int, rounds: int) -> dict[str, Any]:
     from benchmarks import consumer_baseline
     from sendledger import bootstrap
     from sendledger.providers.ses.settings import SesSettings
+    from sendledger.settings import Settings
     from sendledger.usecases.ingest import IngestReport
 
     endpoint = os.environ["AWS_ENDPOINT_URL"]
-    pipeline = bootstrap.runtime().pipeline
-    queue_url = pipeline.services.settings.provider(SesSettings).events_queue_url
-    table = pipeline.services.settings.table_name
+    settings = Settings.from_env()
+    pipelines = {
+        "threaded": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": deployed})).pipeline,
+        "inline": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": 1})).pipeline,
+    }
+    queue_url = settings.provider(SesSettings).events_queue_url
     sqs, dynamodb = boto3.client("sqs"), boto3.client("dynamodb")
 
-    def ours() -> int:
-        report = IngestReport()
-        drain_ses_queue(pipeline, lambda: 60.0, report)
-        return report.applied
+    def ours(pipeline: Any) -> Callable[[], int]:
+        def drained() -> int:
+            report = IngestReport()
+            drain_ses_queue(pipeline, lambda: 60.0, report)
+            return report.applied
+
+        return drained
 
     def baseline() -> int:
-        return consumer_baseline.drain(sqs, dynamodb, queue_url, table)
+        return consumer_baseline.drain(sqs, dynamodb, queue_url, settings.table_name)
 
-    sides = {"sendledger": ours, "baseline": baseline}
+    sides = {"threaded": ours(pipelines["threaded"]), "inline": ours(pipelines["inline"]), "baseline": baseline}
     bodies = event_samples.ses_bodies(events)
     samples: dict[str, list[float]] = {name: [] for name in sides}
     logged: list[float] = []
     for index in range(WARMUP + rounds):
-        order = list(sides) if index % 2 == 0 else list(reversed(sides))
-        for name in order:
+        shift = index % len(SIDES)
+        for name in SIDES[shift:] + SIDES[:shift]:
             _load(endpoint, bodies)
             gc.collect()
             written = out.bytes
@@ -93,20 +147,15 @@ def _child(events: int, rounds: int) -> dict[str, Any]:
                 raise RuntimeError(f"{name} applied {applied} of {events} events")
             if index >= WARMUP:
                 samples[name].append(spent * 1000 / events)
-                if name == "sendledger":
+                if name == "threaded":
                     logged.append((out.bytes - written) / events)
     median = {name: statistics.median(values) for name, values in samples.items()}
     return {
         "log_bytes_per_event": round(statistics.median(logged)),
-        "publisher": _publisher(out),
-        "method": (
-            f"{events} SES Delivery events of distinct messages per round, {rounds} rounds per side, interleaved; "
-            "process CPU time of the drain per applied event, canned AWS endpoint in another process"
-        ),
+        "publisher": _publisher(out) if publisher else None,
         "cpu_ms_per_event": {name: round(value, 4) for name, value in median.items()},
         "rounds_ms_per_event": {name: [round(v, 4) for v in values] for name, values in samples.items()},
-        "ratio": round(median["sendledger"] / median["baseline"], 3),
-        "concurrency": pipeline.services.settings.poll_apply_concurrency,
+        "ratio": {side: round(median[side] / median["baseline"], 3) for side in ("threaded", "inline")},
     }
 
 
@@ -163,5 +212,5 @@ def _load(endpoint: str, bodies: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    found = _child(int(sys.argv[1]), int(sys.argv[2]))
+    found = _child(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "True")
     print("INGEST " + json.dumps(found), file=sys.__stdout__, flush=True)

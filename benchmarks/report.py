@@ -63,6 +63,7 @@ def render(results: dict[str, Any]) -> str:
 
     lines += traffic_report.model(detail)
     lines += traffic_report.figures(results)
+    lines += traffic_report.item_model(results)
     lines += sections.capacity(results)
     lines += traffic_report.hot_partition(detail)
     lines += sections.cold_start(detail)

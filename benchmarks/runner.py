@@ -188,7 +188,7 @@ def smoke(root: Path) -> int:
     sections = {
         "cold_start": _guard("cold_start", errors, lambda: cold_start.measure(root, 1, ("api",), warm=False)),
         "drain": _guard("drain", errors, lambda: drain.measure(root, events=6, rounds=1)),
-        "ingest_cpu": _guard("ingest_cpu", errors, lambda: ingest_cpu.measure(root, events=6, rounds=1)),
+        "ingest_cpu": _guard("ingest_cpu", errors, lambda: ingest_cpu.measure(root, events=6, rounds=1, runs=1)),
     }
     results = assemble(found, sections, errors)
     results["run"] = {"generated_at": "smoke", "seconds": 0, "python": "", "machine": "", "errors": errors}

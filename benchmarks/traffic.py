@@ -39,7 +39,7 @@ from benchmarks.counting import RequestLog, counting
 from benchmarks.environment import ACCOUNT_ID, REGION
 from benchmarks.traffic_model import Kind, Request, Slice, TrafficModel, build
 
-OPERATIONS = ("send", "send_repeat_recipient", "replay", "reset", "event_new", "event_duplicate")
+OPERATIONS = ("send", "send_repeat_recipient", "replay", "reset", "event_new", "event_duplicate", "send_label")
 POLL_INTERVAL = timedelta(seconds=60)  # deployed POLL_INTERVAL_SECONDS
 DRAIN_SECONDS = 5  # a cycle drains its queue within this (the watermark is its start)
 STALE_WINDOW = timedelta(seconds=900) + POLL_INTERVAL  # UNKNOWN_GRACE_SECONDS + watermark lag, at most
@@ -158,8 +158,9 @@ class _Player:
         self.history = _runtimes(1, clock)[0]
         self.ledgers = [runtime.services.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
+        self.labels = _labels(world)
         # A send's reads of a caller's template version (usecases/template_catalog.py): each
-        # container reads a version once, and a miss again after TEMPLATE_CACHE_SECONDS.
+        # container lists a caller once per TEMPLATE_CACHE_SECONDS and reads a version's words once.
         self.template_reads: int = 0
         self.counted_sends: int = 0
 
@@ -177,8 +178,9 @@ class _Player:
         for request in played.requests:
             if not warmed and request.at >= played.start:
                 warmed = True  # busy containers: each one served a request just before the slice
+                callers = sorted({r.caller for r in played.requests}, key=lambda c: (c != "busy", c))
                 for runtime in self.containers:
-                    _warm(runtime, played.start - timedelta(milliseconds=50), self.clock, self.watermarks)
+                    _warm(runtime, played.start - timedelta(milliseconds=50), self.clock, self.watermarks, callers)
             self.clock.at = request.at
             self.watermarks.at(request.at)
             runtime = self.containers[request.container] if request.at >= recent else self.history
@@ -204,10 +206,25 @@ class _Player:
                 figure = _figure(operation, log, status, _detail(request, body))
                 figure.log_bytes, figure.channel = logged, request.body.get("channel")
                 figures.append(figure)
+            figures += self._labels(log)
         gc.unfreeze()
         self.clock.at = played.end + timedelta(minutes=5)  # every event of the slice's sends is due
         self.watermarks.at(self.clock.at)
         return figures
+
+    def _labels(self, log: RequestLog) -> list[Figure]:
+        """The publisher's work for the stream records this request's writes produced: an
+        `allow` send's eligibility label, off the API path (the table has no stream here: its
+        records are the logged items before and after each write, as NEW_AND_OLD_IMAGES)."""
+        from sendledger.usecases.publish import label_recorded_send
+
+        found = []
+        for record in stream_records(log):
+            with counting(*self.ledgers) as labelling:
+                labelled = label_recorded_send(record, self.labels)
+            if labelled:
+                found.append(_figure("send_label", labelling))
+        return found
 
     def _timed(self, request: Request, event: dict[str, Any], runtime: Any, index: int) -> None:
         """Ours and the baseline on the same request, alternating which goes first."""
@@ -237,6 +254,28 @@ class _Player:
         return spent * 1000
 
 
+def _labels(world: World) -> Any:
+    from sendledger.adapters.dynamodb.labels import StalenessLabels
+    from sendledger.adapters.dynamodb.table import Table
+
+    return StalenessLabels(Table(world.resources.ledger_table))
+
+
+def stream_records(log: RequestLog) -> list[dict[str, Any]]:
+    """The stream records (NEW_AND_OLD_IMAGES) of the logged requests' committed writes, in order."""
+    records = []
+    for request in log.requests:
+        if request.status != 200:
+            continue  # nothing committed, nothing streamed
+        for label, new in request.after.items():
+            old = request.before.get(label)
+            if new is None or new == old:
+                continue
+            change = {"Keys": {"pk": new["pk"], "sk": new["sk"]}, "NewImage": new, **({"OldImage": old} if old else {})}
+            records.append({"eventName": "MODIFY" if old else "INSERT", "dynamodb": change})
+    return records
+
+
 def _cpu(samples: list[CpuSample]) -> dict[str, Any]:
     if not samples:
         return {"reason": "no send was timed"}
@@ -258,19 +297,18 @@ def _cpu(samples: list[CpuSample]) -> dict[str, Any]:
     }
 
 
-def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks) -> None:
+def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks, callers: list[str]) -> None:
+    """What a busy container holds: every caller's settings and both sources' watermarks read
+    within their cache's age (each caller mails through each container every few seconds)."""
     from sendledger.handlers import api
 
     clock.at = at
     watermarks.at(at)
-    body = {
-        "channel": "email",
-        "to": f"warm-{id(runtime)}@example.com",
-        "template": {"id": "alert", "version": "1"},
-        "params": {"summary": "warm"},
-    }
-    event = api_event("POST", "/v1/messages", body, {"Idempotency-Key": f"warm-{id(runtime)}"}, principal("busy"))
-    _call(api.lambda_handler, event, runtime)
+    warm = [("sms", "+12065550100", callers[0])] + [("email", f"{caller}@example.com", caller) for caller in callers]
+    for channel, to, caller in warm:
+        body = {"channel": channel, "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "w"}}
+        key = {"Idempotency-Key": f"warm-{id(runtime)}-{channel}-{caller}"}
+        _call(api.lambda_handler, api_event("POST", "/v1/messages", body, key, principal(caller)), runtime)
 
 
 def _operations(request: Request) -> list[str]:
@@ -394,6 +432,8 @@ def summarise(played: Slice, figures: list[Figure]) -> dict[str, Any]:
         for name, found in by_operation.items()
     }
     sends = by_operation["send"]
+    # The publisher's labels, off the API path: how many a send causes, and what each costs.
+    traffic["send_label"]["per_send"] = round(len(by_operation["send_label"]) / max(len(sends), 1), 4)
     for channel in ("email", "sms"):
         found = [f for f in sends if f.channel == channel]
         traffic[f"send_{channel}"] = {

@@ -15,6 +15,7 @@ ROWS = (
     ("reset", "password reset request", "reset"),
     ("event_new", "delivery event, new", "event_new"),
     ("event_duplicate", "delivery event, duplicate", "event_duplicate"),
+    ("send_label", "eligibility label (publisher, off the API path)", None),
 )
 
 
@@ -180,5 +181,69 @@ def hot_partition(detail: dict[str, Any]) -> list[str]:
         "secondary index, that index's partition keys before and after, as read from moto's copy of the items "
         "around each request (benchmarks/partitions.py). A slice at the hour's rate has the hour's shares; its "
         "sample of sends makes the largest one, if anything, higher than the hour's. Recipient keys are masked.",
+        "",
+    ]
+
+
+def item_model(results: dict[str, Any]) -> list[str]:
+    """Issue #36's decisions on the send's item model: what each write costs, and why."""
+    traffic = (results["detail"].get("traffic") or {}).get("traffic") or {}
+
+    def p95(operation: str, unit: str) -> str:
+        return fmt(((traffic.get(operation) or {}).get(unit) or {}).get("p95"))
+
+    label = traffic.get("send_label") or {}
+    return [
+        "## The send's item model: repeat recipients, SMS, replays (issue #36, decisions 1-3)",
+        "",
+        "Write units per send, as billed (2 per started KB per transaction item, 1 per standard write, 1 per "
+        "index entry a write adds or removes):",
+        "",
+        *table(
+            ["write", "email", "SMS", "what"],
+            [
+                ["intent: message item (transaction)", 2, 2, "one item under 1 KB"],
+                ["intent: recipient update (transaction)", 2, 2, "suppression condition, marker, label inputs"],
+                ["intent: evidence index entry", 1, 1, "KEYS_ONLY, written once"],
+                ["intent: due-work index entry", 1, 1, "the in-flight marker"],
+                ["outcome: message item", 1, 2, "SMS: an item of a transaction"],
+                ["outcome: due-work index entry removed", 1, 1, "in flight no more"],
+                ["outcome: SNS receipt (transaction)", "-", 2, "an SNS status record names only SNS's id"],
+                [
+                    "**total**",
+                    "**8**",
+                    "**11**",
+                    f"measured p95: email {p95('send_email', 'wru')}, SMS {p95('send_sms', 'wru')}",
+                ],
+            ],
+        ),
+        "**Repeat recipients (decision 1).** Under `allow` (every category's default) staleness labels a send "
+        "but does not stop it, so the intent no longer conditions on the recipient's last send: an in-window "
+        "repeat no longer pays a cancelled transaction and a second one. The recipient update records the "
+        "label's inputs in the same write (`SET prev_send_at = if_not_exists(last_send_at, NULL), "
+        "prev_message_id = if_not_exists(last_message_id, NULL), stale_after = <watermark - grace>, "
+        "last_send_at = :now, ...`: SET's right-hand sides read the item as it was); the publisher, reading "
+        "that update from the stream, appends `eligible` or `eligible_stale` to the message's history, exact "
+        "and durable, off the API path. Its cost: "
+        f"{fmt(label.get('per_send'))} labels per counted send (a password reset's mail is labelled too), "
+        f"each {fmt((label.get('requests') or {}).get('p95'))} UpdateItem and "
+        f"{fmt((label.get('wru') or {}).get('p95'))} write unit at p95 (the label row above; in the bill, "
+        '"DynamoDB: eligibility labels"). `defer` keeps its condition, where staleness changes the action. '
+        f"Repeat recipients now cost {p95('send_repeat_recipient', 'requests')} requests and "
+        f"{p95('send_repeat_recipient', 'wru')} write units at p95.",
+        "",
+        "**SMS at the email budget (decision 2, not done).** The SMS outcome writes the SNS receipt in a "
+        "transaction with the message item (the table above): 11 units, 3 over the bar, and a single-request "
+        "outcome cannot carry a second item. The lever measured on paper: the outcome becomes one `UpdateItem` "
+        "(1 + 1 index = 2 units, 8 in all) and the publisher writes the receipt from the outcome's stream "
+        "record (a `PutItem` of 1 unit, off the API path); a status record that arrives before it matches "
+        "the send through the recipient's last send, the path a timed-out Publish already takes "
+        "(`event_new` stays 1 request whenever the receipt is there first). Not built in this run.",
+        "",
+        "**Replays (decision 3).** A replay is the intent's transaction cancelled on the message item's "
+        "condition. No AWS text bills a cancelled transaction for its prepare phase only and the response "
+        "carries no ConsumedCapacity to settle it, so it is billed as attempted: 2 items x 2 units = 4, the "
+        f"bar; measured p95 {p95('replay', 'requests')} request, {p95('replay', 'wru')} units. The optional "
+        "client-marked retry read first (1 request, 1 read unit) was not built.",
         "",
     ]

@@ -27,6 +27,7 @@ from infra.lambdas import SendledgerFunction
 from infra.queues import dead_letter_queue, only_producers, queue_with_dlq
 from infra.settings import Settings
 from sendledger import names
+from sendledger.adapters.dynamodb.keys import MESSAGE_PK_PREFIX
 
 PUBLISHER_TIMEOUT_SECONDS = 30
 STREAM_BATCH_SIZE = 100
@@ -68,8 +69,14 @@ class StatusOut(Construct):
             log_retention=settings.log_retention,
             removal_policy=removal,
             statements=[
-                # A receipt's change is completed from its message item (never written here).
+                # A receipt's change is completed from its message item.
                 iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[data.table.table_arn]),
+                # An `allow` send's eligibility label is appended to its message item: message items only.
+                iam.PolicyStatement(
+                    actions=["dynamodb:UpdateItem"],
+                    resources=[data.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{MESSAGE_PK_PREFIX}*"]}},
+                ),
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]),
             ],
             resource_star_reason="publisher: Resource '*' only for X-Ray PutTraceSegments/PutTelemetryRecords and "

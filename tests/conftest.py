@@ -152,6 +152,15 @@ def healthy_watermarks(services: Services, clock: FakeClock) -> None:
         put_watermark(TABLE, source, clock.now())
 
 
+@pytest.fixture
+def warm_watermarks(services: Services, clock: FakeClock, healthy_watermarks: None) -> None:
+    """This container read both watermarks less than WATERMARK_CACHE ago: the steady state the
+    send budget is stated for. The read itself, one GetItem per source, container and cache
+    period: tests/integration/test_send_capacity.py."""
+    for source in ("ses", "sms"):
+        services.poller_state.recent_watermark(source, clock.now())
+
+
 class Api:
     """Calls the real `api` Lambda handler with API Gateway events, wired to `services`."""
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, Simulation, SmsSender
-    from sendledger.ports.status_out import CallbackQueue, StatusChangeSource, StatusEventBus
+    from sendledger.ports.status_out import CallbackQueue, EligibilityLabels, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
@@ -337,6 +337,7 @@ class StatusOut:
     settings: Settings
     changes: StatusChangeSource
     bus: StatusEventBus
+    labels: EligibilityLabels  # `allow` sends' labels, from the recipient updates they committed
     receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
     queues: Callable[[str], CallbackQueue]  # by the queue's ARN
     clock: Clock
@@ -367,6 +368,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
     from sendledger.adapters.callback_secrets import SECRET_MAX_AGE, SecretsManagerCallbackSecrets
     from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
     from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
+    from sendledger.adapters.dynamodb.labels import StalenessLabels
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
     from sendledger.adapters.eventbridge import EventBridgeBus
@@ -382,6 +384,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
         settings=settings,
         changes=LedgerStream(table),
         bus=EventBridgeBus(settings.event_bus_name),
+        labels=StalenessLabels(table),
         receivers=Receivers(
             callers=DynamoCallerSettings(table, clock),
             secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock, SECRET_MAX_AGE),

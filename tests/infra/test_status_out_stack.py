@@ -287,3 +287,13 @@ def test_no_function_may_post_to_loopback_and_every_one_knows_the_secret_prefix(
         assert "CALLBACK_URL" not in variables and "CALLBACK_SECRET" not in variables, name
         if name.startswith(("ApiApiFunction", "StatusOutCallbacks")):
             assert variables["CALLBACK_SECRET_PREFIX"] == "sendledger/dev/callbacks/", name
+
+
+def test_the_publisher_writes_only_message_items_and_only_by_update(with_callbacks: Template) -> None:
+    written = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+    statements = _statements(with_callbacks, "StatusOutPublisherFunctionRole")
+    writes = [s for s in statements if written & set(s["Action"] if isinstance(s["Action"], list) else [s["Action"]])]
+    # An `allow` send's eligibility label: appended to the message item, never any other item
+    assert [(s["Action"], s.get("Condition")) for s in writes] == [
+        ("dynamodb:UpdateItem", {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["MSG#*"]}})
+    ]

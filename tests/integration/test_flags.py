@@ -104,7 +104,7 @@ def test_flags_cost_no_dynamodb_request_and_the_file_is_read_once(
     assert services.flags.flags.store.reads == reads == 1  # type: ignore[attr-defined]
 
 
-def test_the_appconfig_store_is_asked_once_per_ttl_not_once_per_send(api, services, healthy_watermarks):
+def test_the_appconfig_store_is_asked_once_per_ttl_not_once_per_send(api, services, warm_watermarks):
     """Deployed: AppConfigStore over the appconfigdata API (moto has no data plane: a botocore
     Stubber answers the two calls a cold container makes, and would fail any third)."""
     import boto3

@@ -7,6 +7,7 @@ from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, FakeClock
 from tests.support.fixtures import put_watermark
 from tests.support.outbox import sent_emails, sent_sms
+from tests.support.status_out import status_out_harness
 
 ALERT = {
     "channel": "email",
@@ -22,7 +23,7 @@ def send(api, body=ALERT, key="key-1", **kwargs):
 
 
 def test_happy_path_send_costs_two_requests_and_replay_one(
-    api, services, healthy_watermarks, warm_caller_settings, warm_templates
+    api, services, warm_watermarks, warm_caller_settings, warm_templates
 ):
     # Given a healthy pipeline and a fresh recipient
     with count_dynamodb_requests() as counter:
@@ -126,8 +127,8 @@ def test_message_view_has_append_only_history(api, healthy_watermarks):
     status, _, full = api("GET", f"/v1/messages/{view['message_id']}")
     assert status == 200
     types = [entry["type"] for entry in full["history"]]
-    assert types == ["intent", "provider_outcome"]
-    assert full["history"][0]["eligibility"] == "eligible"
+    assert types == ["intent", "provider_outcome"]  # the eligibility label follows from the stream
+    assert full["history"][0]["suppression_version"] == 0 and full["history"][0]["stale_policy"] == "allow"
     assert full["history"][-1]["provider_message_id"] == view["provider_message_id"]
     assert "alice@example.com" not in str(full["history"])
 
@@ -137,7 +138,7 @@ def test_unknown_message_is_404(api):
     assert status == 404 and headers["content-type"] == "application/problem+json"
 
 
-def test_suppressed_recipient_is_not_sent(api, services, healthy_watermarks, warm_caller_settings, warm_templates):
+def test_suppressed_recipient_is_not_sent(api, services, warm_watermarks, warm_caller_settings, warm_templates):
     # Given an admin suppressed the address
     status, _, view = api(
         "PUT", "/v1/admin/suppressions/alice%40example.com", {"reason": "user asked"}, principal=ADMIN
@@ -187,13 +188,16 @@ def test_never_seen_recipient_view(api):
     }
 
 
-def test_recent_send_is_logged_stale_and_allowed_by_default(api, services, clock, healthy_watermarks):
+def test_recent_send_is_labelled_stale_and_allowed_by_default(api, services, clock, healthy_watermarks):
+    pump = status_out_harness(services.settings)[0]
     send(api, key="first")
     clock.advance(30)
     status, _, view = send(api, {**ALERT, "params": {"summary": "again"}}, key="second")
     assert view["state"] == "accepted"
+    pump.pump()  # the publisher labels it from the recipient's stream record
     _, _, full = api("GET", f"/v1/messages/{view['message_id']}")
-    assert full["history"][0]["eligibility"] == "eligible_stale"
+    [label] = [entry for entry in full["history"] if entry["type"] == "eligibility"]
+    assert label["eligibility"] == "eligible_stale" and label["previous_send_age_seconds"] == 30.0
 
 
 def test_a_caller_cannot_read_another_callers_message(api, healthy_watermarks):

@@ -103,6 +103,7 @@ STREAM = f"{DYNAMODB}/stream.py"
 EVENTBRIDGE = f"{FUNCTIONS}/adapters/eventbridge.py"
 PUBLISHER = f"{FUNCTIONS}/handlers/publisher.py"
 CALLBACKS = f"{FUNCTIONS}/handlers/callbacks.py"
+CALLBACK_BATCH = f"{FUNCTIONS}/usecases/callback_batch.py"
 CALLERS = f"{FUNCTIONS}/domain/callers.py"
 VIEWS = f"{FUNCTIONS}/usecases/views.py"
 MESSAGE_READS = f"{FUNCTIONS}/usecases/messages.py"
@@ -387,10 +388,10 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "a stream record is acknowledged only once its events are on the bus: put in the "
         "background, the record is done before its put, and a failed put loses its events",
         PUBLISHER,
-        old="        publish_record(record.raw_event, status.changes, status.bus, report)\n",
-        new="        import threading  # the record is acknowledged now, its events put meanwhile\n\n"
-        "        put = (record.raw_event, status.changes, status.bus, report)\n"
-        "        threading.Thread(target=publish_record, args=put).start()\n",
+        old="            publish_record(record, status.changes, status.bus, report, status.labels)\n",
+        new="            import threading  # the record is acknowledged now, its events put meanwhile\n\n"
+        "            put = (record, status.changes, status.bus, report, status.labels)\n"
+        "            threading.Thread(target=publish_record, args=put).start()\n",
     ),
     Sabotage(
         "status-callback-deleted-before-post",
@@ -412,6 +413,18 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
     return {"batchItemFailures": []}
     outcomes = deliver_batch(
 """,
+    ),
+    Sabotage(
+        "callback-batch-waits-for-every-lane",
+        "one caller's receiver delays only that caller: without the lanes' share, a receiver that "
+        "never answers holds the whole batch for its POST timeout, and every caller queued behind it",
+        CALLBACK_BATCH,
+        old="        share = Share(clock.now() + timedelta(seconds=policy.lane_share_seconds))\n",
+        new="        share = None\n",
+        killers=(
+            "tests/unit/test_callback_lanes.py::test_a_receiver_that_never_answers_holds_the_batch_for_one_share_not_its_timeout",
+            "tests/reliability/test_callback_isolation.py::test_a_black_holed_receiver_does_not_delay_another_callers_callbacks",
+        ),
     ),
     # --- issue 38: the four invariants no test guarded, and seven a single slow test held. Each
     # names the fast tests that must fail under it (the kill takes seconds, not a suite run).
@@ -506,10 +519,24 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "an intent written without reading the recipient asserts its last send is older than the "
         "stale bound: without that condition a recent send's outcome is not waited for (defer policy)",
         RECIPIENT_ITEM,
-        old="        update.when(update.absent(LAST_SEND_AT) | update.at_most(LAST_SEND_AT, iso(last_send.value)))\n",
-        new="        pass\n",
+        old="            update.when(update.absent(LAST_SEND_AT) | "
+        "update.at_most(LAST_SEND_AT, iso(last_send.value)))\n",
+        new="            pass\n",
         killers=(
             "tests/integration/test_store_contract.py::test_the_fakes_answer_as_the_dynamodb_stores[last_send_condition]",
+        ),
+    ),
+    Sabotage(
+        "stale-label-from-the-new-marker",
+        "an allow send's label is derived from the marker its own write replaced: recorded after "
+        "the marker moved, every send's previous send is itself and no label is exact",
+        RECIPIENT_ITEM,
+        old="        update.copy_from(PREVIOUS_SEND_AT, LAST_SEND_AT, None)"
+        ".copy_from(PREVIOUS_MESSAGE_ID, LAST_MESSAGE_ID, None)\n",
+        new="        update.set(PREVIOUS_SEND_AT, iso(sent_at)).set(PREVIOUS_MESSAGE_ID, message_id)\n",
+        killers=(
+            "tests/integration/test_send_capacity.py::"
+            "test_a_repeat_recipient_inside_the_window_costs_a_first_send_and_is_labelled_from_the_stream",
         ),
     ),
     Sabotage(

@@ -85,3 +85,43 @@ def test_no_handler_imports_pynamodb_and_the_send_paths_reads_never_load_it():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS)
     assert result.stdout.strip() == "[]"
+
+
+# Each Lambda's composition root, as its first invocation builds it (benchmarks/cold_start.py).
+_COMPOSITIONS = {
+    "api": ("sendledger.handlers.api", "bootstrap.runtime().services"),
+    "poller": ("sendledger.handlers.poller", "bootstrap.runtime().pipeline"),
+    "sms_delivery_logs": ("sendledger.handlers.sms_delivery_logs", "bootstrap.runtime().pipeline"),
+    "publisher": ("sendledger.handlers.publisher", "bootstrap.status_out()"),
+}
+
+
+def _composed(handler: str, composition: str) -> set[str]:
+    code = (
+        f"import sys, {handler}\nfrom sendledger import bootstrap\n{composition}\n"
+        "from sendledger.adapters import callbacks_http\n"
+        "print('TLS', callbacks_http._system_tls.cache_info().currsize)\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
+    env["AWS_SECRET_ACCESS_KEY"] = "x"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
+    )
+    return set(result.stdout.splitlines())
+
+
+def test_no_lambda_imports_boto3_its_clients_come_from_botocore():
+    # boto3's import is about as long again as botocore's and brings S3 transfers nobody uses.
+    for name, (handler, composition) in _COMPOSITIONS.items():
+        loaded = _composed(handler, composition)
+        assert "botocore.client" in loaded, name
+        assert "boto3" not in loaded, name
+
+
+def test_the_publisher_loads_neither_tls_nor_the_batch_utility():
+    # The system CAs cost about 20 ms to load and only a callback POST needs them; the partial
+    # batch response is a list of sequence numbers (Powertools' batch utility was as long again).
+    loaded = _composed(*_COMPOSITIONS["publisher"])
+    assert "TLS 0" in loaded
+    assert "aws_lambda_powertools.utilities.batch" not in loaded

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from sendledger.adapters.dynamodb.expressions import encode_item
+from sendledger.adapters.dynamodb.labels import StalenessLabels
 from sendledger.adapters.dynamodb.stream import LedgerStream
+from sendledger.domain.eligibility import Eligibility, RecordedSend
 from sendledger.domain.state_changes import DetailType
 
 MID = "msg_01TEST"
@@ -124,3 +127,49 @@ def test_the_recipient_item_publishes_only_a_version_change():
         "recipient": "ann@example.com", "suppressed": True, "reason": "bounce", "version": 1,
         "actor": "sendledger-events", "occurred_at": "2026-01-01T00:02:00.000Z",
     }  # fmt: skip
+
+
+SENT = {"pk": "SUP#email:ann@example.com", "sk": "STATE", "last_send_at": "2026-01-01T00:00:00.000Z",
+        "last_message_id": "msg_FIRST"}  # fmt: skip
+
+
+def recipient_record(old, new, **nulls):
+    """A recipient change; `nulls` are attributes the write set to NULL (encode_item leaves None out)."""
+    change = record("MODIFY", SENT["pk"], "STATE", old=old, new=new)
+    change["dynamodb"]["NewImage"].update({name: {"NULL": True} for name in nulls})
+    return change
+
+
+def test_an_allow_sends_recipient_update_is_read_as_the_send_it_replaced_and_its_cutoff():
+    again = {**SENT, "last_send_at": "2026-01-01T00:00:10.000Z", "last_message_id": MID,
+             "prev_send_at": SENT["last_send_at"], "prev_message_id": "msg_FIRST",
+             "stale_after": "2025-12-31T23:45:00.000Z"}  # fmt: skip
+    recorded = StalenessLabels(OneItemTable(encode_item(accepted()))).recorded_send(recipient_record(SENT, again))
+    assert recorded == RecordedSend(
+        message_id=MID,
+        sent_at=datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC),
+        previous_send_at=datetime(2026, 1, 1, tzinfo=UTC),
+        previous_message_id="msg_FIRST",
+        stale_after=datetime(2025, 12, 31, 23, 45, tzinfo=UTC),
+    )
+    assert recorded.label() is Eligibility.ELIGIBLE_STALE
+    assert recorded.evidence() == {"eligibility": "eligible_stale", "previous_send_age_seconds": 10.0}
+
+
+def test_a_first_send_with_no_watermark_read_is_eligible():
+    first = {"pk": SENT["pk"], "sk": "STATE", "last_send_at": SENT["last_send_at"], "last_message_id": "msg_FIRST"}
+    change = recipient_record({}, first, prev_send_at=None, prev_message_id=None, stale_after=None)
+    recorded = StalenessLabels(OneItemTable(encode_item(accepted()))).recorded_send(change)
+    assert recorded is not None and recorded.previous_send_at is None and recorded.stale_after is None
+    assert recorded.evidence() == {"eligibility": "eligible"}
+
+
+def test_only_a_write_that_moved_the_marker_with_recorded_inputs_is_labelled():
+    labels = StalenessLabels(OneItemTable(encode_item(accepted())))
+    recorded = {**SENT, "prev_send_at": "2025-12-31T00:00:00.000Z", "prev_message_id": "msg_0",
+                "stale_after": "2025-12-31T23:45:00.000Z"}  # fmt: skip
+    bounced = {**recorded, "suppressed": True, "version": 1}  # an event's write keeps the last send's inputs
+    deferred = {**SENT, "last_send_at": "2026-01-01T00:01:00.000Z", "last_message_id": MID}  # decided at its intent
+    assert labels.recorded_send(recipient_record(recorded, bounced)) is None
+    assert labels.recorded_send(recipient_record(recorded, deferred)) is None
+    assert labels.recorded_send(record("MODIFY", f"MSG#{MID}", "MSG", old=MESSAGE, new=accepted())) is None

@@ -128,12 +128,27 @@ def test_stale_eligibility_with_policy_defer_is_pending_for_the_poller(world: Fa
     assert due.due_at == int((world.clock.now() + timedelta(seconds=60)).timestamp())
 
 
-def test_stale_eligibility_with_policy_allow_sends(world: FakeWorld):
+def test_stale_eligibility_with_policy_allow_sends_and_records_what_labels_it(world: FakeWorld):
     _recent_send_and_no_watermark(world)
+    earlier = world.ledger.recipients.get(f"email:{ALICE}")
     result = send(world.services)
     assert isinstance(result, Accepted) and result.view["state"] == "accepted"
     message = world.ledger.messages.get(result.message.message_id)
-    assert message is not None and message.history[0].evidence["eligibility"] == "eligible_stale"
+    assert message is not None
+    # The intent records its inputs, not a label: no watermark read, the grace, the policy
+    intent = message.history[0].evidence
+    assert "eligibility" not in intent and "watermark_age_seconds" not in intent
+    assert (intent["grace_seconds"], intent["stale_policy"]) == (900, "allow")
+    # The recipient's update recorded the send it replaced: the label derived from it is stale
+    recorded = world.ledger.db.recipients[f"email:{ALICE}"].recorded
+    assert recorded is not None and recorded.message_id == result.message.message_id
+    assert (recorded.previous_send_at, recorded.previous_message_id, recorded.stale_after) == (
+        earlier.last_send_at,
+        earlier.last_message_id,
+        None,
+    )
+    assert recorded.label().value == "eligible_stale"
+    assert recorded.evidence()["previous_send_age_seconds"] == 30.0
 
 
 def test_a_watermark_past_the_last_send_makes_it_eligible_even_under_defer(world: FakeWorld):

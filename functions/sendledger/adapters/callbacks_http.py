@@ -15,11 +15,17 @@ import socket
 import ssl
 import threading
 from collections.abc import Sequence
+from functools import cache
 
 from sendledger.domain.callback_targets import IPAddress
 from sendledger.domain.caller_settings import CallbackUrl
 
-_TLS = ssl.create_default_context()  # certificate and hostname verification, the system's CAs
+
+@cache
+def _system_tls() -> ssl.SSLContext:
+    """Certificate and hostname verification, the system's CAs: loaded by the first POST (about
+    20 ms), so the publisher, which shares this composition root, never pays it."""
+    return ssl.create_default_context()
 
 
 class _PinnedHttps(http.client.HTTPSConnection):
@@ -52,7 +58,11 @@ class _PinnedHttp(http.client.HTTPConnection):
 
 class UrllibEndpoint:
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
-        self.tls = tls or _TLS  # tests give a context that trusts their own CA
+        self._tls = tls  # tests give a context that trusts their own CA
+
+    @property
+    def tls(self) -> ssl.SSLContext:
+        return self._tls or _system_tls()
 
     def post(
         self,

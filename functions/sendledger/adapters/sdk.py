@@ -1,6 +1,9 @@
-"""How every boto3 client here is configured, so each adapter states only its retries and timeouts.
+"""How every AWS client here is made and configured, so each adapter states only its retries and timeouts.
 
-Two choices hold for all of them:
+Clients come from one botocore session, not from boto3: boto3 adds resources and S3 transfers
+that nothing here uses, and importing it costs about as much again as botocore (measured in
+the cold-start bench, benchmarks/cold_start.py). botocore reads the same credentials, region
+and `AWS_ENDPOINT_URL` from the environment. Two choices hold for all of them:
 - no client-side parameter validation: the requests are built in code, and the service
   validates them anyway;
 - a User-Agent fixed once per container. Otherwise botocore builds the header twice per
@@ -13,10 +16,12 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
+from functools import cache
 from typing import Any
 
-import boto3
 import botocore
+import botocore.session
 from botocore.config import Config
 
 # Safe to repeat (conditional writes, idempotent reads, receivers that dedupe): standard retries.
@@ -61,5 +66,22 @@ def config(
     )
 
 
+def session() -> botocore.session.Session:
+    """The session clients are made from. In a process that has loaded boto3 (the local stack,
+    the tests, the bench), boto3's default session: observers hook it, and moto renews it per
+    mock, as they expect of any client. No Lambda loads boto3, so a Lambda's clients share one
+    botocore session of their own (its credential chain and service models loaded once)."""
+    boto3 = sys.modules.get("boto3")
+    if boto3 is not None:
+        shared: botocore.session.Session = boto3._get_default_session()._session
+        return shared
+    return _own_session()
+
+
+@cache
+def _own_session() -> botocore.session.Session:
+    return botocore.session.get_session()
+
+
 def client(service: str, client_config: Config) -> Any:
-    return boto3.client(service, config=client_config)
+    return session().create_client(service, config=client_config)

@@ -138,6 +138,7 @@ END_STEP = 5  # a reset's end (consumed, locked, replaced) sorts after whatever 
 class HistoryType(StrEnum):
     INTENT = "intent"
     DECIDED = "decided"
+    ELIGIBILITY = "eligibility"  # an `allow` send's label, derived after the fact (domain/eligibility.py)
     PROVIDER_OUTCOME = "provider_outcome"
     RESET_REQUESTED = "reset_requested"
     RESET_MAIL = "reset_mail"  # a token minted (its version is the entry's attempt) and mailed

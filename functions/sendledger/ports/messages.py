@@ -55,11 +55,20 @@ class LastSendCondition:
 
 
 @value
+class RecordLastSend:
+    """No condition on the last-send marker (the `allow` policy): the recipient's update records
+    the send it replaces and `stale_after`, the intent's watermark minus the grace (None: no
+    watermark), for the publisher to label the send from (domain/eligibility.py RecordedSend)."""
+
+    stale_after: datetime | None = None
+
+
+@value
 class Expectations:
     """Conditions the intent asserts about recipient state it does not read first."""
 
     suppression_version: int = 0  # 0: never suppressed
-    last_send: LastSendCondition = LastSendCondition()
+    last_send: LastSendCondition | RecordLastSend = LastSendCondition()
 
 
 @dataclass

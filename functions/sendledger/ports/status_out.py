@@ -8,6 +8,8 @@ from typing import Any, Protocol
 from sendledger.domain.callback_schedule import Queued
 from sendledger.domain.callback_targets import IPAddress
 from sendledger.domain.caller_settings import CallbackUrl
+from sendledger.domain.eligibility import RecordedSend
+from sendledger.domain.messages import HistoryEntry
 from sendledger.domain.state_changes import StatusEvent
 
 
@@ -15,6 +17,19 @@ class StatusChangeSource(Protocol):
     """The ledger's committed writes (stream records) read as status events."""
 
     def events_of(self, record: dict[str, Any]) -> list[StatusEvent]: ...
+
+
+class EligibilityLabels(Protocol):
+    """`allow` sends labelled after the fact, from the recipient update each one committed."""
+
+    def recorded_send(self, record: dict[str, Any]) -> RecordedSend | None:
+        """What a send's recipient update recorded for its label (None: not such an update)."""
+        ...
+
+    def label(self, message_id: str, entry: HistoryEntry) -> None:
+        """Append the message's one label entry; a label already there (a record handled again)
+        or a message that is gone changes nothing. DependencyUnavailable when not written."""
+        ...
 
 
 class StatusEventBus(Protocol):

@@ -12,14 +12,21 @@ from datetime import datetime, timedelta
 from aws_lambda_powertools import Logger
 
 from sendledger.domain import ids, test_mode
-from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide
+from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide, stale_after
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, template_evidence
 from sendledger.domain.recipients import Recipient, fingerprint_of
 from sendledger.domain.template_versions import TemplateVersion
 from sendledger.domain.values import value
-from sendledger.ports.messages import Expectations, IdempotencyRecord, LastSendCondition, SendIntent, StoredResponse
+from sendledger.ports.messages import (
+    Expectations,
+    IdempotencyRecord,
+    LastSendCondition,
+    RecordLastSend,
+    SendIntent,
+    StoredResponse,
+)
 from sendledger.ports.resets import ResetRecord
 from sendledger.usecases.context import Services
 from sendledger.usecases.send_command import SendCommand, source_for
@@ -34,8 +41,6 @@ MAX_KEY_GENERATIONS = 12  # an expired key used again gets a new message id; yea
 @value
 class Committed:
     """The intent is written: call the provider."""
-
-    decision: Decision
 
 
 @value
@@ -72,25 +77,29 @@ IntentResult = Committed | Decided | KeyTaken | ActiveReset | KeyInFlight
 def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagDecision) -> IntentResult:
     """Write the intent with eligibility asserted as conditions, deciding exactly on conflict.
 
-    First try optimistically (no reads): never suppressed, and no send newer than the last
-    watermark this container read minus the grace, however old that read is (an older
-    watermark only makes the condition stricter, domain/watermarks.py); no earlier send at all
-    before the container's first read. When the recipient's condition fails, the cancelled
-    transaction hands back the recipient item; decide from it and a recent watermark (read
-    when the last read is older than the cache's age) and write again with exact conditions,
-    so a concurrent change is never missed.
+    Suppression is always a condition: never suppressed, or the version read. The recipient's
+    last send is one only under `defer`, where staleness changes what the send does: first
+    optimistically (no reads), no send newer than the last watermark this container read minus
+    the grace, however old that read is (an older watermark only makes the condition stricter,
+    domain/watermarks.py); no earlier send at all before the container's first read. Under
+    `allow` the recipient's update records the label's inputs instead (domain/eligibility.py),
+    against the watermark read last (read again after the write when older than the cache's
+    age). When a condition fails, the cancelled transaction hands back the recipient item;
+    decide from it (under `defer` with a recent watermark) and write again with exact
+    conditions, so a concurrent change is never missed.
     """
     settings, now = services.settings, intent.first_entry.at
     grace = timedelta(seconds=settings.unknown_grace_seconds)
     source = source_for(intent.message)
-    watermark = services.poller_state.known_watermark(source)
-    intent.expectations = Expectations(last_send=LastSendCondition(watermark - grace if watermark else None))
-    intent.first_entry = _with_evidence(intent.first_entry, decide(NEVER_SUPPRESSED, None, watermark, now, grace))
+    policy = flags.stale_eligibility_policy
+    watermark, refresh = _first_try(services, intent, policy, source, grace)
     generations = 0
     for _ in range(MAX_INTENT_ATTEMPTS):
         conflict = services.messages.commit_intent(intent)
         if conflict is None:
-            return Committed(_decision_of(intent))
+            if refresh:
+                services.poller_state.recent_watermark(source, now)  # for this container's next sends
+            return Committed()
         if conflict.existing is not None and conflict.existing.expired(now) and generations < MAX_KEY_GENERATIONS:
             generations += 1  # the key expired and is used again: a new intent under a new id
             _regenerate(intent)
@@ -104,9 +113,13 @@ def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagD
         if conflict.recipient is None:
             raise DependencyUnavailable("ledger transaction conflicted; retry", retry_after_seconds=1)
         recipient = conflict.recipient
-        if recipient.last_send_at is not None and not recipient.suppression.suppressed:
-            watermark = services.poller_state.recent_watermark(source, now)
-        decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
+        if policy is StalePolicy.ALLOW:
+            # Only the suppression condition can have failed: its version moved.
+            decision = decide(recipient.suppression, None, watermark, _whole_ms(now), grace)
+        else:
+            if recipient.last_send_at is not None and not recipient.suppression.suppressed:
+                watermark = services.poller_state.recent_watermark(source, now)
+            decision = decide(recipient.suppression, recipient.last_send_at, watermark, now, grace)
         logger.info(
             "eligibility",
             extra={
@@ -117,18 +130,51 @@ def commit_with_eligibility(services: Services, intent: SendIntent, flags: FlagD
         )
         if decision.result is Eligibility.SUPPRESSED:
             return _commit_decided(services, intent, decision, MessageState.SUPPRESSED, "recipient suppressed")
-        if decision.result is Eligibility.ELIGIBLE_STALE and flags.stale_eligibility_policy is StalePolicy.DEFER:
+        if decision.result is Eligibility.ELIGIBLE_STALE and policy is StalePolicy.DEFER:
             return _commit_decided(services, intent, decision, MessageState.PENDING, "eligibility stale: deferred")
-        intent.expectations = Expectations(
-            suppression_version=recipient.suppression.version,
-            last_send=LastSendCondition(recipient.last_send_at, exact=True),
-        )
-        intent.first_entry = _with_evidence(intent.first_entry, decision)
+        evidence = decision.evidence()
+        if policy is StalePolicy.ALLOW:
+            evidence.pop("eligibility")
+            last_send: LastSendCondition | RecordLastSend = intent.expectations.last_send
+        else:
+            last_send = LastSendCondition(recipient.last_send_at, exact=True)
+        intent.expectations = Expectations(suppression_version=recipient.suppression.version, last_send=last_send)
+        intent.first_entry = _with_evidence(intent.first_entry, evidence)
     raise DependencyUnavailable(f"recipient state kept changing at {now.isoformat()}; retry", retry_after_seconds=1)
 
 
-def _with_evidence(entry: HistoryEntry, decision: Decision) -> HistoryEntry:
-    return replace(entry, evidence={**entry.evidence, **decision.evidence()})
+def _first_try(
+    services: Services, intent: SendIntent, policy: StalePolicy, source: str, grace: timedelta
+) -> tuple[datetime | None, bool]:
+    """The first try's conditions and evidence: (the watermark used, whether to read it after the write)."""
+    now = intent.first_entry.at
+    inputs: dict[str, object] = {"grace_seconds": int(grace.total_seconds()), "stale_policy": policy.value}
+    if policy is StalePolicy.DEFER:
+        watermark = services.poller_state.known_watermark(source)
+        intent.expectations = Expectations(last_send=LastSendCondition(stale_after(watermark, grace)))
+        decided = decide(NEVER_SUPPRESSED, None, watermark, now, grace)
+        intent.first_entry = _with_evidence(intent.first_entry, {**decided.evidence(), **inputs})
+        return watermark, False
+    # A watermark read within the cache's age; when there is none, the last one read (an older one
+    # only labels more sends stale, domain/watermarks.py), read again once the intent is written:
+    # a replay, turned away by that write, never pays the read.
+    watermark = services.poller_state.recent_watermark(source, now, read=False)
+    refresh = watermark is None
+    watermark = watermark or services.poller_state.known_watermark(source)
+    intent.expectations = Expectations(last_send=RecordLastSend(stale_after(watermark, grace)))
+    # The age from the intent's own millisecond: its entry's time minus the age is the watermark, exactly.
+    seen = decide(NEVER_SUPPRESSED, None, watermark, _whole_ms(now), grace).evidence()
+    seen.pop("eligibility")  # the label comes from the stream, once the marker it replaced is known
+    intent.first_entry = _with_evidence(intent.first_entry, {**seen, **inputs})
+    return watermark, refresh
+
+
+def _whole_ms(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def _with_evidence(entry: HistoryEntry, evidence: dict[str, object]) -> HistoryEntry:
+    return replace(entry, evidence={**entry.evidence, **evidence})
 
 
 def _regenerate(intent: SendIntent) -> None:
@@ -137,15 +183,6 @@ def _regenerate(intent: SendIntent) -> None:
     intent.message.message_id = ids.keyed_message_id(intent.idempotency_key, intent.generation)
     if intent.reset is not None:
         intent.reset = replace(intent.reset, message_id=intent.message.message_id)
-
-
-def _decision_of(intent: SendIntent) -> Decision:
-    evidence = intent.first_entry.evidence
-    return Decision(
-        Eligibility(str(evidence["eligibility"])),
-        int(str(evidence["suppression_version"])),
-        None,
-    )
 
 
 def _commit_decided(

@@ -120,7 +120,9 @@ class FakeMessages:
                 return conflict if conflict != IntentConflict() else IntentConflict(retryable=True)
             self.db.messages[message.message_id] = MessageItem.of(intent, stored)
             if send:
-                recipients.mark_sent(self.db, message.recipient_key, message.created_at, message.message_id)
+                recipients.mark_sent(
+                    self.db, message.recipient_key, message.created_at, message.message_id, intent.expectations
+                )
             if intent.reset is not None:
                 resets.put(self.db, intent.reset)
             if intent.replaces is not None and replaced is not None:

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from sendledger.domain.clock import iso
-from sendledger.domain.eligibility import SuppressionState
+from sendledger.domain.eligibility import RecordedSend, SuppressionState
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import HistoryEntry, HistoryType
-from sendledger.ports.messages import Expectations
+from sendledger.ports.messages import Expectations, RecordLastSend
 from sendledger.ports.recipients import RecipientState, SuppressionView
 from tests.unit.fakes.history import History, ms
 from tests.unit.fakes.state import LedgerState
@@ -25,6 +25,7 @@ class RecipientItem:
     source_event: str | None = None
     last_send_at: datetime | None = None
     last_message_id: str | None = None
+    recorded: RecordedSend | None = None  # what an `allow` send's update recorded for its label
     transient_times: list[datetime] = field(default_factory=list)
     transient_revision: int = 0
     history: History = field(default_factory=History)
@@ -65,7 +66,9 @@ def refuses_send(db: LedgerState, recipient_key: str, expect: Expectations) -> R
     else:
         eligible = item.version == expect.suppression_version and not item.suppressed
     marker, condition = item.last_send_at, expect.last_send
-    if condition.value is None:
+    if isinstance(condition, RecordLastSend):
+        knowable = True  # no condition: the label is derived from what the update records
+    elif condition.value is None:
         knowable = marker is None
     elif condition.exact:
         knowable = marker == ms(condition.value)
@@ -74,8 +77,12 @@ def refuses_send(db: LedgerState, recipient_key: str, expect: Expectations) -> R
     return None if eligible and knowable else item.state()
 
 
-def mark_sent(db: LedgerState, recipient_key: str, at: datetime, message_id: str) -> None:
+def mark_sent(db: LedgerState, recipient_key: str, at: datetime, message_id: str, expect: Expectations) -> None:
     item = item_of(db, recipient_key)
+    item.recorded = None
+    if isinstance(expect.last_send, RecordLastSend):
+        cutoff = ms(expect.last_send.stale_after) if expect.last_send.stale_after else None
+        item.recorded = RecordedSend(message_id, ms(at), item.last_send_at, item.last_message_id, cutoff)
     item.last_send_at, item.last_message_id = ms(at), message_id
 
 

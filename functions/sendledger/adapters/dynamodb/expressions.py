@@ -10,6 +10,8 @@ Item = dict[str, Any]  # DynamoDB's attribute-value JSON: {"name": {"S": "..."}}
 
 # --- attribute values ------------------------------------------------------------------------
 def encode(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {"NULL": True}  # only where written on purpose: encode_item leaves None out
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, str):
@@ -156,6 +158,12 @@ class Update(Expression):
     def set_if_absent(self, attribute: str, value: Any) -> Update:
         placeholder = self.name(attribute)
         self.sets.append(f"{placeholder} = if_not_exists({placeholder}, {self.value(value)})")
+        return self
+
+    def copy_from(self, attribute: str, source: str, default: Any) -> Update:
+        """SET attribute = source as the item held it before this write, `default` if it had none."""
+        self.assigned.add(attribute)
+        self.sets.append(f"{self.name(attribute)} = if_not_exists({self.name(source)}, {self.value(default)})")
         return self
 
     def remove(self, *attributes: str) -> Update:

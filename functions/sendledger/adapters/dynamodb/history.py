@@ -41,6 +41,9 @@ EVIDENCE_CODES = {
     "provider_request_id": "Q",
     "provider_result": "P",
     "provider_error": "X",
+    "grace_seconds": "G",
+    "stale_policy": "Y",
+    "previous_send_age_seconds": "B",
 }
 EVIDENCE_NAMES = {code: name for name, code in EVIDENCE_CODES.items()}
 # A first entry's template: only the version's SHA-256 is stored (base64url, 43 characters), under
@@ -48,7 +51,12 @@ EVIDENCE_NAMES = {code: name for name, code in EVIDENCE_CODES.items()}
 TEMPLATE, TEMPLATE_CODE = "template", "T"
 TEMPLATE_ID, TEMPLATE_VERSION = "template_id", "template_version"
 TEMPLATE_LOCALE, TEMPLATE_OWNER = "template_locale", "template_owner"  # written only when not the default
-TYPE_CODES = {HistoryType.INTENT: "i", HistoryType.PROVIDER_OUTCOME: "o", HistoryType.DECIDED: "d"}
+TYPE_CODES = {
+    HistoryType.INTENT: "i",
+    HistoryType.PROVIDER_OUTCOME: "o",
+    HistoryType.DECIDED: "d",
+    HistoryType.ELIGIBILITY: "l",
+}
 TYPE_NAMES = {code: kind for kind, code in TYPE_CODES.items()}
 
 
@@ -82,6 +90,17 @@ def epoch_millis(at: datetime) -> int:
 
 def from_millis(millis: int) -> datetime:
     return EPOCH + timedelta(milliseconds=millis)
+
+
+def label_attribute(intent_at: datetime) -> str:
+    """The one eligibility label a message gets, keyed by its intent's millisecond: a stream record
+    handled again finds it. Its lower-case suffix sorts it after the intent (whose random suffix is
+    upper case) and before the outcome (step 1) when all three share a millisecond."""
+    return history_attribute(f"{epoch_millis(intent_at):013d}.00.label")
+
+
+def append_label(update: Update, entry: HistoryEntry) -> Update:
+    return update.append_entry(label_attribute(entry.at), encoded(entry)[1])
 
 
 def event_attribute(dedupe_key: str) -> str:

@@ -18,10 +18,13 @@ from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, SuppressionState
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import HistoryEntry, HistoryType
-from sendledger.ports.messages import LastSendCondition
+from sendledger.ports.messages import LastSendCondition, RecordLastSend
 from sendledger.ports.recipients import RecipientState, SuppressionView
 
 SUPPRESSED, VERSION, LAST_SEND_AT, LAST_MESSAGE_ID = "suppressed", "version", "last_send_at", "last_message_id"
+# What an `allow` send's update records for its label (domain/eligibility.py RecordedSend): the
+# marker it replaced (NULL on a first send) and its intent's cutoff (NULL: no watermark read).
+PREVIOUS_SEND_AT, PREVIOUS_MESSAGE_ID, STALE_AFTER = "prev_send_at", "prev_message_id", "stale_after"
 TRANSIENT_TIMES, TRANSIENT_REVISION = "transient_times", "transient_revision"
 
 
@@ -53,17 +56,24 @@ def suppression_condition(update: Update, version: int) -> None:
         update.when(update.equals(VERSION, version) & update.equals(SUPPRESSED, False))
 
 
-def for_send(version: int, last_send: LastSendCondition, sent_at: datetime, message_id: str) -> Update:
+def for_send(version: int, last_send: LastSendCondition | RecordLastSend, sent_at: datetime, message_id: str) -> Update:
     """The send's half of the intent: check eligibility and move the last-send marker."""
-    update = Update().set(LAST_SEND_AT, iso(sent_at)).set(LAST_MESSAGE_ID, message_id)
+    update = Update()
     suppression_condition(update, version)
-    if last_send.value is None:
-        update.when(update.absent(LAST_SEND_AT))
-    elif last_send.exact:
-        update.when(update.equals(LAST_SEND_AT, iso(last_send.value)))
+    if isinstance(last_send, RecordLastSend):
+        # SET's right-hand sides read the item as it was: the marker this write replaces (a
+        # plain copy would fail on a first send, where there is none: hence if_not_exists).
+        update.copy_from(PREVIOUS_SEND_AT, LAST_SEND_AT, None).copy_from(PREVIOUS_MESSAGE_ID, LAST_MESSAGE_ID, None)
+        update.set(STALE_AFTER, iso(last_send.stale_after) if last_send.stale_after else None)
     else:
-        update.when(update.absent(LAST_SEND_AT) | update.at_most(LAST_SEND_AT, iso(last_send.value)))
-    return update
+        update.remove(PREVIOUS_SEND_AT, PREVIOUS_MESSAGE_ID, STALE_AFTER)  # decided at the intent: no label
+        if last_send.value is None:
+            update.when(update.absent(LAST_SEND_AT))
+        elif last_send.exact:
+            update.when(update.equals(LAST_SEND_AT, iso(last_send.value)))
+        else:
+            update.when(update.absent(LAST_SEND_AT) | update.at_most(LAST_SEND_AT, iso(last_send.value)))
+    return update.set(LAST_SEND_AT, iso(sent_at)).set(LAST_MESSAGE_ID, message_id)
 
 
 def check_not_suppressed(tx: Transaction, recipient_key: str) -> None:

@@ -80,7 +80,15 @@ def transaction_conflict(exc: BaseException | None) -> bool:
 class Table:
     def __init__(self, name: str, client: Any = None) -> None:
         self.name = name
-        self.client = client or ledger_client()
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        """Made by the first request: a Lambda whose first invocation reads nothing (the publisher
+        on state changes alone) does not pay for the DynamoDB client in its cold start."""
+        if self._client is None:
+            self._client = ledger_client()
+        return self._client
 
     def get(self, pk: str, sk: str) -> Item | None:
         with dependency_guard():
