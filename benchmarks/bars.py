@@ -106,3 +106,19 @@ def not_met(bars: dict[str, Any]) -> list[str]:
 def _limit(compare: str, limit: float) -> Any:
     """A plain number means "at most" (as before); other comparisons are spelled out."""
     return limit if compare == "<=" else f"{'≥' if compare == '>=' else compare} {limit:g}"
+
+
+def add_sms_cap(results: dict[str, Any], found: dict[str, Any] | None, error: str | None) -> None:
+    """The SMS cap's figures (benchmarks/sms_cap.py) and their bar, whose limit is the run's own:
+    max(2 % of the cap, the segments of 5 s of the caller's traffic)."""
+    found = found or {}
+    overshoot, limit = found.get("overshoot_segments"), found.get("bar_segments")
+    results["sms_cap"] = found
+    results["sms_cap_overshoot_segments"] = overshoot
+    results["sms_cap_overshoot_bar_segments"] = limit
+    bar: dict[str, Any] = {"value": overshoot, "limit": f"<= {limit}"}
+    if overshoot is None or limit is None:
+        bar.update(met=False, reason=f"error: {error or 'not measured'}")
+    else:
+        bar["met"] = overshoot <= limit
+    results["bars"]["sms_cap_overshoot_segments"] = bar

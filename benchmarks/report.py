@@ -213,6 +213,7 @@ def render(results: dict[str, Any]) -> str:
     lines += sections.batching(detail)
     lines += sections.growth(detail)
     lines += sections.pynamodb(results.get("pynamodb") or {})
+    lines += sections.sms_cap(results.get("sms_cap") or {})
 
     return "\n".join(lines)
 

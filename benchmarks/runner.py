@@ -48,12 +48,14 @@ def run(root: Path) -> int:
         ("ingest_cpu", "ingestion CPU: the poller's drain against a plain boto3 consumer", _ingest_cpu),
         ("asset", "asset: bundling into a temporary directory", _asset),
         ("pynamodb", "PynamoDB: its import and an item through a model against the low-level path", _pynamodb),
+        ("sms_cap", "SMS cap: a caller capped at 1,000 segments sending at its full rate", _sms_cap),
     ):
         _say(out, f"{label} ...")
         sections[name] = _guard(name, errors, lambda measure=measure: measure(root))
     in_process["local_growth"] = _local_growth(root, errors, out)
     results = assemble(in_process, sections, errors)
     results["pynamodb"] = sections.get("pynamodb")
+    bars.add_sms_cap(results, sections.get("sms_cap"), errors.get("sms_cap"))
     results["run"] = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
@@ -189,8 +191,10 @@ def smoke(root: Path) -> int:
         "cold_start": _guard("cold_start", errors, lambda: cold_start.measure(root, 1, ("api",), warm=False)),
         "drain": _guard("drain", errors, lambda: drain.measure(root, events=6, rounds=1)),
         "ingest_cpu": _guard("ingest_cpu", errors, lambda: ingest_cpu.measure(root, events=6, rounds=1, runs=1)),
+        "sms_cap": _guard("sms_cap", errors, lambda: _sms_cap(root, cap=5)),
     }
     results = assemble(found, sections, errors)
+    bars.add_sms_cap(results, sections["sms_cap"], errors.get("sms_cap"))
     results["run"] = {"generated_at": "smoke", "seconds": 0, "python": "", "machine": "", "errors": errors}
     report.render(results)
     docs_figures.render((root / "docs" / "benchmarks.md").read_text(), results)
@@ -226,6 +230,12 @@ def _pynamodb(root: Path) -> dict[str, Any]:
     return pynamodb_cost.measure(root)
 
 
+def _sms_cap(root: Path, cap: int | None = None) -> dict[str, Any]:
+    from benchmarks import sms_cap
+
+    return sms_cap.measure(root, cap or sms_cap.CAP)
+
+
 def _asset(root: Path) -> dict[str, Any]:
     from benchmarks import asset
 
@@ -245,6 +255,7 @@ def _ingest_cpu(root: Path) -> dict[str, Any]:
 
 
 CHILD_SECTIONS.update(cold_start=_cold_start, drain=_drain, ingest_cpu=_ingest_cpu, batching=_batching)
+CHILD_SECTIONS.update(sms_cap=_sms_cap)
 
 
 def _local_growth(root: Path, errors: dict[str, str], out: TextIO) -> dict[str, Any]:

@@ -397,3 +397,30 @@ def pynamodb(found: dict[str, Any]) -> list[str]:
         "through a model costs the multiple above per item on the hot path).",
         "",
     ]
+
+
+def sms_cap(found: dict[str, Any]) -> list[str]:
+    lines = ["## SMS daily cap: the overshoot a capped caller gets", ""]
+    if found.get("overshoot_segments") is None:
+        return [*lines, "Not measured: see run.errors", ""]
+    rate, lag = fmt(found["rate_segments_per_second"]), fmt(found["stream_lag_seconds"])
+    lines += [
+        f"A caller capped at {fmt(found['cap'])} segments sends 1-segment SMS at {rate} a second (its "
+        f"ceiling through the API, `api_rate_limit`), round-robin over {found['containers']} api containers, "
+        f"with the publisher counting each record {lag} s after its commit (benchmarks/sms_cap.py: the real "
+        "send path and publisher over moto, on a simulated clock).",
+        "",
+    ]
+    lines += table(
+        ["accepted", "refused after", "counted by the publisher", "overshoot (segments)", "bar (segments)"],
+        [
+            [
+                found["accepted"],
+                found["refused"],
+                found["counted_by_publisher"],
+                found["overshoot_segments"],
+                found["bar_segments"],
+            ]
+        ],
+    )
+    return lines

@@ -101,6 +101,15 @@ class Monitoring(Construct):
             description="Sends stayed unknown for longer than UNKNOWN_GRACE_SECONDS + one poll",
         )
 
+        refused = slo_metric(names.METRIC_SMS_REFUSED, "Sum")
+        self._alarm(
+            "SmsRefusedSpike",
+            refused,
+            threshold=settings.sms_refused_alarm_threshold,
+            description=f"more than {settings.sms_refused_alarm_threshold} SMS refused in 5 minutes by a caller's "
+            "country rule or daily cap (pumping, or a rule set wrong): the api's 'sms refused' log lines name them",
+        )
+
         queue_widgets: list[cw.IMetric] = []
         for queue_id, queue in dead_letter_queues.items():
             depth = queue.metric_approximate_number_of_messages_visible(period=_PERIOD, statistic="Maximum")
@@ -154,6 +163,7 @@ class Monitoring(Construct):
                 right=[rest_api.metric_latency(period=_PERIOD, statistic="p99")],
             ),
         )
+        self.dashboard.add_widgets(*_sms_widgets(refused))
         self.dashboard.add_widgets(
             cw.GraphWidget(title="Lambda errors", left=fn_errors),
             cw.GraphWidget(title="Lambda throttles", left=fn_throttles),
@@ -185,3 +195,26 @@ class Monitoring(Construct):
         alarm.add_ok_action(action)
         self.alarms.append(alarm)
         return alarm
+
+
+def _sms_widgets(refused: cw.Metric) -> list[cw.IWidget]:
+    """Segments per caller per day (the publisher's SmsSegments, one series per caller that
+    texts) and the refusals by reason beside their total."""
+    day = cdk.Duration.days(1)
+    per_caller = _sum_by(names.METRIC_SMS_SEGMENTS, "caller", day)
+    by_reason = _sum_by(names.METRIC_SMS_REFUSED, "reason", _PERIOD)
+    return [
+        cw.GraphWidget(title="SMS segments per caller per day", left=[per_caller], period=day, width=12),
+        cw.GraphWidget(title="SMS refused (by reason, and total)", left=[by_reason, refused.with_(label="total")]),
+    ]
+
+
+def _sum_by(metric: str, dimension: str, period: cdk.Duration) -> cw.MathExpression:
+    """One series per value of `dimension` (a SEARCH: whichever values the functions emitted)."""
+    schema = f"{{{names.METRICS_NAMESPACE},{dimension},service}}"
+    return cw.MathExpression(
+        expression=f"SEARCH('{schema} MetricName=\"{metric}\"', 'Sum', {int(period.to_seconds())})",
+        label="",
+        period=period,
+        using_metrics={},
+    )

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 from infra import constants as c
 from sendledger.adapters.callback_queue import CALL_SECONDS
 from sendledger.domain.provider import Provider
+from sendledger.domain.sms_timing import slowest
 from sendledger.settings import SettingsError, Tunables, fragment_of, settings_error
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ class Settings(Tunables):
     # The event rate the SES path must absorb; synthesis checks one poll can drain a cycle's worth.
     peak_events_per_second: float = Field(50, gt=0)
     alarm_email: str = ""
+    # SMS refused (country or cap, every caller) in 5 minutes above which SmsRefusedSpike fires: a
+    # form being pumped, or a caller's rule set wrong (docs/sms-guardrails.md).
+    sms_refused_alarm_threshold: int = Field(50, ge=1)
     api_rate_limit: int = 50
     api_burst_limit: int = 100
     # Provider webhook routes (no IAM: the provider's signature is checked in the Lambda).
@@ -110,8 +114,15 @@ class Settings(Tunables):
         """Each enabled provider's own delay before a poll can apply its events."""
         delays = []
         for provider in self.enabled_providers:
-            label, seconds = self.provider(fragment_of(provider.value)).event_delay()
+            fragment = self.provider(fragment_of(provider.value))
+            label, seconds = fragment.event_delay()
             delays.append((provider, label, seconds))
+            if provider == self.sms_provider and fragment.status_interval() is not None:
+                # A pull-only SMS provider asks each number at its country's interval: the slowest
+                # country's is the SMS lag this deployment allows.
+                country, timing = slowest(self.sms_country_timing)
+                label = f"status pull interval of the slowest SMS country, {country} (sms_country_timing)"
+                delays.append((provider, label, timing.status_interval_seconds))
         return delays
 
     def complaint_delays(self) -> list[tuple[Provider, str, int, str]]:

@@ -78,6 +78,12 @@ class StatusOut(Construct):
                     conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{MESSAGE_PK_PREFIX}*"]}},
                 ),
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]),
+                # The SMS day counts (ADD per caller and day): those items alone, by their key.
+                iam.PolicyStatement(
+                    actions=["dynamodb:UpdateItem"],
+                    resources=[data.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CALLER#*"]}},
+                ),
             ],
             resource_star_reason="publisher: Resource '*' only for X-Ray PutTraceSegments/PutTelemetryRecords and "
             f"{c.LIST_STREAMS_ACTION} (granted by the stream event source); neither takes a resource ARN. "

@@ -54,6 +54,7 @@ class Gateway(BackgroundHTTPServer):
         auth: LocalAuth | None = None,
         inspector: Inspector | None = None,
         webhooks: Handler | None = None,
+        callers: Callable[[], list[str]] = list,
     ) -> None:
         self.auth = auth or LocalAuth.from_env(principal=principal, account_id=account_id)
         self.api = ApiGateway(
@@ -66,7 +67,9 @@ class Gateway(BackgroundHTTPServer):
             clock_ms=clock_ms,
             webhooks=webhooks,
         )
-        self.local = LocalRoutes(self.api, outbox=outbox, poll=poll, events=events, inspector=inspector)
+        self.local = LocalRoutes(
+            self.api, outbox=outbox, poll=poll, events=events, inspector=inspector, callers=callers
+        )
         super().__init__(_request_handler_class(self), name="sendledger-gateway", host=host, port=port)
 
     def handle(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> Response:

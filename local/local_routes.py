@@ -2,7 +2,7 @@
 
 ``GET /local/outbox``, ``POST /local/poll``, ``GET /local/events``, the console
 (``GET /local/console``, ``GET /`` redirects there) and what the console reads beside the API
-(``GET /local/messages``, ``GET /local/suppressions``). In the default ``open`` mode none of
+(``GET /local/messages``, ``GET /local/suppressions``, ``GET /local/callers``). In the default ``open`` mode none of
 them asks for a signature; in ``sigv4`` mode the gateway lets only the admin credential in
 (local/auth.py): the outbox shows reset links.
 """
@@ -27,6 +27,7 @@ CONSOLE_PATH = "/local/console"
 MESSAGES_PATH = "/local/messages"
 SUPPRESSIONS_PATH = "/local/suppressions"
 EVENTS_PATH = "/local/events"  # what reached the local EventBridge bus, oldest first
+CALLERS_PATH = "/local/callers"  # the local callers' admin views (rules, today's SMS count, history)
 _READ = frozenset({"GET", "HEAD"})
 LOCAL_ROUTES = {
     OUTBOX_PATH: _READ,
@@ -36,6 +37,7 @@ LOCAL_ROUTES = {
     MESSAGES_PATH: _READ,
     SUPPRESSIONS_PATH: _READ,
     EVENTS_PATH: _READ,
+    CALLERS_PATH: _READ,
 }
 # Local routes with a parameter: (prefix, route template); the rest of the path is one segment.
 LOCAL_TEMPLATES = (
@@ -75,8 +77,10 @@ class LocalRoutes:
         poll: Callable[[], dict[str, Any]] | None,
         events: Callable[[], list[dict[str, Any]]],
         inspector: Inspector | None,
+        callers: Callable[[], list[str]] = list,
     ) -> None:
         self.api = api
+        self.callers = callers
         self.outbox = outbox
         self.poll = poll
         self.events = events
@@ -89,6 +93,8 @@ class LocalRoutes:
             return json_response(200, self.events())
         if path == POLL_PATH:
             return self._poll()
+        if path == CALLERS_PATH:
+            return self._callers()
         if path == "/":
             return 302, [("Location", CONSOLE_PATH), ("Content-Type", "text/plain")], b""
         if path == CONSOLE_PATH or path.startswith(CONSOLE_PATH + "/"):
@@ -126,12 +132,19 @@ class LocalRoutes:
         content, content_type = found
         return 200, [("Content-Type", content_type), *CONSOLE_HEADERS], content
 
+    def _callers(self) -> Response:
+        """Every local caller's view as the admin's ``GET /v1/admin/callers/{id}`` answers it."""
+        return self._admin_views("/v1/admin/callers/", self.callers())
+
     def _suppressions(self, inspector: Inspector) -> Response:
         """Every known recipient's suppression view, exactly as the admin's
         ``GET /v1/admin/suppressions/{r}`` answers it (the console is the operator's)."""
+        return self._admin_views("/v1/admin/suppressions/", inspector.recipients())
+
+    def _admin_views(self, route: str, names: list[str]) -> Response:
         views: list[Any] = []
-        for recipient in inspector.recipients():
-            status, _, payload = self.api.get_unsigned(f"/v1/admin/suppressions/{quote(recipient, safe='')}")
+        for name in names:
+            status, _, payload = self.api.get_unsigned(route + quote(name, safe=""))
             if status == 503:
                 return problem(503, "the ledger could not be read", [("Retry-After", "1")])
             if status == 200:

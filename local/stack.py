@@ -15,7 +15,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from local.auth import AuthMode, LocalAuth, banner_lines
-from local.callers import callback_settings, register_callbacks
+from local.callers import (
+    ENV_LOCAL_CALLER_SETTINGS,
+    apply_caller_settings,
+    callback_settings,
+    local_callers,
+    register_callbacks,
+)
 from local.constants import (
     ACCOUNT_ID,
     ADMIN_CREDENTIAL,
@@ -220,6 +226,7 @@ class LocalStack:
             auth=auth,
             inspector=LedgerInspector(resources.ledger_table),
             webhooks=self._optional_handler(names.WEBHOOKS_HANDLER),  # the providers' signed POSTs: their own function
+            callers=self._local_callers,
         )
         self.scheduler.start()
         if self.status_out is not None:
@@ -307,14 +314,23 @@ class LocalStack:
         with self.invoke_lock:
             self.sms_delivery_logs(event, make())
 
+    def _local_callers(self) -> list[str]:
+        """The console's caller page: the local principal's caller and each local credential's."""
+        from sendledger.settings import Settings
+
+        return list(local_callers(self.environ, Settings.from_env(self.environ).caller_tenants))
+
     def _register_callbacks(self) -> None:
-        """CALLBACK_URL: the local callers' receiver (local/callers.py); a URL refused stops the start."""
+        """CALLBACK_URL and SENDLEDGER_LOCAL_CALLER_SETTINGS (local/callers.py): a value refused stops the start."""
         given = callback_settings(self.environ)
-        if given is not None:
-            try:
+        rules = (self.environ.get(ENV_LOCAL_CALLER_SETTINGS) or "").strip()
+        try:
+            if given is not None:
                 register_callbacks(self.environ, *given)
-            except ValueError as error:
-                raise Misconfigured(str(error)) from None
+            if rules:
+                apply_caller_settings(self.environ, rules)
+        except ValueError as error:
+            raise Misconfigured(str(error)) from None
 
     def _status_out(self, table: str, region: str) -> StatusOut | None:
         """The publisher on the ledger's stream and the callbacks (to each caller's own URL)."""

@@ -15,6 +15,11 @@ The leg passes only if every condition holds:
 - no_second_valid_token: the retry gave the same reset, and no earlier token consumes;
 - evidence_exportable: the evidence export returns the message as its view shows it.
 
+A leg whose provider carries SMS, given a number the caller's SMS rules refuse
+(`--refused-sms-number`), gains `sms_country_refused`: that SMS is answered 422
+`sms-country-not-allowed` and leaves nothing behind (no message under its key, nothing in the
+local outbox).
+
 Then the leg's complaint scenario (complaint_leg.py): a mail the provider delivers and then
 reports as a complaint must suppress its recipient (`complaint_after_delivery_suppresses`); its
 record gives the leg's measured times (request -> accepted, accepted -> final event, complaint ->
@@ -57,6 +62,8 @@ IN_FLIGHT = frozenset({"received", "pending", "sending", "unknown", "retry"})
 TOKEN = re.compile(r"token=([A-Za-z0-9_-]+)")
 FOUND_ACCEPTANCE = ("provider_lookup",)
 RESEND_DECISIONS = ("resend", "reset_mail")  # the entry that starts another send of the message
+SMS_LEGS = frozenset({"infrai"})  # the legs whose provider carries SMS too
+SMS_REFUSED = "sms_country_refused"
 
 
 @dataclass
@@ -199,6 +206,7 @@ def _evidence_exportable(seen: Observation, history: list[dict[str, Any]]) -> Ro
 class LegPlan:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
     to: str | None = None  # a real mailbox against a real provider; locally a labelled example.com address
+    refused_sms_number: str | None = None  # a number the caller's SMS rules refuse (None: no SMS row)
     retry_delay_seconds: float = 2.0
     deadline_seconds: float = 90.0
     local: bool = True  # the stack answers /local/poll and /local/outbox
@@ -219,7 +227,39 @@ def run_leg(client: SendledgerClient, provider: str, plan: LegPlan) -> Leg:
     passed, detail = complaint_leg.judge(complaint)
     evidence["complaint_message_id"] = complaint.message.get("message_id")
     rows = [*evaluate(seen), Row(complaint_leg.CONDITION, passed, detail)]
+    if provider in SMS_LEGS and plan.refused_sms_number:
+        rows.append(refused_sms(client, provider, plan))
     return Leg(provider, rows, evidence, complaint_leg.measured(complaint))
+
+
+def refused_sms(client: SendledgerClient, provider: str, plan: LegPlan) -> Row:
+    """An SMS to a country the caller's rules refuse: 422 naming the rule, and nothing stored or sent."""
+    assert plan.refused_sms_number is not None
+    key = f"conformance-{provider}-{plan.run_id}-refused-sms"
+    params = {"summary": f"conformance {plan.run_id}"}
+    try:
+        view = client.send("sms", plan.refused_sms_number, "alert", params=params, idempotency_key=key,
+                           provider=provider, wait=False)  # fmt: skip
+    except ProblemError as problem:
+        refused = problem.status == 422 and problem.type.endswith("/sms-country-not-allowed")
+        stored = _stored(client, key)
+        sent = [e for e in client.outbox() if e.get("to") == plan.refused_sms_number] if plan.local else []
+        detail = f"{problem.status} {problem.type.rpartition('/')[2]}: {problem.detail}"
+        if stored or sent:
+            detail += f"; but {'a message was stored' if stored else ''}{' and ' if stored and sent else ''}"
+            detail += "an SMS reached the outbox" if sent else ""
+        return Row(SMS_REFUSED, refused and not stored and not sent, detail)
+    return Row(SMS_REFUSED, False, f"sent: {view.get('state')} (message {view.get('message_id')})")
+
+
+def _stored(client: SendledgerClient, key: str) -> bool:
+    try:
+        client.find(idempotency_key=key)
+    except ProblemError as problem:
+        if problem.status == 404:
+            return False
+        raise
+    return True
 
 
 def observe(client: SendledgerClient, provider: str, plan: LegPlan) -> Observation:
@@ -289,6 +329,8 @@ def _iso(moment: datetime) -> str:
 @click.option("--retry-delay", default=2.0, show_default=True, help="seconds before the app's retry of the request")
 @click.option("--deadline", "deadline_seconds", default=90.0, show_default=True, help="seconds a leg may take")
 @click.option("--deployed", is_flag=True, help="a deployed stack: no /local routes, the poller runs on its schedule")
+@click.option("--refused-sms-number", default=None,
+              help="an E.164 number your SMS rules refuse: each SMS leg checks it is refused and not sent")  # fmt: skip
 @click.pass_obj
 def conformance(
     obj: Any,
@@ -298,10 +340,12 @@ def conformance(
     retry_delay: float,
     deadline_seconds: float,
     deployed: bool,
+    refused_sms_number: str | None,
 ) -> None:
     """The design note's test per provider leg: a reset, a timeout after the send, a retry."""
     client: SendledgerClient = obj.client
-    plan = LegPlan(to=to, retry_delay_seconds=retry_delay, deadline_seconds=deadline_seconds, local=not deployed)
+    plan = LegPlan(to=to, retry_delay_seconds=retry_delay, deadline_seconds=deadline_seconds, local=not deployed,
+                   refused_sms_number=refused_sms_number)  # fmt: skip
     if deployed:
         plan.wait_seconds = 15.0
     legs = [run_leg(client, provider, plan) for provider in (PROVIDERS if providers == "all" else (providers,))]

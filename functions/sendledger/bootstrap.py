@@ -22,12 +22,14 @@ if TYPE_CHECKING:
     from sendledger.domain.messages import Message
     from sendledger.ports.flags import FeatureFlags
     from sendledger.ports.providers import EmailSender, ProviderSlice, SimulatedCarriers, Simulation, SmsSender
+    from sendledger.ports.sms_usage import SmsUsage
     from sendledger.ports.status_out import CallbackQueue, EligibilityLabels, StatusChangeSource, StatusEventBus
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
     from sendledger.usecases.context import Services
     from sendledger.usecases.ingest import Pipeline
+    from sendledger.usecases.sms_guard import DailyCap
     from sendledger.usecases.template_catalog import TemplateCatalog
     from sendledger.usecases.templates import TemplateLibrary
     from sendledger.usecases.webhooks import Webhook
@@ -40,6 +42,8 @@ class Runtime:
     services: Services
     build_pipeline: Callable[[], Pipeline]
     ledger: LedgerTable | None = None
+    # The api's view of its callers' SMS day counts (the daily cap): None where nothing counts them.
+    daily_cap: DailyCap | None = None
     _pipeline: Pipeline | None = field(default=None, init=False, repr=False)
     _webhooks: dict[str, Webhook | None] = field(default_factory=dict, init=False, repr=False)
     # The admin routes' caller settings and secrets: built on their first request (tests set their own).
@@ -76,13 +80,16 @@ class Runtime:
 
     def callers(self) -> CallerAdmin:
         if self.caller_admin is None:
-            self.caller_admin = build_caller_admin(self.services)
+            self.caller_admin = build_caller_admin(self.services, self.ledger)
         return self.caller_admin
 
     @classmethod
     def of(cls, services: Services, ledger: LedgerTable) -> Runtime:
         """A runtime around services someone else built (tests, the local stack, benchmarks)."""
-        return cls(services, lambda: build_pipeline(services, ledger), ledger)
+        from sendledger.usecases.sms_guard import DailyCap
+
+        cap = DailyCap(ledger.sms_usage, services.clock)
+        return cls(services, lambda: build_pipeline(services, ledger), ledger, daily_cap=cap)
 
 
 @cache
@@ -172,9 +179,10 @@ def build_template_library(services: Services, catalog: TemplateCatalog) -> Temp
     return TemplateLibrary(store=store, deployment=catalog.deployment, catalog=catalog, clock=services.clock)
 
 
-def build_caller_admin(services: Services) -> CallerAdmin:
+def build_caller_admin(services: Services, ledger: LedgerTable | None = None) -> CallerAdmin:
     from sendledger.adapters.callback_secrets import SecretsManagerCallbackSecrets
     from sendledger.adapters.callbacks_http import SocketResolver
+    from sendledger.ports.sms_usage import SmsUsageInMemory
     from sendledger.usecases.callers import CallerAdmin
 
     settings = services.settings
@@ -183,6 +191,8 @@ def build_caller_admin(services: Services) -> CallerAdmin:
         secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, services.clock),
         resolver=SocketResolver(),
         clock=services.clock,
+        sms_usage=ledger.sms_usage if ledger is not None else SmsUsageInMemory(),
+        sms_default_countries=settings.sms_default_countries,
         allow_loopback=settings.callback_allow_loopback,
     )
 
@@ -341,6 +351,7 @@ class StatusOut:
     receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
     queues: Callable[[str], CallbackQueue]  # by the queue's ARN
     clock: Clock
+    sms_usage: SmsUsage  # the publisher adds each batch's SMS segments per caller and day
     # The longest a `queues` call can take: with the POST's timeout, one record's time budget.
     retry_call_seconds: float = 0
 
@@ -369,6 +380,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
     from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
     from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
     from sendledger.adapters.dynamodb.labels import StalenessLabels
+    from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
     from sendledger.adapters.eventbridge import EventBridgeBus
@@ -394,5 +406,6 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
         ),
         queues=SqsCallbackQueue.of_queue,
         clock=clock,
+        sms_usage=DynamoSmsUsage(table),
         retry_call_seconds=CALL_SECONDS,
     )

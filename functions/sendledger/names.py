@@ -16,6 +16,8 @@ ENV_INGESTION_MODE = "INGESTION_MODE"  # "poll" | "push"
 ENV_EMAIL_PROVIDER = "EMAIL_PROVIDER"  # the default email provider (domain/provider.py)
 ENV_EMAIL_PROVIDERS = "EMAIL_PROVIDERS"  # more email providers enabled beside it, comma-separated
 ENV_SMS_PROVIDER = "SMS_PROVIDER"  # the SMS provider
+ENV_SMS_ALLOWED_COUNTRIES = "SMS_ALLOWED_COUNTRIES"  # ISO alpha-2, comma-separated; empty: every country
+ENV_SMS_COUNTRY_TIMING = "SMS_COUNTRY_TIMING"  # JSON: rows over the shipped table (domain/sms_timing.py)
 
 ENV_POLL_INTERVAL_SECONDS = "POLL_INTERVAL_SECONDS"
 ENV_POLL_APPLY_CONCURRENCY = "POLL_APPLY_CONCURRENCY"
@@ -87,6 +89,8 @@ METRICS_SERVICE = "sendledger"
 METRIC_EVENT_TO_SUPPRESSION_LAG_MS = "EventToSuppressionLagMs"
 METRIC_WATERMARK_AGE_SECONDS = "WatermarkAgeSeconds"
 METRIC_UNKNOWN_BACKLOG = "UnknownBacklog"
+METRIC_SMS_REFUSED = "SmsRefused"  # by `reason` (sms_guardrails.SmsRefusalReason) and in total
+METRIC_SMS_SEGMENTS = "SmsSegments"  # by `caller`: billed segments the publisher counted
 
 # --- Lambda entry points (module path relative to functions/) --------------------------------
 API_HANDLER = "sendledger.handlers.api.lambda_handler"

@@ -23,6 +23,8 @@ from sendledger.domain.callers import TENANT_ID, configured_principal
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.provider import Provider, carriers, channels_of
 from sendledger.domain.recipients import Channel
+from sendledger.domain.sms_guardrails import CountryRule, RuleMode, country_of, country_problems
+from sendledger.domain.sms_timing import DEFAULT_ROW, SMS_TIMING_DEFAULTS, CountryTiming, timing_for
 from sendledger.fragment import CONFIG, Fragment
 from sendledger.fragment import alias as _alias
 from sendledger.providers.infrai.settings import InfraiSettings
@@ -86,6 +88,14 @@ class Tunables(BaseModel):
     email_provider: Provider = Field(Provider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
     email_providers: frozenset[Provider] = Field(frozenset(), validation_alias=names.ENV_EMAIL_PROVIDERS)
     sms_provider: Provider = Field(Provider.SNS, validation_alias=names.ENV_SMS_PROVIDER)
+    # The countries a caller without an `sms_countries` rule of its own may text (empty: every
+    # one). Set it: SMS pumping targets the ranges nobody meant to reach (docs/sms-guardrails.md).
+    sms_allowed_countries: frozenset[str] = Field(frozenset(), validation_alias=names.ENV_SMS_ALLOWED_COUNTRIES)
+    # SMS status pull interval and default escalation deadline by destination country: the rows
+    # given replace the shipped table's of the same country (`default`: every other country).
+    sms_country_timing: dict[str, CountryTiming] = Field(
+        default_factory=lambda: dict(SMS_TIMING_DEFAULTS), validation_alias=names.ENV_SMS_COUNTRY_TIMING
+    )
     poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
     poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
@@ -171,6 +181,48 @@ class Tunables(BaseModel):
             return frozenset(_carrier(Provider(str(part)), Channel.EMAIL) for part in raw)
         return raw
 
+    @field_validator("sms_allowed_countries", mode="before")
+    @classmethod
+    def _countries(cls, raw: Any) -> Any:
+        if isinstance(raw, str):
+            raw = [part.strip() for part in raw.split(",") if part.strip()]
+        if isinstance(raw, Iterable) and not isinstance(raw, str):
+            codes = [str(code).upper() for code in raw]
+            problems = country_problems(codes)
+            if problems:
+                raise ValueError("; ".join(problems))
+            return frozenset(codes)
+        return raw
+
+    @field_validator("sms_country_timing", mode="before")
+    @classmethod
+    def _timing(cls, raw: Any) -> Any:
+        rows = _json_or(raw, json.loads)
+        if not isinstance(rows, Mapping):
+            return rows
+        for country in rows:
+            if (country != DEFAULT_ROW and country_problems([country])) or country != country.strip():
+                raise ValueError(f"{country!r} is neither an ISO 3166 alpha-2 code nor {DEFAULT_ROW!r}")
+        merged: dict[str, Any] = {name: vars(row) for name, row in SMS_TIMING_DEFAULTS.items()}
+        for country, row in rows.items():
+            given = row if isinstance(row, Mapping) else vars(row)
+            for name, seconds in given.items():
+                if name not in CountryTiming.__dataclass_fields__ or not isinstance(seconds, int) or seconds < 1:
+                    raise ValueError(f"{country}.{name}: a whole number of seconds, at least 1, of a CountryTiming")
+            key = country if country == DEFAULT_ROW else country.upper()
+            merged[key] = {**merged.get(key, merged[DEFAULT_ROW]), **given}
+        return merged
+
+    def sms_timing(self, number: str) -> CountryTiming:
+        """The timing of an SMS to `number` (E.164), by its country (the default row's for a
+        country the table does not list, and for text that is no number: the send refuses it)."""
+        return timing_for(self.sms_country_timing, country_of(number))
+
+    @property
+    def sms_default_countries(self) -> CountryRule | None:
+        """The deployment's country rule (None: every country)."""
+        return CountryRule(RuleMode.ALLOW, self.sms_allowed_countries) if self.sms_allowed_countries else None
+
     @property
     def enabled_email_providers(self) -> list[Provider]:
         """The default first, then the others enabled beside it, in registry order."""
@@ -192,6 +244,21 @@ class Tunables(BaseModel):
         """How often an accepted message of `provider` is asked for its status (None: never, its
         events come by themselves)."""
         return self.provider(fragment_of(provider)).status_interval()
+
+    def status_interval_for(self, provider: str, channel: Channel, to: str) -> int | None:
+        """How often one accepted message is asked for its status: an SMS by its destination
+        country (sms_country_timing), an email at the provider's own interval; None: never."""
+        interval = self.status_interval_seconds(provider)
+        if interval is None or channel is not Channel.SMS:
+            return interval
+        return self.sms_timing(to).status_interval_seconds
+
+    def longest_status_interval(self, provider: str) -> int | None:
+        """The longest a message of `provider` waits between two asks (its lane's watermark lags so much)."""
+        interval = self.status_interval_seconds(provider)
+        if interval is None or not self.carries(provider, Channel.SMS):
+            return interval
+        return max(interval, *(row.status_interval_seconds for row in self.sms_country_timing.values()))
 
     def provider(self, kind: type[F]) -> F:
         """A provider's settings fragment (its defaults when none was read)."""
@@ -231,6 +298,11 @@ class Tunables(BaseModel):
                 env[_alias(name, info.validation_alias)] = format_stale_policy(value)
             elif name == "email_providers":
                 env[_alias(name, info.validation_alias)] = ",".join(p.value for p in Provider if p in value)
+            elif name == "sms_allowed_countries":
+                env[_alias(name, info.validation_alias)] = ",".join(sorted(value))
+            elif name == "sms_country_timing":
+                rows = {country: vars(row) for country, row in sorted(value.items())}
+                env[_alias(name, info.validation_alias)] = json.dumps(rows, separators=(",", ":"))
             elif name == "admin_principals":
                 env[_alias(name, info.validation_alias)] = " ".join(value)
             elif name == "caller_tenants":

@@ -335,6 +335,55 @@
     };
   }
 
+  function rule(countries) {
+    if (!countries) return null;
+    const [mode, codes] = Object.entries(countries)[0];
+    return `${mode} ${codes.join(", ") || "(none)"}`;
+  }
+
+  function callersPage() {
+    const list = el("div", { id: "callers" });
+    view.replaceChildren(
+      el("h2", { text: "Callers" }),
+      el("p", { class: "muted", text: "Each local caller's SMS rules and today's billed segments (UTC, counted from the ledger's stream). Change them with the admin routes, `sendledger callers set` or SENDLEDGER_LOCAL_CALLER_SETTINGS." }),
+      list,
+    );
+    return {
+      async refresh() {
+        const views = await getJson("/local/callers");
+        replaceIfChanged(list, views, () => {
+          if (!views.length) return el("p", { class: "empty", text: "No local caller." });
+          return el(
+            "table",
+            {},
+            el("thead", {}, el("tr", {}, ["Caller", "SMS countries", "Daily cap", "Today", "Test mode", "Last change"].map((h) => el("th", { text: h })))),
+            el(
+              "tbody",
+              {},
+              views.map((c) => {
+                const own = rule(c.sms_countries);
+                const fallback = rule(c.sms_default_countries) || "every country";
+                const last = (c.history || [])[c.history.length - 1];
+                const cap = c.sms_daily_segments;
+                const used = cap ? `${c.sms_segments_today} / ${cap}` : `${c.sms_segments_today}`;
+                return el(
+                  "tr",
+                  { "data-caller": c.caller_id },
+                  el("td", { class: "nowrap caller", text: c.caller_id }),
+                  el("td", { class: "free countries", text: own || `${fallback} (deployment default)` }),
+                  el("td", { class: "nowrap cap", text: cap ? `${cap} segments` : "none" }),
+                  el("td", { class: "nowrap today" }, cap && c.sms_segments_today >= cap ? badge("cap-reached") : "", " ", used),
+                  el("td", { class: "nowrap", text: c.test_mode ? "on" : "off" }),
+                  el("td", { class: "free last", text: last ? `${age(last.at)} by ${last.actor}${last.reason ? `: ${last.reason}` : ""}` : "—" }),
+                );
+              }),
+            ),
+          );
+        });
+      },
+    };
+  }
+
   function summary(event) {
     const d = event.detail || {};
     if ("message_id" in d) return `${d.message_id}: ${d.previous_state || "—"} → ${d.state}${d.reason ? ` (${d.reason})` : ""}`;
@@ -458,6 +507,7 @@
     if (hash.startsWith("#/suppressions")) return suppressionsPage();
     if (hash.startsWith("#/events")) return eventsPage();
     if (hash.startsWith("#/templates")) return templatesPage();
+    if (hash.startsWith("#/callers")) return callersPage();
     return outboxPage();
   }
 

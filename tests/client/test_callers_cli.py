@@ -75,6 +75,35 @@ def test_no_callback_sends_null_and_json_prints_the_apis_answer(monkeypatch, cap
     assert json.loads(transport.sent[0].body or b"") == {"callback_url": None}
 
 
+def test_sms_rules_and_a_reason_go_in_one_put_and_the_history_is_printed(monkeypatch, capsys) -> None:
+    history = [{"at": "2026-12-06T12:00:00.000Z", "actor": "arn:aws:iam::123456789012:role/ops", "reason": "pumping"}]
+    ruled = {
+        **VIEW,
+        "sms_countries": {"allow": ["GB", "IE"]},
+        "sms_daily_segments": 20,
+        "sms_segments_today": 7,
+        "history": [{**history[0], "changed": {"sms_daily_segments": 20}}],
+    }
+    code, out, _, transport = run(
+        monkeypatch, capsys, [answer(200, ruled)],
+        "callers", "set", CALLER_ID, "--sms-allow", "gb, ie", "--sms-daily-segments", "20", "--reason", "pumping",
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads(transport.sent[0].body or b"") == {
+        "sms_countries": {"allow": ["GB", "IE"]},
+        "sms_daily_segments": 20,
+        "reason": "pumping",
+    }
+    assert '"allow": ["GB", "IE"]' in out and "pumping" in out and "role/ops" in out
+    code, _, _, transport = run(
+        monkeypatch, capsys, [answer(200, VIEW)], "callers", "set", CALLER_ID, "--no-sms-countries", "--no-sms-cap"
+    )
+    assert code == 0 and json.loads(transport.sent[0].body or b"") == {
+        "sms_countries": None,
+        "sms_daily_segments": None,
+    }
+
+
 def test_rotate_and_show(monkeypatch, capsys) -> None:
     rotated = {**VIEW, "new_secret": "n" * 43, "callback_secret": {"configured": True, "rotating": True}}
     code, out, _, transport = run(monkeypatch, capsys, [answer(200, rotated)], "callers", "rotate-secret", CALLER_ID)
@@ -103,6 +132,9 @@ def test_end_rotation_too_soon_is_one_line_and_exit_1_without_waiting(monkeypatc
         ("callers", "set", CALLER_ID, "--callback-url", "https://x.example/", "--no-callback"),
         ("callers", "set", CALLER_ID, "--flag-context", "no-equals"),
         ("callers", "set", CALLER_ID, "--flag-context", "a=b", "--clear-flag-context"),
+        ("callers", "set", CALLER_ID, "--sms-allow", "GB", "--sms-block", "US"),
+        ("callers", "set", CALLER_ID, "--sms-daily-segments", "20", "--no-sms-cap"),
+        ("callers", "set", CALLER_ID, "--reason", "nothing else"),
         ("callers", "show"),
     ],
 )

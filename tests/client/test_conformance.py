@@ -161,3 +161,37 @@ def test_a_re_minted_reset_mail_is_a_resend_decided_at_its_entry() -> None:
     assert results(leg_with([LOST, ABSENT, remint, RESENT], mails=[RESENT["at"]]))["no_blind_retry"] is True
     found = PROOFS_OF_ACCEPTANCE["a found lookup"]
     assert results(leg_with([LOST, ABSENT, found, remint, RESENT], mails=[]))["no_blind_retry"] is False
+
+
+REFUSED = {
+    "type": "https://sendledger.dev/problems/sms-country-not-allowed",
+    "title": "Unprocessable Content",
+    "status": 422,
+    "detail": "SMS to TV numbers are refused by your rule (block TV)",
+}
+NOT_FOUND = {"type": "https://sendledger.dev/problems/not-found", "title": "Not Found", "status": 404, "detail": "x"}
+
+
+@pytest.mark.parametrize(
+    ("answers", "passed"),
+    [
+        ([(422, REFUSED), (404, NOT_FOUND), (200, [])], True),  # refused, nothing stored, nothing sent
+        ([(202, {"message_id": "m-2", "state": "accepted"})], False),  # sent
+        ([(422, REFUSED), (200, MESSAGE), (200, [])], False),  # refused, yet a message under its key
+        ([(422, REFUSED), (404, NOT_FOUND), (200, [{"to": "+688901234"}])], False),  # in the outbox
+        ([(422, {**REFUSED, "type": "x/validation-error"}), (404, NOT_FOUND), (200, [])], False),  # another 422
+    ],
+)
+def test_the_sms_row_passes_only_on_a_refusal_that_left_nothing_behind(
+    answers: list[tuple[int, Any]], passed: bool
+) -> None:
+    from sendledger_client import SendledgerClient
+    from sendledger_client.conformance import SMS_REFUSED, LegPlan, refused_sms
+
+    from tests.client.test_client import Scripted, Time, answer
+
+    transport, time = Scripted([answer(status, body) for status, body in answers]), Time()
+    client = SendledgerClient("http://127.0.0.1:8080", transport, clock=time.clock, sleep=time.sleep)
+    row = refused_sms(client, "infrai", LegPlan(refused_sms_number="+688901234"))
+    assert (row.condition, row.passed) == (SMS_REFUSED, passed), row.detail
+    assert transport.sent[0].method == "POST"

@@ -39,6 +39,8 @@ def admin_api(api: Any, clock: FakeClock) -> Any:
         secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock),
         resolver=dns(),
         clock=clock,
+        sms_usage=api.runtime.ledger.sms_usage,
+        sms_default_countries=settings.sms_default_countries,
     )
     return api
 

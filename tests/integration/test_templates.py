@@ -251,3 +251,17 @@ def test_the_reset_mail_is_the_callers_own_with_the_window_in_words(
     poll_cycle(ingestion.pipeline, lambda: 300.0, api.runtime.templates)
     theirs = sent_emails()[-1]
     assert theirs.subject == "Reset your password" and "valid for 10 minutes" in theirs.body
+
+
+def test_an_sms_in_a_locale_bills_the_segments_of_that_locales_words(api: Any, healthy_watermarks: None) -> None:
+    """The segments a send records (and the daily cap counts) are those of the words it sends."""
+    _, _, published = api("PUT", PATH, WELCOME)
+    status, _, french = send(api, "k-sms-fr", locale="fr", channel="sms", to="+447400123456")
+    assert status == 202, french
+    assert french["sms"] == {"encoding": "UCS-2", "segments": 1}  # "ô", as the preview says
+    status, _, shown = api("GET", f"/v1/messages/{french['message_id']}")
+    first = shown["history"][0]
+    assert (first["sms_encoding"], first["sms_segments"]) == ("UCS-2", 1)
+    assert first["template"]["locale"] == "fr" and first["template"]["sha256"] == published["sha256"]
+    status, _, plain = send(api, "k-sms-en", channel="sms", to="+447400123456")
+    assert status == 202 and plain["sms"]["encoding"] == "GSM-7"

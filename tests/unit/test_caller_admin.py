@@ -8,6 +8,7 @@ import json
 from sendledger.domain.callback_schedule import CircuitBreakers, Queued
 from sendledger.domain.callbacks import SECRET_CACHE, SigningKeys, verify
 from sendledger.domain.callers import CallerId
+from sendledger.ports.sms_usage import SmsUsageInMemory
 from sendledger.usecases.callbacks import CallbackPolicy, Delivery, Receivers, deliver_callback
 from sendledger.usecases.callers import (
     CallerAdmin,
@@ -34,7 +35,10 @@ HOOK = "https://hooks.example.com/sendledger"
 def admin_world(resolver: FakeResolver | None = None) -> tuple[CallerAdmin, FakeClock]:
     clock = FakeClock()
     resolver = resolver or FakeResolver().answer("hooks.example.com", "93.184.215.14")
-    return CallerAdmin(FakeCallerSettings(LedgerState(), clock), FakeSecrets(), resolver, clock), clock
+    admin = CallerAdmin(
+        FakeCallerSettings(LedgerState(), clock), FakeSecrets(), resolver, clock, SmsUsageInMemory(), None
+    )
+    return admin, clock
 
 
 def bus_event(owner: CallerId, event_id: str = "e-1") -> str:

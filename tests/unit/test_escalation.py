@@ -22,7 +22,7 @@ def test_the_request_becomes_the_value_and_its_stored_form_is_the_requests():
     model dumped before, or a replay of a key taken before would be refused as another payload."""
     body = SendMessageRequest.model_validate(REQUEST)
     assert body.escalation is not None
-    escalation = body.escalation.to_domain()
+    escalation = body.escalation.to_domain(default_deadline=900)  # the request names its own: 300
     assert escalation == Escalation(
         300, (Fallback(Channel.SMS, "+12065550100"), Fallback(Channel.EMAIL, "oncall@example.com"))
     )

@@ -43,12 +43,18 @@ class Fallback(Strict):
 
 
 class Escalation(Strict):
-    deadline_seconds: int = Field(ge=1, le=7 * 86_400)
+    deadline_seconds: int | None = Field(
+        default=None,
+        ge=1,
+        le=7 * 86_400,
+        description="required for an email; an SMS without one takes its destination country's "
+        "(SMS_COUNTRY_TIMING, docs/sms-guardrails.md)",
+    )
     fallback: list[Fallback] = Field(min_length=1, max_length=5)
 
-    def to_domain(self) -> escalation.Escalation:
+    def to_domain(self, default_deadline: int) -> escalation.Escalation:
         fallback = tuple(escalation.Fallback(Channel(f.channel), f.to) for f in self.fallback)
-        return escalation.Escalation(self.deadline_seconds, fallback)
+        return escalation.Escalation(self.deadline_seconds or default_deadline, fallback)
 
 
 def _encodable(params: dict[str, str]) -> dict[str, str]:
@@ -110,6 +116,11 @@ class TemplateView(Model):
     )
 
 
+class SmsSegmentsView(Model):
+    encoding: Literal["GSM-7", "UCS-2"] = Field(description="GSM-7 (with its extension table) or UCS-2")
+    segments: int = Field(description="the segments a carrier bills (concatenation headers included)")
+
+
 class MessageView(Model):
     message_id: str
     state: str = Field(description="received, sending, accepted, delivered, bounced, complained, failed, unknown, ...")
@@ -126,6 +137,7 @@ class MessageView(Model):
     test: bool | None = Field(
         default=None, description="true for a test caller's message (simulated outcomes, no provider); absent otherwise"
     )
+    sms: SmsSegmentsView | None = Field(default=None, description="an SMS's encoding and billed segments")
     history: list[dict[str, object]] | None = Field(default=None, description="append-only evidence, oldest first")
 
 

@@ -35,6 +35,8 @@ class ProblemType(StrEnum):
     TEMPLATE_RETIRED = "template-retired"
     TEMPLATE_INVALID = "template-invalid"
     TEMPLATE_VERSION_EXISTS = "template-version-exists"
+    SMS_COUNTRY_NOT_ALLOWED = "sms-country-not-allowed"
+    SMS_CAP_REACHED = "sms-cap-reached"
     UNKNOWN_CALLER = "unknown-caller"
     NOT_ADMIN = "not-admin"
     INVALID_TOKEN = "invalid-token"  # noqa: S105  (a problem type, not a secret)
@@ -67,6 +69,8 @@ STATUS: dict[ProblemType, int] = {
     ProblemType.TEMPLATE_RETIRED: 422,
     ProblemType.TEMPLATE_INVALID: 422,
     ProblemType.TEMPLATE_VERSION_EXISTS: 409,
+    ProblemType.SMS_COUNTRY_NOT_ALLOWED: 422,
+    ProblemType.SMS_CAP_REACHED: 429,
     ProblemType.UNKNOWN_CALLER: 403,
     ProblemType.NOT_ADMIN: 403,
     ProblemType.INVALID_TOKEN: 400,

@@ -7,9 +7,10 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from sendledger.api.problems import JSON
+from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.domain.clock import iso
-from sendledger.usecases.results import Replayed, SendResult, SuppressionStatus
+from sendledger.domain.sms_guardrails import CountryRefusal, RuleSource, SmsRefusal
+from sendledger.usecases.results import Accepted, Replayed, SuppressionStatus
 
 
 def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[str]:
@@ -27,7 +28,7 @@ def message_response(status: int, view: dict[str, Any], replayed: bool = False) 
     return json_response(status, view, headers)
 
 
-def send_response(result: SendResult) -> Response[str]:
+def send_response(result: Accepted | Replayed) -> Response[str]:
     return message_response(202, result.view, replayed=isinstance(result, Replayed))
 
 
@@ -46,3 +47,14 @@ def suppression_response(status: SuppressionStatus, *, admin: bool) -> Response[
         view["reason"] = state.reason
     view["history"] = status.history
     return json_response(200, view)
+
+
+def sms_refused_response(refusal: SmsRefusal) -> Response[str]:
+    """422 for a country the owner's rule refuses, 429 until the next UTC day for a reached cap."""
+    if isinstance(refusal, CountryRefusal):
+        whose = "your" if refusal.source is RuleSource.CALLER else "this deployment's default"
+        detail = f"SMS to {refusal.country} numbers are refused by {whose} rule ({refusal.rule.describe()})"
+        errors = [{"field": "to", "message": f"country {refusal.country} not allowed"}]
+        return problem(ProblemType.SMS_COUNTRY_NOT_ALLOWED, detail, errors)
+    detail = f"your daily SMS cap of {refusal.cap} segments is reached ({refusal.counted} counted today, UTC)"
+    return problem(ProblemType.SMS_CAP_REACHED, detail, retry_after=refusal.retry_after_seconds)

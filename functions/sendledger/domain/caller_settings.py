@@ -1,7 +1,7 @@
-"""Per-caller settings: where a caller's status events go, whether its sends are simulated, and
-what its feature flags are evaluated with. One ledger item per caller (`CALLER#<id>` /
-`SETTINGS`), read through a short per-container cache: an admin's change is seen by every
-container within CALLER_SETTINGS_CACHE.
+"""Per-caller settings: where a caller's status events go, whether its sends are simulated,
+what its feature flags are evaluated with, and its SMS guardrails (domain/sms_guardrails.py).
+One ledger item per caller (`CALLER#<id>` / `SETTINGS`), read through a short per-container
+cache: an admin's change is seen by every container within CALLER_SETTINGS_CACHE.
 
 A callback URL is the caller's to choose, and the callbacks Lambda POSTs to it from inside the
 deployment: it must not be a way into the deployment's own network. It is checked here as text
@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from sendledger.domain.callers import CallerId
 from sendledger.domain.flags import CALLER, CALLER_BUCKET
+from sendledger.domain.sms_guardrails import CountryRule
 from sendledger.domain.values import value
 
 # An admin's change reaches every container within this; a container's own writes at once.
@@ -46,6 +47,22 @@ class CallerSettings:
     updated_at: datetime | None = None  # None: never written (the defaults)
     updated_by: str | None = None  # the admin principal's ARN that wrote it last
     version: int = 0  # every write moves it by one (the store does)
+    # SMS guardrails: None is no rule of the caller's own (the deployment's default country rule
+    # applies; no daily cap).
+    sms_countries: CountryRule | None = None
+    sms_daily_segments: int | None = None  # billed segments per UTC day
+    # Who changed what, when and why: one entry per write, oldest first, never removed.
+    history: tuple[SettingsChangeEntry, ...] = field(default=(), hash=False)
+
+
+@value
+class SettingsChangeEntry:
+    """One admin write of a caller's settings: the fields it changed, with their new values."""
+
+    at: datetime
+    actor: str
+    reason: str | None
+    changed: Mapping[str, object] = field(default_factory=dict, hash=False)
 
 
 class UrlRefusal(StrEnum):

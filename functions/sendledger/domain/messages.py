@@ -9,6 +9,7 @@ from typing import Any
 
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.recipients import Channel
+from sendledger.domain.sms_segments import SmsSegments
 from sendledger.domain.template_versions import TemplateOwner, TemplateVersion
 from sendledger.domain.values import value
 
@@ -205,3 +206,11 @@ class Message:
     # A test caller's: simulated outcomes, no provider called, its recipient key in the caller's
     # namespace (domain/test_mode.py). Decided once, at the intent, for every attempt.
     test: bool = False
+    # An SMS's encoding and billed segments, counted from its text at the intent (None: email,
+    # or an SMS stored before segments were recorded).
+    sms: SmsSegments | None = None
+
+
+def sms_json(sms: SmsSegments) -> dict[str, Any]:
+    """An SMS's segments as the view, the history and the status events show them."""
+    return {"encoding": sms.encoding.value, "segments": sms.segments}

@@ -17,7 +17,7 @@ from typing import Any
 
 from sendledger.domain import test_mode
 from sendledger.domain.clock import iso
-from sendledger.domain.messages import TERMINAL, Message, MessageState, template_view
+from sendledger.domain.messages import TERMINAL, Message, MessageState, sms_json, template_view
 from sendledger.domain.outcomes import allowed_from
 from sendledger.domain.values import value
 
@@ -83,6 +83,7 @@ def message_state_changed(
         OWNER_FIELD: message.owner,
         "occurred_at": iso(occurred_at),
         **({"test": True} if message.test else {}),  # a test caller's (only when true)
+        **({"sms": sms_json(message.sms)} if message.sms else {}),  # what the carrier bills
     }
     return StatusEvent(event_id, DetailType.MESSAGE_STATE_CHANGED, occurred_at, detail)
 

@@ -31,7 +31,13 @@ from sendledger.api.models import (
 )
 from sendledger.api.openapi import documented
 from sendledger.api.problems import JSON, ProblemType, problem, validation_errors
-from sendledger.api.responses import json_response, message_response, send_response, suppression_response
+from sendledger.api.responses import (
+    json_response,
+    message_response,
+    send_response,
+    sms_refused_response,
+    suppression_response,
+)
 from sendledger.domain import callers, errors, idempotency
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
@@ -42,7 +48,7 @@ from sendledger.handlers.invocation import RUNTIME, current_runtime, identity_ar
 from sendledger.handlers.observability import traced
 from sendledger.usecases import messages, resets, suppressions
 from sendledger.usecases.context import Services
-from sendledger.usecases.results import Accepted, ResetRequested, TokenConsumed
+from sendledger.usecases.results import Accepted, ResetRequested, SmsRefused, TokenConsumed
 from sendledger.usecases.send import send_message
 from sendledger.usecases.send_command import SendCommand
 from sendledger.usecases.views import message_view, reset_evidence_view
@@ -104,12 +110,22 @@ def _check_idempotency_key(value: str | None) -> None:
         raise RequestValidationError([{"loc": ("header", "Idempotency-Key"), "msg": exc.detail}]) from None
 
 
+def _default_deadline(body: SendMessageRequest) -> int:
+    """An SMS's escalation without a deadline takes its destination country's; an email's must name one."""
+    if body.escalation is None or body.escalation.deadline_seconds is not None:
+        return 0  # not used: the request's own deadline stands
+    if body.channel != Channel.SMS.value:
+        message = "required for an email's escalation (an SMS's defaults to its country's)"
+        raise RequestValidationError([{"loc": ("body", "escalation", "deadline_seconds"), "msg": message}])
+    return _services().settings.sms_timing(body.to).escalation_deadline_seconds
+
+
 def _seconds_left() -> float:
     context: LambdaContext | None = app.lambda_context
     return context.get_remaining_time_in_millis() / 1000 if context else 30.0
 
 
-@app.post("/v1/messages", responses=documented(202, MessageView, 400, 409, 413, 415, 503))
+@app.post("/v1/messages", responses=documented(202, MessageView, 400, 409, 413, 415, 429, 503))
 def post_message(
     body: SendMessageRequest,
     idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
@@ -125,10 +141,17 @@ def post_message(
         caller=_caller(),
         idempotency_header=idempotency_key,
         event_id=body.event_id,
-        escalation=body.escalation.to_domain() if body.escalation else None,
+        escalation=body.escalation.to_domain(_default_deadline(body)) if body.escalation else None,
         provider=body.provider,
     )
-    result = send_message(_services(), command, _seconds_left, current_runtime().templates)
+    runtime = current_runtime()
+    result = send_message(_services(), command, _seconds_left, runtime.templates, cap=runtime.daily_cap)
+    if isinstance(result, SmsRefused):
+        from sendledger.handlers.metrics_out import emit  # a refusal's path only
+        from sendledger.usecases.ingest import sms_refused_metrics
+
+        emit(metrics, sms_refused_metrics(result.refusal.reason))
+        return sms_refused_response(result.refusal)
     # MessagesAccepted, MessagesUnknown, MessagesSuppressed, ... and replays apart.
     outcome = result.message.state.value.capitalize() if isinstance(result, Accepted) else "Replays"
     metrics.add_metric(name=f"Messages{outcome}", unit=MetricUnit.Count, value=1)

@@ -1,5 +1,5 @@
 """The admin routes of caller settings: `/v1/admin/callers/...` (callback URL, test mode, flag
-context, the callback secret's rotation). Admins only: the api Lambda refuses anyone else before
+context, SMS guardrails, the callback secret's rotation). Admins only: the api Lambda refuses anyone else before
 a route runs (api._admin_refusal), as deployed the API's resource policy does first. The use
 cases are imported by the routes: a container that serves sends never loads them.
 """
@@ -73,6 +73,9 @@ def put_caller(caller_id: Annotated[str, CALLER_ID], body: CallerSettingsRequest
         callback_url=body.callback_url if "callback_url" in given else KEEP,
         test_mode=body.test_mode if "test_mode" in given and body.test_mode is not None else KEEP,
         flag_context=(body.flag_context or {}) if "flag_context" in given else KEEP,
+        sms_countries=body.sms_countries if "sms_countries" in given else KEEP,
+        sms_daily_segments=body.sms_daily_segments if "sms_daily_segments" in given else KEEP,
+        reason=body.reason,
     )
     result = admin.change_caller(_admin(), CallerId(caller_id), change, _actor())
     if isinstance(result, Invalid):
@@ -116,6 +119,14 @@ def _view(view: Caller, principal: str | None = None) -> Response[str]:
         "callback_url": settings.callback_url,
         "test_mode": settings.test_mode,
         "flag_context": dict(settings.flag_context),
+        "sms_countries": settings.sms_countries.as_json() if settings.sms_countries else None,
+        "sms_default_countries": view.sms_default_countries.as_json() if view.sms_default_countries else None,
+        "sms_daily_segments": settings.sms_daily_segments,
+        "sms_segments_today": view.sms_segments_today,
+        "history": [
+            {"at": iso(entry.at), "actor": entry.actor, "reason": entry.reason, "changed": dict(entry.changed)}
+            for entry in settings.history
+        ],
         "updated_at": iso(settings.updated_at) if settings.updated_at else None,
         "updated_by": settings.updated_by,
         "version": settings.version,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from sendledger.domain.caller_settings import CallerSettings
+from sendledger.domain.caller_settings import CallerSettings, SettingsChangeEntry
 from sendledger.domain.callers import CallerId
 
 if TYPE_CHECKING:  # the send path loads this port; the signing domain is the callbacks Lambda's
@@ -18,9 +18,10 @@ class CallerSettingsStore(Protocol):
         old); the defaults (no callback, test mode off) when the caller has no item."""
         ...
 
-    def put(self, settings: CallerSettings) -> CallerSettings:
-        """Write them whole; the stored settings (their `version` moved by one) come back and
-        are what this container's next `get` answers."""
+    def put(self, settings: CallerSettings, change: SettingsChangeEntry | None = None) -> CallerSettings:
+        """Write them whole, with `change` added to their history in the same write; the stored
+        settings (their `version` moved by one) come back and are what this container's next
+        `get` answers."""
         ...
 
 
@@ -47,7 +48,9 @@ class CallersInMemory:
     def get(self, caller_id: CallerId) -> CallerSettings:
         return self._items.get(caller_id) or CallerSettings(caller_id)
 
-    def put(self, settings: CallerSettings) -> CallerSettings:
-        stored = replace(settings, version=self.get(settings.caller_id).version + 1)
+    def put(self, settings: CallerSettings, change: SettingsChangeEntry | None = None) -> CallerSettings:
+        current = self.get(settings.caller_id)
+        history = (*current.history, change) if change else current.history
+        stored = replace(settings, version=current.version + 1, history=history)
         self._items[settings.caller_id] = stored
         return stored

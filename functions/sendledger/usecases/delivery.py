@@ -94,7 +94,7 @@ def record_provider_outcome(services: Services, intent: SendIntent, response: Pr
 
 def status_due(message: Message, settings: Settings, now: datetime) -> tuple[DueKind, datetime] | None:
     """An accepted message of a provider that pushes nothing is asked for its status from then on."""
-    interval = settings.status_interval_seconds(message.provider)
+    interval = settings.status_interval_for(message.provider, message.channel, message.to)
     if interval is None:  # a test caller's too: the lane answers it from the simulated rules
         return None
     return DueKind.STATUS, now + timedelta(seconds=interval)

@@ -21,9 +21,10 @@ from sendledger.domain.errors import DomainError
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import ESCALATION_TRIGGERS, DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.domain.sms_guardrails import refusal_evidence
 from sendledger.ports.ingestion import DueItem
 from sendledger.usecases.ingest import Pipeline
-from sendledger.usecases.results import Replayed
+from sendledger.usecases.results import Replayed, SmsRefused
 from sendledger.usecases.send import send_message
 from sendledger.usecases.send_command import SendCommand
 from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
@@ -98,7 +99,7 @@ def escalate_message(
         "deadline_seconds": escalation.deadline_seconds,
     }
     if escalation.fallback:
-        evidence.update(_send_fallback(pipeline, message, item, escalation, seconds_left, catalog))
+        evidence.update(_send_fallback(pipeline, message, item, escalation, seconds_left, report, catalog))
     entry = HistoryEntry(at=now, type=HistoryType.ESCALATED, state=MessageState.ESCALATED, evidence=evidence, step=4)
     receipt_id = message.provider_message_id if message.channel is Channel.SMS else None
     timers.finish(message.message_id, entry, escalate_message=True, outcome="escalated", receipt_id=receipt_id)
@@ -128,6 +129,7 @@ def _send_fallback(
     item: DueItem,
     escalation: Escalation,
     seconds_left: Callable[[], float],
+    report: Counter,
     catalog: TemplateCatalog,
 ) -> dict[str, Any]:
     step = escalation.next_step()
@@ -160,6 +162,10 @@ def _send_fallback(
         # A fallback the template cannot serve (e.g. no SMS variant): escalate without it.
         logger.error("fallback not sendable", extra={"message_id": message.message_id, "error": exc.detail})
         return {"fallback_step": number, "fallback_error": exc.detail}
+    if isinstance(result, SmsRefused):
+        # The owner's country rule refused the fallback's number: escalated without it, and said why.
+        report.bump(f"sms_refused_{result.refusal.reason.value}")
+        return {"fallback_step": number, "fallback_refused": refusal_evidence(result.refusal)}
     return {
         "fallback_step": number,
         "fallback_message_id": result.view["message_id"],

@@ -19,6 +19,7 @@ from sendledger import names
 from sendledger.domain import test_mode
 from sendledger.domain.event_plan import EventPlan, plan_event
 from sendledger.domain.events import DeliveryEvent, EventKind
+from sendledger.domain.sms_guardrails import SmsRefusalReason
 from sendledger.domain.suppression_rules import TransientPolicy, verdict_for
 from sendledger.domain.values import value
 from sendledger.ports.ingestion import (
@@ -67,6 +68,15 @@ class MetricPoint:
     value: float
     unit: str  # Powertools MetricUnit value: Milliseconds | Seconds | Count
     dimensions: dict[str, str] = field(default_factory=dict)
+
+
+def sms_refused_metrics(reason: SmsRefusalReason, count: int = 1) -> list[MetricPoint]:
+    """Refused SMS: by reason, and in the total the alarm watches (no caller dimension: the log
+    line names the caller, and a dimension per caller would be a metric per caller)."""
+    return [
+        MetricPoint(names.METRIC_SMS_REFUSED, count, "Count", {"reason": reason.value}),
+        MetricPoint(names.METRIC_SMS_REFUSED, count, "Count"),
+    ]
 
 
 @dataclass

@@ -15,8 +15,17 @@ from sendledger.domain import ids, test_mode
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide, stale_after
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
-from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, template_evidence
+from sendledger.domain.messages import (
+    DueKind,
+    HistoryEntry,
+    HistoryType,
+    Message,
+    MessageState,
+    sms_json,
+    template_evidence,
+)
 from sendledger.domain.recipients import Recipient, fingerprint_of
+from sendledger.domain.sms_segments import SmsSegments
 from sendledger.domain.template_versions import TemplateVersion
 from sendledger.domain.values import value
 from sendledger.ports.messages import (
@@ -228,6 +237,7 @@ def new_message(
     *,
     provider: str,
     test: bool = False,
+    sms: SmsSegments | None = None,
 ) -> Message:
     owner = command.owner or command.caller
     return Message(
@@ -248,6 +258,7 @@ def new_message(
         owner=owner,
         business_event_id=command.event_id,
         test=test,
+        sms=sms,
     )
 
 
@@ -264,5 +275,6 @@ def first_entry(
             "template": template_evidence(message.template, version),
             **flags.evidence(),
             **({"test": True} if message.test else {}),  # only when true: the item's size
+            **({f"sms_{name}": got for name, got in sms_json(message.sms).items()} if message.sms else {}),
         },
     )

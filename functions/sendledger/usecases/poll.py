@@ -20,10 +20,11 @@ from aws_lambda_powertools import Logger
 from sendledger import names
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import DueKind
+from sendledger.domain.sms_guardrails import SmsRefusalReason
 from sendledger.ports.providers import EventLane
 from sendledger.usecases import due_work, escalate
 from sendledger.usecases.due_report import Since
-from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline
+from sendledger.usecases.ingest import IngestReport, MetricPoint, Pipeline, sms_refused_metrics
 from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 
 logger = Logger(child=True)
@@ -145,5 +146,9 @@ def _cycle_metrics(pipeline: Pipeline, report: CycleReport) -> None:
     if ages:
         # The alarm watches the worst source under the service dimension only.
         report.metrics.append(MetricPoint(names.METRIC_WATERMARK_AGE_SECONDS, max(ages), "Seconds"))
+    for reason in SmsRefusalReason:  # escalation fallbacks and resends the owner's rules refused
+        refused = report.resolved.get(f"sms_refused_{reason.value}")
+        if refused:
+            report.metrics += sms_refused_metrics(reason, refused)
     backlog = pipeline.due_work.count(DueKind.UNKNOWN)
     report.metrics.append(MetricPoint(names.METRIC_UNKNOWN_BACKLOG, float(backlog), "Count"))

@@ -1,10 +1,16 @@
-"""Publish: one stream record's status events onto the bus, and an `allow` send's label.
+"""Publish: one stream record's status events onto the bus, an `allow` send's label, and the
+SMS segments the events bill.
 
 A record whose events cannot all be put raises, so the stream hands it (and the records
 after it) back: a crash or a fault between commit and publish loses nothing, and since every
 id is derived from the change, publishing a record again repeats the same ids. The same holds
 for a label: one entry per message, under a key derived from its intent (written again:
 nothing changes).
+
+The daily SMS cap is counted here, off the send path: every SMS that enters `sending` (its
+intent, or a resend) bills its segments to its owner's UTC day. The batch's counts are added
+once per caller and day (usecases/sms_guard.py reads them); records after a failed one come
+back with the retried batch, so they are counted then, not now.
 """
 
 from __future__ import annotations
@@ -12,9 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sendledger.domain.callers import CallerId
+from sendledger.domain.clock import parse_iso
 from sendledger.domain.eligibility import RecordedSend
-from sendledger.domain.messages import HistoryEntry, HistoryType
-from sendledger.domain.state_changes import StatusEvent
+from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
+from sendledger.domain.recipients import Channel
+from sendledger.domain.sms_guardrails import utc_day
+from sendledger.domain.state_changes import OWNER_FIELD, DetailType, StatusEvent
 from sendledger.ports.status_out import EligibilityLabels, StatusChangeSource, StatusEventBus
 
 
@@ -23,6 +33,9 @@ class PublishReport:
     records: int = 0
     published: list[StatusEvent] = field(default_factory=list)
     labelled: int = 0
+    # Segments billed per (owner, UTC day) by the records published so far, in order.
+    sms_segments: dict[tuple[CallerId, str], int] = field(default_factory=dict)
+    counting: bool = True  # False after a record failed: the ones after it come back
 
 
 def publish_record(
@@ -39,6 +52,12 @@ def publish_record(
         bus.put(events)
     report.records += 1
     report.published += events
+    if report.counting:
+        for event in events:
+            billed = billed_segments(event)
+            if billed is not None:
+                pair = (billed[0], billed[1])
+                report.sms_segments[pair] = report.sms_segments.get(pair, 0) + billed[2]
 
 
 def label_recorded_send(record: dict[str, Any], labels: EligibilityLabels) -> bool:
@@ -53,3 +72,17 @@ def label_recorded_send(record: dict[str, Any], labels: EligibilityLabels) -> bo
 def label_entry(recorded: RecordedSend) -> HistoryEntry:
     """At the intent's time: the label is about the decision the intent made."""
     return HistoryEntry(at=recorded.sent_at, type=HistoryType.ELIGIBILITY, evidence=recorded.evidence())
+
+
+def billed_segments(event: StatusEvent) -> tuple[CallerId, str, int] | None:
+    """(owner, UTC day, segments) of an SMS a provider is about to be asked to send: a real
+    caller's message entering `sending` (a test caller's is simulated, never billed)."""
+    detail = event.detail
+    if event.detail_type is not DetailType.MESSAGE_STATE_CHANGED or detail.get("test"):
+        return None
+    if detail.get("channel") != Channel.SMS.value or detail.get("state") != MessageState.SENDING.value:
+        return None
+    owner, sms = detail.get(OWNER_FIELD), detail.get("sms")
+    if not owner or not isinstance(sms, dict):
+        return None
+    return CallerId(owner), utc_day(parse_iso(detail["occurred_at"])), int(sms["segments"])

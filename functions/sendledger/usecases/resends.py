@@ -20,13 +20,15 @@ from sendledger.domain.messages import (
     Transition,
     predecessors,
 )
-from sendledger.domain.recipients import fingerprint_of
+from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.domain.sms_guardrails import SmsRefusal, refusal_evidence
 from sendledger.ports.messages import Expectations, SendIntent
 from sendledger.usecases.delivery import deliver, record_provider_outcome
 from sendledger.usecases.due_report import Counter
 from sendledger.usecases.ingest import Pipeline
 from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.resets import send_reset_mail
+from sendledger.usecases.sms_guard import sms_refusal
 from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 
 logger = Logger(child=True)
@@ -73,6 +75,13 @@ def resend(
     if message.reset_account_id:
         _resend_reset(pipeline, message, seconds_left, report, now, catalog)
         return
+    if message.channel is Channel.SMS and message.owner:
+        # The owner's country rule as it is now: a rule set since the first attempt holds.
+        default = services.settings.sms_default_countries
+        refused = sms_refusal(services.caller_settings, default, CallerId(message.owner), message.to, None, now)
+        if refused is not None:
+            _refuse_instead(pipeline, message, refused, now, report)
+            return
     version = catalog.recorded(CallerId(message.owner or ""), message.template)
     attempt = message.attempt + 1
     entry = HistoryEntry(
@@ -153,6 +162,23 @@ def _resend_reset(
         return
     # send_reset_mail re-checks suppression in its own write (and settles the mail suppressed).
     report.bump(send_reset_mail(services, record, seconds_left, catalog).value, message.message_id)
+
+
+def _refuse_instead(pipeline: Pipeline, message: Message, refused: SmsRefusal, now: datetime, report: Counter) -> None:
+    """Withdrawn for good (cancelled: never accepted by a provider), the refusal its evidence."""
+    entry = HistoryEntry(
+        at=now,
+        type=HistoryType.CANCELLED,
+        state=S.CANCELLED,
+        evidence={"decision": "cancelled", "sms_refused": refusal_evidence(refused)},
+        step=3,
+    )
+    moved = pipeline.services.messages.transition(
+        message.message_id, frozenset({S.PENDING, S.RETRY}), S.CANCELLED, [entry], None
+    )
+    if moved is not Transition.APPLIED:
+        pipeline.due_work.clear(message.message_id, DueKind.PENDING)
+    report.bump(f"sms_refused_{refused.reason.value}", message.message_id)
 
 
 def _suppress_instead(pipeline: Pipeline, message: Message, now: datetime, report: Counter) -> None:

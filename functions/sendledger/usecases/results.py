@@ -7,6 +7,7 @@ from typing import Any
 
 from sendledger.domain.eligibility import SuppressionState
 from sendledger.domain.messages import Message
+from sendledger.domain.sms_guardrails import SmsRefusal
 from sendledger.domain.values import value
 
 
@@ -28,7 +29,14 @@ class Replayed:
     view: dict[str, Any]
 
 
-SendResult = Accepted | Replayed
+@value
+class SmsRefused:
+    """The owner's SMS guardrails refused it before any write: nothing was sent or stored."""
+
+    refusal: SmsRefusal
+
+
+SendResult = Accepted | Replayed | SmsRefused
 
 
 @value

@@ -3,7 +3,9 @@
 Request budget on the happy path: one TransactWriteItems for the intent (the message item,
 which is its key's idempotency record, and the recipient's conditional update) and one
 UpdateItem for the outcome. A replay costs the one cancelled transaction, which hands back the
-key's message item and its stored answer.
+key's message item and its stored answer. An SMS the owner's guardrails refuse is decided before
+any write (usecases/sms_guard.py); a cap's refusal then reads the key's message, so that a retry of
+a request sent before the cap was reached still gets its stored answer.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from sendledger.domain.errors import (
 )
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import Message, Template
-from sendledger.domain.recipients import Recipient, parse_recipient
+from sendledger.domain.recipients import Channel, Recipient, parse_recipient
+from sendledger.domain.sms_guardrails import CapRefusal
+from sendledger.domain.sms_segments import SmsSegments
 from sendledger.domain.template_versions import TemplateVersion
 from sendledger.ports.messages import Expectations, IdempotencyRecord, SendIntent
 from sendledger.usecases.context import Services
@@ -37,8 +41,9 @@ from sendledger.usecases.intents import (
     first_entry,
     new_message,
 )
-from sendledger.usecases.results import Accepted, Replayed, SendResult
+from sendledger.usecases.results import Accepted, Replayed, SendResult, SmsRefused
 from sendledger.usecases.send_command import SendCommand, carrier_for, flags_for, test_mode_for
+from sendledger.usecases.sms_guard import DailyCap, sms_refusal
 from sendledger.usecases.template_catalog import SHIPPED, TemplateCatalog
 from sendledger.usecases.views import message_view
 
@@ -50,7 +55,10 @@ def send_message(
     command: SendCommand,
     seconds_left: Callable[[], float],
     catalog: TemplateCatalog = SHIPPED,
+    cap: DailyCap | None = None,
 ) -> SendResult:
+    """`cap`: the owner's daily SMS cap is enforced with it (the api's sends); without it only the
+    owner's countries are (an escalation's fallback: its parent was counted, and is the alert)."""
     recipient = parse_recipient(command.channel, command.to)
     try:
         version, command = _template_of(catalog, command)
@@ -67,10 +75,26 @@ def send_message(
         templates.check(version, fallback.channel, command.params, channel_field=f"{field}.channel")
     key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
     scoped = idempotency.scoped_key(command.caller, key)
+    if recipient.channel is Channel.SMS:
+        owner = CallerId(command.owner or command.caller)
+        now = services.clock.now()
+        refused = sms_refusal(
+            services.caller_settings, services.settings.sms_default_countries, owner, recipient.address, cap, now
+        )
+        if isinstance(refused, CapRefusal):
+            # A retry of a request sent before the cap was reached gets its stored answer (one
+            # read, on a refusal only); a country refusal reads nothing at all.
+            sent_before = services.messages.get(ids.keyed_message_id(scoped))
+            if sent_before is not None:
+                return Replayed(message_view(sent_before, services.settings))
+        if refused is not None:
+            return SmsRefused(refused)
     flags = flags_for(services, command, recipient.channel)
     test = test_mode_for(services, command)
     intent = _build_intent(services, command, recipient, scoped, flags, version, test=test)
     committed = commit_with_eligibility(services, intent, flags)
+    if cap is not None and isinstance(committed, Committed) and intent.message.sms and not intent.message.test:
+        cap.admitted(CallerId(intent.message.owner or command.caller), intent.message.sms.segments)
     if isinstance(committed, KeyTaken):
         return _replay(services, intent, committed.record)
     if isinstance(committed, KeyInFlight):
@@ -146,6 +170,7 @@ def _build_intent(
         ids.keyed_message_id(scoped_key),
         provider=carrier_for(settings, recipient.channel, command.provider, flags),
         test=test,
+        sms=_segments(command, version) if recipient.channel is Channel.SMS else None,
     )
     return SendIntent(
         message=message,
@@ -156,6 +181,12 @@ def _build_intent(
         fingerprint=idempotency.fingerprint(_fingerprint_payload(command, recipient)),
         idempotency_expires_at=now + timedelta(days=settings.idempotency_retention_days),
     )
+
+
+def _segments(command: SendCommand, version: TemplateVersion) -> SmsSegments:
+    """What the carrier will bill for the text the provider will be given (rendered again then),
+    in the locale the message records."""
+    return templates.render(version, Channel.SMS, command.params, command.template.locale).segments()
 
 
 def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sendledger.domain.clock import iso
-from sendledger.domain.messages import HistoryType, Message, MessageState, template_view
+from sendledger.domain.messages import HistoryType, Message, MessageState, sms_json, template_view
 from sendledger.domain.reset_evidence import ResetEvidence
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
         "created_at": iso(message.created_at),
         "updated_at": iso(message.updated_at),
     }
+    if message.sms is not None:
+        view["sms"] = sms_json(message.sms)
     wait = retry_after(message, settings)
     if wait is not None:
         view["retry_after_seconds"] = wait

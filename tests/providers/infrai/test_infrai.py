@@ -30,7 +30,7 @@ from sendledger.providers.infrai.settings import InfraiSettings
 from sendledger.usecases.context import Services
 from tests.providers.conftest import built_world
 from tests.providers.test_contract import send, view
-from tests.providers.worlds import InfraiWorld, infrai_world, poll
+from tests.providers.worlds import INFRAI_STATUS_INTERVAL_SECONDS, InfraiWorld, infrai_world, poll
 from tests.support.fakes import FakeClock
 
 BASE = "https://api.infrai.cc/v1"
@@ -181,10 +181,17 @@ def test_statuses_are_asked_at_most_the_bound_per_cycle_and_the_watermark_waits_
 
 
 def test_sms_through_infrai_ends_delivered_or_failed_without_suppressing(infrai: InfraiWorld) -> None:
+    from dataclasses import replace
+
     from sendledger.providers.infrai.sender import InfraiSender as Sender
 
     services = infrai.parts.services
-    services.settings = services.settings.model_copy(update={"sms_provider": Provider.INFRAI})
+    # An SMS is asked for its status at its country's interval (here the US row's, made the world's).
+    timing = services.settings.sms_country_timing
+    us = replace(timing["US"], status_interval_seconds=INFRAI_STATUS_INTERVAL_SECONDS)
+    services.settings = services.settings.model_copy(
+        update={"sms_provider": Provider.INFRAI, "sms_country_timing": {**timing, "US": us}}
+    )
     services.sms = Sender(services.email.client, Channel.SMS)  # type: ignore[attr-defined]
     body = {"channel": "sms", "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}
     sent = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sendledger.domain.caller_settings import CallerSettings, CallerSettingsCache
+from sendledger.domain.caller_settings import CallerSettings, CallerSettingsCache, SettingsChangeEntry
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import Clock, SystemClock
 from tests.unit.fakes.state import LedgerState
@@ -27,10 +27,15 @@ class FakeCallerSettings:
         self.cache.put(found, now)
         return found
 
-    def put(self, settings: CallerSettings) -> CallerSettings:
+    def put(self, settings: CallerSettings, change: SettingsChangeEntry | None = None) -> CallerSettings:
         with self.db.lock:
             previous = self.db.callers.get(settings.caller_id)
-            stored = replace(settings, version=(previous.version if previous else 0) + 1)
+            history = previous.history if previous else ()
+            stored = replace(
+                settings,
+                version=(previous.version if previous else 0) + 1,
+                history=(*history, change) if change else history,
+            )
             self.db.callers[settings.caller_id] = stored
         self.cache.put(stored, self.clock.now())
         return stored

@@ -44,6 +44,8 @@ EVIDENCE_CODES = {
     "grace_seconds": "G",
     "stale_policy": "Y",
     "previous_send_age_seconds": "B",
+    "sms_encoding": "C",
+    "sms_segments": "N",
 }
 EVIDENCE_NAMES = {code: name for name, code in EVIDENCE_CODES.items()}
 # A first entry's template: only the version's SHA-256 is stored (base64url, 43 characters), under

@@ -11,7 +11,8 @@
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
 | webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | signed webhooks | 0.2 KB |
-| caller settings (callback, test mode, flags) | `CALLER#<caller id>` | `SETTINGS` | admin routes | 0.2-1 KB |
+| caller settings (callback, test mode, flags, SMS) | `CALLER#<caller id>` | `SETTINGS` | admin routes | 0.2-2 KB |
+| SMS segments of a caller's day (TTL) | `CALLER#<caller id>` | `SMSDAY#<YYYY-MM-DD>` | publisher | 0.1 KB |
 | a caller's template version | `TEMPLATE#<caller id>` | `V#<id>#<version>` | template routes | 0.5-350 KB |
 
 Indexes: `due-work` (`due_kind`/`due_at`: work the poller must revisit; `due_kind` is
@@ -53,6 +54,7 @@ RECEIPT_SK = "PMID"
 EVENT_SK = "EVT"
 WATERMARK_SK = "WM"
 CALLER_SETTINGS_SK = "SETTINGS"
+SMS_DAY_SK_PREFIX = "SMSDAY#"
 HISTORY_PREFIX = "h:"
 # Partition keys of the indexes are `<kind>#<shard>` and `<owner>#<day>#<shard>`: no single hot value.
 # Sixteen keeps each one's share of a caller's sends (1/16) below the bench's hot-partition bar (1/8).
@@ -104,6 +106,11 @@ CALLER_PK_PREFIX = "CALLER#"
 def caller_pk(caller_id: str) -> str:
     """One item per caller; never read by a send's write path (a cached read at most)."""
     return f"{CALLER_PK_PREFIX}{caller_id}"
+
+
+def sms_day_sk(day: str) -> str:
+    """A caller's SMS segments of one UTC day (YYYY-MM-DD), beside its settings."""
+    return f"{SMS_DAY_SK_PREFIX}{day}"
 
 
 def entry_key(at: datetime, step: int, derived_from: str | None = None) -> str:

@@ -12,6 +12,7 @@ from sendledger.adapters.dynamodb.messages import Messages
 from sendledger.adapters.dynamodb.poller_state import PollerState
 from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
+from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
 from sendledger.domain.clock import SystemClock
@@ -30,6 +31,7 @@ class LedgerTable:
     escalation_timers: Escalations
     webhook_tokens: WebhookTokens
     caller_settings: DynamoCallerSettings
+    sms_usage: DynamoSmsUsage
 
     @classmethod
     def named(cls, table_name: str, client: Any = None) -> LedgerTable:
@@ -48,6 +50,7 @@ class LedgerTable:
             escalation_timers=Escalations(table),
             webhook_tokens=WebhookTokens(table),
             caller_settings=DynamoCallerSettings(table, SystemClock()),
+            sms_usage=DynamoSmsUsage(table),
         )
 
     def send_path(self) -> dict[str, Any]:

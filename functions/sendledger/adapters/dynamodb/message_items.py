@@ -30,10 +30,12 @@ from sendledger.domain.escalation import Escalation
 from sendledger.domain.messages import DueKind, Message, MessageState, Template
 from sendledger.domain.provider import carriers
 from sendledger.domain.recipients import Channel, Recipient
+from sendledger.domain.sms_segments import SmsEncoding, SmsSegments
 from sendledger.domain.template_versions import TemplateOwner
 from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
+SMS = "sms"  # an SMS's `<encoding>:<segments>:<units>` (GSM-7:1:42): what the publisher counts
 TEST = "test"  # a test caller's message (domain/test_mode.py)
 TEMPLATE_LOCALE, TEMPLATE_OWNER = history.TEMPLATE_LOCALE, history.TEMPLATE_OWNER
 BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event
@@ -116,7 +118,19 @@ def message_fields(message: Message) -> dict[str, Any]:
         "provider": None if message.provider == IMPLIED_PROVIDER[message.channel] else message.provider,
         # Only when true: a real caller's item stays the size the capacity bars were measured at.
         TEST: True if message.test else None,
+        SMS: sms_field(message.sms),
     }
+
+
+def sms_field(sms: SmsSegments | None) -> str | None:
+    return f"{sms.encoding.value}:{sms.segments}:{sms.units}" if sms else None
+
+
+def sms_from(raw: str | None) -> SmsSegments | None:
+    if not raw:
+        return None
+    encoding, segments, units = raw.rsplit(":", 2)
+    return SmsSegments(encoding=SmsEncoding(encoding), units=int(units), segments=int(segments))
 
 
 def params_fields(params: dict[str, str] | None) -> dict[str, Any]:
@@ -191,6 +205,7 @@ def message_from(item: Item) -> Message:
         owner=owner,
         business_event_id=values.get(BUSINESS_EVENT_ID),
         test=test,
+        sms=sms_from(values.get(SMS)),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from pynamodb.attributes import (
     BooleanAttribute,
+    ListAttribute,
     MapAttribute,
     NumberAttribute,
     TTLAttribute,
@@ -151,9 +152,20 @@ class CallerSettingsItem(LedgerItem):
     callback_url = UnicodeAttribute(null=True)
     test_mode = BooleanAttribute(null=True)
     flag_context = MapAttribute[str, str](null=True)  # type: ignore[no-untyped-call]
+    sms_countries = MapAttribute[str, Any](null=True)  # type: ignore[no-untyped-call]  # {"allow"|"block": [...]}
+    sms_daily_segments = NumberAttribute(null=True)
     updated_at = UnicodeAttribute(null=True)
     updated_by = UnicodeAttribute(null=True)
     version = NumberAttribute(null=True)
+    # One JSON string per admin change (at, actor, reason, fields changed), appended, oldest first.
+    history = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[var-annotated]
+
+
+class SmsDayItem(LedgerItem):
+    """A caller's SMS segments of one UTC day, counted by the publisher from the stream (TTL)."""
+
+    PK_PATTERN, SK = "CALLER#<caller id>", "SMSDAY#<YYYY-MM-DD>"
+    segments = NumberAttribute(null=True)
 
 
 class TemplateVersionItem(LedgerItem):
@@ -182,6 +194,7 @@ FAMILIES: tuple[type[LedgerItem], ...] = (
     WebhookTokenItem,
     CallerSettingsItem,
     TemplateVersionItem,
+    SmsDayItem,
 )
 
 

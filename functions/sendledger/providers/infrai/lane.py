@@ -74,7 +74,10 @@ class StatusLane:
         self._read_for_complaints(
             pipeline, fragment, started, fragment.statuses_per_cycle - len(due), seconds_left, report
         )
-        return started - timedelta(seconds=fragment.status_interval_seconds) if caught_up else None
+        # Caught up: every message was asked within its interval, the longest of them (an SMS's
+        # is its country's) is how far behind the cycle's start the source is proven read.
+        longest = pipeline.services.settings.longest_status_interval(self.name) or fragment.status_interval_seconds
+        return started - timedelta(seconds=longest) if caught_up else None
 
     def _message(self, pipeline: Pipeline, message_id: str, kind: DueKind) -> Message | None:
         """The message to ask about; None when it is not ours to ask (another provider that polls
@@ -200,7 +203,9 @@ class StatusLane:
             )
             report.bump("status_given_up")
             return True
-        due_at = now + timedelta(seconds=fragment.status_interval_seconds)
+        settings = pipeline.services.settings
+        interval = settings.status_interval_for(message.provider, message.channel, message.to)
+        due_at = now + timedelta(seconds=interval or fragment.status_interval_seconds)
         pipeline.due_work.reschedule(message.message_id, DueKind.STATUS, due_at)
         report.bump("status_in_flight" if record is not None else "status_not_found")
         return True
