@@ -8,8 +8,9 @@ are those a poller draining every ``POLL_INTERVAL_SECONDS`` would have left at t
 
 Per counted request: DynamoDB requests and capacity billed as DynamoDB bills them
 (benchmarks/capacity.py), and the partition keys it touched (benchmarks/partitions.py). Delivery
-events are those the simulator produced for the slice's sends, a seeded sample of them applied
-through the poller (SQS record, push mode) and the SMS handler, once new and once again.
+events are those the simulator produced for the slice's sends (not the baseline's: no deployment
+of ours sees those), a seeded sample of them applied through the poller (SQS record, push mode)
+and the SMS handler in the order the provider emitted them, once new and once again.
 
 Every fourth send of the slice is timed instead of counted (the counting hooks do work of
 their own on the calling thread): its Lambda CPU (process CPU time minus the calling thread's
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 
@@ -44,6 +45,7 @@ POLL_INTERVAL = timedelta(seconds=60)  # deployed POLL_INTERVAL_SECONDS
 DRAIN_SECONDS = 5  # a cycle drains its queue within this (the watermark is its start)
 STALE_WINDOW = timedelta(seconds=900) + POLL_INTERVAL  # UNKNOWN_GRACE_SECONDS + watermark lag, at most
 TIMED_EVERY = 4  # every fourth send is timed against the baseline, not counted
+T = TypeVar("T")
 
 
 class ModelClock:
@@ -125,9 +127,9 @@ def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
     cpu: list[CpuSample] = []
     try:
         with EmulatorMeter().installed() as meter:
-            player = _Player(world, played, clock, baseline.make_handler(), meter, cpu)
+            player = _Player(world, played, clock, baseline.make_handler(), meter, cpu, provider.simulator.outbox)
             figures = player.play()
-            found, fan_out = _events(played, provider, player.history)
+            found, fan_out = _events(played, provider, player.history, player.baseline_sends)
             figures += found
     finally:
         provider.close()
@@ -149,9 +151,19 @@ def _runtimes(count: int, clock: ModelClock) -> list[Any]:
 
 class _Player:
     def __init__(
-        self, world: World, played: Slice, clock: ModelClock, baseline: Any, meter: Any, cpu: list[CpuSample]
+        self,
+        world: World,
+        played: Slice,
+        clock: ModelClock,
+        baseline: Any,
+        meter: Any,
+        cpu: list[CpuSample],
+        outbox: Callable[[], list[dict[str, Any]]],
     ) -> None:
         self.played, self.clock, self.baseline, self.meter, self.cpu = played, clock, baseline, meter, cpu
+        self.outbox = outbox
+        # The provider message ids of the baseline's sends: their events are not our traffic's.
+        self.baseline_sends: set[str] = set()
         model = played.model
         self.containers = _runtimes(model.api_containers, clock)
         # Sends long before the slice ran on containers long gone: a runtime of their own.
@@ -239,11 +251,13 @@ class _Player:
         def baseline() -> tuple[int, dict[str, Any]]:
             return status_of(self.baseline(theirs, lambda_context("baseline-send")))
 
-        if index % 2:
-            mine, base = self._cpu(ours, request), self._cpu(baseline, request)
-        else:
-            base, mine = self._cpu(baseline, request), self._cpu(ours, request)
-        self.cpu.append(CpuSample(mine, base))
+        spent: dict[str, float] = {}
+        for side in ("ours", "baseline") if index % 2 else ("baseline", "ours"):
+            sent = len(self.outbox())  # read outside the timed call
+            spent[side] = self._cpu(ours if side == "ours" else baseline, request)
+            if side == "baseline":
+                self.baseline_sends.update(str(entry["provider_message_id"]) for entry in self.outbox()[sent:])
+        self.cpu.append(CpuSample(spent["ours"], spent["baseline"]))
 
     def _cpu(self, call: Callable[[], tuple[int, dict[str, Any]]], request: Request) -> float:
         emulated = self.meter.cpu_seconds
@@ -366,25 +380,29 @@ class _Watermarks:
 
 
 # --- delivery events ---------------------------------------------------------------------------
-def _events(played: Slice, provider: Any, runtime: Any) -> tuple[list[Figure], dict[str, Any]]:
+def _events(
+    played: Slice, provider: Any, runtime: Any, baseline_sends: set[str]
+) -> tuple[list[Figure], dict[str, Any]]:
     from benchmarks.ingestion import _drain_queue, _event_type, _sms_status, sqs_event
     from sendledger.handlers import poller, sms_delivery_logs
     from sendledger.providers.ses.settings import SesSettings
 
     rng = random.Random(played.model.seed + 1)
-    accepted = Counter(str(entry.get("channel")) for entry in provider.simulator.outbox())
+    outbox = [entry for entry in provider.simulator.outbox() if entry["provider_message_id"] not in baseline_sends]
+    accepted = Counter(str(entry.get("channel")) for entry in outbox)
     sms_events: list[dict[str, Any]] = []
     provider.simulator.flush(deliver_sms=sms_events.append)
     queue_url = runtime.services.settings.provider(SesSettings).events_queue_url
     queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{queue_url.rsplit('/', 1)[-1]}"
-    ses_messages = _drain_queue(queue_url)
+    ses_messages = [m for m in _drain_queue(queue_url) if _ses_provider_id(m) not in baseline_sends]
+    sms_events = [e for e in sms_events if _sms_provider_id(e) not in baseline_sends]
     total = len(ses_messages) + len(sms_events)
     if not total:
         raise RuntimeError("the simulator produced no delivery events for the slice")
     share = min(1.0, played.model.events_sampled / total)
     ledgers = [runtime.services.messages]
     figures: list[Figure] = []
-    for message in rng.sample(ses_messages, k=round(len(ses_messages) * share)):
+    for message in in_arrival_order(rng, ses_messages, round(len(ses_messages) * share)):
         event = sqs_event(message, queue_arn)
         kind = f"ses:{_event_type(message['Body'])}"
         for operation in ("event_new", "event_duplicate"):
@@ -393,7 +411,7 @@ def _events(played: Slice, provider: Any, runtime: Any) -> tuple[list[Figure], d
             if answer.get("batchItemFailures"):
                 raise RuntimeError(f"{kind} not applied: {answer}")
             figures.append(_figure(operation, log, detail={"event": kind}))
-    for event in rng.sample(sms_events, k=round(len(sms_events) * share)):
+    for event in in_arrival_order(rng, sms_events, round(len(sms_events) * share)):
         kind = f"sms:{_sms_status(event)}"
         for operation in ("event_new", "event_duplicate"):
             with counting(*ledgers) as log:
@@ -415,6 +433,22 @@ def _events(played: Slice, provider: Any, runtime: Any) -> tuple[list[Figure], d
         },
     }
     return figures, fan_out
+
+
+def in_arrival_order(rng: random.Random, arrived: list[T], k: int) -> list[T]:
+    """A seeded sample of `k`, kept in the order the events arrived (as the poller and the SMS
+    handler see them: a message's Send before its Delivery), not the sampler's shuffled order."""
+    return [arrived[index] for index in sorted(rng.sample(range(len(arrived)), k=k))]
+
+
+def _ses_provider_id(message: dict[str, Any]) -> str:
+    return str(json.loads(json.loads(message["Body"])["Message"])["mail"]["messageId"])
+
+
+def _sms_provider_id(event: dict[str, Any]) -> str:
+    from local.simulator import decode_subscription_event
+
+    return str(json.loads(decode_subscription_event(event)["logEvents"][0]["message"])["notification"]["messageId"])
 
 
 # --- the figures -------------------------------------------------------------------------------

@@ -57,7 +57,9 @@ def why(m: dict[str, Any]) -> str:
 - **Events.** Every accepted send's provider events come from the local simulator (SES Send,
   Delivery, Bounce, Complaint via SNS to SQS; SNS SMS status records via a log subscription); a
   seeded sample of {m["events_sampled"]} is applied through the poller (one SQS record per invocation)
-  and the SMS handler, then applied again as duplicates."""
+  and the SMS handler in the order they arrived (a Send before its Delivery), then applied again
+  as duplicates. The baseline's timed sends go through the same simulator; their events are left
+  out, as no deployment of ours sees them."""
 
 
 def _value(value: Any) -> str:
