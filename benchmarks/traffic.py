@@ -133,7 +133,9 @@ def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
             figures += found
     finally:
         provider.close()
-    return {**summarise(played, figures), "cpu": _cpu(cpu), "fan_out": fan_out}
+    summary = summarise(played, figures)
+    summary["traffic"]["send"]["template_reads_per_send"] = player.template_reads_per_send()
+    return {**summary, "cpu": _cpu(cpu), "fan_out": fan_out}
 
 
 def _runtimes(count: int, clock: ModelClock) -> list[Any]:
@@ -169,6 +171,13 @@ class _Player:
         self.ledgers = [runtime.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
+        # A send's reads of a caller's template version (usecases/template_catalog.py): each
+        # container lists a caller once per TEMPLATE_CACHE_SECONDS and reads a version's words once.
+        self.template_reads: int = 0
+        self.counted_sends: int = 0
+
+    def template_reads_per_send(self) -> float:
+        return round(self.template_reads / self.counted_sends, 4) if self.counted_sends else 0.0
 
     def play(self) -> list[Figure]:
         from sendledger.handlers import api
@@ -197,10 +206,13 @@ class _Player:
                 status, body = _call(api.lambda_handler, event, runtime)
                 _expect(status in (202, 409), request, status, body)
                 continue
-            logged = _Discard.written
+            logged, reads = _Discard.written, runtime.catalog.reads
             with counting(*self.ledgers) as log:
                 status, body = _call(api.lambda_handler, event, runtime)
             logged = _Discard.written - logged
+            if request.kind is Kind.SEND:
+                self.counted_sends += 1
+                self.template_reads += runtime.catalog.reads - reads
             _expect(status in (200, 202), request, status, body)
             for operation in _operations(request):
                 figure = _figure(operation, log, status, _detail(request, body))

@@ -51,7 +51,7 @@ def test_every_api_method_uses_iam(template: Template) -> None:
     methods = resources(template, "AWS::ApiGateway::Method")
     # Every route but the provider webhooks, which exist only where a provider that pushes is enabled.
     iam_routes = [path for _, path in names.API_ROUTES if not path.startswith(names.PROVIDERS_PATH)]
-    assert len(methods) == len(iam_routes) == 28  # 18 routes, and HEAD beside each of the 10 GETs
+    assert len(methods) == len(iam_routes) == 37  # 24 routes, and HEAD beside each of the 13 GETs
     for method in methods.values():
         assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
 
@@ -59,7 +59,8 @@ def test_every_api_method_uses_iam(template: Template) -> None:
 def test_routes_match_spec(template: Template) -> None:
     paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
     assert {"messages", "{message_id}", "password-resets", "consume", "suppressions",
-            "{recipient}", "admin", "healthz", "openapi.json", "{reset_id}", "evidence"} <= paths  # fmt: skip
+            "{recipient}", "admin", "healthz", "openapi.json", "{reset_id}", "evidence",
+            "templates", "{template_id}", "versions", "{version}", "preview", "retire"} <= paths  # fmt: skip
 
 
 def test_stage_is_throttled_and_access_logged(template: Template) -> None:

@@ -14,6 +14,7 @@ from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
 from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
 from sendledger.adapters.dynamodb.table import Table
+from sendledger.adapters.dynamodb.templates import DynamoTemplates
 from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
 from sendledger.domain.clock import SystemClock
 from sendledger.domain.values import value
@@ -32,6 +33,7 @@ class LedgerTable:
     webhook_tokens: WebhookTokens
     caller_settings: DynamoCallerSettings
     sms_usage: DynamoSmsUsage
+    templates: DynamoTemplates
 
     @classmethod
     def named(cls, table_name: str, client: Any = None) -> LedgerTable:
@@ -51,4 +53,5 @@ class LedgerTable:
             webhook_tokens=WebhookTokens(table),
             caller_settings=DynamoCallerSettings(table, SystemClock()),
             sms_usage=DynamoSmsUsage(table),
+            templates=DynamoTemplates(table),
         )
