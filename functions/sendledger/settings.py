@@ -125,8 +125,9 @@ class Tunables(BaseModel):
     # How long a container keeps the feature flags it read (either store) before reading again.
     flags_cache_seconds: int = Field(60, ge=1, le=3600, validation_alias=names.ENV_FLAGS_CACHE_SECONDS)
     # A template version never changes, so a container keeps the words it read (an LRU of this
-    # many); each caller's list of versions is read again after TEMPLATE_CACHE_SECONDS, so a
-    # retirement or a caller's version shadowing the deployment's reaches a warm container then.
+    # many); what it read of a caller's version (retired? its own at all?) and of its reset mail
+    # is read again after TEMPLATE_CACHE_SECONDS, so a retirement or a caller's version shadowing
+    # the deployment's reaches a warm container then (docs/templates.md).
     template_cache_seconds: int = Field(300, ge=1, le=3600, validation_alias=names.ENV_TEMPLATE_CACHE_SECONDS)
     template_cache_size: int = Field(512, ge=1, le=100_000, validation_alias=names.ENV_TEMPLATE_CACHE_SIZE)
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those

@@ -9,7 +9,7 @@ import boto3
 
 from sendledger.adapters.dynamodb import keys, models
 from sendledger.adapters.dynamodb.ledger import LedgerTable
-from sendledger.adapters.dynamodb.templates import DynamoTemplates, template_pk, template_sk
+from sendledger.adapters.dynamodb.templates import RESET_MAIL_SK, DynamoTemplates, template_pk, template_sk
 from sendledger.adapters.dynamodb.webhook_tokens import TOKEN_SK, token_pk
 from sendledger.domain.callers import CallerId
 from sendledger.domain.template_versions import parse_version
@@ -28,6 +28,7 @@ BUILT = {
     models.WebhookTokenItem: (token_pk("sendgrid", "ab"), TOKEN_SK),
     models.CallerSettingsItem: (keys.caller_pk("caller"), keys.CALLER_SETTINGS_SK),
     models.TemplateVersionItem: (template_pk(CallerId("caller")), template_sk("welcome", "1")),
+    models.TemplateResetMailItem: (template_pk(CallerId("caller")), RESET_MAIL_SK),
     models.SmsDayItem: (keys.caller_pk("caller"), keys.sms_day_sk("2026-12-06")),
 }
 

@@ -15,12 +15,14 @@ import pytest
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.templates import DynamoTemplates
 from sendledger.domain.provider import CallResult, ProviderResponse
+from sendledger.domain.template_folder import TemplateFolder
 from sendledger.domain.template_versions import parse_version
 from sendledger.ports.templates import StoredVersion
+from sendledger.usecases.template_catalog import TemplateCatalog
+from sendledger.usecases.templates import Published, TemplateLibrary
 from tests.conftest import TABLE
 from tests.support.fakes import CALLER, FakeClock
 from tests.support.outbox import sent_emails
-from tests.support.templates import new_container
 
 OTHER = "arn:aws:iam::123456789012:user/other-app"
 PATH = "/v1/templates/welcome/versions/1"
@@ -168,14 +170,6 @@ def test_a_retired_version_refuses_new_sends(api: Any, healthy_watermarks: None)
     assert listed["templates"][0]["retired_at"] == retired["retired_at"]
 
 
-def test_a_caller_version_is_read_once_per_container(api: Any, healthy_watermarks: None) -> None:
-    api("PUT", PATH, WELCOME)
-    new_container(api.runtime)
-    for n in range(5):
-        assert send(api, f"k-{n}")[0] == 202
-    assert api.runtime.catalog.reads == 2  # the caller's listing, then the version's words: once each
-
-
 def test_concurrent_publishes_of_one_version_write_once(aws: None, clock: FakeClock) -> None:
     store = DynamoTemplates(LedgerTable.named(TABLE, boto3.client("dynamodb")).table)
     bodies = [{**WELCOME, "sms": {"text": f"Hello ${{name}} #{n}"}} for n in range(8)]
@@ -193,6 +187,28 @@ def test_concurrent_publishes_of_one_version_write_once(aws: None, clock: FakeCl
     kept = store.get(CALLER, "welcome", "1")
     assert kept is not None and kept.version.sha256 == written[0].sha256
     assert all(result.version.sha256 == written[0].sha256 for result in results if result is not None)
+
+
+def test_concurrent_reset_mail_publishes_point_at_the_latest(aws: None, clock: FakeClock) -> None:
+    """Six versions of a caller's reset mail published at once, each from its own container: the
+    pointer a reset request reads ends at the latest (each rewrite conditional on its revision)."""
+    store = DynamoTemplates(LedgerTable.named(TABLE, boto3.client("dynamodb")).table)
+    numbers = [str(n) for n in range(1, 7)]
+    start = threading.Barrier(len(numbers))
+
+    def publish(number: str) -> Any:
+        catalog = TemplateCatalog(store=store, deployment=TemplateFolder(), clock=clock, cache_seconds=1, cache_size=4)
+        library = TemplateLibrary(store=store, deployment=catalog.deployment, catalog=catalog, clock=clock)
+        body = {"params": ["reset_link"], "email": {"subject": f"v{number}", "text": "${reset_link}"}}
+        start.wait()
+        return library.publish(CALLER, "password-reset", number, body)
+
+    with ThreadPoolExecutor(len(numbers)) as pool:
+        published = list(pool.map(publish, numbers))
+    assert all(isinstance(result, Published) for result in published)
+    pointer = store.reset_mail(CALLER)
+    assert pointer.stored is not None and pointer.stored.version.version == "6"
+    assert pointer.revision >= len(numbers)
 
 
 RESET_FR: dict[str, Any] = {

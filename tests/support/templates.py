@@ -1,9 +1,9 @@
 """A container that has served its callers before: their template lookups are cached.
 
 The steady state the send budget (2 requests) is stated for, as `warm_caller_settings` is for
-the caller settings' read. What the first lookup costs, one GetItem per caller, template and
-TEMPLATE_CACHE_SECONDS (and one Query for the reset mail's choice), is measured on its own in
-tests/integration/test_templates.py.
+the caller settings' read. What the first lookup costs, one GetItem per caller, template version
+and TEMPLATE_CACHE_SECONDS (and one for the caller's reset mail), is measured on its own in
+tests/integration/test_template_reads.py.
 """
 
 from __future__ import annotations

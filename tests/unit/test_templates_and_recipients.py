@@ -5,7 +5,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import InternalTemplate, InvalidRequest, UnknownTemplate
 from sendledger.domain.recipients import Channel, parse_recipient, recipient_from_key
 from sendledger.domain.template_folder import TemplateFolder
-from sendledger.usecases.template_catalog import SHIPPED
+from sendledger.usecases.template_catalog import shipped_catalog
 
 SHIPPED_FOLDER = TemplateFolder()
 
@@ -26,7 +26,7 @@ def test_html_part_escapes_params_and_subject_is_one_line():
 def test_template_checks():
     templates.check(_shipped("alert"), Channel.SMS, {"summary": "x"})
     with pytest.raises(UnknownTemplate):
-        SHIPPED.for_send(CallerId("c"), "../alert", "1")
+        shipped_catalog().for_send(CallerId("c"), "../alert", "1")
     reset = _shipped("password-reset")
     params = {"reset_link": "x", "reset_window": "10 minutes"}
     with pytest.raises(InternalTemplate):

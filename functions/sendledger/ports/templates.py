@@ -51,6 +51,16 @@ class StoredVersion:
         )
 
 
+@value
+class ResetMailPointer:
+    """Which of a caller's `password-reset` versions its reset mails use (its latest not
+    retired), with that version's words: a reset request reads this one item. `revision`
+    counts its writes (each rewrite is conditional on the revision it read)."""
+
+    stored: StoredVersion | None  # None: the caller has none live (the deployment's mail is used)
+    revision: int = 0
+
+
 class TemplateStore(Protocol):
     def get(self, owner: CallerId, template_id: str, version: str) -> StoredVersion | None:
         """The version as stored (strongly consistent: a push is seen by the next send)."""
@@ -69,6 +79,15 @@ class TemplateStore(Protocol):
         """Mark the version retired (kept if it already was); None when there is no such version."""
         ...
 
+    def reset_mail(self, owner: CallerId) -> ResetMailPointer:
+        """The owner's reset-mail pointer as stored (one strongly consistent read)."""
+        ...
+
+    def point_reset_mail(self, owner: CallerId, stored: StoredVersion | None, revision: int) -> bool:
+        """Point the owner's reset mails at `stored` unless the pointer was rewritten since
+        `revision` was read (then False, nothing written)."""
+        ...
+
 
 class DeploymentTemplates(Protocol):
     """The deployment's versions (CDK context templates_dir, bundled with the code)."""
@@ -84,6 +103,7 @@ class TemplatesInMemory:
 
     def __init__(self) -> None:
         self._items: dict[tuple[CallerId, str, str], StoredVersion] = {}
+        self._reset_mails: dict[CallerId, ResetMailPointer] = {}
         self.gets = self.lists = 0  # requests a table would have answered
 
     def get(self, owner: CallerId, template_id: str, version: str) -> StoredVersion | None:
@@ -114,3 +134,13 @@ class TemplatesInMemory:
         if stored.retired_at is None:
             stored = self._items[key] = replace(stored, retired_at=at)
         return stored
+
+    def reset_mail(self, owner: CallerId) -> ResetMailPointer:
+        self.gets += 1
+        return self._reset_mails.get(owner, ResetMailPointer(None))
+
+    def point_reset_mail(self, owner: CallerId, stored: StoredVersion | None, revision: int) -> bool:
+        if self._reset_mails.get(owner, ResetMailPointer(None)).revision != revision:
+            return False
+        self._reset_mails[owner] = ResetMailPointer(stored, revision + 1)
+        return True

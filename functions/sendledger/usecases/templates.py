@@ -15,12 +15,13 @@ from typing import Any
 from sendledger.domain import templates
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import Clock
+from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_segments import SmsSegments
 from sendledger.domain.template_versions import RESET_TEMPLATE_ID, Problem, TemplateOwner, parse_version
 from sendledger.domain.values import value
 from sendledger.ports.templates import DeploymentTemplates, StoredVersion, TemplateStore, VersionSummary
-from sendledger.usecases.template_catalog import TemplateCatalog
+from sendledger.usecases.template_catalog import TemplateCatalog, version_order
 
 
 class PublishOutcome(StrEnum):
@@ -61,6 +62,7 @@ class Preview:
     segments: SmsSegments | None  # SMS only: the encoding and what a carrier bills
 
 
+POINTER_ATTEMPTS = 5  # concurrent publishes of one caller's reset mail: each rewrite retries this often
 TRACKING_FORCED = f"tracking is off: a {RESET_TEMPLATE_ID} mail's links are never rewritten by a provider"
 
 
@@ -81,9 +83,12 @@ class TemplateLibrary:
         stored = StoredVersion(caller, parsed.version, published_at=self.clock.now())
         existing = self.store.put_new(stored)
         if existing is None:
+            self._point_reset_mail(stored)
             self.catalog.published(stored)
             return Published(PublishOutcome.CREATED, stored, notes)
         same = existing.version.sha256 == parsed.version.sha256
+        if same:
+            self._point_reset_mail(existing)  # a publish retried after a crash mends the pointer
         return Published(PublishOutcome.UNCHANGED if same else PublishOutcome.CONFLICT, existing, notes)
 
     def show(self, caller: CallerId, template_id: str, version: str) -> Shown | None:
@@ -129,5 +134,23 @@ class TemplateLibrary:
         """Retire the caller's own version (None: it has none; the deployment's retire in its folder)."""
         retired = self.store.retire(caller, template_id, version, self.clock.now())
         if retired is not None:
+            self._point_reset_mail(retired)
             self.catalog.published(retired)
         return retired
+
+    def _point_reset_mail(self, changed: StoredVersion) -> None:
+        """After a `password-reset` version is published or retired: point the caller's reset
+        mails at its latest version not retired, as read after this write. The rewrite is
+        conditional on the pointer's revision read before the versions were; a writer that lost
+        reads again, so the last one to write has seen every version written before it."""
+        owner = changed.owner
+        if owner is None or changed.version.id != RESET_TEMPLATE_ID:
+            return
+        for _ in range(POINTER_ATTEMPTS):
+            revision = self.store.reset_mail(owner).revision
+            live = [found for found in self.store.versions(owner, RESET_TEMPLATE_ID) if found.retired_at is None]
+            latest = max(live, key=lambda found: version_order(found.version)) if live else None
+            chosen = self.store.get(owner, RESET_TEMPLATE_ID, latest.version) if latest else None
+            if self.store.point_reset_mail(owner, chosen, revision):
+                return
+        raise DependencyUnavailable("the reset mail's pointer kept changing; retry", retry_after_seconds=1)

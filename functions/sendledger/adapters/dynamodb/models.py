@@ -182,6 +182,20 @@ class TemplateVersionItem(LedgerItem):
     retired_at = UnicodeAttribute(null=True, attr_name=templates.RETIRED_AT)
 
 
+class TemplateResetMailItem(LedgerItem):
+    """A caller's reset-mail pointer: a copy of its latest `password-reset` version not retired
+    (adapters/dynamodb/templates.py), rewritten conditional on `revision`; a reset reads it alone."""
+
+    PK_PATTERN, SK = "TEMPLATE#<caller id>", "RESET"
+    revision = NumberAttribute(attr_name=templates.REVISION)
+    version = UnicodeAttribute(null=True, attr_name=templates.VERSION)  # None: the caller has none live
+    body = UnicodeAttribute(null=True, attr_name=templates.BODY)
+    sha256 = UnicodeAttribute(null=True, attr_name=templates.SHA256)
+    channels = UnicodeAttribute(null=True, attr_name=templates.CHANNELS)
+    locales = UnicodeAttribute(null=True, attr_name=templates.LOCALES)
+    published_at = UnicodeAttribute(null=True, attr_name=templates.PUBLISHED_AT)
+
+
 FAMILIES: tuple[type[LedgerItem], ...] = (
     MessageItem,
     RecipientItem,
@@ -194,6 +208,7 @@ FAMILIES: tuple[type[LedgerItem], ...] = (
     WebhookTokenItem,
     CallerSettingsItem,
     TemplateVersionItem,
+    TemplateResetMailItem,
     SmsDayItem,
 )
 

@@ -5,6 +5,11 @@ other reads back what won); retiring sets `retired_at` on the same item. The sen
 version at most once per container (usecases/templates.py caches it), with GetItem; a listing
 queries the caller's partition for the small attributes only (never the words).
 
+A caller's reset-mail pointer, `TEMPLATE#<caller id>` / `RESET`, holds a copy of its latest
+version of `password-reset` that is not retired (words included), so a reset request reads one
+item; it is rewritten after every publish or retirement of such a version, conditional on its
+`revision` (the last writer has read every version written before it).
+
 The attribute names are declared here and by the model (models.py: TemplateVersionItem takes
 them from here), so the send path reads the item without importing PynamoDB on a cold start.
 """
@@ -16,17 +21,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, decode, encode_item
+from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, decode, decode_item, encode_item
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table, dependency_guard
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.recipients import Channel
-from sendledger.domain.template_versions import parse_version
-from sendledger.ports.templates import StoredVersion, VersionSummary
+from sendledger.domain.template_versions import RESET_TEMPLATE_ID, parse_version
+from sendledger.ports.templates import ResetMailPointer, StoredVersion, VersionSummary
 
 TEMPLATE_PK_PREFIX, TEMPLATE_SK_PREFIX = "TEMPLATE#", "V#"
 BODY, SHA256, CHANNELS, LOCALES = "body", "sha256", "channels", "locales"
 PUBLISHED_AT, RETIRED_AT = "published_at", "retired_at"
+VERSION, REVISION = "version", "revision"  # the reset-mail pointer's
+RESET_MAIL_SK = "RESET"
 SUMMARY_ATTRIBUTES = ("sk", SHA256, CHANNELS, LOCALES, PUBLISHED_AT, RETIRED_AT)
 
 
@@ -85,6 +92,30 @@ class DynamoTemplates:
         except ConditionFailed:
             return None
         return stored_from(owner, item)
+
+    def reset_mail(self, owner: CallerId) -> ResetMailPointer:
+        item = self.table.get(template_pk(owner), RESET_MAIL_SK)
+        if not item:
+            return ResetMailPointer(None)
+        revision = int(decode(item[REVISION]))
+        if VERSION not in item:
+            return ResetMailPointer(None, revision)
+        sk = {"S": template_sk(RESET_TEMPLATE_ID, decode(item[VERSION]))}
+        return ResetMailPointer(stored_from(owner, {**item, "sk": sk}), revision)
+
+    def point_reset_mail(self, owner: CallerId, stored: StoredVersion | None, revision: int) -> bool:
+        e = Expression()
+        fields: dict[str, Any] = {"pk": template_pk(owner), "sk": RESET_MAIL_SK, REVISION: revision + 1}
+        if stored is not None:
+            words = decode_item(version_item(stored))
+            fields |= {name: words[name] for name in (BODY, SHA256, CHANNELS, LOCALES, PUBLISHED_AT) if name in words}
+            fields[VERSION] = stored.version.version
+        condition = e.absent("pk") if revision == 0 else e.equals(REVISION, revision)
+        try:
+            self.table.put(encode_item(fields), condition, e)
+        except ConditionFailed:
+            return False
+        return True
 
 
 def version_item(stored: StoredVersion) -> Item:
