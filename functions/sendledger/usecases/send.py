@@ -5,7 +5,9 @@ which is its key's idempotency record, and the recipient's conditional update) a
 UpdateItem for the outcome. A replay costs the one cancelled transaction, which hands back the
 key's message item and its stored answer. An SMS the owner's guardrails refuse is decided before
 any write (usecases/sms_guard.py); a cap's refusal then reads the key's message, so that a retry of
-a request sent before the cap was reached still gets its stored answer.
+a request sent before the cap was reached still gets its stored answer. The template version is
+the container's (usecases/template_catalog.py): one GetItem the first time a container needs it,
+none after within TEMPLATE_CACHE_SECONDS, so a replay on a warm container costs nothing more.
 """
 
 from __future__ import annotations
