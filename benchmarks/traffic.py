@@ -171,8 +171,8 @@ class _Player:
         self.ledgers = [runtime.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
-        # A send's reads of a caller's template version (usecases/template_catalog.py): each
-        # container lists a caller once per TEMPLATE_CACHE_SECONDS and reads a version's words once.
+        # A send's reads of a caller's template version (usecases/template_catalog.py): one GetItem
+        # per container, caller and version the first time, then once per TEMPLATE_CACHE_SECONDS.
         self.template_reads: int = 0
         self.counted_sends: int = 0
 
@@ -191,7 +191,10 @@ class _Player:
             if not warmed and request.at >= played.start:
                 warmed = True  # busy containers: each one served a request just before the slice
                 callers = sorted({r.caller for r in played.requests}, key=lambda c: (c != "busy", c))
+                used = sorted({_template_of(r) for r in played.requests if r.kind is not Kind.RESET})
+                ages = random.Random(played.model.seed)
                 for runtime in self.containers:
+                    _warm_templates(runtime, played.start, self.clock, callers, used, ages)
                     _warm(runtime, played.start - timedelta(milliseconds=50), self.clock, self.watermarks, callers)
             self.clock.at = request.at
             self.watermarks.at(request.at)
@@ -323,6 +326,36 @@ def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks
         body = {"channel": channel, "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "w"}}
         key = {"Idempotency-Key": f"warm-{id(runtime)}-{channel}-{caller}"}
         _call(api.lambda_handler, api_event("POST", "/v1/messages", body, key, principal(caller)), runtime)
+
+
+def _template_of(request: Request) -> tuple[str, str]:
+    template = request.body["template"]
+    return str(template["id"]), str(template["version"])
+
+
+def _warm_templates(
+    runtime: Any,
+    start: datetime,
+    clock: ModelClock,
+    callers: list[str],
+    used: list[tuple[str, str]],
+    ages: random.Random,
+) -> None:
+    """What a busy container holds of its callers' templates (usecases/template_catalog.py): each
+    version of the mix, and each caller's reset mail, read at a moment drawn uniformly within
+    TEMPLATE_CACHE_SECONDS before the slice (the steady state: each entry is read again once it
+    is that old, so the slice meets the share of those re-reads that falls inside it)."""
+    from sendledger.domain.callers import caller_of
+
+    settings, catalog = runtime.settings, runtime.catalog
+    period = settings.template_cache_seconds
+    for caller in callers:
+        owner = caller_of(principal(caller), settings.caller_tenants).id
+        for template_id, version in used:
+            clock.at = start - timedelta(seconds=ages.uniform(0, period))
+            catalog.for_send(owner, template_id, version)
+        clock.at = start - timedelta(seconds=ages.uniform(0, period))
+        catalog.reset_version(owner)
 
 
 def _operations(request: Request) -> list[str]:
