@@ -209,14 +209,17 @@ def bill(
     # The publisher spends its CPU on every record and waits for one PutEvents per status event,
     # and for the UpdateItem of each `allow` send's eligibility label (decision 1 of issue #36).
     labels = inputs.get("labels_per_send", {}).get(channel, 0.0)
+    receipts = inputs.get("sms_receipts_per_send", {}).get(channel, 0.0)  # decision 2: SMS receipts
     publisher_ms = (
         inputs["publisher_cpu_ms_per_record"] * stream_records
         + duration_ms(0.0, ["PutEvents"]) * status_events
-        + duration_ms(0.0, ["UpdateItem"]) * labels
+        + duration_ms(0.0, ["UpdateItem"]) * (labels + receipts)
     )
     items["lambda_publisher"] = lambda_usd("publisher", publisher_ms, stream_records / STREAM_BATCH)
     items["dynamodb_publisher_reads"] = _ddb(0.0, inputs["publisher_rru_per_send"][channel] - dropped)
     items["dynamodb_publisher_labels"] = labels * _ddb(inputs.get("label_wru_p95", 0.0), 0.0)
+    if receipts:
+        items["dynamodb_publisher_sms_receipts"] = receipts * _ddb(inputs.get("sms_receipt_wru_p95", 0.0), 0.0)
     if callbacks:
         # EventBridge → SQS → the callbacks Lambda, one POST per status event.
         items["sqs_callbacks"] = status_events * (1 + 2 / SQS_BATCH) * PRICES["sqs_per_million_requests"]

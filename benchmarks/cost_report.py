@@ -23,6 +23,7 @@ LABELS = {
     "lambda_publisher": "Lambda: publisher",
     "dynamodb_publisher_reads": "DynamoDB: publisher reads",
     "dynamodb_publisher_labels": "DynamoDB: eligibility labels (publisher)",
+    "dynamodb_publisher_sms_receipts": "DynamoDB: SMS receipts (publisher)",
     "sqs_callbacks": "SQS: callbacks",
     "lambda_callbacks": "Lambda: callbacks",
     "cloudwatch_logs": "CloudWatch Logs: ingestion",

@@ -97,7 +97,7 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
         return None
     calls = {
         "email": ["TransactWriteItems", "UpdateItem", "SendEmail"],
-        "sms": ["TransactWriteItems"] * 2 + ["Publish"],
+        "sms": ["TransactWriteItems", "UpdateItem", "Publish"],
     }
     send = {
         channel: {
@@ -139,6 +139,12 @@ def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[st
             channel: float(table.get("send_label", {}).get("per_send") or 0.0) for channel in ("email", "sms")
         },
         "label_wru_p95": float((table.get("send_label", {}).get("wru") or {}).get("p95") or 0.0),
+        # An accepted SMS's receipt: one UpdateItem per SMS send, by the publisher (decision 2).
+        "sms_receipts_per_send": {
+            "email": 0.0,
+            "sms": float(table.get("sms_receipt", {}).get("per_sms_send") or 0.0),
+        },
+        "sms_receipt_wru_p95": float((table.get("sms_receipt", {}).get("wru") or {}).get("p95") or 0.0),
         "event_log_bytes": ingest.get("log_bytes_per_event", 0),
         "publisher_log_bytes_per_record": publisher.get("log_bytes_per_record", 0),
         "sms_status_record_bytes": 520,

@@ -39,6 +39,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
     from sendledger.adapters.dynamodb.labels import StalenessLabels
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.dynamodb.schema import create_ledger_table
+    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.bootstrap import Runtime
     from sendledger.domain.callers import caller_of
@@ -80,6 +81,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
         stream_arn = client.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
         reader = _Reader(boto3.client("dynamodbstreams", region_name=REGION, config=STREAMS_CONFIG), stream_arn)
         changes, bus, labels = LedgerStream(ledger.table), Bus(), StalenessLabels(ledger.table)
+        receipts = SmsReceiptItems(ledger.table)
         pending: list[tuple[datetime, dict[str, Any]]] = []
         accepted = refused = 0
         first_refused_at: int | None = None
@@ -106,7 +108,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
                 pending += [(clock.now(), record) for record in reader.records()]
             report = PublishReport()
             while pending and pending[0][0] <= clock.now() - timedelta(seconds=STREAM_LAG_SECONDS):
-                publish_record(pending.pop(0)[1], changes, bus, report, labels)
+                publish_record(pending.pop(0)[1], changes, bus, report, labels, receipts)
             if report.sms_segments:
                 ledger.sms_usage.add(report.sms_segments)
             clock.current += step

@@ -40,7 +40,16 @@ from benchmarks.counting import RequestLog, counting
 from benchmarks.environment import ACCOUNT_ID, REGION
 from benchmarks.traffic_model import Kind, Request, Slice, TrafficModel, build
 
-OPERATIONS = ("send", "send_repeat_recipient", "replay", "reset", "event_new", "event_duplicate", "send_label")
+OPERATIONS = (
+    "send",
+    "send_repeat_recipient",
+    "replay",
+    "reset",
+    "event_new",
+    "event_duplicate",
+    "send_label",
+    "sms_receipt",
+)
 POLL_INTERVAL = timedelta(seconds=60)  # deployed POLL_INTERVAL_SECONDS
 DRAIN_SECONDS = 5  # a cycle drains its queue within this (the watermark is its start)
 STALE_WINDOW = timedelta(seconds=900) + POLL_INTERVAL  # UNKNOWN_GRACE_SECONDS + watermark lag, at most
@@ -174,6 +183,7 @@ class _Player:
         self.ledgers = [runtime.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
+        self.receipts = _receipts(world)
         # A send's reads of a caller's template version (usecases/template_catalog.py): one GetItem
         # per container, caller and version the first time, then once per TEMPLATE_CACHE_SECONDS.
         self.template_reads: int = 0
@@ -209,8 +219,10 @@ class _Player:
                     self._timed(request, event, runtime, sends)
                     continue
             if not request.counted:
-                status, body = _call(api.lambda_handler, event, runtime)
+                with counting(*self.ledgers) as log:
+                    status, body = _call(api.lambda_handler, event, runtime)
                 _expect(status in (202, 409), request, status, body)
+                self._receipts_uncounted(log)  # the publisher wrote them when that send was made
                 continue
             logged, reads = _Discard.written, runtime.catalog.reads
             with counting(*self.ledgers) as log:
@@ -231,10 +243,11 @@ class _Player:
         return figures
 
     def _labels(self, log: RequestLog) -> list[Figure]:
-        """The publisher's work for the stream records this request's writes produced: an
-        `allow` send's eligibility label, off the API path (the table has no stream here: its
-        records are the logged items before and after each write, as NEW_AND_OLD_IMAGES)."""
-        from sendledger.usecases.publish import label_recorded_send
+        """The publisher's writes for the stream records this request's writes produced, off the
+        API path: an `allow` send's eligibility label, an accepted SMS's receipt (the table has
+        no stream here: its records are the logged items before and after each write, as
+        NEW_AND_OLD_IMAGES)."""
+        from sendledger.usecases.publish import label_recorded_send, write_sms_receipt
 
         found = []
         for record in stream_records(log):
@@ -242,7 +255,17 @@ class _Player:
                 labelled = label_recorded_send(record, self.labels)
             if labelled:
                 found.append(_figure("send_label", labelling))
+            with counting(*self.ledgers) as receipting:
+                written = write_sms_receipt(record, self.receipts)
+            if written:
+                found.append(_figure("sms_receipt", receipting))
         return found
+
+    def _receipts_uncounted(self, log: RequestLog) -> None:
+        from sendledger.usecases.publish import write_sms_receipt
+
+        for record in stream_records(log):
+            write_sms_receipt(record, self.receipts)
 
     def _timed(self, request: Request, event: dict[str, Any], runtime: Any, index: int) -> None:
         """Ours and the baseline on the same request, alternating which goes first."""
@@ -251,8 +274,12 @@ class _Player:
         headers = {"Idempotency-Key": request.key or str(request.body.get("event_id"))}
         theirs = api_event("POST", "/v1/messages", request.body, headers, principal(request.caller))
 
+        answered: list[dict[str, Any]] = []
+
         def ours() -> tuple[int, dict[str, Any]]:
-            return _call(api.lambda_handler, event, runtime)
+            status, body = _call(api.lambda_handler, event, runtime)
+            answered.append(body)
+            return status, body
 
         def baseline() -> tuple[int, dict[str, Any]]:
             return status_of(self.baseline(theirs, lambda_context("baseline-send")))
@@ -264,6 +291,16 @@ class _Player:
             if side == "baseline":
                 self.baseline_sends.update(str(entry["provider_message_id"]) for entry in self.outbox()[sent:])
         self.cpu.append(CpuSample(spent["ours"], spent["baseline"]))
+        self._receipt_of_timed(answered[0], request)
+
+    def _receipt_of_timed(self, view: dict[str, Any], request: Request) -> None:
+        """The publisher's receipt for a timed SMS send (not counted, as the send is not): its
+        status record finds it as every other send's does."""
+        from sendledger.ports.status_out import AcceptedSms
+
+        if view.get("channel") == "sms" and view.get("provider_message_id"):
+            escalates = bool(request.body.get("escalation"))
+            self.receipts.write(AcceptedSms(view["message_id"], view["provider_message_id"], escalates))
 
     def _cpu(self, call: Callable[[], tuple[int, dict[str, Any]]], request: Request) -> float:
         emulated = self.meter.cpu_seconds
@@ -279,6 +316,13 @@ def _labels(world: World) -> Any:
     from sendledger.adapters.dynamodb.table import Table
 
     return StalenessLabels(Table(world.resources.ledger_table))
+
+
+def _receipts(world: World) -> Any:
+    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
+    from sendledger.adapters.dynamodb.table import Table
+
+    return SmsReceiptItems(Table(world.resources.ledger_table))
 
 
 def stream_records(log: RequestLog) -> list[dict[str, Any]]:
@@ -504,6 +548,8 @@ def summarise(played: Slice, figures: list[Figure]) -> dict[str, Any]:
     sends = by_operation["send"]
     # The publisher's labels, off the API path: how many a send causes, and what each costs.
     traffic["send_label"]["per_send"] = round(len(by_operation["send_label"]) / max(len(sends), 1), 4)
+    sms_sends = sum(1 for f in sends if f.channel == "sms")
+    traffic["sms_receipt"]["per_sms_send"] = round(len(by_operation["sms_receipt"]) / max(sms_sends, 1), 4)
     for channel in ("email", "sms"):
         found = [f for f in sends if f.channel == channel]
         traffic[f"send_{channel}"] = {

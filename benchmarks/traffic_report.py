@@ -16,6 +16,7 @@ ROWS = (
     ("event_new", "delivery event, new", "event_new"),
     ("event_duplicate", "delivery event, duplicate", "event_duplicate"),
     ("send_label", "eligibility label (publisher, off the API path)", None),
+    ("sms_receipt", "SMS receipt (publisher, off the API path)", None),
 )
 
 
@@ -195,6 +196,7 @@ def item_model(results: dict[str, Any]) -> list[str]:
         return fmt(((traffic.get(operation) or {}).get(unit) or {}).get("p95"))
 
     label = traffic.get("send_label") or {}
+    receipt = traffic.get("sms_receipt") or {}
     return [
         "## The send's item model: repeat recipients, SMS, replays (issue #36, decisions 1-3)",
         "",
@@ -208,14 +210,14 @@ def item_model(results: dict[str, Any]) -> list[str]:
                 ["intent: recipient update (transaction)", 2, 2, "suppression condition, marker, label inputs"],
                 ["intent: evidence index entry", 1, 1, "KEYS_ONLY, written once"],
                 ["intent: due-work index entry", 1, 1, "the in-flight marker"],
-                ["outcome: message item", 1, 2, "SMS: an item of a transaction"],
+                ["outcome: message item (UpdateItem)", 1, 1, "was 2 for SMS: an item of a transaction"],
                 ["outcome: due-work index entry removed", 1, 1, "in flight no more"],
-                ["outcome: SNS receipt (transaction)", "-", 2, "an SNS status record names only SNS's id"],
+                ["outcome: SNS receipt", "-", "-", "was 2 (a transaction item): now the publisher's, below"],
                 [
                     "**total**",
                     "**8**",
-                    "**11**",
-                    f"measured p95: email {p95('send_email', 'wru')}, SMS {p95('send_sms', 'wru')}",
+                    "**8**",
+                    f"measured p95: email {p95('send_email', 'wru')}, SMS {p95('send_sms', 'wru')} (was 11)",
                 ],
             ],
         ),
@@ -234,13 +236,28 @@ def item_model(results: dict[str, Any]) -> list[str]:
         f"Repeat recipients now cost {p95('send_repeat_recipient', 'requests')} requests and "
         f"{p95('send_repeat_recipient', 'wru')} write units at p95.",
         "",
-        "**SMS at the email budget (decision 2, not done).** The SMS outcome writes the SNS receipt in a "
-        "transaction with the message item (the table above): 11 units, 3 over the bar, and a single-request "
-        "outcome cannot carry a second item. The lever measured on paper: the outcome becomes one `UpdateItem` "
-        "(1 + 1 index = 2 units, 8 in all) and the publisher writes the receipt from the outcome's stream "
-        "record (a `PutItem` of 1 unit, off the API path); a status record that arrives before it matches "
-        "the send through the recipient's last send, the path a timed-out Publish already takes "
-        "(`event_new` stays 1 request whenever the receipt is there first). Not built in this run.",
+        "**SMS at the email budget (decision 2).** The SMS outcome wrote the SNS receipt (SNS's message id to "
+        "ours: a status record names only SNS's) in a transaction with the message: message 2 + receipt 2, 11 "
+        "in all. The outcome is now one `UpdateItem` on the message, as an email's (1 + 1 index = 2, 8 in all), "
+        "and the publisher writes the receipt from the outcome's stream record (NEW_AND_OLD_IMAGES: the change "
+        "that set `provider_message_id`), an `UpdateItem` of a ~0.2 KB item, off the API path: "
+        f"{fmt(receipt.get('per_sms_send'))} per SMS send, {fmt((receipt.get('requests') or {}).get('p95'))} "
+        f"request and {fmt((receipt.get('wru') or {}).get('p95'))} unit at p95 (the SMS receipt row above; in "
+        'the bill, "DynamoDB: SMS receipts"). The alternatives, by the same arithmetic: the receipt written '
+        "beside the outcome but outside a transaction is 3 requests and 9 units on the API path; a sparse "
+        "keys-only index on the provider id adds 1 unit to the outcome (9) and makes every status record a "
+        "Query before its write (2 requests, over the `event_new` bar); matching through the recipient item "
+        "needs the id written there by the outcome (a second item again) and is ambiguous for a number "
+        "texted twice. A status record on the publisher's receipt stays 1 request and 1 unit "
+        f"(`event_new` p95 over all events, requests / units: {p95('event_new', 'requests')} / "
+        f"{p95('event_new', 'wru')}). One that arrives first (the publisher behind) is refused on the "
+        "missing receipt, reads the "
+        "number's recipient item and its last two sends (2 BatchGetItem) and, when one names its id, "
+        "writes that receipt itself, naming the send: 4 requests, and the publisher's write merges with it "
+        "(`if_not_exists`); a duplicate dedupes on the receipt either way. A record no recent send names, "
+        "while a send to the number is recent enough for its receipt to be on the way (15 minutes, three "
+        "times the publisher's iterator-age alarm), is not applied: its source retries it. It is never "
+        "guessed onto the number's last send.",
         "",
         "**Replays (decision 3).** A replay is the intent's transaction cancelled on the message item's "
         "condition. No AWS text bills a cancelled transaction for its prepare phase only and the response "

@@ -53,7 +53,7 @@ CALLBACK_QUEUE_VISIBILITY_FACTOR: Final = 6
 
 # --- IAM actions (one place, so tests and policies agree) ----------------------------------
 LEDGER_ITEM_ACTIONS: Final = (
-    "dynamodb:BatchGetItem",  # sms_delivery_logs: a record without receipt (receipt + LAST + dedupe)
+    "dynamodb:BatchGetItem",  # an SMS record without receipt: receipt + recipient + dedupe, then its last sends
     "dynamodb:ConditionCheckItem",
     "dynamodb:GetItem",
     "dynamodb:PutItem",

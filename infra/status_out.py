@@ -27,7 +27,7 @@ from infra.lambdas import SendledgerFunction
 from infra.queues import dead_letter_queue, only_producers, queue_with_dlq
 from infra.settings import Settings
 from sendledger import names
-from sendledger.adapters.dynamodb.keys import MESSAGE_PK_PREFIX
+from sendledger.adapters.dynamodb.keys import MESSAGE_PK_PREFIX, RECEIPT_PK_PREFIX
 
 PUBLISHER_TIMEOUT_SECONDS = 30
 STREAM_BATCH_SIZE = 100
@@ -76,6 +76,12 @@ class StatusOut(Construct):
                     actions=["dynamodb:UpdateItem"],
                     resources=[data.table.table_arn],
                     conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{MESSAGE_PK_PREFIX}*"]}},
+                ),
+                # An accepted SMS's receipt (SNS's message id to ours), from its outcome's change: those items only.
+                iam.PolicyStatement(
+                    actions=["dynamodb:UpdateItem"],
+                    resources=[data.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{RECEIPT_PK_PREFIX}*"]}},
                 ),
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]),
                 # The SMS day counts (ADD per caller and day): those items alone, by their key.

@@ -36,7 +36,13 @@ if TYPE_CHECKING:
     from sendledger.ports.recipients import RecipientStore
     from sendledger.ports.resets import ResetStore
     from sendledger.ports.sms_usage import SmsUsage
-    from sendledger.ports.status_out import CallbackQueue, EligibilityLabels, StatusChangeSource, StatusEventBus
+    from sendledger.ports.status_out import (
+        CallbackQueue,
+        EligibilityLabels,
+        SmsReceipts,
+        StatusChangeSource,
+        StatusEventBus,
+    )
     from sendledger.ports.templates import TemplateStore
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
@@ -561,6 +567,7 @@ class StatusOut:
     changes: StatusChangeSource
     bus: StatusEventBus
     labels: EligibilityLabels  # `allow` sends' labels, from the recipient updates they committed
+    receipts: SmsReceipts  # accepted SMS's receipts, from the outcomes they committed
     receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
     queues: Callable[[str], CallbackQueue]  # by the queue's ARN
     clock: Clock
@@ -593,6 +600,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
     from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
     from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
     from sendledger.adapters.dynamodb.labels import StalenessLabels
+    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
     from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
     from sendledger.adapters.dynamodb.stream import LedgerStream
     from sendledger.adapters.dynamodb.table import Table
@@ -610,6 +618,7 @@ def build_status_out(settings: Settings | None = None, client: object = None) ->
         changes=LedgerStream(table),
         bus=EventBridgeBus(settings.event_bus_name),
         labels=StalenessLabels(table),
+        receipts=SmsReceiptItems(table),
         receivers=Receivers(
             callers=DynamoCallerSettings(table, clock),
             secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock, SECRET_MAX_AGE),

@@ -289,13 +289,15 @@ def test_no_function_may_post_to_loopback_and_every_one_knows_the_secret_prefix(
             assert variables["CALLBACK_SECRET_PREFIX"] == "sendledger/dev/callbacks/", name
 
 
-def test_the_publisher_writes_only_message_and_caller_items_and_only_by_update(with_callbacks: Template) -> None:
+def test_the_publisher_writes_only_message_receipt_and_caller_items_and_only_by_update(
+    with_callbacks: Template,
+) -> None:
     written = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
     statements = _statements(with_callbacks, "StatusOutPublisherFunctionRole")
     writes = [s for s in statements if written & set(s["Action"] if isinstance(s["Action"], list) else [s["Action"]])]
-    # An `allow` send's eligibility label, appended to the message item, and a caller's SMS
-    # segments of the day, added to its CALLER# item: never any other item
+    # An `allow` send's eligibility label, appended to the message item, an accepted SMS's
+    # receipt (PMID#), and a caller's SMS segments of the day, added to its CALLER# item: never any other item
     assert sorted((s["Action"], str(s.get("Condition"))) for s in writes) == sorted(
         ("dynamodb:UpdateItem", str({"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [prefix]}}))
-        for prefix in ("MSG#*", "CALLER#*")
+        for prefix in ("MSG#*", "PMID#*", "CALLER#*")
     )

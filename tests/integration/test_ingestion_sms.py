@@ -7,8 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sendledger import bootstrap
+from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
 from sendledger.domain.messages import DueKind
 from sendledger.handlers import sms_delivery_logs
+from sendledger.ports.status_out import AcceptedSms
 from sendledger.providers.sns.events import LogRecord, encode_subscription_event
 from sendledger.providers.sns.lane import ingest_log_record
 from sendledger.usecases.ingest import IngestReport
@@ -16,6 +18,7 @@ from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, sm
 from tests.support.counting import Observer, count_dynamodb_requests, observing
 from tests.support.fakes import FakeLambdaContext
 from tests.support.outbox import sent_sms
+from tests.support.status_out import status_out_harness
 
 INVALID = "+12065550165"
 FLAKY = "+12065550155"
@@ -52,7 +55,7 @@ def suppressed(api, number):
 
 def test_invalid_number_is_suppressed_at_once(api, ingestion, clock, healthy_watermarks, monkeypatch):
     sent = send_sms(api, INVALID, "s-1")
-    # record_outcome wrote the receipt PMID#<SNS message id> in the outcome transaction
+    # No receipt yet (the publisher writes it from the stream): the record finds the send through the number
     clock.advance(5)
     record = sms_record(sent["provider_message_id"], INVALID, "FAILURE", "Invalid phone number", clock.now())
     result = deliver_subscription(ingestion, monkeypatch, FAILURE_GROUP, [record])
@@ -91,8 +94,9 @@ def test_unknown_provider_string_is_transient(api, ingestion, clock, healthy_wat
 
 
 def test_a_status_record_costs_one_write_new_or_duplicate(api, services, ingestion, clock, healthy_watermarks):
-    # Given an accepted SMS (its outcome write left a receipt under SNS's message id)
+    # Given an accepted SMS, and the receipt the publisher wrote under SNS's message id from its outcome
     sent = send_sms(api, "+12065550120", "s-1")
+    status_out_harness(services.settings)[0].pump()
     record = sms_record(
         sent["provider_message_id"], "+12065550120", "SUCCESS", "Message has been accepted", clock.now()
     )
@@ -202,10 +206,11 @@ def test_unknown_sms_is_resolved_by_a_status_record_for_the_destination(
     record = sms_record(
         published[0], "+12065550120", "SUCCESS", "Message has been accepted by phone carrier", clock.now()
     )
-    # No receipt under that id: the refused write, the destination's last send, the write
+    # No receipt under that id: the refused write, the number's recipient item, its last send
+    # (no provider id recorded: the Publish timed out), the write
     with count_dynamodb_requests() as counter:
         deliver_subscription(ingestion, monkeypatch, SUCCESS_GROUP, [record])
-    assert counter.operations == {"UpdateItem": 2, "BatchGetItem": 1}
+    assert counter.operations == {"UpdateItem": 2, "BatchGetItem": 2}
     message = view(api, first["message_id"])
     assert message["state"] == "delivered" and message["provider_message_id"] == published[0]
     clock.advance(3600)
@@ -227,9 +232,13 @@ _numbers = iter(f"+120655501{n:02d}" for n in range(100))
 def test_status_records_in_any_order_and_multiplicity_converge(
     api, services, ingestion, clock, healthy_watermarks, failure, arrivals
 ):
-    # Given an accepted SMS to a number of its own (one moto world serves every example)
+    # Given an accepted SMS to a number of its own (one moto world serves every example), and its
+    # receipt, which the publisher writes from the outcome's stream record
     number = next(_numbers)
     sent = send_sms(api, number, f"any-order-{number}")
+    SmsReceiptItems(services.messages.table).write(
+        AcceptedSms(sent["message_id"], sent["provider_message_id"], escalates=False)
+    )
     records = {
         kind: sms_record(sent["provider_message_id"], number, *outcome, clock.now())
         for kind, outcome in (("success", SUCCESS), ("failure", failure))

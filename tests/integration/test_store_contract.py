@@ -30,11 +30,12 @@ from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Messa
 from sendledger.domain.provider import Backoff
 from sendledger.domain.recipients import Channel, parse_recipient
 from sendledger.domain.template_folder import TemplateFolder
-from sendledger.ports.ingestion import ApplyResult
+from sendledger.ports.ingestion import ApplyResult, SmsMatch, SmsSendFound
 from sendledger.ports.messages import Expectations, LastSendCondition, Outcome, SendIntent, StoredResponse
 from sendledger.ports.resets import Replacement, ResetRecord
+from sendledger.ports.status_out import AcceptedSms
 from sendledger.settings import Settings
-from sendledger.usecases.ingest import IngestReport
+from sendledger.usecases.ingest import SMS_RECEIPT_LAG_SECONDS, IngestReport
 from sendledger.usecases.intents import first_entry, new_message
 from sendledger.usecases.views import message_view
 from tests.conftest import TABLE
@@ -358,6 +359,9 @@ def transient_bounces_count_in_their_window(b: Backend) -> list[Any]:
 
 def sms_receipts_and_the_destination_match(b: Backend) -> list[Any]:
     accepted = b.send(key="sms-1", channel=Channel.SMS, to=PHONE)
+    # The send path does not write the receipt: alone, the store refuses a record naming only SNS's id
+    early = b.apply(sms_event("sns-0001", b.now()), receipt_id="sns-0001")
+    b.ledger.sms_receipts.write(AcceptedSms(accepted, "sns-0001", escalates=False))  # the publisher's
     on_receipt = b.apply(sms_event("sns-0001", b.now()), receipt_id="sns-0001")
     b.clock.advance(60)
     b.services.sms.then(TIMEOUT_LOST)
@@ -369,9 +373,36 @@ def sms_receipts_and_the_destination_match(b: Backend) -> list[Any]:
     matched = b.ingest(record)
     again = b.ingest(record)
     too_late = b.ledger.events.message_for_provider_id("sns-other", f"sms:{PHONE}", b.now() + timedelta(hours=1), 300)
-    assert on_receipt.message_updated and missing.no_receipt and found == (timed_out, False), b.name
-    assert matched.suppressed_now and again.duplicate and too_late == (None, False)
-    return [on_receipt, missing, found, matched, again, too_late, view(b, accepted), view(b, timed_out)]
+    assert early.no_receipt and on_receipt.message_updated and missing.no_receipt, b.name
+    assert found == SmsSendFound(SmsMatch.UNKNOWN_ID, timed_out, False, requests=2), b.name
+    assert matched.suppressed_now and again.duplicate
+    assert too_late.match is SmsMatch.NONE and too_late.message_id is None
+    return [early, on_receipt, missing, found, matched, again, too_late, view(b, accepted), view(b, timed_out)]
+
+
+def sms_record_before_its_receipt(b: Backend) -> list[Any]:
+    first = b.send(key="sms-a", channel=Channel.SMS, to=PHONE)
+    b.clock.advance(10)
+    second = b.send(key="sms-b", channel=Channel.SMS, to=PHONE)
+    b.clock.advance(5)
+    # The first send's record, before the publisher wrote either receipt: of the number's last
+    # two sends, the first names its id; the record writes that receipt, naming the first send
+    record = sms_event("sns-0001", b.now())
+    landed = b.ingest(record)
+    for message_id, provider_id in ((first, "sns-0001"), (second, "sns-0002")):  # the publisher, later
+        b.ledger.sms_receipts.write(AcceptedSms(message_id, provider_id, escalates=False))
+    again = b.ingest(record)
+    # A record no recent send names while the number's last send is young: not applied, not guessed
+    stray = sms_event("sns-elsewhere", b.now())
+    with pytest.raises(DependencyUnavailable):
+        b.ingest(stray)
+    b.clock.advance(SMS_RECEIPT_LAG_SECONDS)
+    unmatched = b.ingest(stray)  # no receipt can still come: recorded as a stray record
+    assert landed.message_updated and landed.requests == 4 and again.duplicate and again.requests == 1, b.name
+    assert not unmatched.duplicate and unmatched.requests == 4
+    firsts, seconds = view(b, first), view(b, second)
+    assert firsts["state"] == "delivered" and seconds["state"] == "accepted"
+    return [landed, again, unmatched, firsts, seconds]
 
 
 def due_work_index(b: Backend) -> list[Any]:
@@ -556,6 +587,7 @@ SCENARIOS: list[Callable[[Backend], list[Any]]] = [
     events_once_and_never_backwards,
     transient_bounces_count_in_their_window,
     sms_receipts_and_the_destination_match,
+    sms_record_before_its_receipt,
     due_work_index,
     escalation_timers_finish_once,
     poller_state_moves_forward,

@@ -128,6 +128,14 @@ class SharedWorld:
     def drain_queue(self) -> None:
         drain(self.ingestion.queue_url)
 
+    def publish_receipt(self, sent: dict[str, Any]) -> None:
+        """The receipt the publisher writes from an accepted SMS's outcome (no stream here)."""
+        from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
+        from sendledger.ports.status_out import AcceptedSms
+
+        accepted = AcceptedSms(sent["message_id"], sent["provider_message_id"], escalates=bool(sent.get("escalation")))
+        SmsReceiptItems(self.services.messages.table).write(accepted)
+
     def healthy_watermarks(self) -> None:
         for source in self.leg.sources:
             put_watermark(TABLE, source, self.clock.now())

@@ -390,9 +390,9 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
         "a stream record is acknowledged only once its events are on the bus: put in the "
         "background, the record is done before its put, and a failed put loses its events",
         PUBLISHER,
-        old="            publish_record(record, status.changes, status.bus, report, status.labels)\n",
+        old="            publish_record(record, status.changes, status.bus, report, status.labels, status.receipts)\n",
         new="            import threading  # the record is acknowledged now, its events put meanwhile\n\n"
-        "            put = (record, status.changes, status.bus, report, status.labels)\n"
+        "            put = (record, status.changes, status.bus, report, status.labels, status.receipts)\n"
         "            threading.Thread(target=publish_record, args=put).start()\n",
     ),
     Sabotage(

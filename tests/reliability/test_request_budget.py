@@ -23,6 +23,7 @@ from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, fixture, se
 from tests.support import counting
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, FakeLambdaContext
+from tests.support.status_out import status_out_harness
 
 # At most this many DynamoDB requests per operation (counted, deterministic); a send's with the
 # caller's settings in the container's cache (warm_caller_settings: one GetItem per caller and
@@ -197,10 +198,14 @@ SMS_RECORDS = {
 
 
 @pytest.mark.parametrize("record", SMS_RECORDS.values(), ids=list(SMS_RECORDS))
-def test_sms_status_record_new_and_duplicate_through_the_subscription(api, wired, clock, healthy_watermarks, record):
-    # Given an accepted SMS and its delivery-status record in a subscription event
+def test_sms_status_record_new_and_duplicate_through_the_subscription(
+    api, services, wired, clock, healthy_watermarks, record
+):
+    # Given an accepted SMS, the receipt the publisher wrote from its outcome, and its
+    # delivery-status record in a subscription event
     group, status, response, final = record
     _, _, view = send(api, SMS, "budget-sms")
+    status_out_harness(services.settings)[0].pump()
     clock.advance(2)
     document = fixture("cloudwatch-logs-subscription-decoded.json")
     document["logGroup"] = group

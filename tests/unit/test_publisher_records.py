@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 
 from sendledger.adapters.dynamodb.expressions import encode_item
 from sendledger.adapters.dynamodb.labels import StalenessLabels
+from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
 from sendledger.adapters.dynamodb.stream import LedgerStream
 from sendledger.domain.eligibility import Eligibility, RecordedSend
 from sendledger.domain.state_changes import DetailType
+from sendledger.ports.status_out import AcceptedSms
 
 MID = "msg_01TEST"
 MESSAGE = {
@@ -173,3 +175,16 @@ def test_only_a_write_that_moved_the_marker_with_recorded_inputs_is_labelled():
     assert labels.recorded_send(recipient_record(recorded, bounced)) is None
     assert labels.recorded_send(recipient_record(recorded, deferred)) is None
     assert labels.recorded_send(record("MODIFY", f"MSG#{MID}", "MSG", old=MESSAGE, new=accepted())) is None
+
+
+def test_only_the_change_that_named_an_sms_provider_id_is_read_as_its_acceptance():
+    receipts = SmsReceiptItems(OneItemTable(encode_item(accepted())))
+    queued = {**MESSAGE, "channel": "sms", "recipient": "+12065550100", "escalation": '{"deadline_seconds":60}'}
+    sent = {**queued, "state": "accepted", "provider_message_id": "sns-1"}
+    delivered = {**sent, "state": "delivered"}  # a later change of the same message: the id is not new
+    outcome = record("MODIFY", f"MSG#{MID}", "MSG", old=queued, new=sent)
+    assert receipts.accepted_of(outcome) == AcceptedSms(MID, "sns-1", escalates=True)
+    assert receipts.accepted_of(record("MODIFY", f"MSG#{MID}", "MSG", old=sent, new=delivered)) is None
+    assert receipts.accepted_of(record("MODIFY", f"MSG#{MID}", "MSG", old=MESSAGE, new=accepted())) is None  # email
+    assert receipts.accepted_of(record("REMOVE", f"MSG#{MID}", "MSG", old=sent)) is None
+    assert receipts.accepted_of(record("MODIFY", "PMID#sns-1", "PMID", old={}, new={"message_id": MID})) is None

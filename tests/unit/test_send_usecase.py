@@ -14,13 +14,14 @@ from sendledger.domain.messages import DueKind, MessageState
 from sendledger.domain.provider import ProviderResponse
 from sendledger.domain.recipients import Channel
 from sendledger.domain.templates import Rendered
+from sendledger.ports.status_out import AcceptedSms
 from sendledger.usecases.ingest import IngestReport
 from sendledger.usecases.results import Accepted, Replayed
 from sendledger.usecases.suppressions import change_suppression
 from sendledger.usecases.views import message_view
 from tests.support.fakes import ADMIN, CALLER
 from tests.unit.fakes import THROTTLED, TIMEOUT_LOST, FakeEmailSender, FakeWorld
-from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send, ses_event
+from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send, ses_event, sms_event
 
 
 def test_happy_path_is_accepted_with_the_view_it_stored(world: FakeWorld):
@@ -191,8 +192,22 @@ def test_throttled_sends_are_retried_with_backoff_then_left_pending(world: FakeW
     assert world.ledger.due_work.count(DueKind.PENDING) == 1
 
 
-def test_sms_outcome_writes_the_receipt_its_status_records_land_on(world: FakeWorld):
+def test_sms_outcome_leaves_the_receipt_to_the_publisher_and_a_record_that_comes_first_writes_it(world: FakeWorld):
     result = world.runtime.sender.send(command(channel=Channel.SMS, to=PHONE), seconds_left)
     assert result.view["state"] == "accepted" and result.view["provider_message_id"] == "sns-0001"
+    message_id = result.view["message_id"]
+    # The send path wrote the message alone: the receipt is the publisher's, from the stream
+    assert ("PMID", "sns-0001") not in world.ledger.db.receipts
+    # A status record that arrives first finds the send through the number's last send, which names its id
+    record = sms_event("sns-0001", world.clock.now())
+    applied = world.runtime.sink.apply(record, IngestReport())
     receipt = world.ledger.db.receipts[("PMID", "sns-0001")]
-    assert receipt.message_id == result.view["message_id"] and receipt.state is MessageState.ACCEPTED
+    assert not applied.duplicate and applied.message_updated
+    assert receipt.message_id == message_id and receipt.state is MessageState.DELIVERED
+    assert receipt.escalates is None  # not known to the record: a marker's poller reads the message
+    # The publisher's write merges with it: the record's state and entry stay, and a duplicate is one
+    world.ledger.sms_receipts.write(AcceptedSms(message_id, "sns-0001", escalates=False))
+    again = world.runtime.sink.apply(record, IngestReport())
+    assert again.duplicate and receipt.state is MessageState.DELIVERED and receipt.escalates is False
+    assert [e.type.value for e in receipt.history.entries()] == ["event:SmsSuccess"]
+    assert world.runtime.messages.get(message_id).state is MessageState.DELIVERED

@@ -70,7 +70,9 @@ class EventPlan:
     event: DeliveryEvent
     at: datetime  # when it is applied: the entries' time, the items' updated_at
     message_id: str | None  # None: no message matched (suppression and dedupe still land)
-    receipt_id: str | None  # an SMS receipt under the provider's message id, when no message id is known
+    # An SMS receipt under the provider's message id: where the event lands when set (with a
+    # message id too, the send is known and the event may create the receipt naming it).
+    receipt_id: str | None
     proves: StateMove | None  # the move the event proves
     move: StateMove | None  # what is written: None for history only, or a receipt already past it
     entry: HistoryEntry  # the event's entry on the receipt; its key is derived from the dedupe key

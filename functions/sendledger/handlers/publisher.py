@@ -32,7 +32,7 @@ def lambda_handler(
     failures: list[dict[str, str]] = []
     for record in event.get("Records", []):
         try:
-            publish_record(record, status.changes, status.bus, report, status.labels)
+            publish_record(record, status.changes, status.bus, report, status.labels, status.receipts)
         except Exception:  # any fault of one record: reported, and the shard resumes from it
             sequence = record["dynamodb"]["SequenceNumber"]
             logger.exception("stream record not published", extra={"sequence_number": sequence})
@@ -49,6 +49,7 @@ def lambda_handler(
         extra={
             "records": report.records,
             "labelled": report.labelled,
+            "receipts": report.receipts,
             "events": [(e.event_id, e.detail_type.value) for e in report.published],
             "failed": len(failures),
         },

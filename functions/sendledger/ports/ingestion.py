@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 from sendledger.domain.escalation import Escalation
@@ -23,6 +24,24 @@ class ApplyResult:
     no_receipt: bool = False  # the plan named a receipt that does not exist: nothing was written
 
 
+class SmsMatch(StrEnum):
+    """How a status record whose receipt was missing found its send (or did not)."""
+
+    RECEIPT = "receipt"  # the receipt has landed since: the record goes there
+    PROVIDER_ID = "provider_id"  # its receipt names the send, or (receipt still to come) a recent send names the id
+    UNKNOWN_ID = "unknown_id"  # the number's send in the window whose Publish answer was never recorded
+    NONE = "none"  # no send to the number names the id or could
+
+
+@value
+class SmsSendFound:
+    match: SmsMatch
+    message_id: str | None
+    applied: bool  # the dedupe item exists: the record was applied already
+    last_send_at: datetime | None = None  # the number's last send (NONE: was it recent enough to be pending?)
+    requests: int = 1  # the reads it took
+
+
 class DeliveryEventStore(Protocol):
     """Applying delivery events once each (their dedupe), and finding an SMS record's send."""
 
@@ -37,8 +56,10 @@ class DeliveryEventStore(Protocol):
         occurred_at: datetime,
         window_seconds: int,
         dedupe_key: str | None = None,
-    ) -> tuple[str | None, bool]:
-        """(message id, already applied): the dedupe item is read in the same BatchGetItem."""
+    ) -> SmsSendFound:
+        """The send a record without receipt belongs to: the receipt, the destination and the
+        dedupe item in one BatchGetItem, then the destination's recent sends (one more) to
+        compare their provider message ids with the record's."""
 
 
 @value

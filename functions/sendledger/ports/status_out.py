@@ -11,6 +11,7 @@ from sendledger.domain.caller_settings import CallbackUrl
 from sendledger.domain.eligibility import RecordedSend
 from sendledger.domain.messages import HistoryEntry
 from sendledger.domain.state_changes import StatusEvent
+from sendledger.domain.values import value
 
 
 class StatusChangeSource(Protocol):
@@ -29,6 +30,29 @@ class EligibilityLabels(Protocol):
     def label(self, message_id: str, entry: HistoryEntry) -> None:
         """Append the message's one label entry; a label already there (a record handled again)
         or a message that is gone changes nothing. DependencyUnavailable when not written."""
+        ...
+
+
+@value
+class AcceptedSms:
+    """An SMS whose provider message id its message item just learned (from the stream)."""
+
+    message_id: str
+    provider_message_id: str
+    escalates: bool
+
+
+class SmsReceipts(Protocol):
+    """Accepted SMS's receipts, written off the send path from the message change that named the
+    provider's id: SNS's status records name only that id."""
+
+    def accepted_of(self, record: dict[str, Any]) -> AcceptedSms | None:
+        """The SMS this stream record is the acceptance of (None: it is not one)."""
+        ...
+
+    def write(self, accepted: AcceptedSms) -> None:
+        """The receipt under the provider's id, naming the message; merges with one a status
+        record created first, and writing it again changes nothing. DependencyUnavailable when not written."""
         ...
 
 

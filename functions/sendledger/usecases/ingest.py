@@ -2,25 +2,36 @@
 
 Cost per event: one TransactWriteItems. Most events name the message by the id the send gave
 the provider (a tag, a custom argument); an SMS status record may name only the provider's
-message id, so its outcome lands on the send's receipt under that id.
-A duplicate costs its one cancelled transaction. A status record with no receipt (the Publish
-answer was never recorded: timed out, or the outcome write lost the race to an event) costs the
-cancelled transaction, one BatchGetItem (the destination's last send) and the transaction.
+message id, so its outcome lands on the send's receipt under that id, which the publisher
+writes from the outcome's stream record (adapters/dynamodb/sms_receipts.py).
+A duplicate costs its one cancelled transaction. A status record with no receipt costs the
+refused write, one or two BatchGetItem (the receipt, the number's last sends) and the write:
+- the publisher has not written the receipt yet, and one of the number's last two sends names
+  the record's provider id: the record writes the receipt itself, naming that send (the
+  publisher's write merges with it, and duplicates dedupe on it);
+- the number's send in the window whose Publish answer was never recorded (timed out): the
+  record lands on that message's own receipt;
+- neither, while the number had a send recent enough that its receipt may still be on the way
+  (an older send's, the publisher behind): not applied, DependencyUnavailable, so its source
+  tries again (the subscription's retries, then the poller's reconciliation): never guessed;
+- neither, and no such send: recorded as unmatched (dedupe, suppression), as any stray record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
 from sendledger import names
 from sendledger.domain import test_mode
+from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.event_plan import EventPlan, plan_event
 from sendledger.domain.events import DeliveryEvent, EventKind
 from sendledger.domain.suppression_rules import TransientPolicy, verdict_for
-from sendledger.ports.ingestion import ApplyResult, DeliveryEventStore
+from sendledger.ports.ingestion import ApplyResult, DeliveryEventStore, SmsMatch
 from sendledger.ports.reports import IngestReport, MetricPoint
 
 if TYPE_CHECKING:
@@ -31,6 +42,9 @@ logger = Logger(child=True)
 # A status record names the destination; it proves the outcome of a send to that number whose
 # provider message id we never learned (a timed-out publish) when it was published this soon after it.
 SMS_SEND_WINDOW_SECONDS = 300
+# How long after a send its receipt may still be unwritten: three times the lag at which the
+# publisher's iterator-age alarm fires (5 minutes), so a healthy publisher is never outwaited.
+SMS_RECEIPT_LAG_SECONDS = 900
 SMS_KINDS = frozenset({EventKind.SMS_SUCCESS, EventKind.SMS_FAILURE})
 
 
@@ -97,22 +111,33 @@ class EventIngest:
         return result
 
     def _without_receipt(self, event: DeliveryEvent, spent: int) -> tuple[ApplyResult, EventPlan]:
-        """No receipt under the provider's id: match the record to the destination's last send."""
-        assert event.provider_message_id is not None
-        message_id, applied = self.events.message_for_provider_id(
-            event.provider_message_id,
-            event.recipient_key,
-            event.occurred_at,
-            SMS_SEND_WINDOW_SECONDS,
-            dedupe_key=event.dedupe_key,
+        """No receipt under the provider's id: find the send among the number's last sends."""
+        provider_id = event.provider_message_id
+        assert provider_id is not None
+        found = self.events.message_for_provider_id(
+            provider_id, event.recipient_key, event.occurred_at, SMS_SEND_WINDOW_SECONDS, dedupe_key=event.dedupe_key
         )
-        plan = self.plan_for(event, message_id)
-        if applied:
+        spent += found.requests
+        if found.match is SmsMatch.PROVIDER_ID:
+            plan = self.plan_for(event, found.message_id, receipt_id=provider_id)
+        elif found.match is SmsMatch.UNKNOWN_ID:
+            plan = self.plan_for(event, found.message_id)
+        else:
+            plan = self.plan_for(event, None)
+        if found.applied:
             # The dedupe item is written in the same transaction as everything the event derives,
             # so its presence proves the whole event is applied: no transaction.
-            return ApplyResult(duplicate=True, requests=spent + 1), plan
+            return ApplyResult(duplicate=True, requests=spent), plan
+        if found.match is SmsMatch.NONE and self._receipt_may_come(found.last_send_at):
+            raise DependencyUnavailable(
+                "SMS status record: a recent send to its number may still get its receipt; retry later",
+                retry_after_seconds=60,
+            )
         result = self.events.apply(plan)
-        return replace(result, requests=spent + 1 + result.requests), plan
+        return replace(result, requests=spent + result.requests), plan
+
+    def _receipt_may_come(self, last_send_at: datetime | None) -> bool:
+        return last_send_at is not None and self.clock.now() - last_send_at < timedelta(seconds=SMS_RECEIPT_LAG_SECONDS)
 
 
 def _receipt_id(event: DeliveryEvent) -> str | None:

@@ -1,11 +1,15 @@
-"""Publish: one stream record's status events onto the bus, an `allow` send's label, and the
-SMS segments the events bill.
+"""Publish: one stream record's status events onto the bus, an `allow` send's label, an
+accepted SMS's receipt, and the SMS segments the events bill.
 
 A record whose events cannot all be put raises, so the stream hands it (and the records
 after it) back: a crash or a fault between commit and publish loses nothing, and since every
 id is derived from the change, publishing a record again repeats the same ids. The same holds
 for a label: one entry per message, under a key derived from its intent (written again:
-nothing changes).
+nothing changes), and for a receipt: one item per provider message id, merged.
+
+An accepted SMS's receipt (SNS's message id to ours) is written here, not by the send's
+outcome: the send stays at one UpdateItem for its outcome, as an email's, and the receipt's
+write is billed off the API path (adapters/dynamodb/sms_receipts.py).
 
 The daily SMS cap is counted here, off the send path: every SMS that enters `sending` (its
 intent, or a resend) bills its segments to its owner's UTC day. The batch's counts are added
@@ -25,7 +29,7 @@ from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_guardrails import utc_day
 from sendledger.domain.state_changes import OWNER_FIELD, DetailType, StatusEvent
-from sendledger.ports.status_out import EligibilityLabels, StatusChangeSource, StatusEventBus
+from sendledger.ports.status_out import EligibilityLabels, SmsReceipts, StatusChangeSource, StatusEventBus
 
 
 @dataclass
@@ -33,6 +37,7 @@ class PublishReport:
     records: int = 0
     published: list[StatusEvent] = field(default_factory=list)
     labelled: int = 0
+    receipts: int = 0  # accepted SMS's receipts written
     # Segments billed per (owner, UTC day) by the records published so far, in order.
     sms_segments: dict[tuple[CallerId, str], int] = field(default_factory=dict)
     counting: bool = True  # False after a record failed: the ones after it come back
@@ -44,9 +49,12 @@ def publish_record(
     bus: StatusEventBus,
     report: PublishReport,
     labels: EligibilityLabels,
+    receipts: SmsReceipts,
 ) -> None:
     if label_recorded_send(record, labels):
         report.labelled += 1
+    if write_sms_receipt(record, receipts):
+        report.receipts += 1
     events: list[StatusEvent] = changes.events_of(record)
     if events:
         bus.put(events)
@@ -66,6 +74,15 @@ def label_recorded_send(record: dict[str, Any], labels: EligibilityLabels) -> bo
     if recorded is None:
         return False
     labels.label(recorded.message_id, label_entry(recorded))
+    return True
+
+
+def write_sms_receipt(record: dict[str, Any], receipts: SmsReceipts) -> bool:
+    """Write the receipt of the SMS whose acceptance this record is (False: it is not one)."""
+    accepted = receipts.accepted_of(record)
+    if accepted is None:
+        return False
+    receipts.write(accepted)
     return True
 
 

@@ -70,7 +70,7 @@ class FakeDueWork:
                     receipt_id=None if on_receipt else key[1],
                     on_receipt=on_receipt,
                     # An event cannot know whether the message escalates: the poller reads it.
-                    escalates=receipt.escalates or on_receipt,
+                    escalates=receipt.escalates is not False or on_receipt,
                 )
         for message_id, timer in self.db.timers.items():
             if timer.due is not None:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from sendledger.domain.event_plan import EventPlan, RecipientSeen
 from sendledger.domain.messages import DueKind
-from sendledger.ports.ingestion import ApplyResult
+from sendledger.ports.ingestion import ApplyResult, SmsMatch, SmsSendFound
 from tests.unit.fakes import receipts, recipients
 from tests.unit.fakes.history import ms
 from tests.unit.fakes.receipts import Receipt, ReceiptKey
@@ -75,19 +75,28 @@ class FakeDeliveryEvents:
         occurred_at: datetime,
         window_seconds: int,
         dedupe_key: str | None = None,
-    ) -> tuple[str | None, bool]:
+    ) -> SmsSendFound:
         with self.db.lock:
             applied = dedupe_key is not None and dedupe_key in self.db.unmatched_events
             receipt = self.db.receipts.get(receipts.of_sms(provider_message_id))
-            if receipt is not None:
-                return receipt.message_id, applied
-            if recipient_key is None:
-                return None, applied
-            recipient = recipients.state_of(self.db, recipient_key)
-            sent_at = recipient.last_send_at
-            if sent_at is not None and sent_at <= occurred_at <= sent_at + timedelta(seconds=window_seconds):
-                return recipient.last_message_id, applied
-            return None, applied
+            if receipt is not None and receipt.message_id is not None:
+                return SmsSendFound(SmsMatch.PROVIDER_ID, receipt.message_id, applied, requests=1)
+            recent = recipients.recent_sends(self.db, recipient_key) if recipient_key else []
+            if not recent:
+                return SmsSendFound(SmsMatch.NONE, None, applied, requests=1)
+            named = {
+                message_id: self.db.messages[message_id].message.provider_message_id
+                for message_id, _ in recent
+                if message_id in self.db.messages
+            }
+            for message_id, _ in recent:
+                if named.get(message_id) == provider_message_id:
+                    return SmsSendFound(SmsMatch.PROVIDER_ID, message_id, applied, requests=2)
+            window = timedelta(seconds=window_seconds)
+            for message_id, sent_at in recent:
+                if message_id in named and named[message_id] is None and sent_at <= occurred_at <= sent_at + window:
+                    return SmsSendFound(SmsMatch.UNKNOWN_ID, message_id, applied, requests=2)
+            return SmsSendFound(SmsMatch.NONE, None, applied, last_send_at=recent[0][1], requests=2)
 
     def _conditions(self, plan: EventPlan) -> Refusals:
         """The store's conditions, against the items as they are."""
@@ -99,8 +108,8 @@ class FakeDeliveryEvents:
                 return Refusals(duplicate=True)
         elif receipt is not None and receipt.history.has_event(event.dedupe_key):
             return Refusals(duplicate=True)
-        elif receipt is None and key[0] == receipts.OF_SMS:
-            return Refusals(no_receipt=True)  # an SMS receipt is written by the send's outcome only
+        elif receipt is None and key[0] == receipts.OF_SMS and plan.message_id is None:
+            return Refusals(no_receipt=True)  # only its send's writer knows whose it is
         move_refused = plan.move is not None and not _may_move(receipt, plan)
         held = receipt.state.value if move_refused and receipt and receipt.state else None
         return Refusals(move_refused_by=held, move_refused=move_refused, recipient=self._recipient_refusal(plan))
@@ -153,14 +162,12 @@ class FakeDeliveryEvents:
 
 
 def _target_key(plan: EventPlan) -> ReceiptKey | None:
-    if plan.message_id:
-        return receipts.of_message(plan.message_id)
-    return receipts.of_sms(plan.receipt_id) if plan.receipt_id else None
+    if plan.receipt_id:
+        return receipts.of_sms(plan.receipt_id)
+    return receipts.of_message(plan.message_id) if plan.message_id else None
 
 
 def _may_move(receipt: Receipt | None, plan: EventPlan) -> bool:
-    """The receipt's state condition: a message's own receipt may start without a state."""
+    """The receipt's state condition: a receipt has no state until an event proves one."""
     assert plan.move is not None
-    if receipt is None or receipt.state is None:
-        return receipt is None or not receipt.written_by_outcome
-    return receipt.state in plan.move.allowed_from
+    return receipt is None or receipt.state is None or receipt.state in plan.move.allowed_from

@@ -10,6 +10,7 @@ from tests.unit.fakes.escalations import FakeEscalationTimers
 from tests.unit.fakes.events import FakeDeliveryEvents
 from tests.unit.fakes.messages import FakeMessages
 from tests.unit.fakes.poller_state import FakePollerState
+from tests.unit.fakes.receipts import FakeSmsReceipts
 from tests.unit.fakes.recipients import FakeRecipients
 from tests.unit.fakes.resets import FakeResets
 from tests.unit.fakes.state import LedgerState
@@ -25,6 +26,7 @@ class FakeLedger:
         self.resets = FakeResets(self.db)
         self.poller_state = FakePollerState(self.db)
         self.events = FakeDeliveryEvents(self.db)
+        self.sms_receipts = FakeSmsReceipts(self.db)  # the publisher's, from the stream
         self.due_work = FakeDueWork(self.db)
         self.escalation_timers = FakeEscalationTimers(self.db)
         self.caller_settings = FakeCallerSettings(self.db)

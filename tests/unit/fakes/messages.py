@@ -154,9 +154,6 @@ class FakeMessages:
                 item.message.params = None  # as the store does: never rendered again
                 if item.response is not None:
                     item.response.message.params = None
-            receipt = receipts.for_outcome(outcome)
-            if receipt is not None:
-                self.db.receipts[receipt.key] = receipt
 
     # --- reads -----------------------------------------------------------------------------------
     def get(self, message_id: str) -> Message | None:

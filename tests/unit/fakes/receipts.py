@@ -1,7 +1,8 @@
 """A send's receipts: where delivery events land, beside the message they explain.
 
 `("RCPT", <message id>)`: events that name our message id, created by the first one.
-`("PMID", <SNS message id>)`: an accepted SMS's receipt, written by its outcome.
+`("PMID", <SNS message id>)`: an accepted SMS's receipt, written by the publisher from the
+outcome's stream record (`write_accepted`), or by a status record that found its send first.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from sendledger.domain.messages import DueKind, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.provider import source_of
 from sendledger.domain.recipients import Channel, fingerprint_of
-from sendledger.ports.messages import Outcome
-from tests.unit.fakes.history import History, ms
+from sendledger.ports.status_out import AcceptedSms
+from tests.unit.fakes.history import History
 from tests.unit.fakes.state import LedgerState
 
 ReceiptKey = tuple[str, str]
@@ -39,27 +40,29 @@ class Receipt:
     reason: str | None = None
     updated_at: datetime | None = None
     due: tuple[DueKind, datetime] | None = None
-    escalates: bool = False
+    escalates: bool | None = None  # an SMS receipt's flag; None: not written yet (the poller reads the message)
     history: History = field(default_factory=History)
 
     @property
-    def written_by_outcome(self) -> bool:
-        """An SMS receipt: events land on it only once the outcome wrote it."""
+    def by_provider_id(self) -> bool:
+        """An SMS receipt: keyed by the provider's message id."""
         return self.key[0] == OF_SMS
 
 
-def for_outcome(outcome: Outcome) -> Receipt | None:
-    """The receipt an accepted SMS's outcome writes (None for anything else)."""
-    response, message = outcome.response, outcome.message
-    if message.channel is not Channel.SMS or response is None or not response.provider_message_id:
-        return None
-    return Receipt(
-        of_sms(response.provider_message_id),
-        message_id=message.message_id,
-        state=MessageState.ACCEPTED,
-        updated_at=ms(outcome.entry.at),
-        escalates=bool(message.escalation),
-    )
+class FakeSmsReceipts:
+    """The publisher's write (adapters/dynamodb/sms_receipts.py), merged with what is there.
+    No stream here: a test hands it the accepted SMS the outcome's stream record would carry."""
+
+    def __init__(self, db: LedgerState) -> None:
+        self.db = db
+
+    def write(self, accepted: AcceptedSms) -> None:
+        key = of_sms(accepted.provider_message_id)
+        with self.db.lock:
+            receipt = self.db.receipts.setdefault(key, Receipt(key))
+            if receipt.message_id is None:
+                receipt.message_id = accepted.message_id
+            receipt.escalates = accepted.escalates
 
 
 def receipts_of(db: LedgerState, message: Message) -> list[Receipt]:
@@ -85,7 +88,7 @@ def fold(message: Message, receipt: Receipt) -> None:
 
 def as_read(message: Message, receipt: Receipt) -> History:
     """The receipt's history as readers see it (what each event's entry leaves implied)."""
-    provider_message_id = receipt.provider_message_id or (receipt.key[1] if receipt.written_by_outcome else None)
+    provider_message_id = receipt.provider_message_id or (receipt.key[1] if receipt.by_provider_id else None)
     source = source_of(message.provider)
     recipient = fingerprint_of(message.recipient_key)
     return receipt.history.mapped(

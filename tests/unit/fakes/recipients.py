@@ -48,6 +48,18 @@ def state_of(db: LedgerState, recipient_key: str) -> RecipientState:
     return db.recipients.get(recipient_key, RecipientItem()).state()
 
 
+def recent_sends(db: LedgerState, recipient_key: str) -> list[tuple[str, datetime]]:
+    """The last send and (an `allow` send recorded it) the one before, the newest first."""
+    item = db.recipients.get(recipient_key)
+    if item is None or item.last_message_id is None or item.last_send_at is None:
+        return []
+    found = [(item.last_message_id, item.last_send_at)]
+    recorded = item.recorded
+    if recorded is not None and recorded.previous_message_id and recorded.previous_send_at:
+        found.append((recorded.previous_message_id, recorded.previous_send_at))
+    return found
+
+
 def item_of(db: LedgerState, recipient_key: str) -> RecipientItem:
     """The item, created by the write that needs it (an UpdateItem creates what is absent)."""
     return db.recipients.setdefault(recipient_key, RecipientItem())

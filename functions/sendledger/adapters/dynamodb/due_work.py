@@ -18,11 +18,13 @@ from sendledger.adapters.dynamodb.keys import (
     MESSAGE_PK_PREFIX,
     MESSAGE_RECEIPT_SK,
     MESSAGE_SK,
+    RECEIPT_PK_PREFIX,
     RECEIPT_SK,
     due_shard,
     message_pk,
     receipt_pk,
 )
+from sendledger.adapters.dynamodb.sms_receipts import ESCALATES
 from sendledger.adapters.dynamodb.states import DUE_KIND
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table, dependency_guard
 from sendledger.domain.escalation import Escalation
@@ -116,9 +118,16 @@ def _due_from(raw: Item) -> DueItem:
         state=text("state") or "",
         escalation=Escalation.from_json(json.loads(escalation)) if escalation else None,
         idempotency_key=text("idem_key"),
-        receipt_id=pk.removeprefix("PMID#") if sk == RECEIPT_SK else None,
+        receipt_id=pk.removeprefix(RECEIPT_PK_PREFIX) if sk == RECEIPT_SK else None,
         on_receipt=sk == MESSAGE_RECEIPT_SK,
         # A message receipt's marker was set by an event that cannot know whether the message
-        # escalates: the poller reads the message to find out.
-        escalates=escalation is not None or bool(raw.get("escalates", {}).get("BOOL")) or sk == MESSAGE_RECEIPT_SK,
+        # escalates, as was an SMS receipt's that a status record wrote before the publisher
+        # (no flag yet): the poller reads the message to find out.
+        escalates=escalation is not None or _flag(raw) or sk == MESSAGE_RECEIPT_SK,
     )
+
+
+def _flag(raw: Item) -> bool:
+    """An SMS receipt's `escalates` (sms_receipts.py); absent: not known yet, so True."""
+    flag = raw.get(ESCALATES)
+    return bool(flag.get("BOOL")) if flag is not None else raw["pk"]["S"].startswith(RECEIPT_PK_PREFIX)

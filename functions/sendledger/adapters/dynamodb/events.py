@@ -24,8 +24,11 @@ from sendledger.adapters.dynamodb import history, receipts, recipients
 from sendledger.adapters.dynamodb.expressions import Expression, Item, Update, encode_item
 from sendledger.adapters.dynamodb.keys import (
     EVENT_SK,
+    MESSAGE_PK_PREFIX,
+    MESSAGE_SK,
     RECEIPT_SK,
     RECIPIENT_SK,
+    message_pk,
     receipt_pk,
     recipient_pk,
 )
@@ -36,7 +39,7 @@ from sendledger.domain.clock import iso
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.event_plan import EventPlan, RecipientSeen
 from sendledger.domain.messages import DueKind
-from sendledger.ports.ingestion import ApplyResult
+from sendledger.ports.ingestion import ApplyResult, SmsMatch, SmsSendFound
 
 EVENT_RETENTION = timedelta(days=30)  # > SQS retention (14 d) and SMS status delay (72 h)
 MAX_ATTEMPTS = 4
@@ -80,12 +83,13 @@ class DeliveryEvents:
         occurred_at: datetime,
         window_seconds: int,
         dedupe_key: str | None = None,
-    ) -> tuple[str | None, bool]:
-        """For a record whose receipt was missing: the receipt (an outcome write may have landed
-        since), else the destination's last send if it is inside the window.
+    ) -> SmsSendFound:
+        """For a record whose receipt was missing: the receipt (written since), else the send to
+        its number that names its provider id (the publisher has not written the receipt yet),
+        else the number's send in the window whose Publish answer we never got.
 
-        One BatchGetItem for all three (a delivery-status record for the same destination
-        inside the send window proves the outcome of a send whose call timed out).
+        One BatchGetItem for the receipt, the number's recipient item and the dedupe item; one
+        more for the recipient's last two sends' message items, when it has any.
         """
         keys = [(receipt_pk(provider_message_id), RECEIPT_SK)]
         if recipient_key:
@@ -94,20 +98,35 @@ class DeliveryEvents:
             keys.append((dedupe_key, EVENT_SK))
         found = {str(item["sk"]["S"]): item for item in self.table.batch_get(keys)}
         applied = EVENT_SK in found
-        if RECEIPT_SK in found:
-            return str(found[RECEIPT_SK]["message_id"]["S"]), applied
-        recipient = state_of(found.get(RECIPIENT_SK))
-        sent_at = recipient.last_send_at
-        if sent_at is not None and sent_at <= occurred_at <= sent_at + timedelta(seconds=window_seconds):
-            return recipient.last_message_id, applied
-        return None, applied
+        if RECEIPT_SK in found and "message_id" in found[RECEIPT_SK]:
+            message_id = str(found[RECEIPT_SK]["message_id"]["S"])
+            return SmsSendFound(SmsMatch.PROVIDER_ID, message_id, applied, requests=1)
+        recent = recipients.recent_sends(found.get(RECIPIENT_SK))
+        if not recent:
+            return SmsSendFound(SmsMatch.NONE, None, applied, requests=1)
+        items = self.table.batch_get([(message_pk(m), MESSAGE_SK) for m, _ in recent], ["pk", "provider_message_id"])
+        named = {
+            str(item["pk"]["S"]).removeprefix(MESSAGE_PK_PREFIX): item.get("provider_message_id", {}).get("S")
+            for item in items
+        }
+        for message_id, _ in recent:
+            if named.get(message_id) == provider_message_id:
+                return SmsSendFound(SmsMatch.PROVIDER_ID, message_id, applied, requests=2)
+        window = timedelta(seconds=window_seconds)
+        for message_id, sent_at in recent:  # the newest first
+            if message_id in named and named[message_id] is None and sent_at <= occurred_at <= sent_at + window:
+                return SmsSendFound(SmsMatch.UNKNOWN_ID, message_id, applied, requests=2)
+        return SmsSendFound(SmsMatch.NONE, None, applied, last_send_at=recent[0][1], requests=2)
 
     # --- what to write -------------------------------------------------------------------------
     def _target_update(self, plan: EventPlan, relative: bool) -> Update:
         event, move = plan.event, plan.move
         update, receipt = Update(), _target_key(plan)
-        within = plan.receipt_id if receipt.written_by_outcome else None  # an SMS receipt's key holds it
-        if event.provider_message_id and not receipt.written_by_outcome:
+        within = plan.receipt_id if receipt.by_provider_id else None  # an SMS receipt's key holds it
+        if receipt.by_provider_id and plan.message_id:
+            # The send is known: the record may write the receipt before the publisher does.
+            update.set_if_absent("message_id", plan.message_id)
+        if event.provider_message_id and not receipt.by_provider_id:
             update.set_if_absent("provider_message_id", event.provider_message_id)
             if relative:
                 within = event.provider_message_id
@@ -115,21 +134,18 @@ class DeliveryEvents:
         if move is not None:
             update.set("state", move.target.value).set("updated_at", iso(plan.at))
             marker = (DueKind.OUTCOME, plan.at) if move.outcome_marker else None
-            set_due(update, plan.message_id or plan.receipt_id or "", marker)
+            set_due(update, plan.receipt_id or plan.message_id or "", marker)
             if move.reason is not None:
                 update.set("reason", move.reason)
             else:
                 # Acceptance or delivery proven: a reason such as the send's ReadTimeoutError no
                 # longer explains the state (it stays in the history as evidence).
                 update.remove("reason")
-            allowed = update.one_of("state", [state.value for state in move.allowed_from])
-            if receipt.written_by_outcome:
-                update.when(allowed)
-            else:
-                update.when(update.absent("state") | allowed)
+            # A receipt has no state until an event proves one (the publisher's write sets none).
+            update.when(update.absent("state") | update.one_of("state", [s.value for s in move.allowed_from]))
         history.append(update, plan.entry, derived_from=event.dedupe_key, within=within)
-        if receipt.written_by_outcome:
-            update.when(update.present("pk"))
+        if receipt.by_provider_id and not plan.message_id:
+            update.when(update.present("pk"))  # only its send's writer knows whose it is
         return update
 
     def _recipient_update(self, plan: EventPlan) -> Update | None:
@@ -213,10 +229,10 @@ def _is_duplicate(failed: dict[str, Item | None], plan: EventPlan) -> bool:
 
 def _target_key(plan: EventPlan) -> receipts.ReceiptKey:
     """Where the event's state and history land: the send's receipt."""
-    if plan.message_id:
-        return receipts.of_message(plan.message_id)
-    assert plan.receipt_id is not None
-    return receipts.of_sms(plan.receipt_id)
+    if plan.receipt_id:
+        return receipts.of_sms(plan.receipt_id)
+    assert plan.message_id is not None
+    return receipts.of_message(plan.message_id)
 
 
 def _dedupe_item(plan: EventPlan) -> Item:

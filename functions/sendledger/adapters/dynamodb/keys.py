@@ -7,7 +7,7 @@
 | escalation timer | `MSG#<message id>` | `ESC` | send with escalation, poller | 0.5 KB |
 | password reset, per caller + account | `RESET#<caller id>#<account>` | `ACTIVE` | request, poller, consume | 0.3 KB |
 | receipt: what a send's events proved | `MSG#<message id>` | `RCPT` | delivery events | 0.2-1 KB |
-| SMS receipt: provider id to message | `PMID#<provider id>` | `PMID` | SMS outcome, status records | 0.2-1 KB |
+| SMS receipt: provider id to message | `PMID#<provider id>` | `PMID` | publisher, status records | 0.2-1 KB |
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
 | webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | signed webhooks | 0.2 KB |

@@ -12,7 +12,7 @@ import contextlib
 from typing import Any
 
 from sendledger.adapters.dynamodb import history
-from sendledger.adapters.dynamodb.expressions import Item, Update
+from sendledger.adapters.dynamodb.expressions import Update
 from sendledger.adapters.dynamodb.keys import MESSAGE_SK, RECIPIENT_SK, message_pk
 from sendledger.adapters.dynamodb.recipients import (
     LAST_MESSAGE_ID,
@@ -21,6 +21,7 @@ from sendledger.adapters.dynamodb.recipients import (
     PREVIOUS_SEND_AT,
     STALE_AFTER,
 )
+from sendledger.adapters.dynamodb.stream import item_change, text_of
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table
 from sendledger.domain.clock import parse_iso
 from sendledger.domain.eligibility import RecordedSend
@@ -32,21 +33,21 @@ class StalenessLabels:
         self.table = table
 
     def recorded_send(self, record: dict[str, Any]) -> RecordedSend | None:
-        change = record.get("dynamodb", {})
-        keys = change.get("Keys", {})
-        if keys.get("sk", {}).get("S") != RECIPIENT_SK or record.get("eventName") == "REMOVE":
+        change = item_change(record, RECIPIENT_SK)
+        if change is None:
             return None
-        old: Item = change.get("OldImage") or {}
-        new: Item = change.get("NewImage") or {}
-        message_id, sent_at = _text(new, LAST_MESSAGE_ID), _text(new, LAST_SEND_AT)
-        if STALE_AFTER not in new or message_id is None or sent_at is None or message_id == _text(old, LAST_MESSAGE_ID):
+        _, old, new = change
+        message_id, sent_at = text_of(new, LAST_MESSAGE_ID), text_of(new, LAST_SEND_AT)
+        if STALE_AFTER not in new or message_id is None or sent_at is None:
             return None
-        previous, cutoff = _text(new, PREVIOUS_SEND_AT), _text(new, STALE_AFTER)
+        if message_id == text_of(old, LAST_MESSAGE_ID):
+            return None
+        previous, cutoff = text_of(new, PREVIOUS_SEND_AT), text_of(new, STALE_AFTER)
         return RecordedSend(
             message_id=message_id,
             sent_at=parse_iso(sent_at),
             previous_send_at=parse_iso(previous) if previous else None,
-            previous_message_id=_text(new, PREVIOUS_MESSAGE_ID),
+            previous_message_id=text_of(new, PREVIOUS_MESSAGE_ID),
             stale_after=parse_iso(cutoff) if cutoff else None,
         )
 
@@ -55,8 +56,3 @@ class StalenessLabels:
         update.when(update.present("pk"))
         with contextlib.suppress(ConditionFailed):  # labelled already, or no such message
             self.table.update(message_pk(message_id), MESSAGE_SK, update)
-
-
-def _text(image: Item, name: str) -> str | None:
-    value = image.get(name, {}).get("S")  # a NULL (no previous send, no watermark) reads as None
-    return str(value) if value is not None else None

@@ -12,6 +12,7 @@ from sendledger.adapters.dynamodb.messages import Messages
 from sendledger.adapters.dynamodb.poller_state import PollerState
 from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
+from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
 from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.templates import DynamoTemplates
@@ -28,6 +29,7 @@ class LedgerTable:
     resets: Resets
     poller_state: PollerState
     events: DeliveryEvents
+    sms_receipts: SmsReceiptItems  # the publisher's: accepted SMS's receipts, from the stream
     due_work: DueWork
     escalation_timers: Escalations
     webhook_tokens: WebhookTokens
@@ -48,6 +50,7 @@ class LedgerTable:
             resets=Resets(table),
             poller_state=PollerState(table),
             events=DeliveryEvents(table),
+            sms_receipts=SmsReceiptItems(table),
             due_work=DueWork(table),
             escalation_timers=Escalations(table),
             webhook_tokens=WebhookTokens(table),

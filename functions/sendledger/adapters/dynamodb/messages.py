@@ -129,18 +129,11 @@ class Messages:
         set_due(update, message.message_id, due)
         history.append(update, outcome.entry, within=provider_id)
         state_in(update, predecessors(outcome.new_state))
-        receipt = receipts.for_outcome(outcome)
+        # One UpdateItem for every channel: an accepted SMS's receipt (its provider id to this
+        # message) is written by the publisher from this write's stream record (sms_receipts.py).
         try:
-            if receipt is None:
-                self.table.update(message_pk(message.message_id), MESSAGE_SK, update)
-            else:
-                tx = self.table.transaction()
-                tx.update("message", message_pk(message.message_id), MESSAGE_SK, update)
-                tx.put("receipt", receipt)
-                tx.commit()
-        except (ConditionFailed, Cancelled) as failed:
-            if isinstance(failed, Cancelled) and "message" not in failed.failed:
-                raise DependencyUnavailable("outcome write conflicted; retry") from None
+            self.table.update(message_pk(message.message_id), MESSAGE_SK, update)
+        except ConditionFailed:
             # The message moved on (an event proved more than we know): keep its state, still
             # record what the provider told us so the evidence is complete.
             self.append(message.message_id, [outcome.entry])

@@ -7,56 +7,39 @@ the due-work marker an outcome sets. Reading a message folds its receipt in.
 
 - `MSG#<message id>` / `RCPT`: for events that name our message id (email tags; SMS records
   matched to a send whose Publish answer we never got). Created by the first event.
-- `PMID#<provider id>` / `PMID`: an accepted SMS's receipt, written by its outcome, since
-  an SMS status record names only the provider's message id.
+- `PMID#<provider id>` / `PMID`: an accepted SMS's receipt, since an SMS status record names
+  only the provider's message id. The publisher writes it from the outcome's stream record
+  (sms_receipts.py), off the send path; a status record that arrives first and whose send is
+  known (usecases/ingest.py) creates it, naming the message.
 """
 
 from __future__ import annotations
 
 from sendledger.adapters.dynamodb import history
-from sendledger.adapters.dynamodb.expressions import Item, encode_item
+from sendledger.adapters.dynamodb.expressions import Item
 from sendledger.adapters.dynamodb.keys import MESSAGE_RECEIPT_SK, RECEIPT_SK, message_pk, receipt_pk
 from sendledger.domain import evidence
-from sendledger.domain.clock import iso, parse_iso
+from sendledger.domain.clock import parse_iso
 from sendledger.domain.messages import HistoryEntry, Message, MessageState
 from sendledger.domain.outcomes import apply_receipt
 from sendledger.domain.provider import source_of
-from sendledger.domain.recipients import Channel, fingerprint_of
+from sendledger.domain.recipients import fingerprint_of
 from sendledger.domain.values import value
-from sendledger.ports.messages import Outcome
 
 
 @value
 class ReceiptKey:
     pk: str
     sk: str
-    written_by_outcome: bool  # an SMS receipt: events require it to exist
+    by_provider_id: bool  # an SMS receipt: events create it only once they know its message
 
 
 def of_message(message_id: str) -> ReceiptKey:
-    return ReceiptKey(message_pk(message_id), MESSAGE_RECEIPT_SK, written_by_outcome=False)
+    return ReceiptKey(message_pk(message_id), MESSAGE_RECEIPT_SK, by_provider_id=False)
 
 
 def of_sms(provider_message_id: str) -> ReceiptKey:
-    return ReceiptKey(receipt_pk(provider_message_id), RECEIPT_SK, written_by_outcome=True)
-
-
-def for_outcome(outcome: Outcome) -> Item | None:
-    """The receipt an accepted SMS's outcome writes beside the message (None for anything else)."""
-    response, message = outcome.response, outcome.message
-    if message.channel is not Channel.SMS or response is None or not response.provider_message_id:
-        return None
-    key = of_sms(response.provider_message_id)
-    return encode_item(
-        {
-            "pk": key.pk,
-            "sk": key.sk,
-            "message_id": message.message_id,
-            "state": MessageState.ACCEPTED.value,
-            "updated_at": iso(outcome.entry.at),
-            "escalates": True if message.escalation else None,
-        }
-    )
+    return ReceiptKey(receipt_pk(provider_message_id), RECEIPT_SK, by_provider_id=True)
 
 
 def fold(message: Message, receipt: Item) -> None:

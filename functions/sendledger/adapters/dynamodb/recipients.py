@@ -76,6 +76,19 @@ def for_send(version: int, last_send: LastSendCondition | RecordLastSend, sent_a
     return update.set(LAST_SEND_AT, iso(sent_at)).set(LAST_MESSAGE_ID, message_id)
 
 
+def recent_sends(item: Item | None) -> list[tuple[str, datetime]]:
+    """The number's last send and (an `allow` send recorded it) the one before: (message id,
+    sent at), the newest first."""
+    if not item:
+        return []
+    found = []
+    for message_name, at_name in ((LAST_MESSAGE_ID, LAST_SEND_AT), (PREVIOUS_MESSAGE_ID, PREVIOUS_SEND_AT)):
+        message_id, sent_at = item.get(message_name, {}).get("S"), item.get(at_name, {}).get("S")
+        if message_id and sent_at:
+            found.append((str(message_id), parse_iso(str(sent_at))))
+    return found
+
+
 def check_not_suppressed(tx: Transaction, recipient_key: str) -> None:
     """Condition a transaction on the recipient not being suppressed (label "recipient")."""
     e = Expression()

@@ -62,7 +62,7 @@ class LedgerStream:
         before, after = _state(old), _state(new)
         if after is None or after is before:
             return []
-        message_id = _text(new, "message_id") or pk.removeprefix("MSG#")
+        message_id = text_of(new, "message_id") or pk.removeprefix("MSG#")
         item = self.table.get(message_pk(message_id), MESSAGE_SK)
         if not item:
             return []  # a receipt without its message: nothing a reader could see
@@ -71,16 +71,16 @@ class LedgerStream:
             return []  # the message item entered this state itself: its own record publishes it
         previous = receipt_previous(message.state, before, after)
         message.state = after
-        message.reason = _text(new, "reason") if after is not MessageState.DELIVERED else None
-        message.provider_message_id = _text(new, "provider_message_id") or message.provider_message_id or _sns_id(pk)
-        occurred = parse_iso(_text(new, "updated_at") or _text(item, "updated_at") or "")
+        message.reason = text_of(new, "reason") if after is not MessageState.DELIVERED else None
+        message.provider_message_id = text_of(new, "provider_message_id") or message.provider_message_id or _sns_id(pk)
+        occurred = parse_iso(text_of(new, "updated_at") or text_of(item, "updated_at") or "")
         return [
             message_state_changed(
                 message,
                 previous,
                 write=after.value,
                 occurred_at=occurred,
-                business_event_id=_text(item, BUSINESS_EVENT_ID),
+                business_event_id=text_of(item, BUSINESS_EVENT_ID),
             )
         ]
 
@@ -92,14 +92,14 @@ def _message_item(old: Item, new: Item) -> list[StatusEvent]:
     message = message_from(new)
     # The entries this write added name it (an act's entry key is never reused).
     added = sorted(name for name in new if name.startswith(HISTORY_PREFIX) and name not in old)
-    write = ",".join(added) or _text(new, "updated_at") or ""
+    write = ",".join(added) or text_of(new, "updated_at") or ""
     return [
         message_state_changed(
             message,
             before,
             write=write,
             occurred_at=message.updated_at,
-            business_event_id=_text(new, BUSINESS_EVENT_ID),
+            business_event_id=text_of(new, BUSINESS_EVENT_ID),
         )
     ]
 
@@ -108,30 +108,40 @@ def _recipient(pk: str, old: Item, new: Item) -> list[StatusEvent]:
     version = _number(new, "version")
     if version is None or version == _number(old, "version"):
         return []  # a send's marker or an unchanged admin act: no suppression change
-    occurred = _text(new, "since") or _text(new, "updated_at") or ""
+    occurred = text_of(new, "since") or text_of(new, "updated_at") or ""
     return [
         suppression_changed(
             pk.removeprefix("SUP#"),
             suppressed=bool(decode(new["suppressed"])) if "suppressed" in new else False,
-            reason=_text(new, "reason"),
+            reason=text_of(new, "reason"),
             version=version,
-            actor=actor_of(_text(new, "source_event")),
+            actor=actor_of(text_of(new, "source_event")),
             occurred_at=parse_iso(occurred),
         )
     ]
 
 
+def item_change(record: dict[str, Any], sk: str) -> tuple[dict[str, Any], Item, Item] | None:
+    """A stream record's keys, old and new images when it wrote (not removed) an item of sort key `sk`."""
+    change = record.get("dynamodb", {})
+    keys: dict[str, Any] = change.get("Keys", {})
+    if keys.get("sk", {}).get("S") != sk or record.get("eventName") == "REMOVE":
+        return None
+    return keys, change.get("OldImage") or {}, change.get("NewImage") or {}
+
+
+def text_of(image: Item, name: str) -> str | None:
+    """A string attribute of an image (a NULL reads as None)."""
+    value = image.get(name, {}).get("S")
+    return str(value) if value is not None else None
+
+
 def _state(image: Item) -> MessageState | None:
-    raw = _text(image, "state")
+    raw = text_of(image, "state")
     try:
         return MessageState(raw) if raw else None
     except ValueError:
         return None  # an escalation timer's "scheduled" and the like are not message states
-
-
-def _text(image: Item, name: str) -> str | None:
-    value = image.get(name, {}).get("S")
-    return str(value) if value is not None else None
 
 
 def _number(image: Item, name: str) -> int | None:

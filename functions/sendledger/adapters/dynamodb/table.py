@@ -112,11 +112,14 @@ class Table:
                 return items
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def batch_get(self, keys: list[tuple[str, str]]) -> list[Item]:
+    def batch_get(self, keys: list[tuple[str, str]], attributes: list[str] | None = None) -> list[Item]:
+        """The items found (`attributes`: only those of each, by ProjectionExpression)."""
+        request: dict[str, Any] = {"Keys": [key(pk, sk) for pk, sk in keys], "ConsistentRead": True}
+        if attributes:
+            request["ProjectionExpression"] = ", ".join(f"#p{n}" for n in range(len(attributes)))
+            request["ExpressionAttributeNames"] = {f"#p{n}": name for n, name in enumerate(attributes)}
         with dependency_guard():
-            response = self.client.batch_get_item(
-                RequestItems={self.name: {"Keys": [key(pk, sk) for pk, sk in keys], "ConsistentRead": True}}
-            )
+            response = self.client.batch_get_item(RequestItems={self.name: request})
         found: list[Item] = response.get("Responses", {}).get(self.name, [])
         return found
 
