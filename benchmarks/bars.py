@@ -33,6 +33,8 @@ BARS: list[tuple[str, str, float]] = [
     ("traffic.send_email.wru.p95", "<=", 8),
     ("traffic.send_sms.requests.p95", "<=", 2),
     ("traffic.send_sms.wru.p95", "<=", 8),
+    # v4: template reads per send over the mix (usecases/template_catalog.py)
+    ("traffic.send.template_reads_per_send", "<=", 0.02),
     ("traffic.send_repeat_recipient.requests.p95", "<=", 2),
     ("traffic.send_repeat_recipient.wru.p95", "<=", 8),
     ("traffic.replay.requests.p95", "<=", 1),

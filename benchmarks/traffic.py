@@ -143,7 +143,9 @@ def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
             figures += found
     finally:
         provider.close()
-    return {**summarise(played, figures), "cpu": _cpu(cpu), "fan_out": fan_out}
+    summary = summarise(played, figures)
+    summary["traffic"]["send"]["template_reads_per_send"] = player.template_reads_per_send()
+    return {**summary, "cpu": _cpu(cpu), "fan_out": fan_out}
 
 
 def _runtimes(count: int, clock: ModelClock) -> list[Any]:
@@ -153,6 +155,9 @@ def _runtimes(count: int, clock: ModelClock) -> list[Any]:
     for _ in range(count):
         runtime = bootstrap.build_runtime()
         runtime.clock = clock
+        # The ledger's caller settings cache its reads on a clock of their own: the model's too, or
+        # a slow run (a loaded machine) would meet more of their expiries than the model's time has.
+        runtime.caller_settings.clock = clock
         found.append(runtime)
     return found
 
@@ -180,6 +185,13 @@ class _Player:
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
         self.receipts = _receipts(world)
+        # A send's reads of a caller's template version (usecases/template_catalog.py): one GetItem
+        # per container, caller and version the first time, then once per TEMPLATE_CACHE_SECONDS.
+        self.template_reads: int = 0
+        self.counted_sends: int = 0
+
+    def template_reads_per_send(self) -> float:
+        return round(self.template_reads / self.counted_sends, 4) if self.counted_sends else 0.0
 
     def play(self) -> list[Figure]:
         from sendledger.handlers import api
@@ -193,7 +205,10 @@ class _Player:
             if not warmed and request.at >= played.start:
                 warmed = True  # busy containers: each one served a request just before the slice
                 callers = sorted({r.caller for r in played.requests}, key=lambda c: (c != "busy", c))
+                used = sorted({_template_of(r) for r in played.requests if r.kind is not Kind.RESET})
+                ages = random.Random(played.model.seed)
                 for runtime in self.containers:
+                    _warm_templates(runtime, played.start, self.clock, callers, used, ages)
                     _warm(runtime, played.start - timedelta(milliseconds=50), self.clock, self.watermarks, callers)
             self.clock.at = request.at
             self.watermarks.at(request.at)
@@ -210,10 +225,13 @@ class _Player:
                 _expect(status in (202, 409), request, status, body)
                 self._receipts_uncounted(log)  # the publisher wrote them when that send was made
                 continue
-            logged = _Discard.written
+            logged, reads = _Discard.written, runtime.catalog.reads
             with counting(*self.ledgers) as log:
                 status, body = _call(api.lambda_handler, event, runtime)
             logged = _Discard.written - logged
+            if request.kind is Kind.SEND:
+                self.counted_sends += 1
+                self.template_reads += runtime.catalog.reads - reads
             _expect(status in (200, 202), request, status, body)
             for operation in _operations(request):
                 figure = _figure(operation, log, status, _detail(request, body))
@@ -356,6 +374,36 @@ def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks
         body = {"channel": channel, "to": to, "template": {"id": "alert", "version": "1"}, "params": {"summary": "w"}}
         key = {"Idempotency-Key": f"warm-{id(runtime)}-{channel}-{caller}"}
         _call(api.lambda_handler, api_event("POST", "/v1/messages", body, key, principal(caller)), runtime)
+
+
+def _template_of(request: Request) -> tuple[str, str]:
+    template = request.body["template"]
+    return str(template["id"]), str(template["version"])
+
+
+def _warm_templates(
+    runtime: Any,
+    start: datetime,
+    clock: ModelClock,
+    callers: list[str],
+    used: list[tuple[str, str]],
+    ages: random.Random,
+) -> None:
+    """What a busy container holds of its callers' templates (usecases/template_catalog.py): each
+    version of the mix, and each caller's reset mail, read at a moment drawn uniformly within
+    TEMPLATE_CACHE_SECONDS before the slice (the steady state: each entry is read again once it
+    is that old, so the slice meets the share of those re-reads that falls inside it)."""
+    from sendledger.domain.callers import caller_of
+
+    settings, catalog = runtime.settings, runtime.catalog
+    period = settings.template_cache_seconds
+    for caller in callers:
+        owner = caller_of(principal(caller), settings.caller_tenants).id
+        for template_id, version in used:
+            clock.at = start - timedelta(seconds=ages.uniform(0, period))
+            catalog.for_send(owner, template_id, version)
+        clock.at = start - timedelta(seconds=ages.uniform(0, period))
+        catalog.reset_version(owner)
 
 
 def _operations(request: Request) -> list[str]:

@@ -24,6 +24,7 @@ import jsii
 from aws_cdk import aws_lambda as lambda_
 
 from infra import FUNCTIONS_DIR, ROOT
+from infra.templates import ASSET_FOLDER
 
 PLATFORM = "manylinux2014_aarch64"
 PACKAGE = "sendledger"
@@ -52,6 +53,16 @@ def filtered_requirements(text: str) -> str:
         if line and _dist_name(line) not in RUNTIME_PROVIDED:
             kept.append(line)
     return "\n".join(kept) + "\n"
+
+
+def folder_digest(folder: Path | None) -> list[str]:
+    """The deployer's template files, as hash inputs: a changed file is a new asset."""
+    if folder is None:
+        return []
+    return [
+        f"{path.relative_to(folder).as_posix()}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+        for path in sorted(folder.rglob("*.json"))
+    ]
 
 
 def source_hash(*extra: str) -> str:
@@ -108,8 +119,9 @@ def _prune_runtime_provided(target: Path) -> None:
 class PipLocalBundling:
     """Bundles on the host: cached `pip install --platform ...` + a copy of the package."""
 
-    def __init__(self, python_version: str) -> None:
+    def __init__(self, python_version: str, templates: Path | None = None) -> None:
         self.python_version = python_version
+        self.templates = templates
 
     def dependencies_dir(self) -> Path:
         """The cached dependency tree, installed with pip on first use."""
@@ -145,7 +157,10 @@ class PipLocalBundling:
         return cached
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage, **_: Any) -> bool:
-        out = Path(output_dir)
+        self._bundle(Path(output_dir))
+        return True
+
+    def _bundle(self, out: Path) -> None:
         shutil.copytree(
             self.dependencies_dir(),
             out,
@@ -154,17 +169,20 @@ class PipLocalBundling:
             ignore=shutil.ignore_patterns(".complete"),
         )
         shutil.copytree(FUNCTIONS_DIR / PACKAGE, out / PACKAGE, ignore=_SOURCE_IGNORE)
-        return True
+        if self.templates is not None:  # the deployer's folder (TEMPLATES_DIR names it)
+            shutil.copytree(self.templates, out / ASSET_FOLDER, ignore=_SOURCE_IGNORE)
 
 
-def lambda_code(runtime: lambda_.Runtime, *, bundle: bool) -> lambda_.Code:
-    """One code asset for all three Lambdas (handlers differ, code root is functions/)."""
+def lambda_code(runtime: lambda_.Runtime, *, bundle: bool, templates: Path | None = None) -> lambda_.Code:
+    """One code asset for all three Lambdas (handlers differ, code root is functions/);
+    `templates`: the deployer's folder, bundled as ASSET_FOLDER (None: the shipped ones)."""
     if not bundle:
         # Template tests: the bare source, no pip. Never deploy this (dependencies missing).
         return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=_EXCLUDE)
     python_version = runtime.name.removeprefix("python")
-    bundler = PipLocalBundling(python_version)
-    asset_hash = source_hash(BUNDLER_VERSION, PLATFORM, python_version, filtered_requirements(REQUIREMENTS.read_text()))
+    bundler = PipLocalBundling(python_version, templates)
+    requirements = filtered_requirements(REQUIREMENTS.read_text())
+    asset_hash = source_hash(BUNDLER_VERSION, PLATFORM, python_version, requirements, *folder_digest(templates))
     return lambda_.Code.from_asset(
         str(FUNCTIONS_DIR),
         asset_hash=asset_hash,

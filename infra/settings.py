@@ -59,6 +59,9 @@ class Settings(Tunables):
     xray_sdk: bool = False
     # False skips pip (template tests); the asset is then the bare functions/ source.
     bundle: bool = True
+    # The deployment's templates, `<id>/<version>.json`, relative to the project or absolute
+    # (empty: the shipped functions/sendledger/templates/); checked here, bundled with the code.
+    templates_dir: str = ""
 
     @classmethod
     def context_keys(cls) -> list[str]:
@@ -254,6 +257,9 @@ class Settings(Tunables):
                     f"{self.suppression_lag_slo_seconds - self.poll_interval_seconds - c.POLLER_TIMEOUT_SECONDS}, "
                     f"or raise suppression_lag_slo_seconds to at least {self.lag_seconds(first)}."
                 )
+        from infra import templates
+
+        p += templates.problems(self.templates_dir)
         for provider in self.enabled_providers:
             fragment = self.provider(fragment_of(provider.value))
             capacity = fragment.capacity_problem(self.peak_events_per_second, self.poll_interval_seconds)

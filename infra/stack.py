@@ -10,7 +10,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra import constants as c
-from infra import nag
+from infra import nag, templates
 from infra.api import Api
 from infra.bundling import lambda_code
 from infra.callers import CallerSecrets
@@ -68,8 +68,10 @@ class SendledgerStack(cdk.Stack):
             "deduplication ids; a new key would re-apply redelivered events and break log correlation.",
         )
         nag.acknowledge_aws_managed_secret_key(self.fingerprint_secret)
-        code = lambda_code(RUNTIME, bundle=settings.bundle)
+        custom = templates.folder_of(settings.templates_dir) if templates.is_custom(settings.templates_dir) else None
+        code = lambda_code(RUNTIME, bundle=settings.bundle, templates=custom)
         env = lambda_environment(settings, self.data, self.messaging, self.fingerprint_secret)
+        env.update(templates.environment(settings.templates_dir))
         self.flags = FeatureFlagsStore(self, "FeatureFlags", stage=settings.stage)
         env.update(self.flags.lambda_environment())
         self.caller_secrets = CallerSecrets(self, "CallerSecrets", stage=settings.stage)

@@ -145,6 +145,14 @@ def warm_caller_settings(services: Runtime) -> None:
 
 
 @pytest.fixture
+def warm_templates(api: Any) -> None:
+    """This container resolved the caller's templates within TEMPLATE_CACHE_SECONDS (tests/support/templates.py)."""
+    from tests.support.templates import warm_templates as warm
+
+    warm(api)
+
+
+@pytest.fixture
 def healthy_watermarks(services: Runtime, clock: FakeClock) -> None:
     """The poller drained both sources just now (what a healthy pipeline looks like)."""
     for source in ("ses", "sms"):

@@ -25,6 +25,7 @@ from sendledger_client.callers_cli import callers
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
 from sendledger_client.conformance import conformance
 from sendledger_client.errors import DeadlineExceeded, NoAnswer, NotConfigured, ProblemError
+from sendledger_client.templates_cli import parse_params, templates
 from sendledger_client.transport import checked_endpoint, is_local
 
 CSV_COLUMNS = (
@@ -34,6 +35,8 @@ CSV_COLUMNS = (
     "to",
     "template_id",
     "template_version",
+    "template_locale",
+    "template_sha256",
     "state",
     "provider",
     "provider_message_id",
@@ -136,6 +139,7 @@ def _connect(
 @click.option("--category", type=click.Choice(["transactional", "alert", "security"]), default=None)
 @click.option("--event-id", default=None)
 @click.option("--idempotency-key", default=None, help="default: a new key for this call (reused on its retries)")
+@click.option("--locale", default=None, help="the words' language, e.g. fr-CA (falls back to fr, then the default)")
 @pass_context
 def send(
     ctx: Context,
@@ -147,23 +151,19 @@ def send(
     category: str | None,
     event_id: str | None,
     idempotency_key: str | None,
+    locale: str | None,
 ) -> None:
     """Send one message (POST /v1/messages)."""
-    values = {}
-    for param in params:
-        name, sep, value = param.partition("=")
-        if not sep:
-            raise click.BadParameter(f"{param!r} is not NAME=VALUE", param_hint="--param")
-        values[name] = value
     view = ctx.client.send(
         channel,
         to,
         template_id,
         template_version,
-        values,
+        parse_params(params),
         category=category,
         event_id=event_id,
         idempotency_key=idempotency_key,
+        locale=locale,
     )
     ctx.emit(view, _message_table)
 
@@ -239,6 +239,9 @@ def _csv_row(view: View) -> dict[str, Any]:
         **{name: view.get(name) for name in CSV_COLUMNS},
         "template_id": template.get("id"),
         "template_version": template.get("version"),
+        "template_locale": template.get("locale"),
+        # The first entry's hash of the version's words (the export carries the history).
+        "template_sha256": ((view.get("history") or [{}])[0].get("template") or {}).get("sha256"),
     }
 
 
@@ -303,6 +306,7 @@ def poll(ctx: Context) -> None:
 
 cli.add_command(conformance)
 cli.add_command(callers)
+cli.add_command(templates)
 
 
 # --- rendering -----------------------------------------------------------------------------

@@ -77,6 +77,7 @@ class SendledgerClient:
         idempotency_key: str | None = None,
         wait: bool = True,
         provider: str | None = None,
+        locale: str | None = None,
     ) -> View:
         """POST /v1/messages. Without `event_id` or a key of the caller's, a fresh key is made
         for this call. `wait`: a `pending` answer is looked at again until it moves on.
@@ -84,7 +85,7 @@ class SendledgerClient:
         body: dict[str, Any] = {
             "channel": channel,
             "to": to,
-            "template": {"id": template_id, "version": template_version},
+            "template": {"id": template_id, "version": template_version, **({"locale": locale} if locale else {})},
             "params": params or {},
         }
         if category:
@@ -165,6 +166,39 @@ class SendledgerClient:
         path = f"/v1/admin/suppressions/{quote(recipient, safe='')}?{_query({'reason': reason})}"
         return _as_view(self._call("DELETE", path))
 
+    # --- templates ---------------------------------------------------------------------------
+    def templates(self, template_id: str | None = None) -> View:
+        """Your versions and the deployment's (of one id, or all): `{"templates": [...]}`."""
+        return self._get("/v1/templates" + (f"/{quote(template_id, safe='')}" if template_id else ""))
+
+    def template_version(self, template_id: str, version: str) -> View:
+        return self._get(_version_path(template_id, version))
+
+    def publish_template(self, template_id: str, version: str, body: dict[str, Any]) -> tuple[int, View]:
+        """PUT a version: (201, view) when written, (200, view) when the same body was there;
+        a ProblemError for another body (409 template-version-exists) or a bad one (422)."""
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        request = Request(
+            "PUT", f"{self.endpoint}{_version_path(template_id, version)}", headers, json.dumps(body).encode()
+        )
+        # A 409 here is final (another body holds the version): never waited on like an in-flight key.
+        response = self._attempts(request, self.clock(), retry=False)
+        return response.status, _as_view(response.json())
+
+    def preview_template(
+        self,
+        template_id: str,
+        version: str,
+        params: dict[str, str],
+        channel: str = "email",
+        locale: str | None = None,
+    ) -> View:
+        body = {"channel": channel, "params": params, **({"locale": locale} if locale else {})}
+        return _as_view(self._call("POST", _version_path(template_id, version) + "/preview", body=body))
+
+    def retire_template(self, template_id: str, version: str) -> View:
+        return _as_view(self._call("POST", _version_path(template_id, version) + "/retire"))
+
     # --- caller settings (admin) -------------------------------------------------------------
     def caller(self, caller_id: str) -> View:
         return self._get(f"/v1/admin/callers/{quote(caller_id, safe='')}")
@@ -234,6 +268,10 @@ class SendledgerClient:
             detail = f"still {body.get('state') if status < 400 and isinstance(body, dict) else status}"
             raise DeadlineExceeded(f"{detail} after {self.deadline_seconds:g} s", status, body)
         self.sleep(seconds)
+
+
+def _version_path(template_id: str, version: str) -> str:
+    return f"/v1/templates/{quote(template_id, safe='')}/versions/{quote(version, safe='')}"
 
 
 def _query(values: dict[str, Any]) -> str:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         StatusChangeSource,
         StatusEventBus,
     )
+    from sendledger.ports.templates import TemplateStore
     from sendledger.settings import Settings
     from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from sendledger.usecases.send import MessageSender
     from sendledger.usecases.send_command import Routing
     from sendledger.usecases.sms_guard import DailyCap, SmsGuard
+    from sendledger.usecases.template_catalog import TemplateCatalog
+    from sendledger.usecases.templates import TemplateLibrary
     from sendledger.usecases.webhooks import Webhook
 
 T = TypeVar("T")
@@ -129,6 +132,8 @@ class Runtime:
     sms_usage: SmsUsage | None = None
     # The admin routes' caller settings and secrets: built on their first request (tests set their own).
     caller_admin: CallerAdmin | None = None
+    # The callers' template versions; None: the ledger's (a runtime over fakes keeps them in memory).
+    template_store: TemplateStore | None = None
     _flows: dict[str, object] = field(default_factory=dict, init=False, repr=False)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -151,6 +156,7 @@ class Runtime:
         )
         webhooks = ledger if hasattr(ledger, "webhook_tokens") else None  # the fakes have no token items
         parts.setdefault("sms_usage", getattr(ledger, "sms_usage", None))
+        parts.setdefault("template_store", getattr(ledger, "templates", None))
         return cls(**{name: getattr(ledger, name) for name in stores}, ledger=webhooks, **parts)
 
     def _flow(self, name: str, build: Callable[[], T]) -> T:
@@ -159,6 +165,25 @@ class Runtime:
         return cast(T, self._flows[name])
 
     # --- the send path --------------------------------------------------------------------
+    @property
+    def catalog(self) -> TemplateCatalog:
+        """Which template version a send renders: the container's one cache of them."""
+        return self._flow("catalog", self._catalog)
+
+    def _catalog(self) -> TemplateCatalog:
+        from sendledger.domain.template_folder import TemplateFolder
+        from sendledger.ports.templates import TemplatesInMemory
+        from sendledger.usecases.template_catalog import TemplateCatalog
+
+        settings = self.settings
+        return TemplateCatalog(
+            store=self.template_store if self.template_store is not None else TemplatesInMemory(),
+            deployment=TemplateFolder(settings.templates_dir or None),
+            clock=self.clock,
+            cache_seconds=settings.template_cache_seconds,
+            cache_size=settings.template_cache_size,
+        )
+
     @property
     def routing(self) -> Routing:
         from sendledger.ports.flags import NoFlags
@@ -209,7 +234,15 @@ class Runtime:
 
         guard = self._sms_guard(cap)
         return MessageSender(
-            self.routing, self.intents, self.delivery, self.outcomes, guard, self.messages, self.settings, self.clock
+            self.routing,
+            self.intents,
+            self.delivery,
+            self.outcomes,
+            guard,
+            self.messages,
+            self.settings,
+            self.clock,
+            self.catalog,
         )
 
     @property
@@ -226,7 +259,7 @@ class Runtime:
     def reset_requests(self) -> ResetRequests:
         from sendledger.usecases.resets import ResetRequests
 
-        build = partial(ResetRequests, self.routing, self.intents, self.settings, self.clock)
+        build = partial(ResetRequests, self.routing, self.intents, self.settings, self.clock, self.catalog)
         return self._flow("reset_requests", build)
 
     @property
@@ -241,10 +274,11 @@ class Runtime:
     def reset_mailer(self) -> ResetMailer:
         from sendledger.usecases.resets import ResetMailer
 
-        url = self.settings.reset_url_template
         return self._flow(
             "reset_mailer",
-            lambda: ResetMailer(self.messages, self.resets, self.delivery, self.outcomes, url, self.clock),
+            lambda: ResetMailer(
+                self.messages, self.resets, self.delivery, self.outcomes, self.settings, self.clock, self.catalog
+            ),
         )
 
     @property
@@ -301,6 +335,7 @@ class Runtime:
             self.reset_mailer,
             self._sms_guard(None),  # the countries as they are now; the first attempt was counted
             self.clock,
+            self.catalog,
         )
         return UnknownResolver(
             self.messages, due_work, self.poller_state, self.lookups, resender, self.settings, self.clock
@@ -364,6 +399,15 @@ class Runtime:
         return self._flow(
             f"webhook:{provider}", lambda: build_webhook(self.settings, self.clock, self.ledger, provider)
         )
+
+    def template_library(self) -> TemplateLibrary:
+        """The template routes' use cases, built on their first request (a send never needs them)."""
+        from sendledger.usecases.templates import TemplateLibrary
+
+        catalog = self.catalog  # what a publish writes, this container's next send sees
+        assert catalog.store is not None  # a runtime's catalog always has one (in memory over fakes)
+        library = partial(TemplateLibrary, store=catalog.store, deployment=catalog.deployment, catalog=catalog)
+        return self._flow("template_library", lambda: library(clock=self.clock))
 
     def callers(self) -> CallerAdmin:
         if self.caller_admin is not None:

@@ -53,6 +53,9 @@ ENV_INJECT_TIMEOUTS = "SENDLEDGER_INJECT_TIMEOUTS"  # "true": conformance runs (
 # file's path (empty: the committed functions/sendledger/feature_flags.json) and the AppConfig ids.
 ENV_FLAGS_STORE = "FLAGS_STORE"
 ENV_FLAGS_CACHE_SECONDS = "FLAGS_CACHE_SECONDS"
+ENV_TEMPLATE_CACHE_SECONDS = "TEMPLATE_CACHE_SECONDS"
+ENV_TEMPLATE_CACHE_SIZE = "TEMPLATE_CACHE_SIZE"
+ENV_TEMPLATES_DIR = "TEMPLATES_DIR"
 ENV_FLAGS_FILE = "FLAGS_FILE"
 ENV_FLAGS_APPCONFIG_APPLICATION = "FLAGS_APPCONFIG_APPLICATION"
 ENV_FLAGS_APPCONFIG_ENVIRONMENT = "FLAGS_APPCONFIG_ENVIRONMENT"
@@ -111,6 +114,8 @@ def webhook_path(provider: str) -> str:
     return PROVIDER_EVENTS_ROUTE.replace("{provider}", provider)
 
 
+TEMPLATES_PATH = "/v1/templates/"  # a version's PUT may carry more than other bodies (request_gate.py)
+
 # --- HTTP API routes: API Gateway's methods in infra/, the local gateway's table ------
 ADMIN_PATH_PREFIX = "/v1/admin/"  # only ADMIN_PRINCIPALS (the api Lambda) on the admin invoke policy's grant
 _ROUTES = (  # (method, path); {name} is one path segment
@@ -132,6 +137,13 @@ _ROUTES = (  # (method, path); {name} is one path segment
     ("PUT", "/v1/admin/callers/{caller_id}"),
     ("POST", "/v1/admin/callers/{caller_id}/secret"),  # rotate: the new secret, once
     ("DELETE", "/v1/admin/callers/{caller_id}/secret/previous"),  # end the rotation
+    # The caller's templates and the deployment's (404 for another caller's): no DELETE, a retire.
+    ("GET", "/v1/templates"),
+    ("GET", "/v1/templates/{template_id}"),
+    ("GET", "/v1/templates/{template_id}/versions/{version}"),
+    ("PUT", "/v1/templates/{template_id}/versions/{version}"),
+    ("POST", "/v1/templates/{template_id}/versions/{version}/preview"),
+    ("POST", "/v1/templates/{template_id}/versions/{version}/retire"),
     ("POST", PROVIDER_EVENTS_ROUTE),  # a provider's signed webhook: no IAM, see infra/api.py
     ("GET", "/healthz"),
     ("GET", "/openapi.json"),

@@ -124,6 +124,12 @@ class Tunables(BaseModel):
     admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
     # How long a container keeps the feature flags it read (either store) before reading again.
     flags_cache_seconds: int = Field(60, ge=1, le=3600, validation_alias=names.ENV_FLAGS_CACHE_SECONDS)
+    # A template version never changes, so a container keeps the words it read (an LRU of this
+    # many); what it read of a caller's version (retired? its own at all?) and of its reset mail
+    # is read again after TEMPLATE_CACHE_SECONDS, so a retirement or a caller's version shadowing
+    # the deployment's reaches a warm container then (docs/templates.md).
+    template_cache_seconds: int = Field(300, ge=1, le=3600, validation_alias=names.ENV_TEMPLATE_CACHE_SECONDS)
+    template_cache_size: int = Field(512, ge=1, le=100_000, validation_alias=names.ENV_TEMPLATE_CACHE_SIZE)
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
     # principals are one caller, the tenant (keys, messages, exports, resets). The only place a
     # federated user's ARN is accepted: naming one is accepting that anyone who may call
@@ -326,6 +332,9 @@ class Settings(Tunables):
     # the local stack alone; never by CDK (callback URLs are https to public addresses deployed).
     callback_allow_loopback: bool = Field(False, validation_alias=names.ENV_CALLBACK_ALLOW_LOOPBACK)
     # Feature flags: the committed file unless the stack points at its AppConfig profile.
+    # The deployment's templates (`<id>/<version>.json`): the folder CDK context `templates_dir`
+    # bundled into the asset; empty: the ones shipped in functions/sendledger/templates/.
+    templates_dir: str = Field("", validation_alias=names.ENV_TEMPLATES_DIR)
     flags_store: FlagStore = Field(FlagStore.FILE, validation_alias=names.ENV_FLAGS_STORE)
     flags_file: str = Field("", validation_alias=names.ENV_FLAGS_FILE)
     flags_appconfig_application: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_APPLICATION)

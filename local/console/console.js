@@ -425,6 +425,77 @@
     };
   }
 
+  // Your templates and the deployment's; a version's preview exactly as a send renders it (its
+  // HTML in the sandboxed frame, as a mail's), and for SMS the encoding and billed segments.
+  function templatesPage() {
+    const list = el("div", { id: "templates" });
+    const panel = el("div", { id: "template-preview" });
+    view.replaceChildren(el("div", { class: "mail-page" }, el("div", {}, el("h2", { text: "Templates" }), list), panel));
+    let chosen = null;
+
+    async function choose(found) {
+      chosen = `${found.id}/${found.version}`;
+      const version = await getJson(`/v1/templates/${encodeURIComponent(found.id)}/versions/${encodeURIComponent(found.version)}`);
+      const params = version.body.params || [];
+      const inputs = params.map((name) => el("input", { name: `param-${name}`, "aria-label": name, placeholder: name, value: `{${name}}` }));
+      const locale = el("input", { name: "locale", "aria-label": "locale", placeholder: "locale (e.g. fr-CA)" });
+      const channel = el("select", { name: "channel", "aria-label": "channel" }, version.channels.map((c) => el("option", { value: c, text: c })));
+      const result = el("div", { id: "preview-result" });
+      const frame = el("iframe", { class: "mail", id: "preview-html", sandbox: "", title: "rendered preview" });
+      async function render(event) {
+        if (event) event.preventDefault();
+        const values = Object.fromEntries(params.map((name, n) => [name, inputs[n].value]));
+        const body = { channel: channel.value, params: values, ...(locale.value ? { locale: locale.value } : {}) };
+        try {
+          const shown = await request("POST", `/v1/templates/${encodeURIComponent(found.id)}/versions/${encodeURIComponent(found.version)}/preview`, body);
+          frame.hidden = !shown.html;
+          frame.srcdoc = shown.html || ""; // no allow-scripts: nothing in the template runs
+          result.replaceChildren(
+            fields([
+              ["locale", shown.locale || "default"],
+              ["subject", shown.subject],
+              ["tracking", String(shown.tracking)],
+              ["SMS", shown.sms ? `${shown.sms.encoding}, ${shown.sms.units} units, ${shown.sms.segments} segment(s) billed` : null],
+            ]),
+            el("pre", { class: "text", id: "preview-text", text: shown.text }),
+          );
+        } catch (error) {
+          result.replaceChildren(el("p", { class: "error", text: error.message }));
+        }
+      }
+      panel.replaceChildren(
+        el("div", { class: "card" },
+          el("h2", { text: `${found.id} v${found.version} (${found.owner})` }),
+          fields([["sha256", version.sha256], ["locales", version.locales.join(", ") || "—"], ["retired", version.retired_at ? when(version.retired_at) : null]]),
+          el("form", { class: "inline", id: "preview-form", onsubmit: render }, inputs, locale, channel, el("button", { type: "submit", text: "Preview" })),
+          result, frame),
+      );
+      await render();
+    }
+
+    return {
+      async refresh() {
+        const listed = (await getJson("/v1/templates")).templates;
+        replaceIfChanged(list, listed, () => el(
+          "table",
+          {},
+          el("thead", {}, el("tr", {}, ["Id", "Version", "Owner", "Channels", "Locales", "Retired"].map((h) => el("th", { text: h })))),
+          el("tbody", {}, listed.map((found) => el(
+            "tr",
+            { class: "row", "data-template": `${found.id}/${found.version}/${found.owner}`, onclick: () => choose(found).catch((error) => say(error.message, true)) },
+            el("td", { text: found.id }),
+            el("td", { text: found.version }),
+            el("td", {}, el("span", { class: `badge ${found.owner === "caller" ? "accepted" : "none"}`, text: found.owner })),
+            el("td", { text: found.channels.join(", ") }),
+            el("td", { text: found.locales.join(", ") || "—" }),
+            el("td", { text: found.retired_at ? when(found.retired_at) : "" }),
+          ))),
+        ));
+        if (!chosen && !panel.childElementCount) panel.replaceChildren(el("p", { class: "empty", text: "Choose a template to preview it." }));
+      },
+    };
+  }
+
   // --- routing and refresh -------------------------------------------------------------------
   function route() {
     const hash = location.hash || "#/outbox";
@@ -435,6 +506,7 @@
     }
     if (hash.startsWith("#/suppressions")) return suppressionsPage();
     if (hash.startsWith("#/events")) return eventsPage();
+    if (hash.startsWith("#/templates")) return templatesPage();
     if (hash.startsWith("#/callers")) return callersPage();
     return outboxPage();
   }

@@ -244,3 +244,49 @@ def test_console_outbox_mail_history_and_lifting_a_suppression(stack: StackProce
     # Script errors only: a 404 from /local/events is an answer the page handles.
     errors = [entry for entry in browser.get_log("browser") if entry.get("source") != "network"]
     assert not errors, errors
+
+
+def test_templates_page_lists_both_owners_and_previews_with_params_and_segments(
+    stack: StackProcess, browser: WebDriver
+) -> None:
+    base = stack.url
+    welcome = {
+        "params": ["name"],
+        "email": {"subject": "Welcome ${name}", "text": "Hello ${name}", "html": "<p>Hello <b>${name}</b></p>"},
+        "sms": {"text": "Hello ${name}"},
+        "locales": {"fr": {"sms": {"text": "Bonjour ${name}, à bientôt"}}},
+    }
+    # Unsigned, as the console's own requests: the local principal's template.
+    published = requests.put(f"{base}/v1/templates/welcome/versions/1", json=welcome, timeout=REQUEST_TIMEOUT_SECONDS)
+    assert published.status_code in (200, 201), published.text
+
+    browser.get(f"{base}/#/templates")
+    mine = "tr[data-template='welcome/1/caller']"
+    wait_for(browser, "the caller's template", lambda b: b.find_elements(By.CSS_SELECTOR, mine))
+    assert browser.find_elements(By.CSS_SELECTOR, "tr[data-template='alert/1/deployment']")
+    click(browser, By.CSS_SELECTOR, mine)
+    name = wait_for(browser, "the param's field", lambda b: b.find_element(By.NAME, "param-name"))
+    name.clear()
+    name.send_keys("<i>Ana</i>")
+    click(browser, By.CSS_SELECTOR, "#preview-form button")
+    frame = wait_for(browser, "the preview's frame", lambda b: b.find_element(By.ID, "preview-html"))
+    assert "allow-scripts" not in (frame.get_attribute("sandbox") or "").split()
+    wait_for(
+        browser,
+        "the param escaped in the HTML",
+        lambda b: "Hello <b>&lt;i&gt;Ana&lt;/i&gt;</b>" in (frame.get_attribute("srcdoc") or ""),
+    )
+    assert published.json()["sha256"] in browser.find_element(By.ID, "template-preview").text
+    # The SMS in French: its words, the encoding a carrier uses and the segments it bills.
+    browser.find_element(By.NAME, "locale").send_keys("fr-CA")
+    browser.find_element(By.CSS_SELECTOR, "select[name=channel] option[value=sms]").click()
+    click(browser, By.CSS_SELECTOR, "#preview-form button")
+    wait_for(
+        browser,
+        "the SMS segments",
+        lambda b: "UCS-2, 29 units, 1 segment(s) billed" in b.find_element(By.ID, "preview-result").text,
+    )
+    assert "Bonjour <i>Ana</i>, à bientôt" in browser.find_element(By.ID, "preview-text").text
+    screenshot(browser, "console-templates.png")
+    errors = [entry for entry in browser.get_log("browser") if entry.get("source") != "network"]
+    assert not errors, errors

@@ -64,7 +64,9 @@ def test_routes_match_spec(template: Template) -> None:
     }
     assert {"/v1/messages", "/v1/messages/{message_id}", "/v1/password-resets/consume", "/v1/suppressions/{recipient}",
             "/v1/admin/suppressions/{recipient}", "/healthz", "/openapi.json", "/v1/password-resets/{reset_id}",
-            "/v1/evidence"} <= paths  # fmt: skip
+            "/v1/evidence", "/v1/templates", "/v1/templates/{template_id}",
+            "/v1/templates/{template_id}/versions/{version}", "/v1/templates/{template_id}/versions/{version}/preview",
+            "/v1/templates/{template_id}/versions/{version}/retire"} <= paths  # fmt: skip
 
 
 def test_stage_is_throttled_and_access_logged(template: Template) -> None:

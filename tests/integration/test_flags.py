@@ -16,6 +16,7 @@ from sendledger.settings import FlagStore
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import caller_id
 from tests.support.outbox import sent_emails
+from tests.support.templates import warm_templates
 
 STRICT = "arn:aws:iam::123456789012:role/strict-app"  # the one caller a rule names
 OTHER = "arn:aws:iam::123456789012:role/relaxed-app"
@@ -93,6 +94,7 @@ def test_flags_cost_no_dynamodb_request_and_the_file_is_read_once(
 ):
     send(api, "warm", OTHER)  # the first send reads the store
     warm_settings(services)
+    warm_templates(api, STRICT, OTHER)
     reads = services.flags.flags.store.reads  # type: ignore[attr-defined]
     for number in range(5):
         with count_dynamodb_requests() as counter:
@@ -141,6 +143,7 @@ def test_the_appconfig_store_is_asked_once_per_ttl_not_once_per_send(api, servic
     warm_settings(services)
     with stubber:
         services.flags = bootstrap.feature_flags(services.settings, appconfig_client=client)
+        warm_templates(api, STRICT, OTHER)  # after the part's replacement: its flows, the catalog, are new
         for number in range(6):
             with count_dynamodb_requests() as counter:
                 status, view = send(

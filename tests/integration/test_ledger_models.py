@@ -9,7 +9,11 @@ import boto3
 
 from sendledger.adapters.dynamodb import keys, models
 from sendledger.adapters.dynamodb.ledger import LedgerTable
+from sendledger.adapters.dynamodb.templates import RESET_MAIL_SK, DynamoTemplates, template_pk, template_sk
 from sendledger.adapters.dynamodb.webhook_tokens import TOKEN_SK, token_pk
+from sendledger.domain.callers import CallerId
+from sendledger.domain.template_versions import parse_version
+from sendledger.ports.templates import StoredVersion
 from tests.conftest import TABLE
 
 BUILT = {
@@ -23,6 +27,8 @@ BUILT = {
     models.WatermarkItem: (keys.watermark_pk("ses"), keys.WATERMARK_SK),
     models.WebhookTokenItem: (token_pk("sendgrid", "ab"), TOKEN_SK),
     models.CallerSettingsItem: (keys.caller_pk("caller"), keys.CALLER_SETTINGS_SK),
+    models.TemplateVersionItem: (template_pk(CallerId("caller")), template_sk("welcome", "1")),
+    models.TemplateResetMailItem: (template_pk(CallerId("caller")), RESET_MAIL_SK),
     models.SmsDayItem: (keys.caller_pk("caller"), keys.sms_day_sk("2026-12-06")),
 }
 
@@ -58,3 +64,14 @@ def test_a_model_reads_the_item_its_adapter_wrote(aws):
     assert raw is not None
     item = models.WatermarkItem.from_raw_data(raw)
     assert (item.pk, item.sk, item.watermark) == (keys.watermark_pk("ses"), keys.WATERMARK_SK, raw["watermark"]["S"])
+
+
+def test_the_template_model_reads_the_version_its_adapter_wrote(aws):
+    ledger = LedgerTable.named(TABLE, boto3.client("dynamodb"))
+    version = parse_version("welcome", "1", {"params": [], "sms": {"text": "Hello"}}).version
+    assert version is not None
+    DynamoTemplates(ledger.table).put_new(StoredVersion(CallerId("caller"), version, datetime(2026, 12, 6, tzinfo=UTC)))
+    raw = ledger.table.get(template_pk(CallerId("caller")), template_sk("welcome", "1"))
+    assert raw is not None
+    item = models.TemplateVersionItem.from_raw_data(raw)
+    assert (item.sha256, item.channels, item.body) == (version.sha256, "sms", version.canonical().decode())

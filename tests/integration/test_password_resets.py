@@ -38,7 +38,9 @@ def mailed(ingestion):
     return run
 
 
-def test_reset_sends_a_link_and_the_token_is_single_use(api, services, mailed, warm_watermarks, warm_caller_settings):
+def test_reset_sends_a_link_and_the_token_is_single_use(
+    api, services, mailed, warm_watermarks, warm_caller_settings, warm_templates
+):
     # Given a reset request: one DynamoDB transaction, answered before any provider call
     with count_dynamodb_requests() as counter:
         status, _, body = request(api)

@@ -20,6 +20,7 @@ from tests.conftest import PRINCIPAL, TABLE
 from tests.support.fakes import FakeLambdaContext, caller_id
 from tests.support.fixtures import put_watermark
 from tests.support.status_out import status_out_harness
+from tests.support.templates import warm_templates
 
 KEY = "9f0c1d2e-3b4a-4c5d-8e6f-7a8b9c0d1e2f"
 TO = "jonathan.whitmore-smith@examplecorp.com"
@@ -50,7 +51,7 @@ def stored(message_id):
 
 
 def test_a_send_with_a_long_body_stays_at_two_requests_and_eight_units(
-    api, services, warm_watermarks, warm_caller_settings
+    api, services, warm_watermarks, warm_caller_settings, warm_templates
 ):
     with counting(services.messages) as log:
         status, _, view = api("POST", "/v1/messages", notice(), headers={"Idempotency-Key": KEY})
@@ -83,6 +84,7 @@ def test_a_container_reads_a_watermark_older_than_its_cache_once_after_an_intent
     clock.advance(WATERMARK_CACHE.total_seconds())
     put_watermark(TABLE, "ses", clock.now())
     services.caller_settings.get(caller_id(PRINCIPAL))  # its caller settings cache is warm all the same
+    warm_templates(api)  # and its caller's template listing
     # When a send's client retries it, then it sends again
     with counting(services.messages) as log:
         api("POST", "/v1/messages", notice(body="first"), headers={"Idempotency-Key": "first"})
@@ -150,6 +152,7 @@ def test_under_defer_a_repeat_recipient_outside_the_window_takes_the_optimistic_
     services.poller_state.recent_watermark("ses", clock.now())  # the container's read
     clock.advance(40 * 60)
     put_watermark(TABLE, "ses", clock.now())
+    warm_templates(api)  # a busy container: it looked the caller's template up within its cache period
     # When it is mailed again
     with counting(services.messages) as log:
         status, _, view = api("POST", "/v1/messages", notice(body="again"), headers={"Idempotency-Key": "again"})

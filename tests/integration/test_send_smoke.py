@@ -22,7 +22,9 @@ def send(api, body=ALERT, key="key-1", **kwargs):
     return api("POST", "/v1/messages", body, headers=headers, **kwargs)
 
 
-def test_happy_path_send_costs_two_requests_and_replay_one(api, services, warm_watermarks, warm_caller_settings):
+def test_happy_path_send_costs_two_requests_and_replay_one(
+    api, services, warm_watermarks, warm_caller_settings, warm_templates
+):
     # Given a healthy pipeline and a fresh recipient
     with count_dynamodb_requests() as counter:
         # When the app sends
@@ -136,7 +138,7 @@ def test_unknown_message_is_404(api):
     assert status == 404 and headers["content-type"] == "application/problem+json"
 
 
-def test_suppressed_recipient_is_not_sent(api, services, warm_watermarks, warm_caller_settings):
+def test_suppressed_recipient_is_not_sent(api, services, warm_watermarks, warm_caller_settings, warm_templates):
     # Given an admin suppressed the address
     status, _, view = api(
         "PUT", "/v1/admin/suppressions/alice%40example.com", {"reason": "user asked"}, principal=ADMIN

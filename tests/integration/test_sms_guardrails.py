@@ -15,6 +15,7 @@ from sendledger.domain.sms_guardrails import seconds_to_next_day
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, CALLER, FakeClock
 from tests.support.status_out import by_message, status_out_harness
+from tests.support.templates import warm_templates
 
 GB, US, IE = "+447400123456", "+12015550123", "+353850123456"
 PROBLEM = "application/problem+json"
@@ -45,6 +46,7 @@ def test_a_caller_allowed_gb_only_gets_422_for_a_us_number_with_no_request_and_2
     assert change["changed"] == {"sms_countries": {"allow": ["GB"]}}
     items = table_items(api)
     api.services.caller_settings.get(CALLER)  # the container's cached read, as every send has it
+    warm_templates(api)  # and its caller's template listing, within its cache period
     capsys.readouterr()
     with count_dynamodb_requests() as counted:
         status, headers, problem = sms(api, US, "k-us")

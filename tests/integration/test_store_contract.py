@@ -29,6 +29,7 @@ from sendledger.domain.ids import keyed_message_id
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, MessageState, Transition, predecessors
 from sendledger.domain.provider import Backoff
 from sendledger.domain.recipients import Channel, parse_recipient
+from sendledger.domain.template_folder import TemplateFolder
 from sendledger.ports.ingestion import ApplyResult, SmsMatch, SmsSendFound
 from sendledger.ports.messages import Expectations, LastSendCondition, Outcome, SendIntent, StoredResponse
 from sendledger.ports.resets import Replacement, ResetRecord
@@ -69,6 +70,10 @@ class Backend:
         return str(self.services.sender.send(command(key, **changes), seconds_left).view["message_id"])
 
 
+ALERT = TemplateFolder().get("alert", "1")
+assert ALERT is not None
+
+
 def backend(name: str, ledger: Any, start: datetime) -> Backend:
     clock = FakeClock(start)
     settings = Settings(table_name=TABLE, poll_interval_seconds=60)
@@ -106,7 +111,7 @@ def intent(
     message = new_message(cmd, recipient, now, message_id, provider="ses")
     return SendIntent(
         message=message,
-        first_entry=first_entry(message, recipient, now, DEPLOYMENT_DECIDED),
+        first_entry=first_entry(message, recipient, now, DEPLOYMENT_DECIDED, ALERT),
         lease_until=now + timedelta(seconds=60),
         expectations=expect or Expectations(),
         idempotency_key=scoped,

@@ -24,6 +24,7 @@ from tests.integration.conftest import FAILURE_GROUP, SUCCESS_GROUP, ses_record
 from tests.support.counting import count_dynamodb_requests
 from tests.support.fakes import ADMIN, caller_id
 from tests.support.outbox import sent_emails, sent_sms
+from tests.support.templates import warm_templates
 
 TESTER = "arn:aws:iam::123456789012:role/tester-app"
 BOUNCE = "bounce@simulator.amazonses.com"
@@ -145,6 +146,7 @@ def test_timeout_lost_is_resent_after_proven_absence_and_still_reaches_no_provid
 def test_the_settings_are_read_once_per_caller_container_and_cache_period(api, services, clock, warm_watermarks):
     """The one DynamoDB request test mode adds to a real caller's send path, measured."""
     services.caller_settings.clock = clock  # type: ignore[attr-defined]  # the cache ages with the test's clock
+    warm_templates(api)  # the template lookup's own read is measured in test_templates.py
     with count_dynamodb_requests() as first:
         post(api, alert("a1@example.com"), "c-1")
     with count_dynamodb_requests() as warm:

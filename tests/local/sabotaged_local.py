@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def install() -> None:
     from sendledger.domain import tokens
+    from sendledger.domain.callers import CallerId
     from sendledger.domain.messages import HistoryEntry, HistoryType, MessageState
     from sendledger.ports.messages import Expectations, SendIntent
     from sendledger.usecases import resets
@@ -31,7 +32,9 @@ def install() -> None:
             checked(self, message_id, seconds_left, report)
             return
         now = self.clock.now()
-        content = resets._content(self.settings.reset_url_template, tokens.mint_token())
+        # The version the reset recorded, as the resender's own mailer renders it.
+        version = self.resender.catalog.recorded(CallerId(message.owner or ""), message.template)
+        content = resets._content(version, message.template.locale, self.settings, tokens.mint_token())
         entry = HistoryEntry(at=now, type=HistoryType.RESEND, state=MessageState.SENDING, evidence={"blind": True})
         intent = SendIntent(message, entry, now + timedelta(seconds=60), Expectations())
         resender = self.resender

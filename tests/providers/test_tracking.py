@@ -16,6 +16,8 @@ from urllib.parse import parse_qsl
 from sendledger.domain import templates, tokens
 from sendledger.domain.provider import CallResult
 from sendledger.domain.recipients import Channel
+from sendledger.domain.template_folder import TemplateFolder
+from sendledger.domain.template_versions import TemplateVersion
 from sendledger.providers.http import HttpAnswer
 from sendledger.providers.mailgun.sender import MailgunEmailSender
 from sendledger.providers.sendgrid.sender import SendGridEmailSender
@@ -23,12 +25,22 @@ from sendledger.providers.sendgrid.sender import SendGridEmailSender
 LINK = tokens.reset_link("https://app.example.com/reset?token={token}", "TOKEN-SECRET-EXAMPLE")
 
 
+SHIPPED = TemplateFolder()
+
+
+def shipped(template_id: str) -> TemplateVersion:
+    found = SHIPPED.get(template_id, "1")
+    assert found is not None
+    return found
+
+
 def reset_mail() -> templates.Rendered:
-    return templates.render("password-reset", "1", Channel.EMAIL, {"reset_link": LINK})
+    params = {"reset_link": LINK, "reset_window": "10 minutes"}
+    return templates.render(shipped("password-reset"), Channel.EMAIL, params)
 
 
 def alert_mail() -> templates.Rendered:
-    return templates.render("alert", "1", Channel.EMAIL, {"summary": "disk full"})
+    return templates.render(shipped("alert"), Channel.EMAIL, {"summary": "disk full"})
 
 
 @dataclass

@@ -107,7 +107,7 @@ def send(api, body, key):
 
 
 @pytest.mark.parametrize("body", [EMAIL, SMS], ids=["email", "sms"])
-def test_send_and_replay(api, healthy_watermarks, warm_watermarks, warm_caller_settings, body):
+def test_send_and_replay(api, healthy_watermarks, warm_watermarks, warm_caller_settings, warm_templates, body):
     with count_dynamodb_requests() as counter:
         status, _, view = send(api, body, "budget-1")
     assert status == 202 and view["state"] == "accepted"
@@ -118,7 +118,7 @@ def test_send_and_replay(api, healthy_watermarks, warm_watermarks, warm_caller_s
     assert counter.total <= REPLAY, counter.operations
 
 
-def test_send_to_a_suppressed_recipient(api, healthy_watermarks, warm_caller_settings):
+def test_send_to_a_suppressed_recipient(api, healthy_watermarks, warm_caller_settings, warm_templates):
     api("PUT", "/v1/admin/suppressions/alice%40example.com", {"reason": "asked"}, principal=ADMIN)
     with count_dynamodb_requests() as counter:
         status, _, view = send(api, EMAIL, "budget-suppressed")
@@ -126,7 +126,7 @@ def test_send_to_a_suppressed_recipient(api, healthy_watermarks, warm_caller_set
     assert counter.total <= SEND, counter.operations
 
 
-def test_reset_request(api, healthy_watermarks, warm_caller_settings):
+def test_reset_request(api, healthy_watermarks, warm_caller_settings, warm_templates):
     with count_dynamodb_requests() as counter:
         status, _, body = api("POST", "/v1/password-resets", {"account_id": "acct-1", "email": "bob@example.com"})
     assert status == 202 and body["state"]

@@ -1,6 +1,7 @@
 """Message items written before the compact encoding read back exactly as they did."""
 
 import json
+from dataclasses import replace
 
 from sendledger.adapters.dynamodb import history
 from sendledger.adapters.dynamodb.expressions import encode_item
@@ -63,3 +64,23 @@ def test_an_item_without_a_provider_was_carried_by_its_channels_first_provider()
     sms = {**OLD, "channel": "sms", "recipient": "+12065550100"}
     assert message_from(encode_item(sms)).provider == "sns"
     assert message_from(encode_item({**OLD, "provider": "mailgun"})).provider == "mailgun"
+
+
+def test_an_sms_first_entry_keeps_its_template_hash_and_segments_apart():
+    """The template's hash (its own code) and the SMS's encoding and segments (codes of their own,
+    beside the grace's) were added on two branches: each must read back as itself."""
+    codes = [*history.EVIDENCE_CODES.values(), history.TEMPLATE_CODE]
+    assert len(codes) == len(set(codes))
+    digest = "ab" * 32
+    evidence = {
+        "eligibility": "eligible",
+        "grace_seconds": 30,
+        "template": {"id": "notice", "version": "1", "sha256": digest},
+        "sms_encoding": "GSM-7",
+        "sms_segments": 2,
+    }
+    entry = history.entries_of(encode_item(OLD))[0][1]
+    name, value = history.encoded(replace(entry, evidence=evidence))
+    assert len(json.loads(value)["e"]) == len(evidence)
+    back = dict(history.entries_of({**encode_item(OLD), name: {"S": value}}))
+    assert back[name.removeprefix("h:")].evidence == evidence

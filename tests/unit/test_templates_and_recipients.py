@@ -1,23 +1,37 @@
 import pytest
 
 from sendledger.domain import templates
+from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import InternalTemplate, InvalidRequest, UnknownTemplate
 from sendledger.domain.recipients import Channel, parse_recipient, recipient_from_key
+from sendledger.domain.template_folder import TemplateFolder
+from sendledger.usecases.template_catalog import shipped_catalog
+
+SHIPPED_FOLDER = TemplateFolder()
+
+
+def _shipped(template_id: str):
+    found = SHIPPED_FOLDER.get(template_id, "1")
+    assert found is not None
+    return found
 
 
 def test_html_part_escapes_params_and_subject_is_one_line():
-    rendered = templates.render("notice", "1", Channel.EMAIL, {"subject": "hi\r\nBcc: x", "body": "<script>"})
+    notice = _shipped("notice")
+    rendered = templates.render(notice, Channel.EMAIL, {"subject": "hi\r\nBcc: x", "body": "<script>"})
     assert rendered.subject == "hi Bcc: x"
     assert "&lt;script&gt;" in (rendered.html or "") and "<script>" in rendered.text
 
 
 def test_template_checks():
-    templates.check("alert", "1", Channel.SMS, {"summary": "x"})
+    templates.check(_shipped("alert"), Channel.SMS, {"summary": "x"})
     with pytest.raises(UnknownTemplate):
-        templates.check("../alert", "1", Channel.EMAIL, {"summary": "x"})
+        shipped_catalog().for_send(CallerId("c"), "../alert", "1")
+    reset = _shipped("password-reset")
+    params = {"reset_link": "x", "reset_window": "10 minutes"}
     with pytest.raises(InternalTemplate):
-        templates.check("password-reset", "1", Channel.EMAIL, {"reset_link": "x"})
-    templates.check("password-reset", "1", Channel.EMAIL, {"reset_link": "x"}, internal=True)
+        templates.check(reset, Channel.EMAIL, params)
+    templates.check(reset, Channel.EMAIL, params, internal=True)
 
 
 def test_recipient_keys_fold_case():

@@ -21,9 +21,20 @@ class Strict(Model):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
 
+# A BCP 47 tag as a send asks for it: pt-BR falls back to pt, then to the template's default.
+LOCALE = Field(
+    default=None,
+    min_length=2,
+    max_length=35,
+    pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
+    description="the words' language (BCP 47); pt-BR falls back to pt, then to the template's default",
+)
+
+
 class TemplateRef(Strict):
     id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
     version: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    locale: str | None = LOCALE
 
 
 class Fallback(Strict):
@@ -83,6 +94,7 @@ class PasswordResetRequest(Strict):
     account_id: str = Field(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$")
     email: str = Field(min_length=3, max_length=320)
     provider: ProviderPick = None
+    locale: str | None = LOCALE
 
 
 class ConsumeResetRequest(Strict):
@@ -98,6 +110,10 @@ class SuppressRequest(Strict):
 class TemplateView(Model):
     id: str
     version: str
+    locale: str | None = Field(default=None, description="the locale its words are in (absent: the default)")
+    owner: Literal["caller", "deployment"] | None = Field(
+        default=None, description="caller: the caller's own version; absent: the deployment's"
+    )
 
 
 class SmsSegmentsView(Model):

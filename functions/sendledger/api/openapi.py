@@ -15,7 +15,12 @@ from sendledger.api.models import Problem
 from sendledger.api.problems import JSON, PROBLEM_JSON
 
 # Routes whose domain can answer 422 (unknown template, Idempotency-Key reused).
-ANSWERS_422 = {("/v1/messages", "post")}
+ANSWERS_422 = {
+    ("/v1/messages", "post"),
+    ("/v1/password-resets", "post"),  # the caller's reset template: retired, or the deployment's missing
+    ("/v1/templates/{template_id}/versions/{version}", "put"),
+    ("/v1/templates/{template_id}/versions/{version}/preview", "post"),
+}
 
 
 def documented(status: int, model: type[BaseModel], *errors: int, media_type: str = JSON) -> dict[int, OpenAPIResponse]:

@@ -32,6 +32,9 @@ class ProblemType(StrEnum):
     TEMPLATE_INTERNAL = "template-internal"
     TEMPLATE_CHANNEL_UNSUPPORTED = "template-channel-unsupported"
     TEMPLATE_PARAMS_INVALID = "template-params-invalid"
+    TEMPLATE_RETIRED = "template-retired"
+    TEMPLATE_INVALID = "template-invalid"
+    TEMPLATE_VERSION_EXISTS = "template-version-exists"
     SMS_COUNTRY_NOT_ALLOWED = "sms-country-not-allowed"
     SMS_CAP_REACHED = "sms-cap-reached"
     UNKNOWN_CALLER = "unknown-caller"
@@ -63,6 +66,9 @@ STATUS: dict[ProblemType, int] = {
     ProblemType.TEMPLATE_INTERNAL: 422,
     ProblemType.TEMPLATE_CHANNEL_UNSUPPORTED: 422,
     ProblemType.TEMPLATE_PARAMS_INVALID: 422,
+    ProblemType.TEMPLATE_RETIRED: 422,
+    ProblemType.TEMPLATE_INVALID: 422,
+    ProblemType.TEMPLATE_VERSION_EXISTS: 409,
     ProblemType.SMS_COUNTRY_NOT_ALLOWED: 422,
     ProblemType.SMS_CAP_REACHED: 429,
     ProblemType.UNKNOWN_CALLER: 403,
@@ -137,6 +143,7 @@ _TYPE_OF: dict[type[domain.DomainError], ProblemType] = {
     domain.InternalTemplate: ProblemType.TEMPLATE_INTERNAL,
     domain.TemplateChannelUnsupported: ProblemType.TEMPLATE_CHANNEL_UNSUPPORTED,
     domain.TemplateParamsInvalid: ProblemType.TEMPLATE_PARAMS_INVALID,
+    domain.TemplateRetired: ProblemType.TEMPLATE_RETIRED,
     domain.InvalidRequest: ProblemType.INVALID_REQUEST,
     domain.UnknownCaller: ProblemType.UNKNOWN_CALLER,
     domain.NotAdmin: ProblemType.NOT_ADMIN,

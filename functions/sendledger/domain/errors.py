@@ -49,6 +49,10 @@ class TemplateParamsInvalid(TemplateRefused):
     """Params missing, not the template's, or too long."""
 
 
+class TemplateRetired(TemplateRefused):
+    """The version is retired: no new send (resends and evidence still render it)."""
+
+
 class IdempotencyKeyMissing(DomainError):
     """POST /v1/messages without Idempotency-Key nor event_id (400)."""
 

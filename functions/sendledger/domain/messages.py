@@ -10,6 +10,7 @@ from typing import Any
 from sendledger.domain.escalation import Escalation
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_segments import SmsSegments
+from sendledger.domain.template_versions import TemplateOwner, TemplateVersion
 from sendledger.domain.values import value
 
 
@@ -87,8 +88,29 @@ def keeps_params(state: MessageState, escalates: bool) -> bool:
 
 @value
 class Template:
+    """The template a message is rendered from: every attempt renders the same words."""
+
     id: str
     version: str
+    locale: str | None = None  # the locale its words are in (None: the template's default)
+    owner: TemplateOwner = TemplateOwner.DEPLOYMENT  # whose version: a caller's shadows none after the send
+
+
+def template_view(template: Template) -> dict[str, str]:
+    """A message's template as views and status events show it: locale and owner only when
+    not the default, so a deployment template's message reads as it always did."""
+    view = {"id": template.id, "version": template.version}
+    if template.locale:
+        view["locale"] = template.locale
+    if template.owner is TemplateOwner.CALLER:
+        view["owner"] = template.owner.value
+    return view
+
+
+def template_evidence(template: Template, version: TemplateVersion) -> dict[str, str]:
+    """What a message's first history entry records of its words: the version and the SHA-256
+    of its canonical body (the same hash GET /v1/templates/{id}/versions/{v} shows)."""
+    return {**template_view(template), "sha256": version.sha256}
 
 
 class DueKind(StrEnum):

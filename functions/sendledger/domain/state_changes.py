@@ -17,7 +17,7 @@ from typing import Any
 
 from sendledger.domain import test_mode
 from sendledger.domain.clock import iso
-from sendledger.domain.messages import TERMINAL, Message, MessageState, sms_json
+from sendledger.domain.messages import TERMINAL, Message, MessageState, sms_json, template_view
 from sendledger.domain.outcomes import allowed_from
 from sendledger.domain.values import value
 
@@ -74,7 +74,7 @@ def message_state_changed(
         "previous_state": previous.value if previous is not None else None,
         "channel": message.channel.value,
         "to": message.to,
-        "template": {"id": message.template.id, "version": message.template.version},
+        "template": template_view(message.template),
         "category": message.category,
         "reason": message.reason,
         "provider": message.provider,

@@ -1,8 +1,8 @@
-"""Versioned message templates shipped beside the code (functions/sendledger/templates/).
+"""Rendering a template version for a channel, a locale and params, and checking that it can.
 
-A template is `templates/<id>/<version>.json`; params are substituted with `${name}`; the HTML
-part escapes them. Internal templates (password-reset) are only rendered by their own flow,
-so a caller can never make sendledger store a reset link. `"tracking": false` (the reset's)
+Params are substituted with `${name}`; the HTML part escapes them; a subject stays one line
+whatever a param holds. A version marked internal (password-reset) is rendered only by its own
+flow, so a caller can never make sendledger store a reset link. `tracking: false` (the reset's)
 tells every provider not to track opens and clicks: click tracking rewrites each link into a
 redirect through the provider, which would carry and log the reset token.
 """
@@ -10,24 +10,14 @@ redirect through the provider, which would carry and log the reset token.
 from __future__ import annotations
 
 import html
-import json
-import re
-from functools import cache
-from pathlib import Path
 from string import Template as StringTemplate
-from typing import Any
 
-from sendledger.domain.errors import (
-    InternalTemplate,
-    TemplateChannelUnsupported,
-    TemplateParamsInvalid,
-    UnknownTemplate,
-)
+from sendledger.domain.errors import InternalTemplate, TemplateChannelUnsupported, TemplateParamsInvalid
 from sendledger.domain.recipients import Channel
+from sendledger.domain.sms_segments import SmsSegments, sms_segments
+from sendledger.domain.template_versions import TemplateVersion
 from sendledger.domain.values import value
 
-TEMPLATE_ROOT = Path(__file__).resolve().parent.parent / "templates"
-_SAFE_PART = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_PARAM_LENGTH = 2000
 
 
@@ -37,46 +27,33 @@ class Rendered:
     text: str
     html: str | None
     tracking: bool = True  # False: the provider must leave links as they are and add no open pixel
+    locale: str | None = None  # the locale whose words these are (None: the template's default)
 
-
-@cache
-def _load(template_id: str, version: str) -> dict[str, Any] | None:
-    if not (_SAFE_PART.match(template_id) and _SAFE_PART.match(version)):
-        return None
-    path = TEMPLATE_ROOT / template_id / f"{version}.json"
-    if not path.is_file():
-        return None
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return loaded
+    def segments(self) -> SmsSegments:
+        """How a carrier encodes this text as an SMS and the segments it bills."""
+        return sms_segments(self.text)
 
 
 def check(
-    template_id: str,
-    version: str,
+    version: TemplateVersion,
     channel: Channel,
     params: dict[str, str],
     *,
     internal: bool = False,
     channel_field: str = "channel",
 ) -> None:
-    """Raise a TemplateRefused error unless this template renders for this channel with these params."""
-    spec = _load(template_id, version)
-    if spec is None:
-        raise UnknownTemplate(
-            f"no template {template_id!r} version {version!r}",
-            [{"field": "template", "message": "unknown id or version"}],
-        )
-    if spec.get("internal", False) and not internal:
+    """Raise a TemplateRefused error unless this version renders for this channel with these params."""
+    if version.internal and not internal:
         raise InternalTemplate(
-            f"template {template_id!r} is sent only by sendledger's own flow (POST /v1/password-resets)",
+            f"template {version.id!r} is sent only by sendledger's own flow (POST /v1/password-resets)",
             [{"field": "template", "message": "internal template"}],
         )
-    if channel.value not in spec:
+    if channel not in version.channels():
         raise TemplateChannelUnsupported(
-            f"template {template_id!r} v{version} has no {channel.value} variant",
+            f"template {version.id!r} v{version.version} has no {channel.value} variant",
             [{"field": channel_field, "message": "not supported by template"}],
         )
-    required = set(spec.get("params", []))
+    required = set(version.params)
     missing = sorted(required - params.keys())
     unexpected = sorted(params.keys() - required)
     problems = [{"field": f"params.{name}", "message": "required"} for name in missing]
@@ -87,21 +64,28 @@ def check(
         if len(value) > MAX_PARAM_LENGTH
     ]
     if problems:
-        raise TemplateParamsInvalid(f"params do not match template {template_id!r} v{version}", problems)
+        raise TemplateParamsInvalid(f"params do not match template {version.id!r} v{version.version}", problems)
 
 
-def render(template_id: str, version: str, channel: Channel, params: dict[str, str]) -> Rendered:
-    spec = _load(template_id, version)
-    if spec is None:
-        raise UnknownTemplate(f"no template {template_id!r} version {version!r}")
-    variant: dict[str, str] = spec[channel.value]
+def used_locale(version: TemplateVersion, channel: Channel, locale: str | None) -> str | None:
+    """The locale a send asking for `locale` is rendered in (None: the template's default)."""
+    found = version.variant(channel, locale)
+    return found[1] if found else None
+
+
+def render(version: TemplateVersion, channel: Channel, params: dict[str, str], locale: str | None = None) -> Rendered:
+    found = version.variant(channel, locale)
+    if found is None:
+        raise TemplateChannelUnsupported(f"template {version.id!r} v{version.version} has no {channel.value} variant")
+    variant, used = found
     escaped = {name: html.escape(value) for name, value in params.items()}
-    subject = variant.get("subject")
+    subject = variant.subject
     return Rendered(
         subject=_one_line(StringTemplate(subject).safe_substitute(params)) if subject else None,
-        text=StringTemplate(variant["text"]).safe_substitute(params),
-        html=StringTemplate(variant["html"]).safe_substitute(escaped) if "html" in variant else None,
-        tracking=bool(spec.get("tracking", True)),
+        text=StringTemplate(variant.text).safe_substitute(params),
+        html=StringTemplate(variant.html).safe_substitute(escaped) if variant.html is not None else None,
+        tracking=version.tracking,
+        locale=used,
     )
 
 

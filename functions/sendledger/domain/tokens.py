@@ -22,3 +22,12 @@ def hashes_match(stored_hash: str, presented_token: str) -> bool:
 
 def reset_link(url_template: str, token: str) -> str:
     return url_template.replace("{token}", token)
+
+
+def window_words(seconds: int) -> str:
+    """A reset's lifetime as its mail says it: "10 minutes", "1 hour", "90 seconds"."""
+    for unit, size in (("day", 86_400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"

@@ -43,7 +43,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import caller_routes, request_gate
+from sendledger.handlers import caller_routes, request_gate, template_routes
 from sendledger.handlers.invocation import current_runtime, identity_arn
 from sendledger.handlers.observability import lean_logger
 from sendledger.usecases import messages, suppressions
@@ -133,6 +133,7 @@ def post_message(
         channel=Channel(body.channel),
         to=body.to,
         template=Template(body.template.id, body.template.version),
+        locale=body.template.locale,
         params=body.params,
         category=body.category,
         caller=_caller(),
@@ -217,7 +218,7 @@ def get_evidence(
 @app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
 def post_password_reset(body: PasswordResetRequest) -> Response[str]:
     requested: ResetRequested = _runtime().reset_requests.request(
-        _caller(), body.account_id, body.email, provider=body.provider
+        _caller(), body.account_id, body.email, provider=body.provider, locale=body.locale
     )
     accepted = {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)}
     return json_response(202, accepted)
@@ -262,6 +263,7 @@ def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1
 
 
 app.include_router(caller_routes.router)
+app.include_router(template_routes.router)
 
 
 @app.get("/healthz")

@@ -26,6 +26,9 @@ from sendledger.handlers.invocation import RUNTIME
 from sendledger.handlers.observability import traced
 
 MAX_BODY_BYTES = 64 * 1024
+# A template version's words may reach 100 KB of text and of HTML per locale (350 KB in all,
+# one ledger item): its PUT may be that large, JSON escaping included.
+TEMPLATE_MAX_BODY_BYTES = 1024 * 1024
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
 Refusal = Callable[[dict[str, Any]], "Response[str] | None"]  # a function's own answer before its router
@@ -148,8 +151,12 @@ def precheck(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response
     if routed is not None:
         return routed
     body = event.get("body") or ""
-    webhook = str(event.get("path")).startswith(names.PROVIDERS_PATH)
-    limit = provider_routes.WEBHOOK_MAX_BODY_BYTES if webhook else MAX_BODY_BYTES
+    path = str(event.get("path"))
+    limit = MAX_BODY_BYTES
+    if path.startswith(names.PROVIDERS_PATH):
+        limit = provider_routes.WEBHOOK_MAX_BODY_BYTES
+    elif path.startswith(names.TEMPLATES_PATH) and event.get("httpMethod") == "PUT":
+        limit = TEMPLATE_MAX_BODY_BYTES
     if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):
         return problem(ProblemType.PAYLOAD_TOO_LARGE, f"bodies are limited to {limit} bytes")
     if event.get("httpMethod") not in ("POST", "PUT") or not body:

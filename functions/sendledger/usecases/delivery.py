@@ -4,15 +4,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
-from sendledger.domain import templates
 from sendledger.domain.clock import Clock
 from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState
 from sendledger.domain.provider import Backoff, CallResult, ProviderResponse, call_with_backoff
 from sendledger.domain.recipients import Channel
+from sendledger.domain.templates import Rendered
 from sendledger.ports.messages import MessageStore, Outcome, SendIntent, StoredResponse
 
 if TYPE_CHECKING:
@@ -63,11 +63,8 @@ class Delivery:
     backoff: Backoff = field(default_factory=Backoff)
     sleep: Callable[[float], None] = time.sleep
 
-    def deliver(self, message: Message, seconds_left: Callable[[], float], content: Any = None) -> ProviderResponse:
-        """Send through the message's own provider: the one its intent recorded, for every attempt."""
-        rendered = content or templates.render(
-            message.template.id, message.template.version, message.channel, message.params or {}
-        )
+    def deliver(self, message: Message, seconds_left: Callable[[], float], rendered: Rendered) -> ProviderResponse:
+        """Send `rendered` through the message's own provider: the one its intent recorded, for every attempt."""
         email, sms = self.carriers.of(message)
         if (email if message.channel is Channel.EMAIL else sms) is None:
             # Disabled since the intent: nothing was sent; the message waits (pending) until it is back.

@@ -158,6 +158,7 @@ class Escalations:
             # A fallback on the same channel goes through the provider its parent was carried by.
             provider=message.provider if fallback.channel is message.channel else None,
             test=message.test,  # a test caller's chain stays simulated whatever its settings say now
+            pinned=True,  # the parent's words: its version and locale, retired since or not
         )
         try:
             result = self.fallback.send(command, seconds_left)

@@ -16,10 +16,19 @@ from sendledger.domain import ids, test_mode
 from sendledger.domain.eligibility import NEVER_SUPPRESSED, Decision, Eligibility, StalePolicy, decide, stale_after
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
-from sendledger.domain.messages import DueKind, HistoryEntry, HistoryType, Message, MessageState, sms_json
+from sendledger.domain.messages import (
+    DueKind,
+    HistoryEntry,
+    HistoryType,
+    Message,
+    MessageState,
+    sms_json,
+    template_evidence,
+)
 from sendledger.domain.provider import source_of
 from sendledger.domain.recipients import Recipient, fingerprint_of
 from sendledger.domain.sms_segments import SmsSegments
+from sendledger.domain.template_versions import TemplateVersion
 from sendledger.domain.values import value
 from sendledger.ports.messages import (
     Expectations,
@@ -269,13 +278,17 @@ def new_message(
     )
 
 
-def first_entry(message: Message, recipient: Recipient, now: datetime, flags: FlagDecision) -> HistoryEntry:
+def first_entry(
+    message: Message, recipient: Recipient, now: datetime, flags: FlagDecision, version: TemplateVersion
+) -> HistoryEntry:
     return HistoryEntry(
         at=now,
         type=HistoryType.INTENT,
         state=MessageState.SENDING,
         evidence={
-            "recipient": fingerprint_of(message.recipient_key),  # template and category are the message's own
+            "recipient": fingerprint_of(message.recipient_key),  # the category is the message's own
+            # Which words went out: the version's hash, never the rendered text (a reset link).
+            "template": template_evidence(message.template, version),
             **flags.evidence(),
             **({"test": True} if message.test else {}),  # only when true: the item's size
             **({f"sms_{name}": got for name, got in sms_json(message.sms).items()} if message.sms else {}),

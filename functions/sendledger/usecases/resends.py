@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from aws_lambda_powertools import Logger
 
+from sendledger.domain import templates
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import Clock
 from sendledger.domain.messages import (
@@ -31,6 +32,7 @@ from sendledger.usecases.delivery import Delivery, OutcomeRecorder
 from sendledger.usecases.intents import LEASE_SECONDS
 from sendledger.usecases.resets import ResetMailer
 from sendledger.usecases.sms_guard import SmsGuard
+from sendledger.usecases.template_catalog import TemplateCatalog
 
 logger = Logger(child=True)
 
@@ -49,6 +51,7 @@ class Resender:
     mailer: ResetMailer
     sms_guard: SmsGuard  # the owner's countries as they are now (no cap: the first attempt was counted)
     clock: Clock
+    catalog: TemplateCatalog  # the version the first send recorded, retired since or not
 
     def retry_pending(self, message_id: str, seconds_left: Callable[[], float], report: CycleReport) -> None:
         now = self.clock.now()
@@ -69,7 +72,8 @@ class Resender:
         self.due_work.clear(message_id, DueKind.PENDING)
 
     def resend(self, message: Message, seconds_left: Callable[[], float], report: CycleReport) -> None:
-        """Send a message proven not accepted again: same message id, suppression re-checked."""
+        """Send a message proven not accepted again: same message id, suppression re-checked, the
+        words its first send rendered (the version and locale it recorded, retired or not)."""
         now = self.clock.now()
         if message.reset_account_id:
             self._resend_reset(message, seconds_left, report, now)
@@ -80,6 +84,7 @@ class Resender:
             if refused is not None:
                 self._refuse_instead(message, refused, now, report)
                 return
+        version = self.catalog.recorded(CallerId(message.owner or ""), message.template)
         attempt = message.attempt + 1
         entry = HistoryEntry(
             at=now,
@@ -109,7 +114,8 @@ class Resender:
             report.bump("resend_moved_on", message.message_id)
             return
         message.state, message.attempt = S.SENDING, attempt
-        response = self.delivery.deliver(message, seconds_left)
+        content = templates.render(version, message.channel, message.params or {}, message.template.locale)
+        response = self.delivery.deliver(message, seconds_left, content)
         intent = SendIntent(
             message=message,
             first_entry=entry,

@@ -23,19 +23,25 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import END_STEP, DueKind, HistoryEntry, HistoryType, MessageState, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
+from sendledger.domain.template_versions import (
+    RESET_LINK_PARAM,
+    RESET_TEMPLATE_ID,
+    RESET_WINDOW_PARAM,
+    TemplateVersion,
+)
 from sendledger.ports.messages import Expectations, MessageStore, Outcome, SendIntent
 from sendledger.ports.resets import Replacement, ResetRecord, ResetStore
 from sendledger.usecases.delivery import Delivery, OutcomeRecorder
 from sendledger.usecases.intents import LEASE_SECONDS, ActiveReset, IntentWriter, first_entry, new_message
 from sendledger.usecases.results import ResetRequested, TokenConsumed, TokenRefused
 from sendledger.usecases.send_command import Routing, SendCommand, carrier_for
+from sendledger.usecases.template_catalog import TemplateCatalog
 
 if TYPE_CHECKING:
     from sendledger.settings import Settings
 
 logger = Logger(child=True)
 
-RESET_TEMPLATE = Template("password-reset", "1")
 UNSENT = "unsent"  # token hash until the first mail is sent: matches no token
 # Sends that certainly did not reach the provider: the reset may be re-armed and resent.
 PROVEN_NOT_ACCEPTED = frozenset({MessageState.PENDING, MessageState.RETRY})
@@ -60,8 +66,16 @@ class ResetRequests:
     intents: IntentWriter
     settings: Settings  # the reset window, the carrier
     clock: Clock
+    catalog: TemplateCatalog  # the caller's own reset mail, else the deployment's
 
-    def request(self, caller: CallerId, account_id: str, email: str, provider: str | None = None) -> ResetRequested:
+    def request(
+        self,
+        caller: CallerId,
+        account_id: str,
+        email: str,
+        provider: str | None = None,
+        locale: str | None = None,
+    ) -> ResetRequested:
         """Record the reset and its mail as due work; the poller mints the token and sends it.
 
         Answering before any provider call gives every address — deliverable, unknown or
@@ -70,10 +84,17 @@ class ResetRequests:
         replaced: its token stops being valid in the same write, the new address gets a new reset.
         """
         recipient = parse_recipient(Channel.EMAIL, email, field="email")
+        resolved = self.catalog.reset_version(caller)
+        template = Template(
+            RESET_TEMPLATE_ID,
+            resolved.version.version,
+            locale=templates.used_locale(resolved.version, Channel.EMAIL, locale),
+            owner=resolved.owner,
+        )
         command = SendCommand(
             Channel.EMAIL,
             recipient.address,
-            RESET_TEMPLATE,
+            template,
             {},
             "security",
             caller=caller,
@@ -84,7 +105,7 @@ class ResetRequests:
         command = replace(command, test=self.routing.test_mode_for(command))
         replacing: ResetRecord | None = None
         for _ in range(MAX_REPLACEMENTS):
-            intent = self._reset_intent(command, account_id, recipient, replacing, flags)
+            intent = self._reset_intent(command, account_id, recipient, replacing, flags, resolved.version)
             committed = self.intents.commit(intent, flags)
             if not isinstance(committed, ActiveReset):
                 assert intent.reset is not None
@@ -102,6 +123,7 @@ class ResetRequests:
         recipient: Recipient,
         replacing: ResetRecord | None,
         flags: FlagDecision,
+        version: TemplateVersion,
     ) -> SendIntent:
         settings, now = self.settings, self.clock.now()
         window = timedelta(seconds=settings.reset_window_seconds)
@@ -140,7 +162,7 @@ class ResetRequests:
                 step=END_STEP,
             )
             replaces = Replacement(replacing, note)
-        entry = first_entry(message, recipient, now, flags)
+        entry = first_entry(message, recipient, now, flags, version)
         return SendIntent(
             message=message,
             first_entry=replace(
@@ -166,8 +188,9 @@ class ResetMailer:
     resets: ResetStore
     delivery: Delivery
     outcomes: OutcomeRecorder
-    reset_url_template: str  # where the mailed link points (settings)
+    settings: Settings  # where the mailed link points, and the window the mail states
     clock: Clock
+    catalog: TemplateCatalog  # the version the reset recorded, retired since or not
 
     def send(self, record: ResetRecord, seconds_left: Callable[[], float]) -> ResetMail:
         """The poller's half: mint a token, swap its hash into the reset, send — same reset id.
@@ -208,7 +231,9 @@ class ResetMailer:
             lease_until=lease_until,
             expectations=Expectations(),
         )
-        response = self.delivery.deliver(message, seconds_left, _content(self.reset_url_template, token))
+        version = self.catalog.recorded(CallerId(record.owner), message.template)
+        content = _content(version, message.template.locale, self.settings, token)
+        response = self.delivery.deliver(message, seconds_left, content)
         self.outcomes.record(intent, response)
         mailed = ResetMail.SENT if first else ResetMail.RESENT
         logger.info(
@@ -218,10 +243,15 @@ class ResetMailer:
         return mailed
 
 
-def _content(url_template: str, token: str) -> templates.Rendered:
-    return templates.render(
-        RESET_TEMPLATE.id, RESET_TEMPLATE.version, Channel.EMAIL, {"reset_link": tokens.reset_link(url_template, token)}
-    )
+def _content(version: TemplateVersion, locale: str | None, settings: Settings, token: str) -> templates.Rendered:
+    """The reset mail: the link, and the window in words where the template says it
+    (RESET_WINDOW_SECONDS, so the mail never promises a lifetime the token does not have)."""
+    offered = {
+        RESET_LINK_PARAM: tokens.reset_link(settings.reset_url_template, token),
+        RESET_WINDOW_PARAM: tokens.window_words(settings.reset_window_seconds),
+    }
+    params = {name: text for name, text in offered.items() if name in version.params}
+    return templates.render(version, Channel.EMAIL, params, locale)
 
 
 def _reset_reply(record: ResetRecord) -> ResetRequested:

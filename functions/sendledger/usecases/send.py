@@ -5,25 +5,33 @@ which is its key's idempotency record, and the recipient's conditional update) a
 UpdateItem for the outcome. A replay costs the one cancelled transaction, which hands back the
 key's message item and its stored answer. An SMS the owner's guardrails refuse is decided before
 any write (usecases/sms_guard.py); a cap's refusal then reads the key's message, so that a retry of
-a request sent before the cap was reached still gets its stored answer.
+a request sent before the cap was reached still gets its stored answer. The template version is
+the container's (usecases/template_catalog.py): one GetItem the first time a container needs it,
+none after within TEMPLATE_CACHE_SECONDS, so a replay on a warm container costs nothing more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sendledger.domain import idempotency, ids, templates
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import Clock
-from sendledger.domain.errors import DependencyUnavailable, IdempotencyKeyInFlight, IdempotencyKeyReused
+from sendledger.domain.errors import (
+    DependencyUnavailable,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
+    TemplateRetired,
+)
 from sendledger.domain.flags import FlagDecision
-from sendledger.domain.messages import Message
+from sendledger.domain.messages import Message, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
 from sendledger.domain.sms_guardrails import CapRefusal
-from sendledger.domain.sms_segments import SmsSegments, sms_segments
+from sendledger.domain.sms_segments import SmsSegments
+from sendledger.domain.template_versions import TemplateVersion
 from sendledger.ports.messages import Expectations, IdempotencyRecord, MessageStore, SendIntent
 from sendledger.usecases.delivery import Delivery, OutcomeRecorder
 from sendledger.usecases.intents import (
@@ -38,6 +46,7 @@ from sendledger.usecases.intents import (
 from sendledger.usecases.results import Accepted, Replayed, SendResult, SmsRefused
 from sendledger.usecases.send_command import Routing, SendCommand, carrier_for
 from sendledger.usecases.sms_guard import SmsGuard
+from sendledger.usecases.template_catalog import TemplateCatalog
 from sendledger.usecases.views import message_view
 
 if TYPE_CHECKING:
@@ -58,23 +67,30 @@ class MessageSender:
     messages: MessageStore  # a crashed first request's message, for its replay
     settings: Settings  # the views, the carrier, the key's retention
     clock: Clock
+    catalog: TemplateCatalog  # which version a send renders (the container's cache of them)
 
     def send(self, command: SendCommand, seconds_left: Callable[[], float]) -> SendResult:
         recipient = parse_recipient(command.channel, command.to)
-        templates.check(command.template.id, command.template.version, command.channel, command.params)
+        key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
+        scoped = idempotency.scoped_key(command.caller, key)
+        try:
+            version, command = self._template_of(command)
+        except TemplateRetired:
+            # A retry of a send made before its version was retired gets that send's answer (one
+            # read, on a refusal only); a new key gets the refusal.
+            earlier = self._sent_before(scoped)
+            if earlier is None or (earlier.template.id, earlier.template.version) != (
+                command.template.id,
+                command.template.version,
+            ):
+                raise
+            return Replayed(message_view(earlier, self.settings))
+        templates.check(version, command.channel, command.params)
         for step, fallback in enumerate(command.escalation.fallback if command.escalation else ()):
             # Checked now: a fallback that cannot be sent would only fail when the escalation fires.
             field = f"escalation.fallback.{step}"
             parse_recipient(fallback.channel, fallback.to, field=f"{field}.to")
-            templates.check(
-                command.template.id,
-                command.template.version,
-                fallback.channel,
-                command.params,
-                channel_field=f"{field}.channel",
-            )
-        key = idempotency.resolve_key(command.idempotency_header, command.event_id, command.template.version)
-        scoped = idempotency.scoped_key(command.caller, key)
+            templates.check(version, fallback.channel, command.params, channel_field=f"{field}.channel")
         if recipient.channel is Channel.SMS:
             refused = self.sms_guard.refusal(
                 CallerId(command.owner or command.caller), recipient.address, self.clock.now()
@@ -82,13 +98,14 @@ class MessageSender:
             if isinstance(refused, CapRefusal):
                 # A retry of a request sent before the cap was reached gets its stored answer (one
                 # read, on a refusal only); a country refusal reads nothing at all.
-                sent_before = self.messages.get(ids.keyed_message_id(scoped))
+                sent_before = self._sent_before(scoped)
                 if sent_before is not None:
                     return Replayed(message_view(sent_before, self.settings))
             if refused is not None:
                 return SmsRefused(refused)
         flags = self.routing.flags_for(command, recipient.channel)
-        intent = self._build_intent(command, recipient, scoped, flags, test=self.routing.test_mode_for(command))
+        test = self.routing.test_mode_for(command)
+        intent = self._build_intent(command, recipient, scoped, flags, version, test=test)
         committed = self.intents.commit(intent, flags)
         if isinstance(committed, Committed) and intent.message.sms and not intent.message.test:
             self.sms_guard.admitted(CallerId(intent.message.owner or command.caller), intent.message.sms.segments)
@@ -98,8 +115,23 @@ class MessageSender:
             raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
         if not isinstance(committed, Committed):
             return self._accepted(intent.message)  # decided without a send (suppressed, deferred)
-        response = self.delivery.deliver(intent.message, seconds_left)
+        content = templates.render(version, command.channel, command.params, command.template.locale)
+        response = self.delivery.deliver(intent.message, seconds_left, content)
         return self._accepted(self.outcomes.record(intent, response))
+
+    def _template_of(self, command: SendCommand) -> tuple[TemplateVersion, SendCommand]:
+        """The version the send renders, and the command naming it as the message records it
+        (whose version, and the locale its channel's words are in)."""
+        owner = CallerId(command.owner or command.caller)
+        if command.pinned:
+            return self.catalog.recorded(owner, command.template), command
+        resolved = self.catalog.for_send(owner, command.template.id, command.template.version)
+        locale = templates.used_locale(resolved.version, command.channel, command.locale)
+        template = Template(command.template.id, command.template.version, locale=locale, owner=resolved.owner)
+        return resolved.version, replace(command, template=template)
+
+    def _sent_before(self, scoped_key: str) -> Message | None:
+        return self.messages.get(ids.keyed_message_id(scoped_key))
 
     def _accepted(self, message: Message) -> Accepted:
         return Accepted(message, message_view(message, self.settings))
@@ -121,7 +153,14 @@ class MessageSender:
         return Replayed(message_view(message, self.settings))
 
     def _build_intent(
-        self, command: SendCommand, recipient: Recipient, scoped_key: str, flags: FlagDecision, *, test: bool
+        self,
+        command: SendCommand,
+        recipient: Recipient,
+        scoped_key: str,
+        flags: FlagDecision,
+        version: TemplateVersion,
+        *,
+        test: bool,
     ) -> SendIntent:
         settings, now = self.settings, self.clock.now()
         message = new_message(
@@ -131,11 +170,11 @@ class MessageSender:
             ids.keyed_message_id(scoped_key),
             provider=carrier_for(settings, recipient.channel, command.provider, flags),
             test=test,
-            sms=_segments(command) if recipient.channel is Channel.SMS else None,
+            sms=_segments(command, version) if recipient.channel is Channel.SMS else None,
         )
         return SendIntent(
             message=message,
-            first_entry=first_entry(message, recipient, now, flags),
+            first_entry=first_entry(message, recipient, now, flags, version),
             lease_until=now + timedelta(seconds=LEASE_SECONDS),
             expectations=Expectations(),
             idempotency_key=scoped_key,
@@ -144,10 +183,10 @@ class MessageSender:
         )
 
 
-def _segments(command: SendCommand) -> SmsSegments:
-    """What the carrier will bill for the text the provider will be given (rendered again then)."""
-    text = templates.render(command.template.id, command.template.version, Channel.SMS, command.params).text
-    return sms_segments(text)
+def _segments(command: SendCommand, version: TemplateVersion) -> SmsSegments:
+    """What the carrier will bill for the text the provider will be given (rendered again then),
+    in the locale the message records."""
+    return templates.render(version, Channel.SMS, command.params, command.template.locale).segments()
 
 
 def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str, Any]:
@@ -161,4 +200,5 @@ def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str
         "escalation": command.escalation.as_json() if command.escalation else None,
         # Only when given: the fingerprints of keys used before the pin existed stay the same.
         **({"provider": command.provider} if command.provider else {}),
+        **({"locale": command.locale} if command.locale else {}),
     }

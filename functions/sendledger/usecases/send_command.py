@@ -43,6 +43,10 @@ class SendCommand:
     owner: str | None = None  # escalation fallbacks belong to the parent's caller
     provider: str | None = None  # the caller's pick among the enabled providers (None: the deployment's)
     test: bool | None = None  # test mode; None: the owner's settings decide (a fallback follows its parent)
+    locale: str | None = None  # the locale asked for (pt-BR falls back to pt, then the default)
+    # An escalation fallback renders its parent's version (the template's owner and locale as
+    # recorded), retired or not; a new request resolves the caller's template, then the deployment's.
+    pinned: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sendledger.domain.clock import iso
-from sendledger.domain.messages import HistoryType, Message, MessageState, sms_json
+from sendledger.domain.messages import HistoryType, Message, MessageState, sms_json, template_view
 from sendledger.domain.reset_evidence import ResetEvidence
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def message_view(message: Message, settings: Settings, with_history: bool = Fals
         "state": message.state.value,
         "channel": message.channel.value,
         "to": message.to,
-        "template": {"id": message.template.id, "version": message.template.version},
+        "template": template_view(message.template),
         "category": message.category,
         "provider": message.provider,
         "provider_message_id": message.provider_message_id,

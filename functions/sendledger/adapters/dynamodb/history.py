@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -47,6 +48,11 @@ EVIDENCE_CODES = {
     "sms_segments": "N",
 }
 EVIDENCE_NAMES = {code: name for name, code in EVIDENCE_CODES.items()}
+# A first entry's template: only the version's SHA-256 is stored (base64url, 43 characters), under
+# "T"; its id, version, locale and owner are the message item's own attributes, read back with it.
+TEMPLATE, TEMPLATE_CODE = "template", "T"
+TEMPLATE_ID, TEMPLATE_VERSION = "template_id", "template_version"
+TEMPLATE_LOCALE, TEMPLATE_OWNER = "template_locale", "template_owner"  # written only when not the default
 TYPE_CODES = {
     HistoryType.INTENT: "i",
     HistoryType.PROVIDER_OUTCOME: "o",
@@ -66,7 +72,8 @@ def encoded(entry: HistoryEntry, derived_from: str | None = None, within: str | 
     body: dict[str, Any] = {TYPE: TYPE_CODES.get(entry.type, entry.type.value)}
     if entry.evidence:
         body[EVIDENCE] = {
-            EVIDENCE_CODES.get(name, name): value for name, value in _relative(entry.evidence, within).items()
+            EVIDENCE_CODES.get(name, name): value
+            for name, value in _compact_template(_relative(entry.evidence, within)).items()
         }
     if entry.state is not None:
         body[STATE] = entry.state.value
@@ -129,8 +136,29 @@ def _relative(evidence: dict[str, Any], within: str | None) -> dict[str, Any]:
     return found
 
 
+def _compact_template(evidence: dict[str, Any]) -> dict[str, Any]:
+    template = evidence.get(TEMPLATE)
+    if not isinstance(template, dict) or "sha256" not in template:
+        return evidence
+    found = {name: value for name, value in evidence.items() if name != TEMPLATE}
+    found[TEMPLATE_CODE] = base64.urlsafe_b64encode(bytes.fromhex(template["sha256"])).decode().rstrip("=")
+    return found
+
+
+def _template_of(digest: str, item: Item) -> dict[str, str]:
+    """The first entry's template as recorded: the item's template and the stored hash, in hex."""
+    found = {"id": item[TEMPLATE_ID]["S"], "version": item[TEMPLATE_VERSION]["S"]}
+    for name, attribute in (("locale", TEMPLATE_LOCALE), ("owner", TEMPLATE_OWNER)):
+        if attribute in item:
+            found[name] = item[attribute]["S"]
+    found["sha256"] = base64.urlsafe_b64decode(digest + "=").hex()
+    return found
+
+
 def _absolute(evidence: dict[str, Any], item: Item) -> dict[str, Any]:
     found = {EVIDENCE_NAMES.get(name, name): value for name, value in evidence.items()}
+    if TEMPLATE_CODE in found:
+        found[TEMPLATE] = _template_of(found.pop(TEMPLATE_CODE), item)
     if found.get(PROVIDER_MESSAGE_ID) is True:
         found[PROVIDER_MESSAGE_ID] = provider_message_id_of(item)
     if EVENT_REF in found:

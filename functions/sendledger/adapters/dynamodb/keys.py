@@ -11,8 +11,9 @@
 | event that matched no message (TTL) | `EVT#<source>#<event id>` | `EVT` | events | 0.2 KB |
 | source watermark and log cursor | `WM#<source>` | `WM` | poller only, never a send | 0.1 KB |
 | webhook token used (TTL; SHA-256 only) | `WHTOKEN#<source>#<token hash>` | `TOKEN` | signed webhooks | 0.2 KB |
-| caller settings (callback, flags, SMS rules) | `CALLER#<caller id>` | `SETTINGS` | admin routes | 0.2-2 KB |
+| caller settings (callback, test mode, flags, SMS) | `CALLER#<caller id>` | `SETTINGS` | admin routes | 0.2-2 KB |
 | SMS segments of a caller's day (TTL) | `CALLER#<caller id>` | `SMSDAY#<YYYY-MM-DD>` | publisher | 0.1 KB |
+| a caller's template version | `TEMPLATE#<caller id>` | `V#<id>#<version>` | template routes | 0.5-350 KB |
 
 Indexes: `due-work` (`due_kind`/`due_at`: work the poller must revisit; `due_kind` is
 `<kind>#<shard>`) and `evidence` (`ev_day`/`created_at`: a message item, by its owner, UTC day

@@ -15,6 +15,7 @@ from sendledger.adapters.dynamodb.resets import Resets
 from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
 from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
 from sendledger.adapters.dynamodb.table import Table
+from sendledger.adapters.dynamodb.templates import DynamoTemplates
 from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
 from sendledger.domain.clock import SystemClock
 from sendledger.domain.values import value
@@ -34,6 +35,7 @@ class LedgerTable:
     webhook_tokens: WebhookTokens
     caller_settings: DynamoCallerSettings
     sms_usage: DynamoSmsUsage
+    templates: DynamoTemplates
 
     @classmethod
     def named(cls, table_name: str, client: Any = None) -> LedgerTable:
@@ -54,4 +56,5 @@ class LedgerTable:
             webhook_tokens=WebhookTokens(table),
             caller_settings=DynamoCallerSettings(table, SystemClock()),
             sms_usage=DynamoSmsUsage(table),
+            templates=DynamoTemplates(table),
         )

@@ -31,11 +31,13 @@ from sendledger.domain.messages import DueKind, Message, MessageState, Template
 from sendledger.domain.provider import carriers
 from sendledger.domain.recipients import Channel, Recipient
 from sendledger.domain.sms_segments import SmsEncoding, SmsSegments
+from sendledger.domain.template_versions import TemplateOwner
 from sendledger.ports.messages import IdempotencyRecord, SendIntent, StoredResponse
 
 RESPONSE = "response"
 SMS = "sms"  # an SMS's `<encoding>:<segments>:<units>` (GSM-7:1:42): what the publisher counts
 TEST = "test"  # a test caller's message (domain/test_mode.py)
+TEMPLATE_LOCALE, TEMPLATE_OWNER = history.TEMPLATE_LOCALE, history.TEMPLATE_OWNER
 BUSINESS_EVENT_ID = "business_event_id"  # only on a message whose request named its event
 # The stored answer's fields, one letter each: every send's item carries it (billed by the KB).
 # Its time is milliseconds after the message's creation ("d"); items from before kept it whole ("u").
@@ -103,8 +105,11 @@ def message_fields(message: Message) -> dict[str, Any]:
     return {
         "channel": message.channel.value,
         "recipient": message.to,
-        "template_id": message.template.id,
-        "template_version": message.template.version,
+        history.TEMPLATE_ID: message.template.id,
+        history.TEMPLATE_VERSION: message.template.version,
+        # Only when not the default: a deployment template's send keeps its item size.
+        TEMPLATE_LOCALE: message.template.locale,
+        TEMPLATE_OWNER: message.template.owner.value if message.template.owner is TemplateOwner.CALLER else None,
         "category": message.category if message.category != DEFAULT_CATEGORY else None,
         "created_at": iso(message.created_at),
         "escalation": json.dumps(message.escalation.as_json(), separators=(",", ":")) if message.escalation else None,
@@ -177,7 +182,12 @@ def message_from(item: Item) -> Message:
         message_id=message_id_of(item),
         channel=channel,
         to=values["recipient"],
-        template=Template(values["template_id"], values["template_version"]),
+        template=Template(
+            values["template_id"],
+            values["template_version"],
+            locale=values.get(TEMPLATE_LOCALE),
+            owner=TemplateOwner(values.get(TEMPLATE_OWNER) or TemplateOwner.DEPLOYMENT),
+        ),
         state=MessageState(values[STATE]),
         category=values.get("category") or DEFAULT_CATEGORY,
         created_at=parse_iso(values["created_at"]),

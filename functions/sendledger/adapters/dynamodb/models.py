@@ -26,6 +26,7 @@ from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection, KeysOnlyPr
 from pynamodb.models import Model
 
 from sendledger import names
+from sendledger.adapters.dynamodb import templates
 
 STREAM_VIEW_TYPE = "NEW_AND_OLD_IMAGES"  # the status publisher reads each change, before and after
 BILLING_MODE = "PAY_PER_REQUEST"
@@ -167,6 +168,34 @@ class SmsDayItem(LedgerItem):
     segments = NumberAttribute(null=True)
 
 
+class TemplateVersionItem(LedgerItem):
+    """A caller's published template version: written once (attribute_not_exists), retired in
+    place. adapters/dynamodb/templates.py reads and writes it with these names, without PynamoDB
+    on the send path's cold start (its first read of a caller's version)."""
+
+    PK_PATTERN, SK = "TEMPLATE#<caller id>", "V#<id>#<version>"
+    body = UnicodeAttribute(null=True, attr_name=templates.BODY)  # the canonical JSON the hash is over
+    sha256 = UnicodeAttribute(null=True, attr_name=templates.SHA256)
+    channels = UnicodeAttribute(null=True, attr_name=templates.CHANNELS)  # "email,sms"
+    locales = UnicodeAttribute(null=True, attr_name=templates.LOCALES)  # "fr,pt-BR"
+    published_at = UnicodeAttribute(null=True, attr_name=templates.PUBLISHED_AT)
+    retired_at = UnicodeAttribute(null=True, attr_name=templates.RETIRED_AT)
+
+
+class TemplateResetMailItem(LedgerItem):
+    """A caller's reset-mail pointer: a copy of its latest `password-reset` version not retired
+    (adapters/dynamodb/templates.py), rewritten conditional on `revision`; a reset reads it alone."""
+
+    PK_PATTERN, SK = "TEMPLATE#<caller id>", "RESET"
+    revision = NumberAttribute(attr_name=templates.REVISION)
+    version = UnicodeAttribute(null=True, attr_name=templates.VERSION)  # None: the caller has none live
+    body = UnicodeAttribute(null=True, attr_name=templates.BODY)
+    sha256 = UnicodeAttribute(null=True, attr_name=templates.SHA256)
+    channels = UnicodeAttribute(null=True, attr_name=templates.CHANNELS)
+    locales = UnicodeAttribute(null=True, attr_name=templates.LOCALES)
+    published_at = UnicodeAttribute(null=True, attr_name=templates.PUBLISHED_AT)
+
+
 FAMILIES: tuple[type[LedgerItem], ...] = (
     MessageItem,
     RecipientItem,
@@ -178,6 +207,8 @@ FAMILIES: tuple[type[LedgerItem], ...] = (
     WatermarkItem,
     WebhookTokenItem,
     CallerSettingsItem,
+    TemplateVersionItem,
+    TemplateResetMailItem,
     SmsDayItem,
 )
 
