@@ -1,10 +1,10 @@
 """``GET /local/outbox``: the simulator's entries, each with sendledger's ``message_id``.
 
 An SES send carries the id as a message tag, so the simulator records it; an SNS Publish to a
-phone number carries none, so an SMS entry gets it from the receipt the api writes beside the
-message (``PMID#<provider message id>``), read from the ledger table once and then remembered.
-A send whose outcome was never recorded (a timed-out call) keeps ``message_id`` null until the
-poller has resolved it.
+phone number carries none, so an SMS entry gets it from the receipt the publisher writes from
+the outcome's stream record (``PMID#<provider message id>``), read from the ledger table once and
+then remembered. Until that receipt exists (the publisher's lag, or a timed-out call the poller
+has not yet resolved) the entry's ``message_id`` is null.
 """
 
 from __future__ import annotations

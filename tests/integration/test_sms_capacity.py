@@ -44,9 +44,9 @@ def pump(services):
 
 
 def test_an_sms_send_is_two_requests_and_eight_units_and_its_receipt_is_the_publishers(
-    api, services, pump, warm_watermarks, warm_caller_settings
+    api, services, pump, warm_watermarks, warm_caller_settings, warm_templates
 ):
-    # When an SMS is sent
+    # When an SMS is sent (by a busy container: it looked the caller's template up within its cache period)
     with counting(services.messages) as log:
         status, _, view = send(api, "9f0c1d2e-3b4a-4c5d-8e6f-7a8b9c0d1e2f")
     # Then the intent's transaction (2 items x 2 units, and its evidence and due-work index entries)

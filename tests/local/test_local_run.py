@@ -253,6 +253,9 @@ def test_the_banners_aws_commands_carry_everything_they_need_when_pasted_elsewhe
     exit_within(running.process, STOP_BUDGET_SECONDS, running.text)
 
 
+OUTBOX_NAMED_SECONDS = 15  # the local stream's poll and the publisher's batch, with room for a loaded machine
+
+
 def test_the_outbox_names_sendledgers_message_for_email_and_sms(start: object) -> None:
     running = start()  # type: ignore[operator]
     email_id = send_and_poll(running.url)
@@ -268,9 +271,14 @@ def test_the_outbox_names_sendledgers_message_for_email_and_sms(start: object) -
         timeout=REQUEST_TIMEOUT_SECONDS,
     )
     assert sms.status_code == 202, sms.text
-    outbox = requests.get(f"{running.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
-    by_id = {entry["message_id"]: entry for entry in outbox}
-    assert set(by_id) == {email_id, sms.json()["message_id"]}
+    sent = {email_id, sms.json()["message_id"]}
+
+    def named() -> dict[str, dict[str, object]]:
+        outbox = requests.get(f"{running.url}/local/outbox", timeout=REQUEST_TIMEOUT_SECONDS).json()
+        return {entry["message_id"]: entry for entry in outbox}
+
+    # The SMS entry is named once the publisher has written its receipt from the ledger stream.
+    by_id = wait_until(named, OUTBOX_NAMED_SECONDS, "both outbox entries named", done=lambda found: set(found) == sent)
     mail = by_id[email_id]
     assert mail["from"] and mail["html"].startswith("<") and mail["provider"] == "ses"
     assert by_id[sms.json()["message_id"]]["provider"] == "sns"

@@ -62,7 +62,9 @@ class Preview:
     segments: SmsSegments | None  # SMS only: the encoding and what a carrier bills
 
 
-POINTER_ATTEMPTS = 5  # concurrent publishes of one caller's reset mail: each rewrite retries this often
+# A lost rewrite means another publisher's won and is done, so N concurrent publishes of one
+# caller's reset mail need at most N attempts each: this many publishes at once always land.
+POINTER_ATTEMPTS = 8
 TRACKING_FORCED = f"tracking is off: a {RESET_TEMPLATE_ID} mail's links are never rewritten by a provider"
 
 
