@@ -226,7 +226,7 @@ COLD_START_LEVERS = [
     "591 → 522 CPU, 1,424 → 1,222 ms wall. The first poll cycle still makes 96 of its 118 AWS calls on the "
     "due-work index (5 passes and the backlog count, 16 shards each), against one Query in the same-calls "
     "Lambda; deployed, the pass waits for about six round trips instead of 96.",
-    "- botocore clients instead of boto3 (adapters/sdk.py), lazy clients and lazy builders (bootstrap.py "
+    "- botocore clients instead of boto3 (adapters/sdk.py), lazy clients and lazy builders (bootstrap/lazy.py "
     "`on_first_use`, Table.client, the SQS adapters): in place before this round.",
     "- Deferred validator builds for the settings fragments (pydantic `defer_build`): 48 → 46 ms for the "
     "settings module and its first read, within noise; not kept (the Settings model's own build is most of it).",

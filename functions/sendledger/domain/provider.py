@@ -3,7 +3,7 @@ which event source its events come from), what a provider call can tell us, and 
 policy around it.
 
 A provider's code is its slice (sendledger/providers/<name>/), loaded by the composition root
-alone (bootstrap.py); the slice takes its name, source and channels from here.
+alone (bootstrap/slices.py); the slice takes its name, source and channels from here.
 """
 
 from __future__ import annotations

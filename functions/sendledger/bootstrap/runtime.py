@@ -1,18 +1,26 @@
-"""Composition root: the one place adapters are built, once per warm container.
-
-Each handler takes an optional ``runtime``; without one it uses :func:`runtime`, built on the
-first invocation. Tests and the local stack pass their own (moto, a fake clock, fakes).
-Adapter modules are imported inside the builders, so boto3 and botocore load on the
-first invocation rather than with every handler module (the cold-start bar).
-"""
+"""A warm container's parts and the flows built from them (the api's and the poller's)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, partial
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from sendledger.bootstrap.lazy import on_first_use
+from sendledger.bootstrap.slices import (
+    LaneBuilder,
+    build_caller_admin,
+    build_webhook,
+    email_sender,
+    escalation_queue,
+    feature_flags,
+    other_email_senders,
+    provider_lanes,
+    simulated_carriers,
+    slice_of,
+    sms_sender,
+)
 
 if TYPE_CHECKING:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
@@ -29,24 +37,14 @@ if TYPE_CHECKING:
         EmailSender,
         EventLane,
         LaneStores,
-        ProviderSlice,
         SimulatedCarriers,
-        Simulation,
         SmsSender,
     )
     from sendledger.ports.recipients import RecipientStore
     from sendledger.ports.resets import ResetStore
     from sendledger.ports.sms_usage import SmsUsage
-    from sendledger.ports.status_out import (
-        CallbackQueue,
-        EligibilityLabels,
-        SmsReceipts,
-        StatusChangeSource,
-        StatusEventBus,
-    )
     from sendledger.ports.templates import TemplateStore
     from sendledger.settings import Settings
-    from sendledger.usecases.callbacks import CallbackPolicy, Receivers
     from sendledger.usecases.callers import CallerAdmin
     from sendledger.usecases.delivery import Delivery, OutcomeRecorder
     from sendledger.usecases.ingest import EventIngest
@@ -62,39 +60,6 @@ if TYPE_CHECKING:
     from sendledger.usecases.webhooks import Webhook
 
 T = TypeVar("T")
-
-
-class _OnFirstUse(Generic[T]):
-    """Stands for a dependency until its first use builds it; then every attribute is the built one's."""
-
-    def __init__(self, build: Callable[[], T]) -> None:
-        self._build: Callable[[], T] | None = build
-        self._built: T | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._build is not None:
-            self._built, self._build = self._build(), None
-        return getattr(self._built, name)
-
-
-def on_first_use(build: Callable[[], T]) -> T:
-    """The one lazy mechanism of the composition root: what a Lambda may never need (a test
-    caller's carriers, Feature Flags, another email provider's sender) is built by its first use,
-    so a container that never uses it never imports its modules nor makes its clients."""
-    return cast(T, _OnFirstUse(build))
-
-
-LaneBuilder = Callable[["Settings", "LaneStores"], "list[EventLane]"]
-
-
-def provider_lanes(settings: Settings, stores: LaneStores) -> list[EventLane]:
-    """Each enabled provider's lanes, in the registry's order, then test mode's own (if configured)."""
-    from sendledger.providers.simulated.outcomes import test_outcomes_lane
-
-    slices = [slice_of(provider.value) for provider in settings.enabled_providers]
-    lanes = [lane for piece in slices for lane in piece.lanes(settings, stores)]
-    test_lane = test_outcomes_lane(settings, simulations(settings))  # test mode's events: their own path
-    return lanes if test_lane is None else [*lanes, test_lane]
 
 
 @dataclass(eq=False)
@@ -441,204 +406,4 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         other_email=other_email_senders(settings),
         flags=on_first_use(lambda: feature_flags(settings)),
         simulated=on_first_use(lambda: simulated_carriers(settings)),
-    )
-
-
-def escalation_queue(settings: Settings) -> EscalationQueue | None:
-    from sendledger.adapters.sqs import SqsEscalationQueue
-
-    return SqsEscalationQueue(settings.escalation_queue_url) if settings.escalation_queue_url else None
-
-
-def simulated_carriers(settings: Settings, clock: Clock | None = None) -> SimulatedCarriers:
-    """Test mode's carriers over this deployment's event paths (the simulated slice composes them)."""
-    from sendledger.providers.simulated.compose import carriers_for
-
-    return carriers_for(settings, simulations(settings), clock)
-
-
-def simulations(settings: Settings) -> Callable[[str], Simulation]:
-    """Each registered provider's simulation by its name, built on first ask (KeyError: no such provider)."""
-    return cache(lambda name: slice_of(name).simulation(settings))
-
-
-def build_caller_admin(
-    caller_settings: CallerSettingsStore, settings: Settings, clock: Clock, sms_usage: SmsUsage | None = None
-) -> CallerAdmin:
-    from sendledger.adapters.callback_secrets import SecretsManagerCallbackSecrets
-    from sendledger.adapters.callbacks_http import SocketResolver
-    from sendledger.ports.sms_usage import SmsUsageInMemory
-    from sendledger.usecases.callers import CallerAdmin
-
-    return CallerAdmin(
-        store=caller_settings,
-        secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock),
-        resolver=SocketResolver(),
-        clock=clock,
-        sms_usage=sms_usage if sms_usage is not None else SmsUsageInMemory(),
-        sms_default_countries=settings.sms_default_countries,
-        allow_loopback=settings.callback_allow_loopback,
-    )
-
-
-def feature_flags(settings: Settings, appconfig_client: object = None) -> FeatureFlags:
-    """Powertools Feature Flags over the store `FLAGS_STORE` names, both cached `FLAGS_CACHE_SECONDS`."""
-    from pathlib import Path
-
-    from aws_lambda_powertools.utilities.feature_flags import AppConfigStore, StoreProvider
-
-    from sendledger.adapters.feature_flags import COMMITTED_FLAGS, FileStore, PowertoolsFlags
-    from sendledger.settings import CATEGORIES, FlagStore, SettingsError
-
-    ttl = settings.flags_cache_seconds
-    store: StoreProvider
-    if settings.flags_store is FlagStore.APPCONFIG:
-        application = settings.flags_appconfig_application
-        environment, profile = settings.flags_appconfig_environment, settings.flags_appconfig_profile
-        if not (application and environment and profile):
-            raise SettingsError("FLAGS_STORE=appconfig needs FLAGS_APPCONFIG_APPLICATION, _ENVIRONMENT and _PROFILE")
-        store = AppConfigStore(
-            environment=environment,
-            application=application,
-            name=profile,
-            max_age=ttl,
-            boto3_client=appconfig_client or _appconfig_client(),
-        )
-    else:
-        store = FileStore(Path(settings.flags_file) if settings.flags_file else COMMITTED_FLAGS, ttl)
-    return PowertoolsFlags(store, CATEGORIES, retry_after_seconds=ttl)
-
-
-def _appconfig_client() -> object:
-    from sendledger.adapters import sdk
-
-    # Reads, safe to retry; a short timeout: a slow store must not hold a send (its defaults apply).
-    return sdk.client("appconfigdata", sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=2, connect_timeout=1))
-
-
-@cache
-def slice_of(name: str) -> ProviderSlice:
-    """The slice of a registered provider (KeyError for a name the domain's registry does not
-    list): the one place a provider's package is loaded by its name."""
-    from sendledger.domain.provider import registered
-
-    found: ProviderSlice = importlib.import_module(f"sendledger.providers.{registered(name).value}").SLICE
-    return found
-
-
-def email_sender(settings: Settings, provider: str | None = None) -> EmailSender:
-    """The email port's adapter of `provider` (default: the deployment's default email provider)."""
-    from sendledger.providers.injected import TimeoutAfterAcceptance
-
-    sender = slice_of(provider or settings.email_provider.value).email_sender(settings)
-    return TimeoutAfterAcceptance(sender) if settings.inject_timeouts else sender
-
-
-def sms_sender(settings: Settings) -> SmsSender:
-    return slice_of(settings.sms_provider.value).sms_sender(settings)
-
-
-def other_email_senders(settings: Settings) -> dict[str, EmailSender]:
-    """The senders of the email providers enabled beside the default, each built on its first send."""
-    names = [provider.value for provider in settings.enabled_email_providers[1:]]
-    return {name: on_first_use(partial(email_sender, settings, name)) for name in names}
-
-
-@cache
-def webhook(provider: str) -> Webhook | None:
-    """The webhook function's container (handlers/webhooks.py): settings, the ledger's token items and
-    a clock, no send path and no recipient key (an intake queues bodies; it reads no recipient)."""
-    from sendledger.adapters.dynamodb.ledger import LedgerTable
-    from sendledger.domain.clock import SystemClock
-    from sendledger.settings import Settings
-
-    settings = Settings.from_env()
-    return build_webhook(settings, SystemClock(), LedgerTable.named(settings.table_name), provider)
-
-
-def build_webhook(settings: Settings, clock: Clock, ledger: LedgerTable | None, provider: str) -> Webhook | None:
-    from sendledger.adapters.sqs_sink import SqsEventSink
-    from sendledger.usecases.webhooks import Webhook
-
-    if ledger is None or provider not in {enabled.value for enabled in settings.enabled_providers}:
-        return None
-    piece = slice_of(provider)
-    configured = piece.webhook(settings)
-    if configured is None:
-        return None
-    intake, queue_url = configured
-    return Webhook(piece.source, intake, SqsEventSink(queue_url), ledger.webhook_tokens, clock)
-
-
-@dataclass
-class StatusOut:
-    """The publisher's and the callbacks' adapters (the send path's are never built for them)."""
-
-    settings: Settings
-    changes: StatusChangeSource
-    bus: StatusEventBus
-    labels: EligibilityLabels  # `allow` sends' labels, from the recipient updates they committed
-    receipts: SmsReceipts  # accepted SMS's receipts, from the outcomes they committed
-    receivers: Receivers  # each caller's URL and secrets (cached), the resolver, the HTTP endpoint
-    queues: Callable[[str], CallbackQueue]  # by the queue's ARN
-    clock: Clock
-    sms_usage: SmsUsage  # the publisher adds each batch's SMS segments per caller and day
-    # The longest a `queues` call can take: with the POST's timeout, one record's time budget.
-    retry_call_seconds: float = 0
-
-    @property
-    def policy(self) -> CallbackPolicy:
-        from sendledger.usecases.callbacks import CallbackPolicy
-
-        settings = self.settings
-        return CallbackPolicy(
-            retry_base_seconds=settings.callback_retry_base_seconds,
-            max_attempts=settings.callback_max_attempts,
-            timeout_seconds=settings.callback_timeout_seconds,
-            allow_loopback=settings.callback_allow_loopback,
-            queue_call_seconds=self.retry_call_seconds,
-        )
-
-
-@cache
-def status_out() -> StatusOut:
-    return build_status_out()
-
-
-def build_status_out(settings: Settings | None = None, client: object = None) -> StatusOut:
-    from sendledger.adapters.callback_queue import CALL_SECONDS, SqsCallbackQueue
-    from sendledger.adapters.callback_secrets import SECRET_MAX_AGE, SecretsManagerCallbackSecrets
-    from sendledger.adapters.callbacks_http import SocketResolver, UrllibEndpoint
-    from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
-    from sendledger.adapters.dynamodb.labels import StalenessLabels
-    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
-    from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
-    from sendledger.adapters.dynamodb.stream import LedgerStream
-    from sendledger.adapters.dynamodb.table import Table
-    from sendledger.adapters.eventbridge import EventBridgeBus
-    from sendledger.domain.callback_schedule import CircuitBreakers
-    from sendledger.domain.clock import SystemClock
-    from sendledger.settings import Settings
-    from sendledger.usecases.callbacks import Receivers
-
-    settings = settings or Settings.from_env()
-    clock = SystemClock()
-    table = Table(settings.table_name, client)
-    return StatusOut(
-        settings=settings,
-        changes=LedgerStream(table),
-        bus=EventBridgeBus(settings.event_bus_name),
-        labels=StalenessLabels(table),
-        receipts=SmsReceiptItems(table),
-        receivers=Receivers(
-            callers=DynamoCallerSettings(table, clock),
-            secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock, SECRET_MAX_AGE),
-            resolver=SocketResolver(),
-            endpoint=UrllibEndpoint(),
-            breakers=CircuitBreakers(),
-        ),
-        queues=SqsCallbackQueue.of_queue,
-        clock=clock,
-        sms_usage=DynamoSmsUsage(table),
-        retry_call_seconds=CALL_SECONDS,
     )
