@@ -80,13 +80,18 @@ def _capacity(
 
 
 def _traffic(found: dict[str, Any] | None) -> dict[str, Any]:
-    """traffic.<operation>.{requests,wru,rru}.{p50,p95,max} (plus each channel's sends)."""
+    """traffic.<operation>.{requests,wru,rru}.{p50,p95,max} (plus each channel's sends), and the
+    sends' template reads (traffic.send.template_reads_per_send)."""
     table = (found or {}).get("traffic") or {}
-    return {
+    found_figures = {
         name: {unit: table[name][unit] for unit in ("requests", "wru", "rru")}
         for name in (*TRAFFIC_OPERATIONS, "send_email", "send_sms")
         if name in table
     }
+    reads = (table.get("send") or {}).get("template_reads_per_send")
+    if reads is not None and "send" in found_figures:
+        found_figures["send"]["template_reads_per_send"] = reads
+    return found_figures
 
 
 def _cost_inputs(found: dict[str, Any], ingest: dict[str, Any], drained: dict[str, Any]) -> dict[str, Any] | None:

@@ -184,7 +184,7 @@ class _Player:
         self.ledgers = [runtime.messages for runtime in (*self.containers, self.history)]
         self.watermarks = _Watermarks(world)
         self.labels = _labels(world)
-        self.receipts = _receipts(world)
+        self.receipts = receipt_writer(world)
         # A send's reads of a caller's template version (usecases/template_catalog.py): one GetItem
         # per container, caller and version the first time, then once per TEMPLATE_CACHE_SECONDS.
         self.template_reads: int = 0
@@ -319,7 +319,7 @@ def _labels(world: World) -> Any:
     return StalenessLabels(Table(world.resources.ledger_table))
 
 
-def _receipts(world: World) -> Any:
+def receipt_writer(world: World) -> Any:
     from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
     from sendledger.adapters.dynamodb.table import Table
 
