@@ -14,6 +14,7 @@ first invocation rather than with every handler module (the cold-start bar).
 from sendledger.bootstrap.lazy import on_first_use
 from sendledger.bootstrap.runtime import Runtime, build_runtime, runtime
 from sendledger.bootstrap.slices import (
+    LaneBuilder,
     build_caller_admin,
     build_webhook,
     email_sender,
@@ -30,6 +31,7 @@ from sendledger.bootstrap.slices import (
 from sendledger.bootstrap.status_out import StatusOut, build_status_out, status_out
 
 __all__ = [
+    "LaneBuilder",
     "Runtime",
     "StatusOut",
     "build_caller_admin",
