@@ -87,7 +87,8 @@ def test_log_lines_leave_out_what_every_line_repeats_and_keep_the_evidence():
 
     context = FakeLambdaContext()
     written = io.StringIO()  # a service of its own: the handlers' logger may be configured already
-    logger = lean_logger(service="lean-logger-test", logger_handler=logging.StreamHandler(written))
+    # At INFO whatever POWERTOOLS_LOG_LEVEL an earlier test of this worker set (the walks set CRITICAL)
+    logger = lean_logger(service="lean-logger-test", level="INFO", logger_handler=logging.StreamHandler(written))
 
     @logger.inject_lambda_context(clear_state=True)
     def logging_handler(event, context):
