@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from sendledger.bootstrap import Runtime
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import MessageState
 from sendledger.domain.recipients import Channel
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
-from tests.unit.fakes import FakeWorld
+from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
 from tests.unit.fakes.world import SUCCESS_GROUP
 from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send
 
@@ -122,3 +123,23 @@ def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWor
     report = world.runtime.poll_cycle.run(seconds_left)
     assert (report.applied, report.poison) == (4, 1)
     assert reads == {"ses": 4, "sms": 1}
+
+
+def test_the_send_path_is_built_by_the_first_cycle_with_work_for_it(world: FakeWorld, monkeypatch):
+    # A cold poller whose cycle finds nothing due never loads nor builds the resolver, the resender
+    # or the fallback sender (the cold-start bar); the cycle that has an unknown to resolve builds them once.
+    built: list[str] = []
+    for flow in ("_unknown", "_message_sender"):
+        original = getattr(Runtime, flow)
+        monkeypatch.setattr(
+            Runtime, flow, lambda self, *args, _o=original, _n=flow: built.append(_n) or _o(self, *args)
+        )
+    world.email.then(TIMEOUT_LOST)
+    message_id = send(world.runtime).view["message_id"]
+    built.clear()  # the api's sender is not the poller's concern
+    world.runtime.poll_cycle.run(seconds_left)
+    assert built == []
+    world.clock.advance(world.settings.unknown_grace_seconds + 60)
+    report = world.runtime.poll_cycle.run(seconds_left)
+    assert built == ["_unknown"] and report.resolved == {"absence_proven": 1, "resent_accepted": 1}
+    assert state_of(world, message_id) is MessageState.ACCEPTED
