@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from sendledger import names
 from sendledger.bootstrap import Runtime
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import MessageState
 from sendledger.domain.recipients import Channel
+from sendledger.ports.reports import CycleReport
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
 from tests.unit.fakes.world import SUCCESS_GROUP
@@ -143,3 +145,23 @@ def test_the_send_path_is_built_by_the_first_cycle_with_work_for_it(world: FakeW
     report = world.runtime.poll_cycle.run(seconds_left)
     assert built == ["_unknown"] and report.resolved == {"absence_proven": 1, "resent_accepted": 1}
     assert state_of(world, message_id) is MessageState.ACCEPTED
+
+
+def test_the_metrics_step_reads_only_the_watermarks_the_cycle_did_not_move(world: FakeWorld, monkeypatch):
+    world.clock.advance(30)
+    world.runtime.poll_cycle.run(seconds_left)  # both sources' watermarks at this cycle's start
+    read: list[str] = []
+    stored = world.ledger.poller_state.watermark
+    monkeypatch.setattr(world.ledger.poller_state, "watermark", lambda source: read.append(source) or stored(source))
+    world.clock.advance(60)
+    moved = world.runtime.poll_cycle.run(seconds_left)
+    assert read == [] and ages(moved) == {"ses": 0.0, "sms": 0.0, None: 0.0}
+    # A poison message holds SES's watermark: its age is the stored one's, read
+    world.ses_queue.put("not json")
+    world.clock.advance(60)
+    held = world.runtime.poll_cycle.run(seconds_left)
+    assert read == ["ses"] and ages(held) == {"ses": 60.0, "sms": 0.0, None: 60.0}
+
+
+def ages(report: CycleReport) -> dict[str | None, float]:
+    return {m.dimensions.get("source"): m.value for m in report.metrics if m.name == names.METRIC_WATERMARK_AGE_SECONDS}

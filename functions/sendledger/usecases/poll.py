@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,11 +50,12 @@ class CycleMetrics:
     due_work: DueWorkStore
     clock: Clock
 
-    def run(self, report: CycleReport) -> None:
-        now = self.clock.now()
+    def run(self, report: CycleReport, moved: Mapping[str, datetime] | None = None) -> None:
+        """`moved`: the watermarks this cycle set, by source (no read: at least that recent)."""
+        now, moved = self.clock.now(), moved or {}
         ages: list[float] = []
         for source in self.sources:
-            watermark = self.poller_state.watermark(source)
+            watermark = moved.get(source) or self.poller_state.watermark(source)
             if watermark is None:
                 continue
             age = max(0.0, (now - watermark).total_seconds())
@@ -91,11 +92,12 @@ class PollCycle:
     def run(self, seconds_left: Callable[[], float]) -> CycleReport:
         started = self.clock.now()
         report = CycleReport(started_at=started)
+        moved: dict[str, datetime] = {}  # the watermarks this cycle set, by source
         steps: list[tuple[str, Callable[[], None]]] = [
-            *((lane.name, self._lane_step(lane, started, seconds_left, report)) for lane in self.lanes),
+            *((lane.name, self._lane_step(lane, started, seconds_left, report, moved)) for lane in self.lanes),
             ("due_work", lambda: self.due_work.run(seconds_left, report)),
             ("escalation", lambda: self.escalations.run(seconds_left, report)),
-            ("metrics", lambda: self.metrics.run(report)),
+            ("metrics", lambda: self.metrics.run(report, moved)),
         ]
         first_error: BaseException | None = None
         for name, run in steps:
@@ -114,7 +116,12 @@ class PollCycle:
         return report
 
     def _lane_step(
-        self, lane: EventLane, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self,
+        lane: EventLane,
+        started: datetime,
+        seconds_left: Callable[[], float],
+        report: CycleReport,
+        moved: dict[str, datetime],
     ) -> Callable[[], None]:
         def run() -> None:
             report.read_to_end[lane.name] = False
@@ -122,5 +129,6 @@ class PollCycle:
             if watermark is not None:
                 report.read_to_end[lane.name] = True
                 self.watermarks.set_watermark(lane.source, watermark)
+                moved[lane.source] = max(watermark, moved.get(lane.source, watermark))
 
         return run
