@@ -93,3 +93,27 @@ def test_a_large_index_is_read_by_shards_until_a_scan_is_tried_again():
     assert len(index.scans) == 1 and len(index.partitions) == (RESCAN_AFTER + 1) * DUE_SHARDS
     work.items(DueKind.PENDING, NOW, 100)
     assert len(index.scans) == 2
+
+
+class CountingIndex:
+    """One scan's answer: how many items matched, and whether the scan read the whole index."""
+
+    def __init__(self, matched: int, whole: bool = True) -> None:
+        self.matched, self.whole = matched, whole
+        self.scans: list[dict[str, Any]] = []
+
+    def scan(self, **request: Any) -> dict[str, Any]:
+        self.scans.append(request)
+        page: dict[str, Any] = {"Count": self.matched}
+        return page if self.whole else {**page, "LastEvaluatedKey": {"pk": {"S": "MSG#m"}}}
+
+
+def test_nothing_due_is_proven_by_one_scan_for_any_due_item_or_any_unknown():
+    index = CountingIndex(0)
+    assert DueWork(Table("ledger", index)).nothing_due(NOW) is True
+    [scan] = index.scans
+    assert scan["Select"] == "COUNT" and scan["FilterExpression"] == "#a <= :a OR begins_with(#k, :u)"
+    assert scan["ExpressionAttributeValues"] == {":a": {"N": str(int(NOW.timestamp()))}, ":u": {"S": "unknown#"}}
+    assert DueWork(Table("ledger", CountingIndex(1))).nothing_due(NOW) is False
+    # An index larger than one scan proves nothing: the passes ask for their kinds
+    assert DueWork(Table("ledger", CountingIndex(0, whole=False))).nothing_due(NOW) is False

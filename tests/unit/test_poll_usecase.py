@@ -165,3 +165,26 @@ def test_the_metrics_step_reads_only_the_watermarks_the_cycle_did_not_move(world
 
 def ages(report: CycleReport) -> dict[str | None, float]:
     return {m.dimensions.get("source"): m.value for m in report.metrics if m.name == names.METRIC_WATERMARK_AGE_SECONDS}
+
+
+def test_a_cycle_with_nothing_due_asks_one_question_of_the_due_work(world: FakeWorld, monkeypatch):
+    asked: list[str] = []
+    due_work = world.ledger.due_work
+    for method in ("items", "count", "nothing_due"):
+        original = getattr(due_work, method)
+        monkeypatch.setattr(due_work, method, lambda *a, _o=original, _m=method: asked.append(_m) or _o(*a))
+    # An accepted send leaves nothing due and nothing unknown: one read, no pass, no count
+    send(world.runtime, key="accepted")
+    quiet = world.runtime.poll_cycle.run(seconds_left)
+    assert asked == ["nothing_due"] and backlog(quiet) == [0.0]
+    # An unknown send, not due before its grace: every pass asks for its kind, the backlog is counted
+    world.email.then(TIMEOUT_LOST)
+    message_id = send(world.runtime, key="lost").view["message_id"]
+    asked.clear()
+    waiting = world.runtime.poll_cycle.run(seconds_left)
+    assert asked == ["nothing_due", *["items"] * 5, "count"] and backlog(waiting) == [1.0]
+    assert waiting.resolved == {} and state_of(world, message_id) is MessageState.UNKNOWN
+
+
+def backlog(report: CycleReport) -> list[float]:
+    return [m.value for m in report.metrics if m.name == names.METRIC_UNKNOWN_BACKLOG]

@@ -42,6 +42,11 @@ class DueWorkPass:
     resender: Resender
     clock: Clock
 
+    def nothing_due(self) -> bool:
+        """One read: no marker of any kind due now and no `unknown` at all (this cycle's passes,
+        escalations and backlog count have nothing to find; proven only while the index is small)."""
+        return self.due_work.nothing_due(self.clock.now())
+
     def run(self, seconds_left: Callable[[], float], report: CycleReport) -> None:
         now = self.clock.now()
         for item in self.due_work.items(DueKind.INFLIGHT, now, BATCH):

@@ -66,12 +66,12 @@ class DueWork:
         self._shard_reads_left = 0  # > 0: a scan found the index too large; reads until the next one
 
     def items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]:
-        page = self._scan(kind, until)
+        page = self._kind_scan(kind, until)
         raws = page.get("Items", []) if page is not None else self._shard_items(kind, until, limit)
         return sorted(map(_due_from, raws), key=lambda item: item.due_at)[:limit]
 
     def count(self, kind: DueKind) -> int:
-        page = self._scan(kind, None, count=True)
+        page = self._kind_scan(kind, None, count=True)
         return int(page.get("Count", 0)) if page is not None else sum(each_shard(kind, self._count))
 
     def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
@@ -119,23 +119,37 @@ class DueWork:
             if not page.get("LastEvaluatedKey"):
                 return total
 
-    def _scan(self, kind: DueKind, until: datetime | None, count: bool = False) -> dict[str, Any] | None:
-        """The index's matches of `kind` (due by `until`) in one Scan; None: the index is too large for one."""
+    def nothing_due(self, until: datetime) -> bool:
+        due_or_unknown = "#a <= :a OR begins_with(#k, :u)"
+        values = {":a": {"N": str(int(until.timestamp()))}, ":u": {"S": f"{DueKind.UNKNOWN.value}#"}}
+        page = self._scan(due_or_unknown, values, count=True)
+        return page is not None and int(page.get("Count", 0)) == 0
+
+    def _kind_scan(self, kind: DueKind, until: datetime | None, count: bool = False) -> dict[str, Any] | None:
+        """The index's items of `kind` (due by `until`) in one Scan; None: the index is too large for one."""
+        values = {":k": {"S": f"{kind.value}#"}}
+        if until is None:
+            return self._scan("begins_with(#k, :k)", values, count)
+        values[":a"] = {"N": str(int(until.timestamp()))}
+        return self._scan("begins_with(#k, :k) AND #a <= :a", values, count)
+
+    def _scan(self, matching: str, values: dict[str, Any], count: bool) -> dict[str, Any] | None:
+        """The index's items `matching` (over #k, the kind and shard, and #a, the due time) in one
+        Scan of the whole index; None: the index is larger than one scan reads (SCAN_ITEMS)."""
         if self._shard_reads_left > 0:
             self._shard_reads_left -= 1
             return None
+        names_used = {"#k": DUE_KIND, "#a": names.DUE_WORK_INDEX_SORT_KEY}
         request: dict[str, Any] = {
             "TableName": self.table.name,
             "IndexName": names.DUE_WORK_INDEX,
             "Limit": SCAN_ITEMS,
-            "FilterExpression": "begins_with(#k, :k)",
-            "ExpressionAttributeNames": {"#k": DUE_KIND},
-            "ExpressionAttributeValues": {":k": {"S": f"{kind.value}#"}},
+            "FilterExpression": matching,
+            "ExpressionAttributeNames": {
+                placeholder: name for placeholder, name in names_used.items() if placeholder in matching
+            },
+            "ExpressionAttributeValues": values,
         }
-        if until is not None:
-            request["FilterExpression"] += " AND #a <= :a"
-            request["ExpressionAttributeNames"]["#a"] = names.DUE_WORK_INDEX_SORT_KEY
-            request["ExpressionAttributeValues"][":a"] = {"N": str(int(until.timestamp()))}
         if count:
             request["Select"] = "COUNT"
         with dependency_guard():
