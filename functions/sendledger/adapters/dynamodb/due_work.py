@@ -5,10 +5,12 @@ until its outcome, so one value per kind would be a partition every send writes.
 
 A read is one Scan of the whole index while the index is small (it usually is: the index holds
 only work in progress), filtered to the kind and due time: one request instead of a query per
-shard, and no more read units than those queries' minimum charges (SCAN_ITEMS). A scan that
-finds the index larger stops after its first page, and the reads go to the shards instead, each
-asked at once (a poll cycle's five passes and backlog count: 96 queries, about six round trips),
-until a scan is tried again RESCAN_AFTER reads later.
+shard, and no more read units than those queries' minimum charges (SCAN_ITEMS). A poll cycle
+first asks one such scan whether anything is due at all (`nothing_due`): on a quiet deployment
+that is its only read of the index. A scan that finds the index larger stops after its first
+page, and the reads go to the shards instead, each asked at once (a poll cycle's five passes and
+backlog count: 96 queries, about six round trips), until a scan is tried again RESCAN_AFTER
+reads later.
 """
 
 from __future__ import annotations
