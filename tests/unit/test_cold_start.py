@@ -125,3 +125,31 @@ def test_the_publisher_loads_neither_tls_nor_the_batch_utility():
     loaded = _composed(*_COMPOSITIONS["publisher"])
     assert "TLS 0" in loaded
     assert "aws_lambda_powertools.utilities.batch" not in loaded
+
+
+def test_a_lambdas_clients_share_one_botocore_session_after_a_library_imports_boto3():
+    # Powertools' feature flags import boto3 on a send's first flag read; a client made after
+    # that from boto3's own session would load the credential chain and the endpoint data again.
+    code = (
+        "import botocore.session\n"
+        "made = []\n"
+        "init = botocore.session.Session.__init__\n"
+        "def counted(self, *args, **kwargs):\n"
+        "    made.append(self)\n"
+        "    init(self, *args, **kwargs)\n"
+        "botocore.session.Session.__init__ = counted\n"
+        "from sendledger.adapters import aws\n"
+        "from sendledger.adapters.dynamodb.table import ledger_client\n"
+        "ledger_client()\n"
+        "import aws_lambda_powertools.utilities.feature_flags\n"
+        "import sys\n"
+        "assert 'boto3' in sys.modules\n"
+        "aws.client('sesv2')\n"
+        "print(len(made))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
+    env["AWS_SECRET_ACCESS_KEY"] = "x"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
+    )
+    assert result.stdout.strip() == "1"
