@@ -119,6 +119,27 @@ def test_no_lambda_imports_boto3_its_clients_come_from_botocore():
         assert "boto3" not in loaded, name
 
 
+# The ledger's stores only the poller, the publisher and the webhooks read, and what they import.
+_NOT_THE_APIS = (
+    "sendledger.adapters.dynamodb.due_work",
+    "sendledger.adapters.dynamodb.escalations",
+    "sendledger.adapters.dynamodb.events",
+    "sendledger.adapters.dynamodb.sms_receipts",
+    "sendledger.adapters.dynamodb.stream",
+    "sendledger.adapters.dynamodb.webhook_tokens",
+    "sendledger.domain.event_plan",
+    "sendledger.ports.ingestion",
+    "sendledger.ports.status_out",
+    "sendledger.ports.webhooks",
+)
+
+
+def test_the_apis_composition_builds_none_of_the_pollers_stores():
+    loaded = _composed(*_COMPOSITIONS["api"])
+    assert "sendledger.adapters.dynamodb.ledger" in loaded
+    assert loaded.isdisjoint(_NOT_THE_APIS), sorted(loaded.intersection(_NOT_THE_APIS))
+
+
 def test_the_publisher_loads_neither_tls_nor_the_batch_utility():
     # The system CAs cost about 20 ms to load and only a callback POST needs them; the partial
     # batch response is a list of sequence numbers (Powertools' batch utility was as long again).
