@@ -96,6 +96,16 @@ _COMPOSITIONS = {
 }
 
 
+def _in_a_lambdas_environment(code: str) -> str:
+    """`code`'s output in a fresh interpreter with credentials and a region, nothing else."""
+    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
+    env["AWS_SECRET_ACCESS_KEY"] = "x"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
+    )
+    return result.stdout
+
+
 def _composed(handler: str, composition: str) -> set[str]:
     code = (
         f"import sys, {handler}\nfrom sendledger import bootstrap\n{composition}\n"
@@ -103,12 +113,7 @@ def _composed(handler: str, composition: str) -> set[str]:
         "print('TLS', callbacks_http._system_tls.cache_info().currsize)\n"
         "print('\\n'.join(sorted(sys.modules)))"
     )
-    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
-    env["AWS_SECRET_ACCESS_KEY"] = "x"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
-    )
-    return set(result.stdout.splitlines())
+    return set(_in_a_lambdas_environment(code).splitlines())
 
 
 def test_no_lambda_imports_boto3_its_clients_come_from_botocore():
@@ -168,9 +173,4 @@ def test_a_lambdas_clients_share_one_botocore_session_after_a_library_imports_bo
         "aws.client('sesv2')\n"
         "print(len(made))\n"
     )
-    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
-    env["AWS_SECRET_ACCESS_KEY"] = "x"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
-    )
-    assert result.stdout.strip() == "1"
+    assert _in_a_lambdas_environment(code).strip() == "1"
