@@ -174,3 +174,13 @@ def test_a_lambdas_clients_share_one_botocore_session_after_a_library_imports_bo
         "print(len(made))\n"
     )
     assert _in_a_lambdas_environment(code).strip() == "1"
+
+
+def test_a_lambda_builds_the_settings_validator_it_reads_and_not_its_base():
+    # The composition root reads `Settings` once; the base class of tunables is CDK's as well.
+    code = (
+        "import sendledger.handlers.api\nfrom sendledger import bootstrap\nbootstrap.runtime().sender\n"
+        "from sendledger.settings import Settings, Tunables\n"
+        "print(Tunables.__pydantic_complete__, Settings.__pydantic_complete__)\n"
+    )
+    assert _in_a_lambdas_environment(code).strip() == "False True"
