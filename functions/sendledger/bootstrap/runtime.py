@@ -391,7 +391,7 @@ def runtime() -> Runtime:
     return build_runtime()
 
 
-def build_runtime(settings: Settings | None = None) -> Runtime:
+def build_runtime(settings: Settings | None = None, clock: Clock | None = None) -> Runtime:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.secrets import fingerprint_key
     from sendledger.domain.clock import SystemClock
@@ -401,7 +401,8 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     settings = settings or Settings.from_env()
     # Before any use case runs: provider event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
-    ledger = LedgerTable.named(settings.table_name)
+    clock = clock or SystemClock()
+    ledger = LedgerTable.named(settings.table_name, clock)
     return Runtime.over(
         ledger,
         # The poller's stores: the api never reads them, nor imports their modules.
@@ -409,7 +410,7 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         due_work=on_first_use(lambda: ledger.due_work),
         escalation_timers=on_first_use(lambda: ledger.escalation_timers),
         settings=settings,
-        clock=SystemClock(),
+        clock=clock,
         email=email_sender(settings),
         sms=sms_sender(settings),
         other_email=other_email_senders(settings),
