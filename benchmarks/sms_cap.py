@@ -68,8 +68,7 @@ def measure(_root: Path, cap: int = CAP) -> dict[str, Any]:
         client = boto3.client("dynamodb", region_name=REGION)
         create_ledger_table(client, TABLE)
         clock = SimulatedClock()
-        ledger = LedgerTable.named(TABLE, client)
-        ledger.caller_settings.clock = clock
+        ledger = LedgerTable.named(TABLE, clock, client)
         stored = ledger.caller_settings.get(caller)
         ledger.caller_settings.put(replace(stored, sms_daily_segments=cap))
         settings = Settings(table_name=TABLE)

@@ -153,12 +153,7 @@ def _runtimes(count: int, clock: ModelClock) -> list[Any]:
 
     found = []
     for _ in range(count):
-        runtime = bootstrap.build_runtime()
-        runtime.clock = clock
-        # The ledger's caller settings cache its reads on a clock of their own: the model's too, or
-        # a slow run (a loaded machine) would meet more of their expiries than the model's time has.
-        runtime.caller_settings.clock = clock
-        found.append(runtime)
+        found.append(bootstrap.build_runtime(clock=clock))
     return found
 
 

@@ -103,7 +103,7 @@ def _local_admin(environ: Mapping[str, str]) -> tuple[CallerAdmin, Mapping[str, 
 
     settings = Settings.from_env(environ)
     clock = SystemClock()
-    ledger = LedgerTable.named(settings.table_name)
+    ledger = LedgerTable.named(settings.table_name, clock)
     admin = CallerAdmin(
         store=ledger.caller_settings,
         secrets=SecretsManagerCallbackSecrets(settings.callback_secret_prefix, clock),

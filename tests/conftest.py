@@ -121,7 +121,7 @@ def settings() -> Settings:
 def moto_runtime(clock: FakeClock, settings: Settings) -> Runtime:
     """The composition root over moto's ledger table, SES and SNS (a fake clock, no real backoff)."""
     return Runtime.over(
-        LedgerTable.named(TABLE),
+        LedgerTable.named(TABLE, clock),
         email=SesEmailSender(SENDER, "sendledger-events"),
         sms=SnsSmsSender(),
         clock=clock,

@@ -15,6 +15,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.template_versions import parse_version
 from sendledger.ports.templates import StoredVersion
 from tests.conftest import TABLE
+from tests.support.fakes import FakeClock
 
 BUILT = {
     models.MessageItem: (keys.message_pk("01J0"), keys.MESSAGE_SK),
@@ -57,7 +58,7 @@ def test_the_table_created_from_the_models_is_the_one_dynamodb_describes(aws):
 def test_a_model_reads_the_item_its_adapter_wrote(aws):
     """The attribute names are the models': the watermark the poller's adapter writes is the
     WatermarkItem PynamoDB deserializes (same table, same names)."""
-    ledger = LedgerTable.named(TABLE, boto3.client("dynamodb"))
+    ledger = LedgerTable.named(TABLE, FakeClock(), boto3.client("dynamodb"))
     at = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
     ledger.poller_state.set_watermark("ses", at)
     raw = ledger.table.get(keys.watermark_pk("ses"), keys.WATERMARK_SK)
@@ -67,7 +68,7 @@ def test_a_model_reads_the_item_its_adapter_wrote(aws):
 
 
 def test_the_template_model_reads_the_version_its_adapter_wrote(aws):
-    ledger = LedgerTable.named(TABLE, boto3.client("dynamodb"))
+    ledger = LedgerTable.named(TABLE, FakeClock(), boto3.client("dynamodb"))
     version = parse_version("welcome", "1", {"params": [], "sms": {"text": "Hello"}}).version
     assert version is not None
     DynamoTemplates(ledger.table).put_new(StoredVersion(CallerId("caller"), version, datetime(2026, 12, 6, tzinfo=UTC)))

@@ -153,6 +153,7 @@ def test_under_defer_a_repeat_recipient_outside_the_window_takes_the_optimistic_
     clock.advance(40 * 60)
     put_watermark(TABLE, "ses", clock.now())
     warm_templates(api)  # a busy container: it looked the caller's template up within its cache period
+    services.caller_settings.get(caller_id(PRINCIPAL))  # and its settings
     # When it is mailed again
     with counting(services.messages) as log:
         status, _, view = api("POST", "/v1/messages", notice(body="again"), headers={"Idempotency-Key": "again"})

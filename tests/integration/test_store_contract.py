@@ -74,8 +74,9 @@ ALERT = TemplateFolder().get("alert", "1")
 assert ALERT is not None
 
 
-def backend(name: str, ledger: Any, start: datetime) -> Backend:
+def backend(name: str, ledger_on: Callable[[FakeClock], Any], start: datetime) -> Backend:
     clock = FakeClock(start)
+    ledger = ledger_on(clock)
     settings = Settings(table_name=TABLE, poll_interval_seconds=60)
     services = Runtime.over(
         ledger,
@@ -597,8 +598,8 @@ SCENARIOS: list[Callable[[Backend], list[Any]]] = [
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])
 def test_the_fakes_answer_as_the_dynamodb_stores(aws: None, scenario: Callable[[Backend], list[Any]]):
     start = recent_start()
-    dynamodb = scenario(backend("dynamodb", LedgerTable.named(TABLE), start))
-    memory = scenario(backend("memory", FakeLedger(), start))
+    dynamodb = scenario(backend("dynamodb", lambda clock: LedgerTable.named(TABLE, clock), start))
+    memory = scenario(backend("memory", lambda clock: FakeLedger(), start))
     assert len(memory) == len(dynamodb)
     for index, (fake, real) in enumerate(zip(memory, dynamodb, strict=True)):
         assert fake == real, f"observation {index} differs: {_difference(fake, real)}"

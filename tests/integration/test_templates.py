@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from sendledger.adapters.dynamodb.ledger import LedgerTable
+from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.templates import DynamoTemplates
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.template_folder import TemplateFolder
@@ -171,7 +171,7 @@ def test_a_retired_version_refuses_new_sends(api: Any, healthy_watermarks: None)
 
 
 def test_concurrent_publishes_of_one_version_write_once(aws: None, clock: FakeClock) -> None:
-    store = DynamoTemplates(LedgerTable.named(TABLE, boto3.client("dynamodb")).table)
+    store = DynamoTemplates(Table(TABLE, boto3.client("dynamodb")))
     bodies = [{**WELCOME, "sms": {"text": f"Hello ${{name}} #{n}"}} for n in range(8)]
     versions = [parse_version("welcome", "1", body).version for body in bodies]
     start = threading.Barrier(len(versions))
@@ -192,7 +192,7 @@ def test_concurrent_publishes_of_one_version_write_once(aws: None, clock: FakeCl
 def test_concurrent_reset_mail_publishes_point_at_the_latest(aws: None, clock: FakeClock) -> None:
     """Six versions of a caller's reset mail published at once, each from its own container: the
     pointer a reset request reads ends at the latest (each rewrite conditional on its revision)."""
-    store = DynamoTemplates(LedgerTable.named(TABLE, boto3.client("dynamodb")).table)
+    store = DynamoTemplates(Table(TABLE, boto3.client("dynamodb")))
     numbers = [str(n) for n in range(1, 7)]
     start = threading.Barrier(len(numbers))
 

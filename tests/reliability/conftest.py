@@ -169,7 +169,7 @@ def shared_world(provider: str = "ses") -> Iterator[SharedWorld]:
         provider_calls.install(boto3._get_default_session())
         aws_clients.client.cache_clear()
         services = Runtime.over(
-            LedgerTable.named(TABLE),
+            LedgerTable.named(TABLE, clock),
             email=SesEmailSender(SENDER, "sendledger-events"),
             sms=SnsSmsSender(),
             clock=clock,

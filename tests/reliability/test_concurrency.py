@@ -230,7 +230,7 @@ def _handler_copy(index: int) -> ModuleType:
 def pipeline_settings(world: World) -> Settings:
     """The SES events queue, topic and log groups on the server; the settings that name them."""
     services = Runtime.over(
-        LedgerTable.named(TABLE),
+        LedgerTable.named(TABLE, world.clock),
         email=SesEmailSender(SENDER, "sendledger-events"),
         sms=SnsSmsSender(),
         clock=world.clock,
@@ -244,7 +244,7 @@ def pipeline_settings(world: World) -> Settings:
 def containers(world: World) -> list[ModuleType]:
     modules = [_handler_copy(i) for i in range(THREADS)]
     for module in modules:  # each container has its own ledger connection (built once: ~0.1 s each)
-        module.ledger = LedgerTable.named(TABLE)  # its client is built now, not in the threads
+        module.ledger = LedgerTable.named(TABLE, world.clock)  # its client is built now, not in the threads
     return modules
 
 

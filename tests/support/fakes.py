@@ -112,4 +112,4 @@ def ledger_of(services: Any) -> Any:
     """The ledger table's stores over the table `services` writes (same client: counted, faulted)."""
     from sendledger.adapters.dynamodb.ledger import LedgerTable
 
-    return LedgerTable.over(services.messages.table)
+    return LedgerTable.over(services.messages.table, services.clock)

@@ -387,7 +387,7 @@ def runtime() -> Runtime:
     return build_runtime()
 
 
-def build_runtime(settings: Settings | None = None) -> Runtime:
+def build_runtime(settings: Settings | None = None, clock: Clock | None = None) -> Runtime:
     from sendledger.adapters.dynamodb.ledger import LedgerTable
     from sendledger.adapters.secrets import fingerprint_key
     from sendledger.domain.clock import SystemClock
@@ -397,10 +397,11 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     settings = settings or Settings.from_env()
     # Before any use case runs: provider event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
+    clock = clock or SystemClock()
     return Runtime.over(
-        LedgerTable.named(settings.table_name),
+        LedgerTable.named(settings.table_name, clock),
         settings=settings,
-        clock=SystemClock(),
+        clock=clock,
         email=email_sender(settings),
         sms=sms_sender(settings),
         other_email=other_email_senders(settings),

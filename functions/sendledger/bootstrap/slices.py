@@ -153,7 +153,8 @@ def webhook(provider: str) -> Webhook | None:
     from sendledger.settings import Settings
 
     settings = Settings.from_env()
-    return build_webhook(settings, SystemClock(), LedgerTable.named(settings.table_name), provider)
+    clock = SystemClock()
+    return build_webhook(settings, clock, LedgerTable.named(settings.table_name, clock), provider)
 
 
 def build_webhook(settings: Settings, clock: Clock, ledger: LedgerTable | None, provider: str) -> Webhook | None:

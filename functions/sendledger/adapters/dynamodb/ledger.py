@@ -17,7 +17,7 @@ from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.templates import DynamoTemplates
 from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
-from sendledger.domain.clock import SystemClock
+from sendledger.domain.clock import Clock
 from sendledger.domain.values import value
 
 
@@ -38,11 +38,13 @@ class LedgerTable:
     templates: DynamoTemplates
 
     @classmethod
-    def named(cls, table_name: str, client: Any = None) -> LedgerTable:
-        return cls.over(Table(table_name, client))
+    def named(cls, table_name: str, clock: Clock, client: Any = None) -> LedgerTable:
+        return cls.over(Table(table_name, client), clock)
 
     @classmethod
-    def over(cls, table: Table) -> LedgerTable:
+    def over(cls, table: Table, clock: Clock) -> LedgerTable:
+        """The stores over `table`; `clock` is the one the caller-settings cache expires its reads on
+        (the runtime's: a fake clock moves them too)."""
         return cls(
             table=table,
             messages=Messages(table),
@@ -54,7 +56,7 @@ class LedgerTable:
             due_work=DueWork(table),
             escalation_timers=Escalations(table),
             webhook_tokens=WebhookTokens(table),
-            caller_settings=DynamoCallerSettings(table, SystemClock()),
+            caller_settings=DynamoCallerSettings(table, clock),
             sms_usage=DynamoSmsUsage(table),
             templates=DynamoTemplates(table),
         )
