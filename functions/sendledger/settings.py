@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sendledger import names
 from sendledger.domain.callers import TENANT_ID, configured_principal
@@ -79,7 +79,9 @@ def _error_lines(exc: ValidationError) -> list[str]:
 
 class Tunables(BaseModel):
     # By field name too: CDK context and tests use the names, the environment the aliases.
-    model_config = CONFIG
+    # Validators built on first use, the subclasses' included: a Lambda validates only `Settings`
+    # (built by its one read, at the composition root), never this base, whose build it would pay too.
+    model_config = ConfigDict(**CONFIG, defer_build=True)
 
     sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
     ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)

@@ -96,6 +96,16 @@ _COMPOSITIONS = {
 }
 
 
+def _in_a_lambdas_environment(code: str) -> str:
+    """`code`'s output in a fresh interpreter with credentials and a region, nothing else."""
+    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
+    env["AWS_SECRET_ACCESS_KEY"] = "x"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
+    )
+    return result.stdout
+
+
 def _composed(handler: str, composition: str) -> set[str]:
     code = (
         f"import sys, {handler}\nfrom sendledger import bootstrap\n{composition}\n"
@@ -103,12 +113,7 @@ def _composed(handler: str, composition: str) -> set[str]:
         "print('TLS', callbacks_http._system_tls.cache_info().currsize)\n"
         "print('\\n'.join(sorted(sys.modules)))"
     )
-    env = {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x"}
-    env["AWS_SECRET_ACCESS_KEY"] = "x"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=FUNCTIONS, env=env
-    )
-    return set(result.stdout.splitlines())
+    return set(_in_a_lambdas_environment(code).splitlines())
 
 
 def test_no_lambda_imports_boto3_its_clients_come_from_botocore():
@@ -119,9 +124,63 @@ def test_no_lambda_imports_boto3_its_clients_come_from_botocore():
         assert "boto3" not in loaded, name
 
 
+# The ledger's stores only the poller, the publisher and the webhooks read, and what they import.
+_NOT_THE_APIS = (
+    "sendledger.adapters.dynamodb.due_work",
+    "sendledger.adapters.dynamodb.escalations",
+    "sendledger.adapters.dynamodb.events",
+    "sendledger.adapters.dynamodb.sms_receipts",
+    "sendledger.adapters.dynamodb.stream",
+    "sendledger.adapters.dynamodb.webhook_tokens",
+    "sendledger.domain.event_plan",
+    "sendledger.ports.ingestion",
+    "sendledger.ports.status_out",
+    "sendledger.ports.webhooks",
+)
+
+
+def test_the_apis_composition_builds_none_of_the_pollers_stores():
+    loaded = _composed(*_COMPOSITIONS["api"])
+    assert "sendledger.adapters.dynamodb.ledger" in loaded
+    assert loaded.isdisjoint(_NOT_THE_APIS), sorted(loaded.intersection(_NOT_THE_APIS))
+
+
 def test_the_publisher_loads_neither_tls_nor_the_batch_utility():
     # The system CAs cost about 20 ms to load and only a callback POST needs them; the partial
     # batch response is a list of sequence numbers (Powertools' batch utility was as long again).
     loaded = _composed(*_COMPOSITIONS["publisher"])
     assert "TLS 0" in loaded
     assert "aws_lambda_powertools.utilities.batch" not in loaded
+
+
+def test_a_lambdas_clients_share_one_botocore_session_after_a_library_imports_boto3():
+    # Powertools' feature flags import boto3 on a send's first flag read; a client made after
+    # that from boto3's own session would load the credential chain and the endpoint data again.
+    code = (
+        "import botocore.session\n"
+        "made = []\n"
+        "init = botocore.session.Session.__init__\n"
+        "def counted(self, *args, **kwargs):\n"
+        "    made.append(self)\n"
+        "    init(self, *args, **kwargs)\n"
+        "botocore.session.Session.__init__ = counted\n"
+        "from sendledger.adapters import aws\n"
+        "from sendledger.adapters.dynamodb.table import ledger_client\n"
+        "ledger_client()\n"
+        "import aws_lambda_powertools.utilities.feature_flags\n"
+        "import sys\n"
+        "assert 'boto3' in sys.modules\n"
+        "aws.client('sesv2')\n"
+        "print(len(made))\n"
+    )
+    assert _in_a_lambdas_environment(code).strip() == "1"
+
+
+def test_a_lambda_builds_the_settings_validator_it_reads_and_not_its_base():
+    # The composition root reads `Settings` once; the base class of tunables is CDK's as well.
+    code = (
+        "import sendledger.handlers.api\nfrom sendledger import bootstrap\nbootstrap.runtime().sender\n"
+        "from sendledger.settings import Settings, Tunables\n"
+        "print(Tunables.__pydantic_complete__, Settings.__pydantic_complete__)\n"
+    )
+    assert _in_a_lambdas_environment(code).strip() == "False True"

@@ -67,15 +67,21 @@ def config(
 
 
 def session() -> botocore.session.Session:
-    """The session clients are made from. In a process that has loaded boto3 (the local stack,
-    the tests, the bench), boto3's default session: observers hook it, and moto renews it per
-    mock, as they expect of any client. No Lambda loads boto3, so a Lambda's clients share one
-    botocore session of their own (its credential chain and service models loaded once)."""
-    boto3 = sys.modules.get("boto3")
-    if boto3 is not None:
-        shared: botocore.session.Session = boto3._get_default_session()._session
+    """The session clients are made from. In a process that had loaded boto3 before its first
+    client (the local stack, the tests, the bench), boto3's default session: observers hook it,
+    and moto renews it per mock, as they expect of any client. Otherwise (a Lambda) one botocore
+    session of our own for every client (its credential chain and service models loaded once),
+    even once a library has imported boto3 after it: Powertools' feature flags do, on a send."""
+    if _follows_boto3():
+        shared: botocore.session.Session = sys.modules["boto3"]._get_default_session()._session
         return shared
     return _own_session()
+
+
+@cache
+def _follows_boto3() -> bool:
+    """Decided once, at the first client: a second session would load everything again."""
+    return "boto3" in sys.modules
 
 
 @cache

@@ -119,10 +119,14 @@ class Runtime:
             "due_work",
             "escalation_timers",
         )
-        webhooks = ledger if hasattr(ledger, "webhook_tokens") else None  # the fakes have no token items
+        # The fakes have no token items (asked of the class: the table builds its own on first use).
+        webhooks = ledger if hasattr(type(ledger), "webhook_tokens") else None
         parts.setdefault("sms_usage", getattr(ledger, "sms_usage", None))
         parts.setdefault("template_store", getattr(ledger, "templates", None))
-        return cls(**{name: getattr(ledger, name) for name in stores}, ledger=webhooks, **parts)
+        for name in stores:  # a store given in `parts` stands for the ledger's (not even read)
+            if name not in parts:
+                parts[name] = getattr(ledger, name)
+        return cls(ledger=webhooks, **parts)
 
     def _flow(self, name: str, build: Callable[[], T]) -> T:
         if name not in self._flows:
@@ -398,8 +402,13 @@ def build_runtime(settings: Settings | None = None, clock: Clock | None = None) 
     # Before any use case runs: provider event ids contain fingerprints, so every container must agree.
     use_fingerprint_key(fingerprint_key(settings.fingerprint_secret_arn))
     clock = clock or SystemClock()
+    ledger = LedgerTable.named(settings.table_name, clock)
     return Runtime.over(
-        LedgerTable.named(settings.table_name, clock),
+        ledger,
+        # The poller's stores: the api never reads them, nor imports their modules.
+        events=on_first_use(lambda: ledger.events),
+        due_work=on_first_use(lambda: ledger.due_work),
+        escalation_timers=on_first_use(lambda: ledger.escalation_timers),
         settings=settings,
         clock=clock,
         email=email_sender(settings),

@@ -1,24 +1,33 @@
-"""The ledger table's stores, one per aggregate, built once per warm container on one client."""
+"""The ledger table's stores, one per aggregate, built once per warm container on one client.
+
+The api's stores are built with the table; the poller's, the publisher's and the webhooks' own
+(delivery events, due work, escalation timers, SMS receipts, webhook tokens) on their first use,
+so the api's cold start never imports their modules (the event plans, the ingestion and
+status-out ports, the stream's decoding).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from sendledger.adapters.dynamodb.caller_settings import DynamoCallerSettings
-from sendledger.adapters.dynamodb.due_work import DueWork
-from sendledger.adapters.dynamodb.escalations import Escalations
-from sendledger.adapters.dynamodb.events import DeliveryEvents
 from sendledger.adapters.dynamodb.messages import Messages
 from sendledger.adapters.dynamodb.poller_state import PollerState
 from sendledger.adapters.dynamodb.recipients import Recipients
 from sendledger.adapters.dynamodb.resets import Resets
-from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
 from sendledger.adapters.dynamodb.sms_usage import DynamoSmsUsage
 from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.templates import DynamoTemplates
-from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
 from sendledger.domain.clock import Clock
 from sendledger.domain.values import value
+
+if TYPE_CHECKING:
+    from sendledger.adapters.dynamodb.due_work import DueWork
+    from sendledger.adapters.dynamodb.escalations import Escalations
+    from sendledger.adapters.dynamodb.events import DeliveryEvents
+    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
+    from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
 
 
 @value
@@ -28,11 +37,6 @@ class LedgerTable:
     recipients: Recipients
     resets: Resets
     poller_state: PollerState
-    events: DeliveryEvents
-    sms_receipts: SmsReceiptItems  # the publisher's: accepted SMS's receipts, from the stream
-    due_work: DueWork
-    escalation_timers: Escalations
-    webhook_tokens: WebhookTokens
     caller_settings: DynamoCallerSettings
     sms_usage: DynamoSmsUsage
     templates: DynamoTemplates
@@ -51,12 +55,39 @@ class LedgerTable:
             recipients=Recipients(table),
             resets=Resets(table),
             poller_state=PollerState(table),
-            events=DeliveryEvents(table),
-            sms_receipts=SmsReceiptItems(table),
-            due_work=DueWork(table),
-            escalation_timers=Escalations(table),
-            webhook_tokens=WebhookTokens(table),
             caller_settings=DynamoCallerSettings(table, clock),
             sms_usage=DynamoSmsUsage(table),
             templates=DynamoTemplates(table),
         )
+
+    # --- built on first use (cached in the instance, as a field would be) ---------------------
+    @cached_property
+    def events(self) -> DeliveryEvents:
+        from sendledger.adapters.dynamodb.events import DeliveryEvents
+
+        return DeliveryEvents(self.table)
+
+    @cached_property
+    def sms_receipts(self) -> SmsReceiptItems:
+        """The publisher's: accepted SMS's receipts, from the stream."""
+        from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
+
+        return SmsReceiptItems(self.table)
+
+    @cached_property
+    def due_work(self) -> DueWork:
+        from sendledger.adapters.dynamodb.due_work import DueWork
+
+        return DueWork(self.table)
+
+    @cached_property
+    def escalation_timers(self) -> Escalations:
+        from sendledger.adapters.dynamodb.escalations import Escalations
+
+        return Escalations(self.table)
+
+    @cached_property
+    def webhook_tokens(self) -> WebhookTokens:
+        from sendledger.adapters.dynamodb.webhook_tokens import WebhookTokens
+
+        return WebhookTokens(self.table)
