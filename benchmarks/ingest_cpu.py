@@ -12,6 +12,18 @@ messages are loaded onto the queue before each round, and a round is the process
   pool: what the pool's hand-off costs, if anything, is the difference);
 - the baseline: benchmarks/consumer_baseline.py.
 
+Beside the CPU, each round counts the process's voluntary context switches per event: a thread
+that blocks (on a socket, a lock or the GIL) and is woken again. A plain loop blocks about once
+per request; threads that take the GIL from one another at every point botocore and urllib3
+release it (each send, the pool's connection check, each read) switch several times per event,
+and each switch costs CPU, more when the threads run on two cores. The count explains a ratio
+that moves with the machine's load.
+
+Information beside the bar, not the bar: one more run against an endpoint that answers every call
+after the drain bench's modelled in-region round trip (benchmarks/drain.py), where the threads
+overlap the waits they exist for. There a sequential consumer sleeps and wakes once per request,
+and the threaded drain's CPU per event falls below both the inline drain's and the baseline's.
+
 Rounds rotate which side goes first. One child is one run; a run's ratio is the median of its
 rounds' CPU per event over the baseline's. Runs are separate children (their own interpreter,
 endpoint and machine moment), at least RUNS of them; the bar is the median of the runs' ratios,
@@ -24,6 +36,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -33,12 +46,14 @@ from typing import Any
 
 from benchmarks import event_samples
 from benchmarks.canned import in_poller_child
+from benchmarks.drain import LATENCY_MS
 from benchmarks.environment import lambda_environment
 
 EVENTS = 100
 ROUNDS = 9  # per side and run
 WARMUP = 2
 RUNS = 5  # separate children (the bar needs >= 5)
+ROUND_TRIP_EVENTS, ROUND_TRIP_ROUNDS = 50, 5  # the run at modelled round trips: information only
 CONCURRENCY_ENV = "POLL_APPLY_CONCURRENCY"
 SIDES = ("threaded", "inline", "baseline")
 
@@ -49,7 +64,23 @@ def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS, runs: int = 
         in_poller_child("benchmarks.ingest_cpu", [str(events), str(rounds), deployed, str(run == 0)], "INGEST")
         for run in range(runs)
     ]
-    return summary(found, events, rounds, int(deployed))
+    waited = min(events, ROUND_TRIP_EVENTS), min(rounds, ROUND_TRIP_ROUNDS)
+    at_round_trip = in_poller_child(
+        "benchmarks.ingest_cpu", [str(waited[0]), str(waited[1]), deployed, "False"], "INGEST", LATENCY_MS
+    )
+    return {**summary(found, events, rounds, int(deployed)), "at_round_trip": _at_round_trip(at_round_trip, *waited)}
+
+
+def _at_round_trip(run: dict[str, Any], events: int, rounds: int) -> dict[str, Any]:
+    return {
+        "method": (
+            f"one run of {rounds} rounds per side, {events} events each, every AWS call answered after "
+            f"{LATENCY_MS:g} ms (information, not the bar)"
+        ),
+        "cpu_ms_per_event": run["cpu_ms_per_event"],
+        "ratio": run["ratio"],
+        "context_switches_per_event": run["context_switches_per_event"],
+    }
 
 
 def summary(found: list[dict[str, Any]], events: int, rounds: int, deployed: int) -> dict[str, Any]:
@@ -70,6 +101,10 @@ def summary(found: list[dict[str, Any]], events: int, rounds: int, deployed: int
         "ratio_inline": _spread(ratios["inline"])["median"],
         "spread": {side: _spread(values) for side, values in ratios.items()},
         "rounds_ms_per_event": [run["rounds_ms_per_event"] for run in found],
+        "context_switches_per_event": {
+            side: round(statistics.median(run["context_switches_per_event"][side] for run in found), 2)
+            for side in SIDES
+        },
         "concurrency": {"threaded": deployed, "inline": 1},
     }
 
@@ -133,6 +168,7 @@ def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str
     sides = {"threaded": ours(pipelines["threaded"]), "inline": ours(pipelines["inline"]), "baseline": baseline}
     bodies = event_samples.ses_bodies(events)
     samples: dict[str, list[float]] = {name: [] for name in sides}
+    switches: dict[str, list[float]] = {name: [] for name in sides}
     logged: list[float] = []
     for index in range(WARMUP + rounds):
         shift = index % len(SIDES)
@@ -140,13 +176,16 @@ def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str
             _load(endpoint, bodies)
             gc.collect()
             written = out.bytes
+            switched = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
             start = time.process_time()
             applied = sides[name]()
             spent = time.process_time() - start
+            switched = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - switched
             if applied != events:
                 raise RuntimeError(f"{name} applied {applied} of {events} events")
             if index >= WARMUP:
                 samples[name].append(spent * 1000 / events)
+                switches[name].append(switched / events)
                 if name == "threaded":
                     logged.append((out.bytes - written) / events)
     median = {name: statistics.median(values) for name, values in samples.items()}
@@ -155,6 +194,7 @@ def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str
         "publisher": _publisher(out) if publisher else None,
         "cpu_ms_per_event": {name: round(value, 4) for name, value in median.items()},
         "rounds_ms_per_event": {name: [round(v, 4) for v in values] for name, values in samples.items()},
+        "context_switches_per_event": {name: round(statistics.median(values), 2) for name, values in switches.items()},
         "ratio": {side: round(median[side] / median["baseline"], 3) for side in ("threaded", "inline")},
     }
 

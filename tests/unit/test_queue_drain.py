@@ -127,3 +127,59 @@ def test_a_message_received_again_while_held_is_applied_once_and_deleted_with_it
     recorder = Recorder()
     assert drain(queue, recorder.apply, recipient, workers=4, out_of_time=lambda: False)
     assert recorder.order["a"] == ["a:1"] and receipts == ["receipt-again"]
+
+
+class SlowFirstReceive(ScriptedQueue):
+    """The first receive takes a while: every worker is idle, waiting, when its batch arrives."""
+
+    def receive(self, max_messages: int) -> list[QueueMessage]:
+        if not self.receives:
+            time.sleep(0.05)
+        return super().receive(max_messages)
+
+
+def test_distinct_recipients_apply_in_parallel_up_to_the_workers_and_no_further():
+    # Given eight recipients' messages in one receive batch, each apply waiting for three others
+    queue = SlowFirstReceive([f"{name}:2" for name in "abcdefgh"])
+    lock, running, most = threading.Lock(), [0], [0]
+    four_at_once = threading.Barrier(4, timeout=5)
+
+    def apply(message: QueueMessage) -> bool:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            four_at_once.wait()  # only four applies running together get past this
+        finally:
+            with lock:
+                running[0] -= 1
+        return True
+
+    # When the queue is drained with four workers
+    drained = drain(queue, apply, recipient, workers=4, out_of_time=lambda: False)
+    # Then the applies ran four at a time, never five, and every message was deleted
+    assert most[0] == 4
+    assert drained and len(queue.deleted) == 8
+
+
+def test_a_kill_ends_the_drain_only_once_the_apply_running_beside_it_returned():
+    # Given the draining thread's apply is killed (a BaseException, as a timeout kill) while
+    # another worker's apply still runs
+    queue = ScriptedQueue(["a:1", "b:1", "c:1"])
+    drainer, other_started, finished = threading.get_ident(), threading.Event(), []
+
+    def apply(message: QueueMessage) -> bool:
+        if threading.get_ident() == drainer:
+            assert other_started.wait(5)
+            raise KeyboardInterrupt
+        other_started.set()
+        time.sleep(0.05)
+        finished.append(message.body)
+        return True
+
+    # When the queue is drained with two workers
+    with pytest.raises(KeyboardInterrupt):
+        drain(queue, apply, recipient, workers=2, out_of_time=lambda: False)
+    # Then the other apply returned before the drain did, the third never started, nothing was deleted
+    assert len(finished) == 1
+    assert queue.deleted == []

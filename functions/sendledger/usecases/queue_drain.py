@@ -1,9 +1,10 @@
 """Drain a queue as a pipeline: receives, applies and deletes overlap, across receive batches.
 
 Sequentially (receive 10, apply them, delete them, receive again) the round trips of receive and
-delete and the wait for a batch's slowest apply bound the drain; here only the applies do. The
-calling thread coordinates and owns all state; at most `workers` calls run at once, on the
-container's pool (kept between invocations).
+delete and the wait for a batch's slowest apply bound the drain; here only the applies do. At most
+`workers` calls run at once: the calling thread and `workers - 1` threads of the container's pool
+(kept between invocations) each take the next planned call themselves, then record what it did
+and plan what follows, under one lock.
 
 - Receives (up to 10 messages each) keep about one round of applies waiting.
 - Each lane (a recipient) applies its messages one at a time, in the order they were received,
@@ -11,14 +12,22 @@ container's pool (kept between invocations).
   this drain: its later messages stay on the queue, and no new receive starts.
 - A message is deleted only after its apply returned (everything derived from it is persisted),
   in batches of 10; a partial batch once nothing else runs.
+
+Why no coordinating thread: handing each call to a pool thread and its outcome back costs two
+thread wake-ups per call, each a context switch that costs CPU (measured against an endpoint that
+answers at once: about ten voluntary switches per applied event where a plain loop makes one,
+about four and a half without the hand-offs; benchmarks/ingest_cpu.py counts them). A worker that
+finishes a call takes the next one itself, and wakes another only when more than one call waits.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Hashable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from typing import Any, ParamSpec, TypeVar
+from concurrent.futures import Future, wait
+from dataclasses import dataclass
+from typing import Any
 
 from aws_lambda_powertools import Logger
 
@@ -29,9 +38,6 @@ logger = Logger(child=True)
 
 BATCH = 10  # the most one ReceiveMessage or DeleteMessageBatch takes
 
-P = ParamSpec("P")
-T = TypeVar("T")
-
 Apply = Callable[[QueueMessage], bool]  # True: applied, delete it; False: leave it (unreadable); raises: failed
 Lane = Callable[[QueueMessage], Hashable | None]  # None: independent of every other message
 
@@ -41,30 +47,37 @@ def drain(queue: EventQueue, apply: Apply, lane: Lane, workers: int, out_of_time
 
     Raises the first failure (of an apply, a receive or a delete) once the rest has settled.
     """
-    if workers <= 1:
-        return _Drain(queue, apply, lane, _Inline(), 1, out_of_time).run()
-    return _Drain(queue, apply, lane, shared_pool(workers), workers, out_of_time).run()
+    return _Drain(queue, apply, lane, max(workers, 1), out_of_time).run()
 
 
-class _Inline(Executor):
-    """One worker: each call runs on the calling thread when it starts, as a plain loop would."""
+@dataclass(frozen=True)
+class _Call:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    done: Callable[[Future[Any]], None]  # records the outcome, under the drain's lock
 
-    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
-        future: Future[T] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # handed over as a pool thread does; a kill is re-raised
-            future.set_exception(exc)
-        return future
+
+def _made(call: _Call) -> Future[Any]:
+    """The call's outcome, as a pool thread hands it over (a kill is kept and re-raised by `done`)."""
+    future: Future[Any] = Future()
+    try:
+        future.set_result(call.fn(*call.args))
+    except BaseException as exc:
+        future.set_exception(exc)
+    return future
 
 
 class _Drain:
     def __init__(
-        self, queue: EventQueue, apply: Apply, lane: Lane, pool: Executor, workers: int, out_of_time: Callable[[], bool]
+        self, queue: EventQueue, apply: Apply, lane: Lane, workers: int, out_of_time: Callable[[], bool]
     ) -> None:
-        self.queue, self.apply, self.lane_of, self.pool = queue, apply, lane, pool
+        self.queue, self.apply, self.lane_of = queue, apply, lane
         self.workers, self.out_of_time = workers, out_of_time
-        self.running: dict[Future[Any], Callable[[Future[Any]], None]] = {}
+        self.lock = threading.Condition()  # guards everything below; idle workers wait on it
+        self.planned: deque[_Call] = deque()  # not yet taken by a worker
+        self.running = 0  # calls planned or in progress (at most `workers`)
+        self.idle = 0  # workers waiting for a call
+        self.killed: BaseException | None = None
         self.held: dict[str, QueueMessage] = {}  # received, not deleted: the latest copy (receipt handle)
         self.left: set[str] = set()  # held, given up for this drain (unreadable, failed, behind a failure)
         self.lanes: dict[Hashable, deque[str]] = {}  # per lane, the message ids waiting, in receipt order
@@ -78,19 +91,44 @@ class _Drain:
         self.failure: Exception | None = None
 
     def run(self) -> bool:
+        self._start()
+        pool = shared_pool(self.workers) if self.workers > 1 else None
+        helpers = [pool.submit(self._work) for _ in range(self.workers - 1)] if pool else []
         try:
-            while True:
-                self._start()
-                if not self.running:
-                    break
-                done, _ = wait(self.running, return_when=FIRST_COMPLETED)
-                for future in [future for future in self.running if future in done]:  # in start order
-                    self.running.pop(future)(future)
+            self._work()
         finally:
-            wait(self.running)  # after a kill too, nothing of this drain runs on once it returns
+            wait(helpers)  # after a kill too, nothing of this drain runs on once it returns
+        if self.killed is not None:
+            raise self.killed
         if self.failure is not None:
             raise self.failure
         return self.read_to_end and not self.held
+
+    def _work(self) -> None:
+        """One worker: take the next planned call, make it, record its outcome, plan what follows."""
+        with self.lock:
+            try:
+                while self.killed is None and (self.planned or self.running):
+                    if not self.planned:
+                        self.idle += 1
+                        self.lock.wait()
+                        self.idle -= 1
+                        continue
+                    call = self.planned.popleft()
+                    if self.planned and self.idle:
+                        self.lock.notify()  # more than this one waits: one more worker takes it
+                    self.lock.release()
+                    try:
+                        outcome = _made(call)
+                    finally:
+                        self.lock.acquire()
+                    self.running -= 1
+                    if self.killed is None:
+                        call.done(outcome)
+                        self._start()
+            except BaseException as exc:  # a kill (timeout, OOM) is final: nothing more starts
+                self.killed = self.killed or exc
+            self.lock.notify_all()  # the drain ended: the idle workers end too
 
     # --- what to start ---------------------------------------------------------------------
     def _start(self) -> None:
@@ -110,7 +148,7 @@ class _Drain:
             self._apply_next(key)
 
     def _free(self) -> bool:
-        return len(self.running) < self.workers
+        return self.running < self.workers
 
     def _may_receive(self) -> bool:
         if self.read_to_end or self.failure is not None or not self._free():
@@ -120,7 +158,8 @@ class _Drain:
         return self.waiting + BATCH * self.receiving < self.workers
 
     def _submit(self, done: Callable[[Future[Any]], None], fn: Callable[..., Any], *args: Any) -> None:
-        self.running[self.pool.submit(fn, *args)] = done
+        self.planned.append(_Call(fn, args, done))
+        self.running += 1
 
     def _apply_next(self, key: Hashable) -> None:
         message_id = self.lanes[key].popleft()
