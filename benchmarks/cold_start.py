@@ -109,6 +109,7 @@ _CALLS = {
         "query",
         {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}},
     ),
+    "Scan": ("dynamodb", "scan", {"TableName": "t", "IndexName": "due-work", "Limit": 200}),
     "GetItem": ("dynamodb", "get_item", {"TableName": "t", "Key": {"pk": {"S": "x"}}}),
     "PutItem": ("dynamodb", "put_item", {"TableName": "t", "Item": {"pk": {"S": "x"}}}),
     "UpdateItem": (

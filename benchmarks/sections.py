@@ -226,6 +226,16 @@ COLD_START_LEVERS = [
     "591 → 522 CPU, 1,424 → 1,222 ms wall. The first poll cycle still makes 96 of its 118 AWS calls on the "
     "due-work index (5 passes and the backlog count, 16 shards each), against one Query in the same-calls "
     "Lambda; deployed, the pass waits for about six round trips instead of 96.",
+    "- The poller's first cycle from 118 AWS calls to 21 (the same-calls Lambda makes 6), medians of 9 fresh "
+    "processes per tree, CPU ms (load average 4-5): a small due-work index read whole, one Scan per kind "
+    "instead of 16 queries (adapters/dynamodb/due_work.py), 510 → 447; the ledger's client made once where "
+    "the drain's first threads each made their own (three DynamoDB clients), 447 → 409; the resolver, "
+    "resender and fallback sender built by the first cycle that needs them (14 modules fewer), 409 → 402; "
+    "the watermarks the cycle moved aged without reading them back, and one scan proving nothing due and "
+    "no unknown in place of the passes' six reads, 402 → 393. Left: the settings' pydantic (below) and the ten "
+    "events' apply. Then the watermark and cursor writes low-level instead of through PynamoDB's model "
+    "(adapters/dynamodb/poller_state.py): 408 → 389 ms wall, 1.52 → 1.45 of the same-calls Lambda (11 runs, "
+    "load average 1.3).",
     "- botocore clients instead of boto3 (adapters/sdk.py), lazy clients and lazy builders (bootstrap/lazy.py "
     "`on_first_use`, Table.client, the SQS adapters): in place before this round.",
     "- One botocore session per Lambda even once a library imports boto3 (adapters/sdk.py: the session "
@@ -457,11 +467,12 @@ def pynamodb(found: dict[str, Any]) -> list[str]:
         "stack and the tests create it from them and a CDK test holds infra/data.py to them.",
         "",
         "Where they are used (adapters/dynamodb/modelled.py, over the ledger's one client, so requests and "
-        "capacity are unchanged): the poller's watermark and log-cursor writes and its cursor read, the webhook "
-        "function's replay tokens, and the admin routes' caller-settings write. Each imports the models on its "
-        "first use, never at a handler's import (modules loaded by importing each handler are unchanged: api "
-        "392, poller 175, publisher 233, callbacks 143, sms_delivery_logs 160 beyond the bare interpreter), so "
-        "the import above lands on the first poll cycle, the first webhook and the first admin write of a "
+        "capacity are unchanged): the webhook function's replay tokens and the admin routes' caller-settings "
+        "write (the poller's watermark and log-cursor writes and its cursor read went low-level: every cycle "
+        "makes them, its first included, where the import cost the cold start about 19 ms). Each imports the "
+        "models on its first use, never at a handler's import (modules loaded by importing each handler are "
+        "unchanged: api 392, poller 175, publisher 233, callbacks 143, sms_delivery_logs 160 beyond the bare "
+        "interpreter), so the import above lands on the first webhook and the first admin write of a "
         "container. Where they are not: the api's send path and the callbacks Lambda read caller settings and "
         "the watermark low-level, on their cold start, where the import (the first table's last row) is "
         "thousands of times the read's own CPU (the deserialize row); the send and ingest transactions keep "

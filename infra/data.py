@@ -65,6 +65,10 @@ class LedgerData(Construct):
     def due_work_index_arn(self) -> str:
         return f"{self.table.table_arn}/index/{names.DUE_WORK_INDEX}"
 
+    def due_work_scan(self) -> iam.PolicyStatement:
+        """Scan on the due-work index only (the poller reads a small index whole)."""
+        return iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[self.due_work_index_arn])
+
     def item_access(self, *, with_due_work_index: bool) -> iam.PolicyStatement:
         """Item-level read/write (TransactWriteItems is authorized per contained action)."""
         resources = [self.table.table_arn]

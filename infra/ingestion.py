@@ -47,7 +47,7 @@ class Ingestion(Construct):
             log_retention=settings.log_retention,
             removal_policy=removal,
             dead_letter_queue=self.poller_dlq,
-            statements=[data.item_access(with_due_work_index=True)],  # its queues: Messaging.grant
+            statements=[data.item_access(with_due_work_index=True), data.due_work_scan()],  # queues: Messaging.grant
             resource_star_reason=xray_and_publish_reason("poller"),
         )
 

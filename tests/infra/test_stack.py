@@ -315,3 +315,14 @@ def test_functions_log_no_lambda_platform_lines_but_keep_their_own(template: Tem
             "ApplicationLogLevel": "INFO",
             "LogGroup": function["Properties"]["LoggingConfig"]["LogGroup"],
         }
+
+
+def test_only_the_poller_scans_and_only_the_due_work_index(template: Template) -> None:
+    scanners = {
+        logical_id
+        for logical_id, statement in _statements(template)
+        if "dynamodb:Scan" in _as_list(statement["Action"])
+    }  # fmt: skip
+    assert len(scanners) == 1 and next(iter(scanners)).startswith("Ingestion")
+    [resource] = _granted(template, "Ingestion", "dynamodb:Scan")
+    assert resource.endswith(f'"/index/{names.DUE_WORK_INDEX}"]]}}'), resource

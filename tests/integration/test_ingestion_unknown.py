@@ -238,3 +238,13 @@ def test_deferred_by_stale_policy_is_sent_by_the_poller(api, services, ingestion
     # Then the deferred message is sent once
     assert view(api, deferred["message_id"])["state"] == "accepted"
     assert len(sent_emails()) == 2
+
+
+def test_an_unknown_send_not_due_yet_is_in_the_backlog(api, ingestion, clock, faults, healthy_watermarks):
+    faults.append("lost")
+    send(api)
+    clock.advance(61)
+    # Nothing is due (the unknown waits out its grace), yet the unknown backlog counts it
+    report = ingestion.poll()
+    assert report.resolved == {}
+    assert [m.value for m in report.metrics if m.name == "UnknownBacklog"] == [1.0]

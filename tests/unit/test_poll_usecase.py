@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from sendledger import names
+from sendledger.bootstrap import Runtime
 from sendledger.domain.clock import iso
 from sendledger.domain.messages import MessageState
 from sendledger.domain.recipients import Channel
+from sendledger.ports.reports import CycleReport
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
-from tests.unit.fakes import FakeWorld
+from tests.unit.fakes import TIMEOUT_LOST, FakeWorld
 from tests.unit.fakes.world import SUCCESS_GROUP
 from tests.unit.helpers import ALICE, PHONE, command, seconds_left, send
 
@@ -122,3 +125,66 @@ def test_each_event_message_and_log_record_is_read_once_per_cycle(world: FakeWor
     report = world.runtime.poll_cycle.run(seconds_left)
     assert (report.applied, report.poison) == (4, 1)
     assert reads == {"ses": 4, "sms": 1}
+
+
+def test_the_send_path_is_built_by_the_first_cycle_with_work_for_it(world: FakeWorld, monkeypatch):
+    # A cold poller whose cycle finds nothing due never loads nor builds the resolver, the resender
+    # or the fallback sender (the cold-start bar); the cycle that has an unknown to resolve builds them once.
+    built: list[str] = []
+    for flow in ("_unknown", "_message_sender"):
+        original = getattr(Runtime, flow)
+        monkeypatch.setattr(
+            Runtime, flow, lambda self, *args, _o=original, _n=flow: built.append(_n) or _o(self, *args)
+        )
+    world.email.then(TIMEOUT_LOST)
+    message_id = send(world.runtime).view["message_id"]
+    built.clear()  # the api's sender is not the poller's concern
+    world.runtime.poll_cycle.run(seconds_left)
+    assert built == []
+    world.clock.advance(world.settings.unknown_grace_seconds + 60)
+    report = world.runtime.poll_cycle.run(seconds_left)
+    assert built == ["_unknown"] and report.resolved == {"absence_proven": 1, "resent_accepted": 1}
+    assert state_of(world, message_id) is MessageState.ACCEPTED
+
+
+def test_the_metrics_step_reads_only_the_watermarks_the_cycle_did_not_move(world: FakeWorld, monkeypatch):
+    world.clock.advance(30)
+    world.runtime.poll_cycle.run(seconds_left)  # both sources' watermarks at this cycle's start
+    read: list[str] = []
+    stored = world.ledger.poller_state.watermark
+    monkeypatch.setattr(world.ledger.poller_state, "watermark", lambda source: read.append(source) or stored(source))
+    world.clock.advance(60)
+    moved = world.runtime.poll_cycle.run(seconds_left)
+    assert read == [] and ages(moved) == {"ses": 0.0, "sms": 0.0, None: 0.0}
+    # A poison message holds SES's watermark: its age is the stored one's, read
+    world.ses_queue.put("not json")
+    world.clock.advance(60)
+    held = world.runtime.poll_cycle.run(seconds_left)
+    assert read == ["ses"] and ages(held) == {"ses": 60.0, "sms": 0.0, None: 60.0}
+
+
+def ages(report: CycleReport) -> dict[str | None, float]:
+    return {m.dimensions.get("source"): m.value for m in report.metrics if m.name == names.METRIC_WATERMARK_AGE_SECONDS}
+
+
+def test_a_cycle_with_nothing_due_asks_one_question_of_the_due_work(world: FakeWorld, monkeypatch):
+    asked: list[str] = []
+    due_work = world.ledger.due_work
+    for method in ("items", "count", "nothing_due"):
+        original = getattr(due_work, method)
+        monkeypatch.setattr(due_work, method, lambda *a, _o=original, _m=method: asked.append(_m) or _o(*a))
+    # An accepted send leaves nothing due and nothing unknown: one read, no pass, no count
+    send(world.runtime, key="accepted")
+    quiet = world.runtime.poll_cycle.run(seconds_left)
+    assert asked == ["nothing_due"] and backlog(quiet) == [0.0]
+    # An unknown send, not due before its grace: every pass asks for its kind, the backlog is counted
+    world.email.then(TIMEOUT_LOST)
+    message_id = send(world.runtime, key="lost").view["message_id"]
+    asked.clear()
+    waiting = world.runtime.poll_cycle.run(seconds_left)
+    assert asked == ["nothing_due", *["items"] * 5, "count"] and backlog(waiting) == [1.0]
+    assert waiting.resolved == {} and state_of(world, message_id) is MessageState.UNKNOWN
+
+
+def backlog(report: CycleReport) -> list[float]:
+    return [m.value for m in report.metrics if m.name == names.METRIC_UNKNOWN_BACKLOG]

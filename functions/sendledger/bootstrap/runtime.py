@@ -323,7 +323,8 @@ class Runtime:
         """What the slices may hand their lanes."""
         from sendledger.ports.providers import LaneStores
 
-        return LaneStores(self.poller_state, self.messages, self._poller(self.due_work), self.clock, self.unknown)
+        found = on_first_use(lambda: self.unknown)  # a lane's first found send builds the resolver
+        return LaneStores(self.poller_state, self.messages, self._poller(self.due_work), self.clock, found)
 
     @property
     def poll_cycle(self) -> PollCycle:
@@ -334,13 +335,15 @@ class Runtime:
         from sendledger.usecases.escalate import Escalations
         from sendledger.usecases.poll import CycleMetrics, PollCycle, watermark_sources
 
-        due_work, unknown, settings = self._poller(self.due_work), self.unknown, self.settings
+        due_work, settings = self._poller(self.due_work), self.settings
+        # The send path is built by the first cycle that has an unknown, a pending or an escalation to handle.
+        unknown = on_first_use(lambda: self.unknown)
         escalations = Escalations(
             due_work,
             self._poller(self.escalation_timers),
             self.messages,
             self.escalations or escalation_queue(settings),
-            self.fallback_sender,  # a fallback goes through the one send entry
+            on_first_use(lambda: self.fallback_sender),  # a fallback goes through the one send entry
             settings,
             self.clock,
         )
@@ -349,7 +352,7 @@ class Runtime:
             lanes,
             self.sink,
             self.poller_state,
-            DueWorkPass(due_work, self.messages, unknown, unknown.resender, self.clock),
+            DueWorkPass(due_work, self.messages, unknown, on_first_use(lambda: self.unknown.resender), self.clock),
             escalations,
             CycleMetrics(watermark_sources(lanes), self.poller_state, due_work, self.clock),
             self.clock,

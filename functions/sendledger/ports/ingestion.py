@@ -82,6 +82,10 @@ class DueWorkStore(Protocol):
 
     def count(self, kind: DueKind) -> int: ...
 
+    def nothing_due(self, until: datetime) -> bool:
+        """True only when one read proves it: no item of any kind due by `until`, and no `unknown`
+        at all; False also when that read cannot tell (each pass then asks for its own kind)."""
+
     def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
         """Drop the marker (on the message, its receipt, or the SMS receipt under `receipt_id`)."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
@@ -19,8 +20,10 @@ from sendledger.domain.messages import (
 from sendledger.ports.ingestion import DueWorkStore
 from sendledger.ports.messages import MessageStore
 from sendledger.ports.reports import CycleReport
-from sendledger.usecases.resends import Resender
-from sendledger.usecases.resolve_unknown import UnknownResolver
+
+if TYPE_CHECKING:  # built by the composition root on first use: a cycle with no such work loads neither
+    from sendledger.usecases.resends import Resender
+    from sendledger.usecases.resolve_unknown import UnknownResolver
 
 logger = Logger(child=True)
 
@@ -38,6 +41,11 @@ class DueWorkPass:
     unknown: UnknownResolver
     resender: Resender
     clock: Clock
+
+    def nothing_due(self) -> bool:
+        """One read: no marker of any kind due now and no `unknown` at all (this cycle's passes,
+        escalations and backlog count have nothing to find; proven only while the index is small)."""
+        return self.due_work.nothing_due(self.clock.now())
 
     def run(self, seconds_left: Callable[[], float], report: CycleReport) -> None:
         now = self.clock.now()

@@ -7,11 +7,14 @@
 2. resolve due work (leases, `unknown` after the provider's lookup, `pending`);
 3. escalations;
 4. metrics: watermark ages and the unknown backlog (the suppression lag is measured per event).
+
+Steps 2 and 3 and the backlog count start with one read: when it proves nothing due of any kind
+and no `unknown` at all (a quiet deployment's every cycle), they ask nothing more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,11 +53,13 @@ class CycleMetrics:
     due_work: DueWorkStore
     clock: Clock
 
-    def run(self, report: CycleReport) -> None:
-        now = self.clock.now()
+    def run(self, report: CycleReport, moved: Mapping[str, datetime] | None = None, no_unknown: bool = False) -> None:
+        """`moved`: the watermarks this cycle set, by source (no read: at least that recent);
+        `no_unknown`: the cycle proved the backlog empty."""
+        now, moved = self.clock.now(), moved or {}
         ages: list[float] = []
         for source in self.sources:
-            watermark = self.poller_state.watermark(source)
+            watermark = moved.get(source) or self.poller_state.watermark(source)
             if watermark is None:
                 continue
             age = max(0.0, (now - watermark).total_seconds())
@@ -67,13 +72,20 @@ class CycleMetrics:
             refused = report.resolved.get(f"sms_refused_{reason.value}")
             if refused:
                 report.metrics += sms_refused_metrics(reason, refused)
-        backlog = self.due_work.count(DueKind.UNKNOWN)
+        backlog = 0 if no_unknown else self.due_work.count(DueKind.UNKNOWN)
         report.metrics.append(MetricPoint(names.METRIC_UNKNOWN_BACKLOG, float(backlog), "Count"))
 
 
 def watermark_sources(lanes: Sequence[EventLane]) -> list[str]:
     """A source only side paths read (test mode's queue) has no watermark to age: no read for it."""
     return list(dict.fromkeys(lane.source for lane in lanes if lane.completes_source))
+
+
+@dataclass
+class _Quiet:
+    """What the due-work step's first read proved: nothing due of any kind, and no `unknown` at all."""
+
+    proven: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,11 +103,23 @@ class PollCycle:
     def run(self, seconds_left: Callable[[], float]) -> CycleReport:
         started = self.clock.now()
         report = CycleReport(started_at=started)
+        moved: dict[str, datetime] = {}  # the watermarks this cycle set, by source
+        quiet = _Quiet()
+
+        def due_work() -> None:
+            quiet.proven = self.due_work.nothing_due()
+            if not quiet.proven:
+                self.due_work.run(seconds_left, report)
+
+        def escalations() -> None:
+            if not quiet.proven:
+                self.escalations.run(seconds_left, report)
+
         steps: list[tuple[str, Callable[[], None]]] = [
-            *((lane.name, self._lane_step(lane, started, seconds_left, report)) for lane in self.lanes),
-            ("due_work", lambda: self.due_work.run(seconds_left, report)),
-            ("escalation", lambda: self.escalations.run(seconds_left, report)),
-            ("metrics", lambda: self.metrics.run(report)),
+            *((lane.name, self._lane_step(lane, started, seconds_left, report, moved)) for lane in self.lanes),
+            ("due_work", due_work),
+            ("escalation", escalations),
+            ("metrics", lambda: self.metrics.run(report, moved, no_unknown=quiet.proven)),
         ]
         first_error: BaseException | None = None
         for name, run in steps:
@@ -114,7 +138,12 @@ class PollCycle:
         return report
 
     def _lane_step(
-        self, lane: EventLane, started: datetime, seconds_left: Callable[[], float], report: CycleReport
+        self,
+        lane: EventLane,
+        started: datetime,
+        seconds_left: Callable[[], float],
+        report: CycleReport,
+        moved: dict[str, datetime],
     ) -> Callable[[], None]:
         def run() -> None:
             report.read_to_end[lane.name] = False
@@ -122,5 +151,6 @@ class PollCycle:
             if watermark is not None:
                 report.read_to_end[lane.name] = True
                 self.watermarks.set_watermark(lane.source, watermark)
+                moved[lane.source] = max(watermark, moved.get(lane.source, watermark))
 
         return run

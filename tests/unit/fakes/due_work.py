@@ -28,6 +28,11 @@ class FakeDueWork:
         with self.db.lock:
             return sum(1 for item in self._index() if item.kind is kind)
 
+    def nothing_due(self, until: datetime) -> bool:
+        with self.db.lock:
+            cutoff = int(until.timestamp())
+            return not any(item.due_at <= cutoff or item.kind is DueKind.UNKNOWN for item in self._index())
+
     def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
         with self.db.lock:
             holder: Receipt | MessageItem | None

@@ -1,9 +1,16 @@
 """The sparse due-work index: items the poller must revisit, by kind and due time.
 
 Its partition key is `<kind>#<shard>` (keys.due_shard): every send in flight sits in the index
-until its outcome, so one value per kind would be a partition every send writes. A pass over a
-kind asks its shards at once: a poll cycle's five passes and its backlog count are 96 queries,
-which one after the other cost 96 round trips, and at once about six.
+until its outcome, so one value per kind would be a partition every send writes.
+
+A read is one Scan of the whole index while the index is small (it usually is: the index holds
+only work in progress), filtered to the kind and due time: one request instead of a query per
+shard, and no more read units than those queries' minimum charges (SCAN_ITEMS). A poll cycle
+first asks one such scan whether anything is due at all (`nothing_due`): on a quiet deployment
+that is its only read of the index. A scan that finds the index larger stops after its first
+page, and the reads go to the shards instead, each asked at once (a poll cycle's five passes and
+backlog count: 96 queries, about six round trips), until a scan is tried again RESCAN_AFTER
+reads later.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ from sendledger.ports.ingestion import DueItem
 
 T = TypeVar("T")
 
+# A scan evaluates at most this many index items (~250 B each projected): read whole, an index this
+# small costs about the 16 queries' minimum charges (0.5 RRU each), in one request instead of 16.
+SCAN_ITEMS = 200
+RESCAN_AFTER = 60  # reads (about ten poll cycles) before a large index is scanned again
+
 
 @cache
 def _pool() -> ThreadPoolExecutor:
@@ -53,14 +65,16 @@ def each_shard(kind: DueKind, ask: Callable[[str], T]) -> list[T]:
 class DueWork:
     def __init__(self, table: Table) -> None:
         self.table = table
+        self._shard_reads_left = 0  # > 0: a scan found the index too large; reads until the next one
 
     def items(self, kind: DueKind, until: datetime | None, limit: int) -> list[DueItem]:
-        pages = each_shard(kind, lambda partition: self._query(partition, until, limit))
-        found = [_due_from(raw) for page in pages for raw in page]
-        return sorted(found, key=lambda item: item.due_at)[:limit]
+        page = self._kind_scan(kind, until)
+        raws = page.get("Items", []) if page is not None else self._shard_items(kind, until, limit)
+        return sorted(map(_due_from, raws), key=lambda item: item.due_at)[:limit]
 
     def count(self, kind: DueKind) -> int:
-        return sum(each_shard(kind, self._count))
+        page = self._kind_scan(kind, None, count=True)
+        return int(page.get("Count", 0)) if page is not None else sum(each_shard(kind, self._count))
 
     def clear(self, message_id: str, kind: DueKind, receipt_id: str | None = None, on_receipt: bool = False) -> None:
         if receipt_id:
@@ -79,6 +93,10 @@ class DueWork:
         update.when(update.equals(DUE_KIND, due_shard((was or kind).value, message_id)))
         with contextlib.suppress(ConditionFailed):  # moved on to other work since
             self.table.update(message_pk(message_id), MESSAGE_SK, update)
+
+    def _shard_items(self, kind: DueKind, until: datetime | None, limit: int) -> list[Item]:
+        pages = each_shard(kind, lambda partition: self._query(partition, until, limit))
+        return [raw for page in pages for raw in page]
 
     def _query(self, partition: str, until: datetime | None, limit: int) -> list[Item]:
         request = self._request(partition)
@@ -102,6 +120,46 @@ class DueWork:
             total += int(page.get("Count", 0))
             if not page.get("LastEvaluatedKey"):
                 return total
+
+    def nothing_due(self, until: datetime) -> bool:
+        due_or_unknown = "#a <= :a OR begins_with(#k, :u)"
+        values = {":a": {"N": str(int(until.timestamp()))}, ":u": {"S": f"{DueKind.UNKNOWN.value}#"}}
+        page = self._scan(due_or_unknown, values, count=True)
+        return page is not None and int(page.get("Count", 0)) == 0
+
+    def _kind_scan(self, kind: DueKind, until: datetime | None, count: bool = False) -> dict[str, Any] | None:
+        """The index's items of `kind` (due by `until`) in one Scan; None: the index is too large for one."""
+        values = {":k": {"S": f"{kind.value}#"}}
+        if until is None:
+            return self._scan("begins_with(#k, :k)", values, count)
+        values[":a"] = {"N": str(int(until.timestamp()))}
+        return self._scan("begins_with(#k, :k) AND #a <= :a", values, count)
+
+    def _scan(self, matching: str, values: dict[str, Any], count: bool) -> dict[str, Any] | None:
+        """The index's items `matching` (over #k, the kind and shard, and #a, the due time) in one
+        Scan of the whole index; None: the index is larger than one scan reads (SCAN_ITEMS)."""
+        if self._shard_reads_left > 0:
+            self._shard_reads_left -= 1
+            return None
+        names_used = {"#k": DUE_KIND, "#a": names.DUE_WORK_INDEX_SORT_KEY}
+        request: dict[str, Any] = {
+            "TableName": self.table.name,
+            "IndexName": names.DUE_WORK_INDEX,
+            "Limit": SCAN_ITEMS,
+            "FilterExpression": matching,
+            "ExpressionAttributeNames": {
+                placeholder: name for placeholder, name in names_used.items() if placeholder in matching
+            },
+            "ExpressionAttributeValues": values,
+        }
+        if count:
+            request["Select"] = "COUNT"
+        with dependency_guard():
+            page: dict[str, Any] = self.table.client.scan(**request)
+        if page.get("LastEvaluatedKey"):
+            self._shard_reads_left = RESCAN_AFTER
+            return None
+        return page
 
     def _request(self, partition: str) -> dict[str, Any]:
         return {

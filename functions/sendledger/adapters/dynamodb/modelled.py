@@ -5,8 +5,8 @@ A model gives the item's attribute names and types, its typed update actions and
 request goes through table.py like every other one: one connection per container, the same
 error mapping (503, ConditionFailed with the old item) and the same counted requests.
 
-Imported only by the paths that run after a Lambda's first send decision (the poller's
-watermark and cursor writes, the webhook tokens, the admin routes' caller settings): importing
+Imported only by the paths that run after a Lambda's first send decision (the webhook
+tokens, the admin routes' caller settings): importing
 PynamoDB costs tens of milliseconds (benchmarks/README.md), which no handler pays at import and
 the api's send path never pays.
 """

@@ -1,8 +1,10 @@
 """Source watermarks and the SMS log cursor: written by the poller only, never by a send.
 
-The poller's reads and writes go through the watermark's model (modelled.py). The watermark's
-read stays low-level: the send path reads it too (recent_watermark), and the api must not pay
-PynamoDB's import on its cold start (benchmarks/README.md, PynamoDB).
+Low-level, through the ledger's expression builder: the send path reads the watermark too
+(recent_watermark), and the poller writes the watermarks and the log cursor in every cycle, its
+first included, where PynamoDB's import and its models' build cost about 19 ms of the cold
+start (benchmarks/README.md, PynamoDB). The attribute names are the WatermarkItem model's
+(models.py; tests/integration/test_ledger_models.py reads what this adapter writes).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sendledger.adapters.dynamodb.expressions import Update
 from sendledger.adapters.dynamodb.keys import WATERMARK_SK, watermark_pk
 from sendledger.adapters.dynamodb.table import ConditionFailed, Table
 from sendledger.domain.clock import iso, parse_iso
@@ -47,29 +50,21 @@ class PollerState:
         return self.cache.last(source)[1]
 
     def set_watermark(self, source: str, at: datetime) -> None:
-        from sendledger.adapters.dynamodb import modelled
-        from sendledger.adapters.dynamodb.models import WatermarkItem as Item
-
         moment = iso(at)
-        actions = [Item.watermark.set(moment), Item.updated_at.set(moment)]
-        never_backwards = Item.watermark.does_not_exist() | (Item.watermark < moment)
+        update = Update().set("watermark", moment).set("updated_at", moment)
+        update.when(update.absent("watermark") | update.below("watermark", moment))
         with contextlib.suppress(ConditionFailed):  # never backwards (an older cycle finishing late)
-            modelled.update(self.table, watermark_pk(source), WATERMARK_SK, actions, never_backwards)
+            self.table.update(watermark_pk(source), WATERMARK_SK, update)
 
     def cursor(self, source: str) -> str | None:
-        from sendledger.adapters.dynamodb import modelled
-        from sendledger.adapters.dynamodb.models import WatermarkItem
-
-        stored = modelled.read(WatermarkItem, self.table.get(watermark_pk(source), WATERMARK_SK))
-        return stored.cursor if stored is not None and stored.cursor else None
+        item = self.table.get(watermark_pk(source), WATERMARK_SK)
+        value = item.get("cursor", {}).get("S") if item else None
+        return value or None
 
     def put_cursor(self, source: str, previous: str | None, cursor: str, now: datetime) -> None:
-        from sendledger.adapters.dynamodb import modelled
-        from sendledger.adapters.dynamodb.models import WatermarkItem as Item
-
-        actions = [Item.cursor.set(cursor), Item.updated_at.set(iso(now))]
-        unmoved = Item.cursor.does_not_exist() if previous is None else Item.cursor == previous
+        update = Update().set("cursor", cursor).set("updated_at", iso(now))
+        update.when(update.absent("cursor") if previous is None else update.equals("cursor", previous))
         try:
-            modelled.update(self.table, watermark_pk(source), WATERMARK_SK, actions, unmoved)
+            self.table.update(watermark_pk(source), WATERMARK_SK, update)
         except ConditionFailed:
             raise DependencyUnavailable("log cursor moved concurrently", retry_after_seconds=1) from None

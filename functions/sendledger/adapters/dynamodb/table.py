@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -84,13 +85,17 @@ class Table:
     def __init__(self, name: str, client: Any = None) -> None:
         self.name = name
         self._client = client
+        self._making_client = threading.Lock()
 
     @property
     def client(self) -> Any:
         """Made by the first request: a Lambda whose first invocation reads nothing (the publisher
-        on state changes alone) does not pay for the DynamoDB client in its cold start."""
+        on state changes alone) does not pay for the DynamoDB client in its cold start. Made once:
+        the poller's first events are applied in parallel, and each thread would make its own."""
         if self._client is None:
-            self._client = ledger_client()
+            with self._making_client:
+                if self._client is None:
+                    self._client = ledger_client()
         return self._client
 
     def get(self, pk: str, sk: str) -> Item | None:
