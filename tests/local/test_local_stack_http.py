@@ -418,7 +418,14 @@ def test_another_callers_reset_attack_changes_nothing_for_the_victim(base_url: s
     ]
     token = mail["text"].split("token=")[1].split()[0]
     evidence_url = f"{resets}/{victim.json()['reset_id']}"
-    before = _signed_json("GET", evidence_url, None, APP).json()
+    # The publisher labels the mail's eligibility from the stream, off the request path: the
+    # evidence compared is the one after that label, which the attack cannot have written.
+    before = wait_until(
+        lambda: _signed_json("GET", evidence_url, None, APP).json(),
+        10,
+        "the publisher's eligibility label on the victim's mail",
+        done=lambda evidence: "eligibility" in [entry["type"] for entry in evidence["messages"][0]["history"]],
+    )
     # When another application requests a reset of the same account id for its own address,
     # tries the victim's token, guesses until its own reset locks, and asks for the evidence
     attacker = _signed_json("POST", resets, {"account_id": account, "email": "mallory@example.com"}, APP2)
