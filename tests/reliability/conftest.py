@@ -21,6 +21,7 @@ from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.schema import create_ledger_table
 from sendledger.bootstrap import Runtime
+from sendledger.domain.caller_settings import CallerSettingsCache
 from sendledger.domain.provider import Backoff
 from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.providers.sns.sender import SnsSmsSender
@@ -123,6 +124,9 @@ class SharedWorld:
         for hooks in (self.dynamo, self.ses, self.leg.faults):
             hooks.requests.clear()
         self.watch = LedgerWatch()
+        # The table is empty again: so is the container's cache of its caller settings (it expires
+        # on the fake clock, which an earlier example may have left anywhere).
+        self.services.caller_settings.cache = CallerSettingsCache()
         self.healthy_watermarks()
 
     def drain_queue(self) -> None:
