@@ -30,7 +30,6 @@ from sendledger.domain.flags import FlagDecision
 from sendledger.domain.messages import Message, Template
 from sendledger.domain.recipients import Channel, Recipient, parse_recipient
 from sendledger.domain.sms_guardrails import CapRefusal
-from sendledger.domain.sms_segments import SmsSegments
 from sendledger.domain.template_versions import TemplateVersion
 from sendledger.ports.messages import Expectations, IdempotencyRecord, MessageStore, SendIntent
 from sendledger.usecases.delivery import Delivery, OutcomeRecorder
@@ -105,7 +104,10 @@ class MessageSender:
                 return SmsRefused(refused)
         flags = self.routing.flags_for(command, recipient.channel)
         test = self.routing.test_mode_for(command)
-        intent = self._build_intent(command, recipient, scoped, flags, version, test=test)
+        # An SMS's words are rendered before its intent, which records their billed segments; an
+        # email's only once the intent is committed (a replay or a suppression renders nothing).
+        content = _render(command, version) if recipient.channel is Channel.SMS else None
+        intent = self._build_intent(command, recipient, scoped, flags, version, content, test=test)
         committed = self.intents.commit(intent, flags)
         if isinstance(committed, Committed) and intent.message.sms and not intent.message.test:
             self.sms_guard.admitted(CallerId(intent.message.owner or command.caller), intent.message.sms.segments)
@@ -115,8 +117,9 @@ class MessageSender:
             raise IdempotencyKeyInFlight(IN_FLIGHT, retry_after_seconds=committed.retry_after_seconds)
         if not isinstance(committed, Committed):
             return self._accepted(intent.message)  # decided without a send (suppressed, deferred)
-        content = templates.render(version, command.channel, command.params, command.template.locale)
-        response = self.delivery.deliver(intent.message, seconds_left, content)
+        response = self.delivery.deliver(
+            intent.message, seconds_left, content if content is not None else _render(command, version)
+        )
         return self._accepted(self.outcomes.record(intent, response))
 
     def _template_of(self, command: SendCommand) -> tuple[TemplateVersion, SendCommand]:
@@ -159,6 +162,7 @@ class MessageSender:
         scoped_key: str,
         flags: FlagDecision,
         version: TemplateVersion,
+        content: templates.Rendered | None,  # an SMS's: its segments are recorded
         *,
         test: bool,
     ) -> SendIntent:
@@ -170,7 +174,7 @@ class MessageSender:
             ids.keyed_message_id(scoped_key),
             provider=carrier_for(settings, recipient.channel, command.provider, flags),
             test=test,
-            sms=_segments(command, version) if recipient.channel is Channel.SMS else None,
+            sms=content.segments() if content is not None else None,
         )
         return SendIntent(
             message=message,
@@ -183,10 +187,9 @@ class MessageSender:
         )
 
 
-def _segments(command: SendCommand, version: TemplateVersion) -> SmsSegments:
-    """What the carrier will bill for the text the provider will be given (rendered again then),
-    in the locale the message records."""
-    return templates.render(version, Channel.SMS, command.params, command.template.locale).segments()
+def _render(command: SendCommand, version: TemplateVersion) -> templates.Rendered:
+    """The words the provider is given, in the locale the message records."""
+    return templates.render(version, command.channel, command.params, command.template.locale)
 
 
 def _fingerprint_payload(command: SendCommand, recipient: Recipient) -> dict[str, Any]:
