@@ -44,8 +44,8 @@ def _child(events: int, rounds: int, deployed: int) -> dict[str, Any]:
     endpoint = os.environ["AWS_ENDPOINT_URL"]
     settings = Settings.from_env()
     sides = {
-        "one_at_a_time": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": 1})),
-        "concurrent": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": deployed})),
+        "one_at_a_time": bootstrap.build_runtime(settings.replace({"poll_apply_concurrency": 1})),
+        "concurrent": bootstrap.build_runtime(settings.replace({"poll_apply_concurrency": deployed})),
     }
     bodies = event_samples.ses_bodies(events)
     walls: dict[str, list[float]] = {name: [] for name in sides}

@@ -58,7 +58,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     services = runtime
     saved = (services.email, services.settings, services.clock, simulator.clock)
     services.email = InfraiSender(client, Channel.EMAIL)
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.INFRAI}).configure_provider(
+    services.settings = services.settings.replace({"email_provider": Provider.INFRAI}).configure_provider(
         InfraiSettings, status_interval_seconds=1, statuses_per_cycle=SENDS
     )
     services.clock = clock

@@ -148,8 +148,8 @@ def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str
     endpoint = os.environ["AWS_ENDPOINT_URL"]
     settings = Settings.from_env()
     pipelines = {
-        "threaded": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": deployed})),
-        "inline": bootstrap.build_runtime(settings.model_copy(update={"poll_apply_concurrency": 1})),
+        "threaded": bootstrap.build_runtime(settings.replace({"poll_apply_concurrency": deployed})),
+        "inline": bootstrap.build_runtime(settings.replace({"poll_apply_concurrency": 1})),
     }
     queue_url = settings.provider(SesSettings).events_queue_url
     sqs, dynamodb = boto3.client("sqs"), boto3.client("dynamodb")

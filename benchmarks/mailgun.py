@@ -48,7 +48,7 @@ def measure(world: World) -> dict[str, Any]:
     services = runtime
     saved = (services.email, services.settings, services.clock)
     services.email = MailgunEmailSender(url, DEFAULT_DOMAIN, "bench@mg.example.com", lambda: LOCAL_API_KEY)
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN}).configure_provider(
+    services.settings = services.settings.replace({"email_provider": Provider.MAILGUN}).configure_provider(
         MailgunSettings, events_final_after_seconds=FINAL_AFTER_SECONDS
     )
     services.clock = clock

@@ -50,7 +50,7 @@ def sendgrid_selected(simulator: Any) -> Iterator[str]:
     public_key = secrets.create_secret(Name="bench/sendgrid-webhook", SecretString=side_of(simulator).public_key)
     queue_url: str = sqs.create_queue(QueueName="bench-sendgrid-events")["QueueUrl"]
     saved = services.settings, services.email
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.SENDGRID}).configure_provider(
+    services.settings = services.settings.replace({"email_provider": Provider.SENDGRID}).configure_provider(
         SendGridSettings,
         api_base=server.url,
         api_key_secret_arn=api_key,

@@ -22,7 +22,7 @@ from infra.settings import Settings as DeploySettings
 
 CAP = 1_000
 # One caller's ceiling through the deployed API: the stage's steady throttle (api_rate_limit).
-RATE_PER_SECOND: int = DeploySettings.model_fields["api_rate_limit"].default
+RATE_PER_SECOND: int = DeploySettings.default("api_rate_limit")
 CONTAINERS = 4  # api containers serving the caller at once (each its own DailyCap)
 STREAM_LAG_SECONDS = 1.0  # commit -> the publisher's write, a DynamoDB Stream's usual latency
 BAR_SHARE, BAR_SECONDS = 0.02, 5

@@ -6,18 +6,18 @@ context keys are their field names. Everything is validated before any construct
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, ValidationError
-
 from infra import constants as c
 from sendledger.adapters.callback_queue import CALL_SECONDS
 from sendledger.domain.provider import Provider
 from sendledger.domain.sms_timing import slowest
-from sendledger.settings import SettingsError, Tunables, fragment_of, settings_error
+from sendledger.settings import IngestionMode, SettingsError, Tunables, fragment_of
+from sendledger.settings_schema import number, setting
 
 if TYPE_CHECKING:
     import aws_cdk as cdk
@@ -37,16 +37,17 @@ _STAGE_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _EMAIL_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings(Tunables):
     stage: str = c.DEV_STAGE
     # Synth-time only: checked below and used for the alarms; no Lambda reads it.
     suppression_lag_slo_seconds: int = 300
     # The event rate the SES path must absorb; synthesis checks one poll can drain a cycle's worth.
-    peak_events_per_second: float = Field(50, gt=0)
+    peak_events_per_second: float = setting(50.0, parse=number, gt=0)
     alarm_email: str = ""
     # SMS refused (country or cap, every caller) in 5 minutes above which SmsRefusedSpike fires: a
     # form being pumped, or a caller's rule set wrong (docs/sms-guardrails.md).
-    sms_refused_alarm_threshold: int = Field(50, ge=1)
+    sms_refused_alarm_threshold: int = setting(50, ge=1)
     api_rate_limit: int = 50
     api_burst_limit: int = 100
     # Provider webhook routes (no IAM: the provider's signature is checked in the Lambda).
@@ -66,10 +67,9 @@ class Settings(Tunables):
     @classmethod
     def context_keys(cls) -> list[str]:
         """Every CDK context key read: the settings' names, and each provider's tunables."""
-        keys = [name for name in cls.model_fields if name != "providers"]
+        keys = [name for name in cls.rules() if name != "providers"]
         for provider in Provider:
-            fragment = fragment_of(provider.value)
-            keys += [fragment.variable(name).lower() for name in fragment.tunables()]
+            keys += fragment_of(provider.value).context_keys().values()
         return keys
 
     @classmethod
@@ -77,14 +77,24 @@ class Settings(Tunables):
         """Build from a context mapping (values from `-c k=v` arrive as strings)."""
         ctx = get or {}
         values: dict[str, Any] = {
-            name: ctx[name] for name in cls.model_fields if name != "providers" and ctx.get(name) is not None
+            name: ctx[name] for name in cls.rules() if name != "providers" and ctx.get(name) is not None
         }
+        problems: list[str] = []
+        fragments = {}
+        for provider in Provider:
+            fragment = fragment_of(provider.value)
+            if all(ctx.get(key) is None for key in fragment.context_keys().values()):
+                continue  # all defaults: `provider()` answers them
+            try:
+                fragments[provider.value] = fragment.from_context(ctx)
+            except SettingsError as exc:
+                problems += exc.problems
         try:
-            read = {p.value: fragment_of(p.value).from_context(ctx) for p in Provider}
-            fragments = {name: fragment for name, fragment in read.items() if fragment.model_fields_set}
-            settings = cls.model_validate({**values, "providers": fragments})
-        except ValidationError as exc:
-            raise settings_error(exc) from None
+            settings = cls.from_values({**values, "providers": fragments})
+        except SettingsError as exc:
+            problems = exc.problems + problems
+        if problems:
+            raise SettingsError.listing(problems)
         settings.check_deployable()
         return settings
 
@@ -108,7 +118,7 @@ class Settings(Tunables):
 
     @property
     def push_mode(self) -> bool:
-        return self.ingestion_mode == "push"
+        return self.ingestion_mode is IngestionMode.PUSH
 
     def event_delays(self) -> list[tuple[Provider, str, int]]:
         """Each enabled provider's own delay before a poll can apply its events."""
@@ -215,7 +225,7 @@ class Settings(Tunables):
     def check_deployable(self) -> None:
         problems = list(self._problems())
         if problems:
-            raise SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(problems))
+            raise SettingsError.listing(problems)
 
     def _problems(self) -> list[str]:
         p: list[str] = []

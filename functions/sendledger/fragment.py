@@ -6,44 +6,41 @@ module and the domain, nothing else of sendledger (the import contract in pyproj
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict
-
 from sendledger.domain.provider import Provider
-
-# By field name too: CDK context and tests use the names, the environment the aliases.
-CONFIG = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True, str_strip_whitespace=True)
+from sendledger.settings_schema import Declared
 
 
-class Fragment(BaseModel):
-    """One provider's settings. Fields named in WIRING are filled in by CDK or the local stack
-    (secret ARNs, queue URLs); the others are tunables, CDK context keys as well."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Fragment(Declared):
+    """One provider's settings (each subclass a `@dataclass(frozen=True, kw_only=True)` too).
+    Fields named in WIRING are filled in by CDK or the local stack (secret ARNs, queue URLs); the
+    others are tunables, CDK context keys as well."""
 
-    model_config = CONFIG
     PROVIDER: ClassVar[Provider]
     WIRING: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
-    def variable(cls, field: str) -> str:
-        """The environment variable a field is read from."""
-        return alias(field, cls.model_fields[field].validation_alias)
-
-    @classmethod
     def tunables(cls) -> list[str]:
-        return [name for name in cls.model_fields if name not in cls.WIRING]
+        return [name for name in cls.rules() if name not in cls.WIRING]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Self:
-        variables = [cls.variable(name) for name in cls.model_fields]
-        return cls.model_validate({variable: env[variable] for variable in variables if env.get(variable)})
+        variables = [cls.variable(name) for name in cls.rules()]
+        return cls.from_values({variable: env[variable] for variable in variables if env.get(variable)})
+
+    @classmethod
+    def context_keys(cls) -> dict[str, str]:
+        """CDK context: a tunable's key is its variable in lower case (`mailgun_domain`)."""
+        return {name: cls.variable(name).lower() for name in cls.tunables()}
 
     @classmethod
     def from_context(cls, ctx: Mapping[str, Any]) -> Self:
-        """CDK context: a tunable's key is its variable in lower case (`mailgun_domain`)."""
-        keys = {name: cls.variable(name).lower() for name in cls.tunables()}
-        return cls.model_validate({name: ctx[key] for name, key in keys.items() if ctx.get(key) is not None})
+        keys = cls.context_keys()
+        return cls.from_values({name: ctx[key] for name, key in keys.items() if ctx.get(key) is not None})
 
     def environment(self) -> dict[str, str]:
         """The tunables as the Lambda environment (the wiring is the constructs' to set)."""
@@ -72,10 +69,3 @@ class Fragment(BaseModel):
 
 def _env_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def alias(name: str, alias: object) -> str:
-    """The environment variable of a field (its validation alias)."""
-    if not isinstance(alias, str):
-        raise TypeError(f"setting {name} has no environment variable")
-    return alias

@@ -5,18 +5,17 @@ and reach every Lambda as the environment variables named in names.py; `Settings
 wiring CDK or the local stack fills in. Each provider's own settings are a `Fragment` in its
 slice (providers/<name>/settings.py), read from the same flat environment (its context keys are
 its variables in lower case). Read once per container with `Settings.from_env()`.
-Plain pydantic: pydantic-settings is not a runtime dependency (it is only in the dev tree).
+Declared with settings_schema.py, not pydantic: every Lambda reads them at cold start.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
-from typing import Any, Literal, Self, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Any, Self, TypeVar
 
 from sendledger import names
 from sendledger.domain.callers import TENANT_ID, configured_principal
@@ -25,15 +24,15 @@ from sendledger.domain.provider import Provider, carriers, channels_of
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_guardrails import CountryRule, RuleMode, country_of, country_problems
 from sendledger.domain.sms_timing import DEFAULT_ROW, SMS_TIMING_DEFAULTS, CountryTiming, timing_for
-from sendledger.fragment import CONFIG, Fragment
-from sendledger.fragment import alias as _alias
+from sendledger.fragment import Fragment
 from sendledger.providers.infrai.settings import InfraiSettings
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.providers.ses.settings import SesSettings
 from sendledger.providers.sns.settings import SnsSettings
+from sendledger.settings_schema import Declared, SettingsError, member_of, optional_text, setting
 
-__all__ = ["FlagStore", "Fragment", "Provider", "Settings", "SettingsError", "Tunables"]
+__all__ = ["FlagStore", "Fragment", "IngestionMode", "Provider", "Settings", "SettingsError", "Tunables"]
 
 CATEGORIES = ("transactional", "alert", "security")
 _CHOICES = tuple(choice.value for choice in StalePolicy)
@@ -59,162 +58,156 @@ class FlagStore(StrEnum):
     APPCONFIG = "appconfig"  # the AppConfig profile CDK deploys (the deployed stack)
 
 
-class SettingsError(ValueError):
-    """A setting is invalid; the message names the environment variable or context key."""
+class IngestionMode(StrEnum):
+    """How provider events reach the ledger (`INGESTION_MODE`)."""
+
+    POLL = "poll"  # the poller reads every source on its schedule
+    PUSH = "push"  # queues trigger their lanes; the poller still resolves unknowns
 
 
-def settings_error(exc: ValidationError) -> SettingsError:
-    """One line per invalid value, each naming the key it was given under."""
-    return SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(_error_lines(exc)))
+# Parsers of the fields whose text form is more than one value (settings_schema.py reads the
+# rest by their default's type). Each also takes its own result: a test or `replace` gives values.
 
 
-def _error_lines(exc: ValidationError) -> list[str]:
-    lines = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "settings"
-        given = f"={error['input']!r}" if error["type"] != "missing" else ""
-        lines.append(f"{where}{given}: {error['msg']}")
-    return lines
+def _admins(raw: Any) -> tuple[str, ...]:
+    listed = _json_or(raw, str.split)
+    if not isinstance(listed, list | tuple):
+        raise ValueError("must be ARNs separated by spaces, or a JSON list of them")
+    return tuple(dict.fromkeys(configured_principal(str(arn)) for arn in listed))
 
 
-class Tunables(BaseModel):
-    # By field name too: CDK context and tests use the names, the environment the aliases.
-    # Validators built on first use, the subclasses' included: a Lambda validates only `Settings`
-    # (built by its one read, at the composition root), never this base, whose build it would pay too.
-    model_config = ConfigDict(**CONFIG, defer_build=True)
+def _tenants(raw: Any) -> dict[str, str]:
+    pairs = _json_or(raw, _tenant_pairs)
+    if not isinstance(pairs, Mapping):
+        raise ValueError("must be <principal ARN>=<tenant id> pairs separated by spaces, or a JSON object")
+    tenants = {}
+    for arn, tenant in pairs.items():
+        if not (isinstance(tenant, str) and TENANT_ID.fullmatch(tenant)):
+            raise ValueError(f"tenant of {arn!r} must match {TENANT_ID.pattern}, not {tenant!r}")
+        # A federated user's ARN here is the deployer's opt-in (docs/api.md#callers)
+        tenants[configured_principal(str(arn), federated_allowed=True)] = tenant
+    return tenants
 
-    sender_email: str = Field("no-reply@example.com", validation_alias=names.ENV_SENDER_EMAIL)
-    ingestion_mode: Literal["poll", "push"] = Field("poll", validation_alias=names.ENV_INGESTION_MODE)
+
+def _carrier_of(channel: Channel) -> Callable[[Any], Provider]:
+    provider_named = member_of(Provider)
+    return lambda raw: _carrier(provider_named(raw), channel)
+
+
+def _listed(raw: Any) -> list[Any]:
+    if isinstance(raw, str):
+        return [part.strip() for part in raw.split(",") if part.strip()]
+    if isinstance(raw, Iterable):
+        return list(raw)
+    raise ValueError("must be names separated by commas")
+
+
+def _email_providers(raw: Any) -> frozenset[Provider]:
+    return frozenset(_carrier_of(Channel.EMAIL)(part) for part in _listed(raw))
+
+
+def _countries(raw: Any) -> frozenset[str]:
+    codes = [str(code).upper() for code in _listed(raw)]
+    problems = country_problems(codes)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return frozenset(codes)
+
+
+def _timing(raw: Any) -> dict[str, CountryTiming]:
+    rows = _json_or(raw, json.loads)
+    if not isinstance(rows, Mapping):
+        raise ValueError("must be a JSON object of countries")
+    for country in rows:
+        if (country != DEFAULT_ROW and country_problems([country])) or country != country.strip():
+            raise ValueError(f"{country!r} is neither an ISO 3166 alpha-2 code nor {DEFAULT_ROW!r}")
+    merged: dict[str, Any] = {name: vars(row) for name, row in SMS_TIMING_DEFAULTS.items()}
+    for country, row in rows.items():
+        given = row if isinstance(row, Mapping) else vars(row)
+        for name, seconds in given.items():
+            if name not in CountryTiming.__dataclass_fields__ or not isinstance(seconds, int) or seconds < 1:
+                raise ValueError(f"{country}.{name}: a whole number of seconds, at least 1, of a CountryTiming")
+        key = country if country == DEFAULT_ROW else country.upper()
+        merged[key] = {**merged.get(key, merged[DEFAULT_ROW]), **given}
+    return {country: CountryTiming(**row) for country, row in merged.items()}
+
+
+def _stale_policy(raw: Any) -> dict[str, StalePolicy]:
+    if isinstance(raw, str):
+        raw = parse_stale_policy(raw)
+    if not isinstance(raw, Mapping):
+        raise ValueError("must be allow, defer, or <category>=<allow|defer> pairs separated by commas")
+    unknown = set(raw) - set(CATEGORIES)
+    if unknown:
+        raise ValueError(f"unknown categories {sorted(unknown)} (categories: {', '.join(CATEGORIES)})")
+    return {category: StalePolicy(_check_choice(str(raw.get(category, _ALLOW)))) for category in CATEGORIES}
+
+
+def _fragments(raw: Any) -> dict[str, Fragment]:
+    if not (isinstance(raw, Mapping) and all(isinstance(fragment, Fragment) for fragment in raw.values())):
+        raise ValueError("must map provider names to their settings fragments")
+    return dict(raw)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Tunables(Declared):
+    # Built from field names (CDK context, tests) or environment variables (a Lambda).
+    sender_email: str = setting("no-reply@example.com", env=names.ENV_SENDER_EMAIL)
+    ingestion_mode: IngestionMode = setting(IngestionMode.POLL, env=names.ENV_INGESTION_MODE)
     # The default email transport; bootstrap builds its adapter, the stack its resources. More
     # may be enabled beside it (each message records the one that carried it), and SMS has its own.
-    email_provider: Provider = Field(Provider.SES, validation_alias=names.ENV_EMAIL_PROVIDER)
-    email_providers: frozenset[Provider] = Field(frozenset(), validation_alias=names.ENV_EMAIL_PROVIDERS)
-    sms_provider: Provider = Field(Provider.SNS, validation_alias=names.ENV_SMS_PROVIDER)
+    email_provider: Provider = setting(Provider.SES, env=names.ENV_EMAIL_PROVIDER, parse=_carrier_of(Channel.EMAIL))
+    email_providers: frozenset[Provider] = setting(frozenset(), env=names.ENV_EMAIL_PROVIDERS, parse=_email_providers)
+    sms_provider: Provider = setting(Provider.SNS, env=names.ENV_SMS_PROVIDER, parse=_carrier_of(Channel.SMS))
     # The countries a caller without an `sms_countries` rule of its own may text (empty: every
     # one). Set it: SMS pumping targets the ranges nobody meant to reach (docs/sms-guardrails.md).
-    sms_allowed_countries: frozenset[str] = Field(frozenset(), validation_alias=names.ENV_SMS_ALLOWED_COUNTRIES)
+    sms_allowed_countries: frozenset[str] = setting(frozenset(), env=names.ENV_SMS_ALLOWED_COUNTRIES, parse=_countries)
     # SMS status pull interval and default escalation deadline by destination country: the rows
     # given replace the shipped table's of the same country (`default`: every other country).
-    sms_country_timing: dict[str, CountryTiming] = Field(
-        default_factory=lambda: dict(SMS_TIMING_DEFAULTS), validation_alias=names.ENV_SMS_COUNTRY_TIMING
+    sms_country_timing: dict[str, CountryTiming] = setting(
+        factory=lambda: dict(SMS_TIMING_DEFAULTS), env=names.ENV_SMS_COUNTRY_TIMING, parse=_timing
     )
-    poll_interval_seconds: int = Field(60, ge=0, validation_alias=names.ENV_POLL_INTERVAL_SECONDS)
+    poll_interval_seconds: int = setting(60, env=names.ENV_POLL_INTERVAL_SECONDS, ge=0)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
-    poll_apply_concurrency: int = Field(8, ge=1, validation_alias=names.ENV_POLL_APPLY_CONCURRENCY)
-    reset_window_seconds: int = Field(600, ge=0, validation_alias=names.ENV_RESET_WINDOW_SECONDS)
-    reset_max_failed_attempts: int = Field(5, ge=0, validation_alias=names.ENV_RESET_MAX_FAILED_ATTEMPTS)
-    reset_url_template: str = Field(
-        "https://app.example.com/reset?token={token}", validation_alias=names.ENV_RESET_URL_TEMPLATE
-    )
-    unknown_grace_seconds: int = Field(900, ge=0, validation_alias=names.ENV_UNKNOWN_GRACE_SECONDS)
-    unknown_max_age_seconds: int = Field(86_400, ge=0, validation_alias=names.ENV_UNKNOWN_MAX_AGE_SECONDS)
+    poll_apply_concurrency: int = setting(8, env=names.ENV_POLL_APPLY_CONCURRENCY, ge=1)
+    reset_window_seconds: int = setting(600, env=names.ENV_RESET_WINDOW_SECONDS, ge=0)
+    reset_max_failed_attempts: int = setting(5, env=names.ENV_RESET_MAX_FAILED_ATTEMPTS, ge=0)
+    reset_url_template: str = setting("https://app.example.com/reset?token={token}", env=names.ENV_RESET_URL_TEMPLATE)
+    unknown_grace_seconds: int = setting(900, env=names.ENV_UNKNOWN_GRACE_SECONDS, ge=0)
+    unknown_max_age_seconds: int = setting(86_400, env=names.ENV_UNKNOWN_MAX_AGE_SECONDS, ge=0)
     # `allow`, `defer`, or per category `security=defer,alert=allow` (unnamed categories allow).
-    stale_eligibility_policy: dict[str, StalePolicy] = Field(
-        default_factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW),
-        validation_alias=names.ENV_STALE_ELIGIBILITY_POLICY,
+    stale_eligibility_policy: dict[str, StalePolicy] = setting(
+        factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW), env=names.ENV_STALE_ELIGIBILITY_POLICY, parse=_stale_policy
     )
-    idempotency_retention_days: int = Field(30, ge=0, validation_alias=names.ENV_IDEMPOTENCY_RETENTION_DAYS)
-    transient_bounce_limit: int = Field(3, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_LIMIT)
-    transient_bounce_window_days: int = Field(7, ge=0, validation_alias=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS)
+    idempotency_retention_days: int = setting(30, env=names.ENV_IDEMPOTENCY_RETENTION_DAYS, ge=0)
+    transient_bounce_limit: int = setting(3, env=names.ENV_TRANSIENT_BOUNCE_LIMIT, ge=0)
+    transient_bounce_window_days: int = setting(7, env=names.ENV_TRANSIENT_BOUNCE_WINDOW_DAYS, ge=0)
     # Signed callbacks go to each caller's own URL (caller settings, set through the admin routes).
     # Attempt n waits base * 2**(n-1) s; 6 attempts at 60 s span 31 minutes before the DLQ.
-    callback_retry_base_seconds: int = Field(60, ge=0, le=3600, validation_alias=names.ENV_CALLBACK_RETRY_BASE_SECONDS)
-    callback_max_attempts: int = Field(6, ge=1, le=20, validation_alias=names.ENV_CALLBACK_MAX_ATTEMPTS)
-    callback_timeout_seconds: int = Field(10, ge=1, le=60, validation_alias=names.ENV_CALLBACK_TIMEOUT_SECONDS)
+    callback_retry_base_seconds: int = setting(60, env=names.ENV_CALLBACK_RETRY_BASE_SECONDS, ge=0, le=3600)
+    callback_max_attempts: int = setting(6, env=names.ENV_CALLBACK_MAX_ATTEMPTS, ge=1, le=20)
+    callback_timeout_seconds: int = setting(10, env=names.ENV_CALLBACK_TIMEOUT_SECONDS, ge=1, le=60)
     # IAM user, role or root ARNs, separated by spaces (or a JSON list), kept normalised (no
     # path; see domain/callers.py); a federated user is refused. Nobody is an admin unless named here.
-    admin_principals: tuple[str, ...] = Field((), validation_alias=names.ENV_ADMIN_PRINCIPALS)
+    admin_principals: tuple[str, ...] = setting((), env=names.ENV_ADMIN_PRINCIPALS, parse=_admins)
     # How long a container keeps the feature flags it read (either store) before reading again.
-    flags_cache_seconds: int = Field(60, ge=1, le=3600, validation_alias=names.ENV_FLAGS_CACHE_SECONDS)
+    flags_cache_seconds: int = setting(60, env=names.ENV_FLAGS_CACHE_SECONDS, ge=1, le=3600)
     # A template version never changes, so a container keeps the words it read (an LRU of this
     # many); what it read of a caller's version (retired? its own at all?) and of its reset mail
     # is read again after TEMPLATE_CACHE_SECONDS, so a retirement or a caller's version shadowing
     # the deployment's reaches a warm container then (docs/templates.md).
-    template_cache_seconds: int = Field(300, ge=1, le=3600, validation_alias=names.ENV_TEMPLATE_CACHE_SECONDS)
-    template_cache_size: int = Field(512, ge=1, le=100_000, validation_alias=names.ENV_TEMPLATE_CACHE_SIZE)
+    template_cache_seconds: int = setting(300, env=names.ENV_TEMPLATE_CACHE_SECONDS, ge=1, le=3600)
+    template_cache_size: int = setting(512, env=names.ENV_TEMPLATE_CACHE_SIZE, ge=1, le=100_000)
     # `<principal ARN>=<tenant id>` pairs separated by spaces (or a JSON object): those
     # principals are one caller, the tenant (keys, messages, exports, resets). The only place a
     # federated user's ARN is accepted: naming one is accepting that anyone who may call
     # sts:GetFederationToken with that name is that tenant (docs/api.md#callers).
-    caller_tenants: dict[str, str] = Field(default_factory=dict, validation_alias=names.ENV_CALLER_TENANTS)
+    caller_tenants: dict[str, str] = setting(factory=dict, env=names.ENV_CALLER_TENANTS, parse=_tenants)
     # Conformance runs against a real provider: drop the answer of an accepted send to a
     # `+timeout-accepted` address (providers/injected.py). Never on a stage real callers use.
-    inject_timeouts: bool = Field(False, validation_alias=names.ENV_INJECT_TIMEOUTS)
+    inject_timeouts: bool = setting(False, env=names.ENV_INJECT_TIMEOUTS)
     # Each provider's own settings (its slice's Fragment), by provider name.
-    providers: Mapping[str, Fragment] = Field(default_factory=dict, exclude=True)
-
-    @field_validator("admin_principals", mode="before")
-    @classmethod
-    def _admins(cls, raw: Any) -> Any:
-        listed = _json_or(raw, str.split)
-        if not isinstance(listed, list | tuple):
-            return listed
-        return tuple(dict.fromkeys(configured_principal(str(arn)) for arn in listed))
-
-    @field_validator("caller_tenants", mode="before")
-    @classmethod
-    def _tenants(cls, raw: Any) -> Any:
-        pairs = _json_or(raw, _tenant_pairs)
-        if not isinstance(pairs, Mapping):
-            return pairs
-        tenants = {}
-        for arn, tenant in pairs.items():
-            if not (isinstance(tenant, str) and TENANT_ID.fullmatch(tenant)):
-                raise ValueError(f"tenant of {arn!r} must match {TENANT_ID.pattern}, not {tenant!r}")
-            # A federated user's ARN here is the deployer's opt-in (docs/api.md#callers)
-            tenants[configured_principal(str(arn), federated_allowed=True)] = tenant
-        return tenants
-
-    @field_validator("email_provider")
-    @classmethod
-    def _carries_email(cls, provider: Provider) -> Provider:
-        return _carrier(provider, Channel.EMAIL)
-
-    @field_validator("sms_provider")
-    @classmethod
-    def _carries_sms(cls, provider: Provider) -> Provider:
-        return _carrier(provider, Channel.SMS)
-
-    @field_validator("email_providers", mode="before")
-    @classmethod
-    def _provider_list(cls, raw: Any) -> Any:
-        if isinstance(raw, str):
-            raw = [part.strip() for part in raw.split(",") if part.strip()]
-        if isinstance(raw, Iterable) and not isinstance(raw, str):
-            return frozenset(_carrier(Provider(str(part)), Channel.EMAIL) for part in raw)
-        return raw
-
-    @field_validator("sms_allowed_countries", mode="before")
-    @classmethod
-    def _countries(cls, raw: Any) -> Any:
-        if isinstance(raw, str):
-            raw = [part.strip() for part in raw.split(",") if part.strip()]
-        if isinstance(raw, Iterable) and not isinstance(raw, str):
-            codes = [str(code).upper() for code in raw]
-            problems = country_problems(codes)
-            if problems:
-                raise ValueError("; ".join(problems))
-            return frozenset(codes)
-        return raw
-
-    @field_validator("sms_country_timing", mode="before")
-    @classmethod
-    def _timing(cls, raw: Any) -> Any:
-        rows = _json_or(raw, json.loads)
-        if not isinstance(rows, Mapping):
-            return rows
-        for country in rows:
-            if (country != DEFAULT_ROW and country_problems([country])) or country != country.strip():
-                raise ValueError(f"{country!r} is neither an ISO 3166 alpha-2 code nor {DEFAULT_ROW!r}")
-        merged: dict[str, Any] = {name: vars(row) for name, row in SMS_TIMING_DEFAULTS.items()}
-        for country, row in rows.items():
-            given = row if isinstance(row, Mapping) else vars(row)
-            for name, seconds in given.items():
-                if name not in CountryTiming.__dataclass_fields__ or not isinstance(seconds, int) or seconds < 1:
-                    raise ValueError(f"{country}.{name}: a whole number of seconds, at least 1, of a CountryTiming")
-            key = country if country == DEFAULT_ROW else country.upper()
-            merged[key] = {**merged.get(key, merged[DEFAULT_ROW]), **given}
-        return merged
+    providers: Mapping[str, Fragment] = setting(factory=dict, parse=_fragments)
 
     def sms_timing(self, number: str) -> CountryTiming:
         """The timing of an SMS to `number` (E.164), by its country (the default row's for a
@@ -270,106 +263,89 @@ class Tunables(BaseModel):
 
     def with_provider(self, fragment: Fragment) -> Self:
         """A copy with one provider's settings replaced."""
-        return self.model_copy(update={"providers": {**self.providers, fragment.PROVIDER.value: fragment}})
+        return self.replace({"providers": {**self.providers, fragment.PROVIDER.value: fragment}})
 
     def configure_provider(self, kind: type[Fragment], **changes: Any) -> Self:
         """A copy with some of one provider's settings changed (validated)."""
         current = self.provider(kind)
-        return self.with_provider(kind.model_validate({**current.model_dump(), **changes}))
-
-    @field_validator("stale_eligibility_policy", mode="before")
-    @classmethod
-    def _stale_policy(cls, raw: Any) -> Any:
-        if isinstance(raw, str):
-            return parse_stale_policy(raw)
-        if isinstance(raw, Mapping):
-            unknown = set(raw) - set(CATEGORIES)
-            if unknown:
-                raise ValueError(f"unknown categories {sorted(unknown)} (categories: {', '.join(CATEGORIES)})")
-            return {**dict.fromkeys(CATEGORIES, _ALLOW), **raw}
-        return raw
+        return self.with_provider(kind.from_values({**current.values(), **changes}))
 
     def environment(self) -> dict[str, str]:
         """The tunables as the Lambda environment (what `Settings.from_env` reads back), the
         enabled providers' included."""
         env = {}
-        for name, info in Tunables.model_fields.items():
+        for name, rule in Tunables.rules().items():
             value = getattr(self, name)
             if name == "providers":
                 continue
             if name == "stale_eligibility_policy":
-                env[_alias(name, info.validation_alias)] = format_stale_policy(value)
+                env[str(rule.env)] = format_stale_policy(value)
             elif name == "email_providers":
-                env[_alias(name, info.validation_alias)] = ",".join(p.value for p in Provider if p in value)
+                env[str(rule.env)] = ",".join(p.value for p in Provider if p in value)
             elif name == "sms_allowed_countries":
-                env[_alias(name, info.validation_alias)] = ",".join(sorted(value))
+                env[str(rule.env)] = ",".join(sorted(value))
             elif name == "sms_country_timing":
                 rows = {country: vars(row) for country, row in sorted(value.items())}
-                env[_alias(name, info.validation_alias)] = json.dumps(rows, separators=(",", ":"))
+                env[str(rule.env)] = json.dumps(rows, separators=(",", ":"))
             elif name == "admin_principals":
-                env[_alias(name, info.validation_alias)] = " ".join(value)
+                env[str(rule.env)] = " ".join(value)
             elif name == "caller_tenants":
-                env[_alias(name, info.validation_alias)] = " ".join(f"{arn}={tenant}" for arn, tenant in value.items())
+                env[str(rule.env)] = " ".join(f"{arn}={tenant}" for arn, tenant in value.items())
             else:
-                env[_alias(name, info.validation_alias)] = str(value)
+                env[str(rule.env)] = str(value)
         for provider in self.enabled_providers:
             env.update(self.provider(fragment_of(provider.value)).environment())
         return env
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings(Tunables):
-    table_name: str = Field("sendledger-ledger", validation_alias=names.ENV_LEDGER_TABLE)
-    escalation_queue_url: str = Field("", validation_alias=names.ENV_ESCALATION_QUEUE_URL)
+    table_name: str = setting("sendledger-ledger", env=names.ENV_LEDGER_TABLE)
+    escalation_queue_url: str = setting("", env=names.ENV_ESCALATION_QUEUE_URL)
     # Test mode's own event path: never a provider's queue or log group (outlets.py).
-    test_outcomes_queue_url: str = Field("", validation_alias=names.ENV_TEST_OUTCOMES_QUEUE_URL)
+    test_outcomes_queue_url: str = setting("", env=names.ENV_TEST_OUTCOMES_QUEUE_URL)
     # Key of recipient fingerprints; unset (local stack, tests): the fixed local-only key.
-    fingerprint_secret_arn: str = Field("", validation_alias=names.ENV_FINGERPRINT_SECRET_ARN)
-    local_principal: str | None = Field(None, validation_alias=names.ENV_LOCAL_PRINCIPAL)
-    event_bus_name: str = Field(f"{names.EVENT_BUS_PREFIX}-local", validation_alias=names.ENV_EVENT_BUS_NAME)
+    fingerprint_secret_arn: str = setting("", env=names.ENV_FINGERPRINT_SECRET_ARN)
+    local_principal: str | None = setting(None, env=names.ENV_LOCAL_PRINCIPAL, parse=optional_text)
+    event_bus_name: str = setting(f"{names.EVENT_BUS_PREFIX}-local", env=names.ENV_EVENT_BUS_NAME)
     # Each caller's callback secret is the Secrets Manager secret `<prefix><caller id>` (CDK: per stage).
-    callback_secret_prefix: str = Field(
-        names.CALLBACK_SECRETS_PATH.format(stage="local"), validation_alias=names.ENV_CALLBACK_SECRET_PREFIX
+    callback_secret_prefix: str = setting(
+        names.CALLBACK_SECRETS_PATH.format(stage="local"), env=names.ENV_CALLBACK_SECRET_PREFIX
     )
     # Callbacks to loopback addresses, and plain http to them: the local stack's receiver. Set by
     # the local stack alone; never by CDK (callback URLs are https to public addresses deployed).
-    callback_allow_loopback: bool = Field(False, validation_alias=names.ENV_CALLBACK_ALLOW_LOOPBACK)
+    callback_allow_loopback: bool = setting(False, env=names.ENV_CALLBACK_ALLOW_LOOPBACK)
     # Feature flags: the committed file unless the stack points at its AppConfig profile.
     # The deployment's templates (`<id>/<version>.json`): the folder CDK context `templates_dir`
     # bundled into the asset; empty: the ones shipped in functions/sendledger/templates/.
-    templates_dir: str = Field("", validation_alias=names.ENV_TEMPLATES_DIR)
-    flags_store: FlagStore = Field(FlagStore.FILE, validation_alias=names.ENV_FLAGS_STORE)
-    flags_file: str = Field("", validation_alias=names.ENV_FLAGS_FILE)
-    flags_appconfig_application: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_APPLICATION)
-    flags_appconfig_environment: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_ENVIRONMENT)
-    flags_appconfig_profile: str = Field("", validation_alias=names.ENV_FLAGS_APPCONFIG_PROFILE)
+    templates_dir: str = setting("", env=names.ENV_TEMPLATES_DIR)
+    flags_store: FlagStore = setting(FlagStore.FILE, env=names.ENV_FLAGS_STORE)
+    flags_file: str = setting("", env=names.ENV_FLAGS_FILE)
+    flags_appconfig_application: str = setting("", env=names.ENV_FLAGS_APPCONFIG_APPLICATION)
+    flags_appconfig_environment: str = setting("", env=names.ENV_FLAGS_APPCONFIG_ENVIRONMENT)
+    flags_appconfig_profile: str = setting("", env=names.ENV_FLAGS_APPCONFIG_PROFILE)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Unset and empty variables take the default; an invalid one raises SettingsError naming it."""
         source = os.environ if env is None else env
-        given: dict[str, Any] = {}
-        for name, info in cls.model_fields.items():
-            if name == "providers":
-                continue
-            var = _alias(name, info.validation_alias)
-            if source.get(var):
-                given[var] = source[var]
-        errors: list[str] = []
+        given = {rule.env: source[rule.env] for rule in cls.rules().values() if rule.env and source.get(rule.env)}
+        problems: list[str] = []
         fragments: dict[str, Fragment] = {}
         for provider in Provider:
             fragment = fragment_of(provider.value)
-            if not any(source.get(fragment.variable(name)) for name in fragment.model_fields):
+            if not any(source.get(fragment.variable(name)) for name in fragment.rules()):
                 continue  # all defaults: `provider()` answers them
             try:
                 fragments[provider.value] = fragment.from_env(source)
-            except ValidationError as exc:
-                errors += _error_lines(exc)
+            except SettingsError as exc:
+                problems += exc.problems
         try:
-            settings = cls.model_validate({**given, "providers": fragments})
-        except ValidationError as exc:
-            errors = _error_lines(exc) + errors
-        if errors:
-            raise SettingsError("invalid sendledger settings:\n  - " + "\n  - ".join(errors))
+            settings = cls.from_values({**given, "providers": fragments})
+        except SettingsError as exc:
+            problems = exc.problems + problems
+        if problems:
+            raise SettingsError.listing(problems)
         return settings
 
 

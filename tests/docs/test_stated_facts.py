@@ -48,6 +48,6 @@ def test_cli_md_says_when_a_loopback_callback_url_is_accepted() -> None:
     assert f"`{names.ENV_CALLBACK_ALLOW_LOOPBACK}=true`" in cli_md
     # The local stack sets it for its handlers; a deployment gets the default, which refuses
     assert handler_defaults({})[names.ENV_CALLBACK_ALLOW_LOOPBACK] == "true"
-    assert Settings.model_fields["callback_allow_loopback"].default is False
+    assert Settings.default("callback_allow_loopback") is False
     infra = "\n".join(path.read_text() for path in (ROOT / "infra").rglob("*.py"))
     assert names.ENV_CALLBACK_ALLOW_LOOPBACK not in infra and "ENV_CALLBACK_ALLOW_LOOPBACK" not in infra

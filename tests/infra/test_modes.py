@@ -141,7 +141,7 @@ def test_the_lambdas_read_back_every_tunable_cdk_sets() -> None:
     }
     deployed = Settings.from_context(context)
     runtime = RuntimeSettings.from_env(deployed.environment())
-    for name in Tunables.model_fields:
+    for name in Tunables.rules():
         if name != "providers":
             assert getattr(runtime, name) == getattr(deployed, name), name
     for provider in deployed.enabled_providers:  # each enabled provider's tunables too

@@ -184,8 +184,8 @@ def make_ingestion(services: Runtime) -> Ingestion:
     ]
     for group in (SUCCESS_GROUP, FAILURE_GROUP):
         logs.create_log_group(logGroupName=group)
-    settings = services.settings.model_copy(
-        update={"escalation_queue_url": escalation_url, "test_outcomes_queue_url": test_outcomes_url}
+    settings = services.settings.replace(
+        {"escalation_queue_url": escalation_url, "test_outcomes_queue_url": test_outcomes_url}
     )
     settings = settings.configure_provider(SesSettings, events_queue_url=queue_url, events_topic_arn=topic_arn)
     services.settings = settings.configure_provider(

@@ -45,8 +45,8 @@ OPS_ROLE = "arn:aws:iam::123456789012:role/ops/oncall"  # an admin role with a p
 
 
 def admins(services, *arns):
-    services.settings = services.settings.model_copy(
-        update={"admin_principals": Settings(admin_principals=arns).admin_principals}
+    services.settings = services.settings.replace(
+        {"admin_principals": Settings(admin_principals=arns).admin_principals}
     )
 
 

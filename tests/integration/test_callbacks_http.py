@@ -42,9 +42,7 @@ def bodies(receiver: Receiver) -> list[tuple[dict[str, str], bytes]]:
 def pump_for(services, clock, receiver, max_attempts):
     # Retry base 0: each attempt is visible again at once (moto times visibility by the real
     # clock); the delays themselves are asserted in tests/unit/test_callbacks_backoff.py.
-    settings = services.settings.model_copy(
-        update={"callback_retry_base_seconds": 0, "callback_max_attempts": max_attempts}
-    )
+    settings = services.settings.replace({"callback_retry_base_seconds": 0, "callback_max_attempts": max_attempts})
     register_receiver(settings, CALLER, receiver.url, SECRET)
     return status_out_harness(settings, clock=clock, with_callbacks=True)[0]
 
@@ -103,7 +101,7 @@ def test_a_suppression_change_is_nobodys_and_is_acknowledged_without_a_post(api,
 def test_a_receiver_that_is_down_does_not_block_publishing(api, clock):
     with Receiver(SECRET) as receiver:
         url = receiver.url
-    settings = api.services.settings.model_copy(update={"callback_retry_base_seconds": 60})
+    settings = api.services.settings.replace({"callback_retry_base_seconds": 60})
     register_receiver(settings, CALLER, url, SECRET)
     pump = status_out_harness(settings, clock=clock, with_callbacks=True)[0]
     send(api)

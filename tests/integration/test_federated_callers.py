@@ -42,7 +42,7 @@ def test_a_federated_user_is_no_admin(api):
 
 def test_a_federated_name_the_deployer_named_in_caller_tenants_is_that_tenant(api):
     # The documented opt-in: the deployer accepts that whoever may federate as bob is the tenant
-    api.services.settings = api.services.settings.model_copy(update={"caller_tenants": {BOB: "bob-team"}})
+    api.services.settings = api.services.settings.replace({"caller_tenants": {BOB: "bob-team"}})
     status, _, view = send_as(api, BOB, "fed-2")
     assert status == 202
     assert api("GET", f"/v1/messages/{view['message_id']}", principal=BOB)[0] == 200

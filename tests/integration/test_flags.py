@@ -40,7 +40,7 @@ def for_callers(value: Any, *principals: str) -> dict[str, Any]:
 def use_flags(services: Runtime, path: Path, flags: dict[str, Any]) -> None:
     """The flags file the composition root reads (FLAGS_STORE=file, FLAGS_FILE=path)."""
     path.write_text(json.dumps(flags))
-    services.settings = services.settings.model_copy(update={"flags_file": str(path)})
+    services.settings = services.settings.replace({"flags_file": str(path)})
     services.flags = bootstrap.feature_flags(services.settings)
 
 
@@ -132,8 +132,8 @@ def test_the_appconfig_store_is_asked_once_per_ttl_not_once_per_send(api, servic
         },
         {"ConfigurationToken": "token-1"},
     )
-    services.settings = services.settings.model_copy(
-        update={
+    services.settings = services.settings.replace(
+        {
             "flags_store": FlagStore.APPCONFIG,
             "flags_appconfig_application": "app1234",
             "flags_appconfig_environment": "env1234",

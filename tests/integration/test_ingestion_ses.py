@@ -321,7 +321,7 @@ def test_every_fixture_is_ingestible(services, ingestion):
 def test_push_mode_watermark_waits_for_messages_the_event_source_holds(services, ingestion, clock):
     import boto3
 
-    services.settings = services.settings.model_copy(update={"ingestion_mode": "push"})
+    services.settings = services.settings.replace({"ingestion_mode": "push"})
     before = services.poller_state.watermark("ses")
     ingestion.enqueue_raw("held by the SQS event source")
     boto3.client("sqs").receive_message(QueueUrl=ingestion.queue_url, VisibilityTimeout=300)

@@ -167,7 +167,7 @@ def test_pending_send_to_a_recipient_suppressed_meanwhile_is_not_sent(
 def test_reset_resend_after_proven_absence_leaves_one_valid_token(
     api, services, ingestion, clock, faults, healthy_watermarks
 ):
-    services.settings = services.settings.model_copy(update={"unknown_grace_seconds": 60})
+    services.settings = services.settings.replace({"unknown_grace_seconds": 60})
     # SES accepted the reset mail but the call timed out, and its events were lost
     faults.append("accepted")
     status, _, reset = api("POST", "/v1/password-resets", {"account_id": "acct-1", "email": ALICE})
@@ -224,8 +224,8 @@ def test_replay_is_the_stored_answer_and_the_message_view_has_the_resolution(
 
 def test_deferred_by_stale_policy_is_sent_by_the_poller(api, services, ingestion, clock, healthy_watermarks):
     # Given the policy defers sends whose recipient's last outcome is not yet knowable
-    services.settings = services.settings.model_copy(
-        update={"stale_eligibility_policy": dict.fromkeys(("transactional", "alert", "security"), "defer")}
+    services.settings = services.settings.replace(
+        {"stale_eligibility_policy": dict.fromkeys(("transactional", "alert", "security"), "defer")}
     )
     send(api, key="first")
     clock.advance(30)

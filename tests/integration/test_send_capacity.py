@@ -180,9 +180,7 @@ def test_under_defer_a_repeat_recipient_inside_the_window_is_decided_exactly(
 
 @pytest.fixture
 def deferring(services):
-    services.settings = services.settings.model_copy(
-        update={"stale_eligibility_policy": {"transactional": StalePolicy.DEFER}}
-    )
+    services.settings = services.settings.replace({"stale_eligibility_policy": {"transactional": StalePolicy.DEFER}})
 
 
 @pytest.mark.parametrize("params", [{"summary": "short"}, {"subject": "s", "body": BODY}, {"a": "é" * 300}])

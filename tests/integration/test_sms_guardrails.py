@@ -78,7 +78,7 @@ def test_a_block_rule_and_the_deployments_default(api: Any) -> None:
     # null: the caller's rule is gone, the deployment's default (every country here) holds again
     view = set_rules(api, sms_countries=None, reason="lifted")
     assert view["sms_countries"] is None and [c["changed"] for c in view["history"]][-1] == {"sms_countries": None}
-    api.services.settings = api.services.settings.model_copy(update={"sms_allowed_countries": frozenset({"IE"})})
+    api.services.settings = api.services.settings.replace({"sms_allowed_countries": frozenset({"IE"})})
     status, _, problem = sms(api, US, "k-3")
     assert status == 422 and "this deployment's default rule (allow IE)" in problem["detail"]
     assert sms(api, IE, "k-4")[0] == 202

@@ -12,4 +12,4 @@ __all__ = ["aws", "clock", "resources", "settings", "simulator"]
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     """The root fixture's, with the local stack's admins (its admin credential, the unsigned principal)."""
-    return Settings.model_validate({**settings.model_dump(), "admin_principals": local_admins({}).split()})
+    return settings.replace({"admin_principals": local_admins({}).split()})

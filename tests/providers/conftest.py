@@ -34,7 +34,7 @@ def built_world(
     aws_clients.client.cache_clear()
     simulator = Simulator.install(clock=clock.now)
     ingestion = make_ingestion(services)  # SES and SNS, which the world then replaces in part
-    services.settings = services.settings.model_copy(update={"email_provider": provider})
+    services.settings = services.settings.replace({"email_provider": provider})
     parts = Parts(services, Api(services, monkeypatch), ingestion, simulator, clock)
     world = build(parts)
     for source in ("ses", "sms", provider.value):

@@ -176,7 +176,7 @@ def sendgrid_world(parts: Parts, *, email_activity: bool = False, wrap: Wrap = u
         "QueueUrl"
     ]
     services = parts.services
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.SENDGRID})
+    services.settings = services.settings.replace({"email_provider": Provider.SENDGRID})
     services.settings = services.settings.configure_provider(
         SendGridSettings,
         api_key_secret_arn=api_key,
@@ -224,7 +224,7 @@ def infrai_world(parts: Parts, *, wrap: Wrap = unwrapped) -> InfraiWorld:
     side = infrai_side(parts.simulator)
     secret = boto3.client("secretsmanager").create_secret(Name="sendledger/infrai-api-key", SecretString=side.api_key)
     services = parts.services
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.INFRAI})
+    services.settings = services.settings.replace({"email_provider": Provider.INFRAI})
     services.settings = services.settings.configure_provider(
         InfraiSettings, api_base="https://infrai.simulator.invalid/v1", api_key_secret_arn=secret["ARN"],
         status_interval_seconds=INFRAI_STATUS_INTERVAL_SECONDS,

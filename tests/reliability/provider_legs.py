@@ -302,7 +302,7 @@ def build_leg(provider: str, world: SharedWorld) -> Leg:
     if provider == Provider.SES.value:
         return SesLeg(world)
     services = world.services
-    services.settings = services.settings.model_copy(update={"email_provider": Provider(provider)})
+    services.settings = services.settings.replace({"email_provider": Provider(provider)})
     parts = Parts(services, world.client.api, world.ingestion, world.simulator, world.clock)
     leg: HttpLeg
     faults = HttpFaults(watch=lambda: world.watch)

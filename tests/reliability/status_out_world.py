@@ -190,8 +190,8 @@ class StatusOutWorld:
         )
         self.receiver = Receiver(SECRET, slow_seconds=3 * REAL_WAIT_SECONDS)
         self.endpoint = TimedEndpoint(self.clock)
-        runtime_settings = shared.services.settings.model_copy(
-            update={
+        runtime_settings = shared.services.settings.replace(
+            {
                 "event_bus_name": BUS,
                 "callback_allow_loopback": True,  # the receiver listens on loopback, as locally
                 "callback_retry_base_seconds": settings.callback_retry_base_seconds,

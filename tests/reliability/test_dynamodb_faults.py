@@ -287,9 +287,7 @@ def test_a_client_request_token_is_never_reused_for_a_different_intent(world):
 def deferring(world: SharedWorld) -> Iterator[None]:
     """Transactional sends under `defer`: an intent conditions on the recipient's last send."""
     allowing = world.services.settings
-    world.services.settings = allowing.model_copy(
-        update={"stale_eligibility_policy": {"transactional": StalePolicy.DEFER}}
-    )
+    world.services.settings = allowing.replace({"stale_eligibility_policy": {"transactional": StalePolicy.DEFER}})
     yield
     world.services.settings = allowing
 

@@ -449,7 +449,7 @@ SIDE_LANE_RECEIVES = 1  # the test-outcomes lane's one receive of its empty queu
 def ses(rig: Rig, request: pytest.FixtureRequest) -> Iterator[Source]:
     threads = int(request.param)
     with pytest.MonkeyPatch.context() as patch:
-        settings = rig.world.services.settings.model_copy(update={"poll_apply_concurrency": threads})
+        settings = rig.world.services.settings.replace({"poll_apply_concurrency": threads})
         patch.setattr(rig.world.services, "settings", settings)
         source = ses_source(rig)
         source.same_order = threads == 1

@@ -196,10 +196,8 @@ def test_guessing_locks_the_reset_and_a_new_request_recovers(client, services, c
 
 
 def test_the_limit_comes_from_RESET_MAX_FAILED_ATTEMPTS(client, services, ingestion, healthy_watermarks):
-    services.settings = services.settings.model_copy(
-        update={
-            "reset_max_failed_attempts": Settings.from_env({"RESET_MAX_FAILED_ATTEMPTS": "2"}).reset_max_failed_attempts
-        }
+    services.settings = services.settings.replace(
+        {"reset_max_failed_attempts": Settings.from_env({"RESET_MAX_FAILED_ATTEMPTS": "2"}).reset_max_failed_attempts}
     )
     # Given RESET_MAX_FAILED_ATTEMPTS=2 and two wrong guesses
     token = _reset(client, ingestion, "acct-g3", "g3@example.com")

@@ -668,7 +668,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[SharedWorld]:
         patch.setattr(ids, "secrets", SEEDED_IDS)  # ids.ulid calls secrets.randbits(80)
         # One apply thread: a printed seed must replay the same requests in the same order
         # (the fault matrix and the poller-kill tests cover the concurrent applies).
-        settings = shared.services.settings.model_copy(update={"poll_apply_concurrency": 1})
+        settings = shared.services.settings.replace({"poll_apply_concurrency": 1})
         patch.setattr(shared.services, "settings", settings)
         WORLD["status_out"] = status_out = StatusOutWorld(shared)
         try:

@@ -26,7 +26,7 @@ def status_out_harness(
 ) -> tuple[StatusOut, bootstrap.StatusOut]:
     """Inside mock_aws, over the ledger table `settings` names (created with its stream). The
     test receivers listen on loopback: the local stack's allowance is on, as it is locally."""
-    settings = settings.model_copy(update={"event_bus_name": BUS, "callback_allow_loopback": True})
+    settings = settings.replace({"event_bus_name": BUS, "callback_allow_loopback": True})
     resources = create_status_out_resources(
         table_name=settings.table_name,
         bus_name=BUS,

@@ -1,4 +1,5 @@
-"""The `api` Lambda: API Gateway (REST, IAM auth) → Powertools router → use cases."""
+"""The `api` Lambda: API Gateway (HTTP API, IAM auth; payload format 1.0, the REST event shape that
+Powertools' REST resolver reads) → Powertools router → use cases."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from sendledger.domain.events import DeliveryEvent, MalformedEvent
 from sendledger.ports.ingestion import EventQueue, QueueMessage
 from sendledger.ports.providers import EventLane, EventSink
 from sendledger.ports.reports import CycleReport, IngestReport
+from sendledger.settings import IngestionMode
 from sendledger.usecases import queue_drain
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class QueueLane:
     # moves the watermark).
     completes_source: bool = True
     concurrency: int = 1  # applies at once (settings.poll_apply_concurrency)
-    push_mode: bool = False  # settings.ingestion_mode == "push": an SQS event source may hold messages
+    push_mode: bool = False  # ingestion_mode is push: an SQS event source may hold messages
 
     def run(
         self, sink: EventSink, started: datetime, seconds_left: Callable[[], float], report: CycleReport
@@ -81,7 +82,7 @@ def queue_lane(
         pushable=pushable,
         completes_source=completes_source,
         concurrency=settings.poll_apply_concurrency,
-        push_mode=settings.ingestion_mode == "push",
+        push_mode=settings.ingestion_mode is IngestionMode.PUSH,
     )
 
 

@@ -189,8 +189,8 @@ def test_sms_through_infrai_ends_delivered_or_failed_without_suppressing(infrai:
     # An SMS is asked for its status at its country's interval (here the US row's, made the world's).
     timing = services.settings.sms_country_timing
     us = replace(timing["US"], status_interval_seconds=INFRAI_STATUS_INTERVAL_SECONDS)
-    services.settings = services.settings.model_copy(
-        update={"sms_provider": Provider.INFRAI, "sms_country_timing": {**timing, "US": us}}
+    services.settings = services.settings.replace(
+        {"sms_provider": Provider.INFRAI, "sms_country_timing": {**timing, "US": us}}
     )
     services.sms = Sender(services.email.client, Channel.SMS)  # type: ignore[attr-defined]
     body = {"channel": "sms", "template": {"id": "alert", "version": "1"}, "params": {"summary": "s"}}

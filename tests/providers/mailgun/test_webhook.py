@@ -32,7 +32,7 @@ BOUNCED = "unknown-user@example.com"  # the reference webhook's permanent bounce
 def enabled(services: Runtime, clock: FakeClock) -> Runtime:
     secret = boto3.client("secretsmanager").create_secret(Name="mailgun-webhook-signing-key", SecretString=KEY)
     queue = boto3.client("sqs").create_queue(QueueName="mailgun-events", Attributes={"VisibilityTimeout": "0"})
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN})
+    services.settings = services.settings.replace({"email_provider": Provider.MAILGUN})
     services.settings = services.settings.configure_provider(
         MailgunSettings, signing_key_secret_arn=secret["ARN"], events_queue_url=queue["QueueUrl"]
     )
@@ -118,7 +118,7 @@ def test_oversize_malformed_and_engagement(enabled, api, clock, services):
 
 
 def test_without_a_signing_key_the_route_is_not_found(api, services):
-    services.settings = services.settings.model_copy(update={"email_provider": Provider.MAILGUN})
+    services.settings = services.settings.replace({"email_provider": Provider.MAILGUN})
     status, _, answer = post(api, json.dumps(WEBHOOK))
     assert status == 404 and answer["type"].endswith("/not-found")
 

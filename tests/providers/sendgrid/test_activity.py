@@ -118,7 +118,7 @@ def test_a_message_another_provider_carried_is_not_looked_up(with_activity: Send
     sent = send(world, "gina+timeout-lost@example.com")
     services = world.parts.services
     # The same unknown message as if SES, still enabled beside SendGrid, had carried it.
-    services.settings = services.settings.model_copy(update={"email_providers": frozenset({Provider.SES})})
+    services.settings = services.settings.replace({"email_providers": frozenset({Provider.SES})})
     # The lookups built before stay (SendGrid's, answered by the simulator); the lanes follow the settings.
     services.messages.table.client.update_item(
         TableName=services.messages.table.name,

@@ -83,7 +83,7 @@ class FakeWorld:
 
     def configure(self, **changes: object) -> None:
         """Change settings for the use cases from now on (the runtime rebuilds its flows)."""
-        self.runtime.settings = self.runtime.settings.model_copy(update=changes)
+        self.runtime.settings = self.runtime.settings.replace(changes)
 
     def configure_provider(self, kind: type[Fragment], **changes: object) -> None:
         """Change one provider's settings for the use cases from now on."""
@@ -101,8 +101,8 @@ class FakeWorld:
 
 def fake_world(clock: FakeClock | None = None, settings: Settings | None = None) -> FakeWorld:
     clock = clock or FakeClock()
-    settings = (settings or Settings(poll_interval_seconds=60)).model_copy(
-        update={"escalation_queue_url": "memory://escalations"}
+    settings = (settings or Settings(poll_interval_seconds=60)).replace(
+        {"escalation_queue_url": "memory://escalations"}
     )
     ledger, email, sms = FakeLedger(), FakeEmailSender(), FakeSmsSender()
     ses_queue, logs, escalations = FakeEventQueue(), FakeLogReader(), FakeEscalationQueue()

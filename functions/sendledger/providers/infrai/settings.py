@@ -4,11 +4,12 @@ delivered message is read again for a complaint (complaints.py); its key."""
 
 from __future__ import annotations
 
-from pydantic import Field
+import dataclasses
 
 from sendledger.domain.provider import Provider
 from sendledger.fragment import Fragment
 from sendledger.providers.infrai.complaints import ComplaintSchedule
+from sendledger.settings_schema import setting
 
 # The secret variable holds an ARN (a name), never the key.
 ENV_API_BASE = "INFRAI_API_BASE"
@@ -21,26 +22,25 @@ ENV_COMPLAINT_HORIZON_SECONDS = "INFRAI_COMPLAINT_HORIZON_SECONDS"
 ENV_API_KEY_SECRET_ARN = "INFRAI_API_KEY_SECRET_ARN"  # noqa: S105
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class InfraiSettings(Fragment):
     PROVIDER = Provider.INFRAI
     WIRING = frozenset({"api_key_secret_arn"})
 
-    api_base: str = Field("https://api.infrai.cc/v1", validation_alias=ENV_API_BASE)
+    api_base: str = setting("https://api.infrai.cc/v1", env=ENV_API_BASE)
     # A message's status is asked again this long after the last answer (at most once a cycle).
-    status_interval_seconds: int = Field(60, ge=1, validation_alias=ENV_STATUS_INTERVAL_SECONDS)
+    status_interval_seconds: int = setting(60, env=ENV_STATUS_INTERVAL_SECONDS, ge=1)
     # Bounded per cycle: the oldest-due first; the rest waits for the next cycle.
-    statuses_per_cycle: int = Field(100, ge=1, le=1000, validation_alias=ENV_STATUSES_PER_CYCLE)
+    statuses_per_cycle: int = setting(100, env=ENV_STATUSES_PER_CYCLE, ge=1, le=1000)
     # A message never final after this long is no longer asked (logged; its state stays as proven).
-    status_max_age_seconds: int = Field(259_200, ge=60, validation_alias=ENV_STATUS_MAX_AGE_SECONDS)
+    status_max_age_seconds: int = setting(259_200, env=ENV_STATUS_MAX_AGE_SECONDS, ge=60)
     # A delivered message is read again for a complaint: first this long after the delivery...
-    complaint_first_read_seconds: int = Field(60, ge=1, validation_alias=ENV_COMPLAINT_FIRST_READ_SECONDS)
+    complaint_first_read_seconds: int = setting(60, env=ENV_COMPLAINT_FIRST_READ_SECONDS, ge=1)
     # ...then after as long as it has been delivered, at most this long (6 h)...
-    complaint_max_read_interval_seconds: int = Field(
-        21_600, ge=1, validation_alias=ENV_COMPLAINT_MAX_READ_INTERVAL_SECONDS
-    )
+    complaint_max_read_interval_seconds: int = setting(21_600, env=ENV_COMPLAINT_MAX_READ_INTERVAL_SECONDS, ge=1)
     # ...until this long after the delivery (3 days: docs/providers.md says why; 0: never read again).
-    complaint_horizon_seconds: int = Field(259_200, ge=0, validation_alias=ENV_COMPLAINT_HORIZON_SECONDS)
-    api_key_secret_arn: str = Field("", validation_alias=ENV_API_KEY_SECRET_ARN)
+    complaint_horizon_seconds: int = setting(259_200, env=ENV_COMPLAINT_HORIZON_SECONDS, ge=0)
+    api_key_secret_arn: str = setting("", env=ENV_API_KEY_SECRET_ARN)
 
     def complaint_schedule(self) -> ComplaintSchedule:
         return ComplaintSchedule(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import dataclasses
 
 from sendledger.domain.provider import Provider
 from sendledger.fragment import Fragment
+from sendledger.settings_schema import setting
 
 ENV_SUCCESS_LOG_GROUP = "SMS_SUCCESS_LOG_GROUP"
 ENV_FAILURE_LOG_GROUP = "SMS_FAILURE_LOG_GROUP"
@@ -14,12 +15,13 @@ SUCCESS_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber"
 FAILURE_LOG_GROUP_SUFFIX = "DirectPublishToPhoneNumber/Failure"
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class SnsSettings(Fragment):
     PROVIDER = Provider.SNS
     WIRING = frozenset({"success_log_group", "failure_log_group"})
 
-    success_log_group: str = Field("", validation_alias=ENV_SUCCESS_LOG_GROUP)
-    failure_log_group: str = Field("", validation_alias=ENV_FAILURE_LOG_GROUP)
+    success_log_group: str = setting("", env=ENV_SUCCESS_LOG_GROUP)
+    failure_log_group: str = setting("", env=ENV_FAILURE_LOG_GROUP)
 
     def event_delay(self) -> tuple[str, int]:
         # A status record reaches CloudWatch Logs, and the subscription, within seconds of SNS writing it.
