@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import threading
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -91,3 +93,21 @@ def _own_session() -> botocore.session.Session:
 
 def client(service: str, client_config: Config) -> Any:
     return session().create_client(service, config=client_config)
+
+
+class LazyClient:
+    """A client made by its first caller, then shared: a Lambda whose invocation never calls the
+    service does not pay for the client at cold start. Made once: the poller's first events are
+    applied on several threads at once, and each would otherwise make its own."""
+
+    def __init__(self, make: Callable[[], Any], made: Any = None) -> None:
+        self._make = make
+        self._client = made
+        self._making = threading.Lock()
+
+    def get(self) -> Any:
+        if self._client is None:
+            with self._making:
+                if self._client is None:
+                    self._client = self._make()
+        return self._client

@@ -17,17 +17,15 @@ def sqs_client() -> Any:
 
 
 class _LazyClient:
-    """A queue's client, built on its first call: a handler that never touches the queue (the
-    SMS handler shares the poller's pipeline) never pays for building it at cold start."""
+    """A queue's client, made by its first call (a handler that never touches the queue pays
+    nothing for it) and once, however many of the drain's threads call first."""
 
     def __init__(self, client: Any = None) -> None:
-        self._client = client
+        self._client = sdk.LazyClient(sqs_client, client)
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            self._client = sqs_client()
-        return self._client
+        return self._client.get()
 
 
 class SqsEventQueue(_LazyClient):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -84,19 +83,12 @@ def transaction_conflict(exc: BaseException | None) -> bool:
 class Table:
     def __init__(self, name: str, client: Any = None) -> None:
         self.name = name
-        self._client = client
-        self._making_client = threading.Lock()
+        # Made by the first request: the publisher, on state changes alone, reads nothing.
+        self._client = sdk.LazyClient(ledger_client, client)
 
     @property
     def client(self) -> Any:
-        """Made by the first request: a Lambda whose first invocation reads nothing (the publisher
-        on state changes alone) does not pay for the DynamoDB client in its cold start. Made once:
-        the poller's first events are applied in parallel, and each thread would make its own."""
-        if self._client is None:
-            with self._making_client:
-                if self._client is None:
-                    self._client = ledger_client()
-        return self._client
+        return self._client.get()
 
     def get(self, pk: str, sk: str) -> Item | None:
         with dependency_guard():

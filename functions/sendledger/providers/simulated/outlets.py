@@ -16,7 +16,6 @@ A failed put is logged and dropped, as a provider's lost event would be: the sen
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
@@ -33,7 +32,7 @@ SQS_BATCH = 10
 class AwsOutlet:
     def __init__(self, *, queue_url: str) -> None:
         self.queue_url = queue_url
-        self._client: Any = None
+        self._client = sdk.LazyClient(lambda: sdk.client("sqs", OUTLET_CONFIG))
 
     def put(self, carrier: str, bodies: list[str], now: datetime) -> None:
         if not bodies:
@@ -41,12 +40,10 @@ class AwsOutlet:
         if not self.queue_url:
             logger.warning(f"test mode: no test outcomes queue here; simulated {carrier} events dropped")
             return
-        if self._client is None:
-            self._client = sdk.client("sqs", OUTLET_CONFIG)
         entries = [{"Id": str(n), "MessageBody": envelope(carrier, body)} for n, body in enumerate(bodies)]
         try:
             for start in range(0, len(entries), SQS_BATCH):
-                answer = self._client.send_message_batch(
+                answer = self._client.get().send_message_batch(
                     QueueUrl=self.queue_url, Entries=entries[start : start + SQS_BATCH]
                 )
                 if answer.get("Failed"):

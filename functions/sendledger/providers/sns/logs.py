@@ -15,13 +15,12 @@ LOGS_CONFIG = sdk.config(retries=sdk.STANDARD_RETRIES, read_timeout=10)
 
 class CloudWatchLogReader:
     def __init__(self, client: Any = None) -> None:
-        self._client = client  # built on the first read: the SMS handler never reads
+        # Made by the first read: the SMS handler never reads.
+        self._client = sdk.LazyClient(lambda: sdk.client("logs", LOGS_CONFIG), client)
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            self._client = sdk.client("logs", LOGS_CONFIG)
-        return self._client
+        return self._client.get()
 
     def filter(self, log_group: str, start_time_ms: int, next_token: str | None, limit: int) -> LogPage:
         kwargs: dict[str, Any] = {"logGroupName": log_group, "startTime": start_time_ms, "limit": limit}
