@@ -232,10 +232,10 @@ COLD_START_LEVERS = [
     "the drain's first threads each made their own (three DynamoDB clients), 447 → 409; the resolver, "
     "resender and fallback sender built by the first cycle that needs them (14 modules fewer), 409 → 402; "
     "the watermarks the cycle moved aged without reading them back, and one scan proving nothing due and "
-    "no unknown in place of the passes' six reads, 402 → 393. Left: the settings' pydantic (below) and the ten "
-    "events' apply. Then the watermark and cursor writes low-level instead of through PynamoDB's model "
-    "(adapters/dynamodb/poller_state.py): 408 → 389 ms wall, 1.52 → 1.45 of the same-calls Lambda (11 runs, "
-    "load average 1.3).",
+    "no unknown in place of the passes' six reads, 402 → 393. Left then: the settings' pydantic (below, "
+    "since taken) and the ten events' apply. Then the watermark and cursor writes low-level instead of "
+    "through PynamoDB's model (adapters/dynamodb/poller_state.py): 408 → 389 ms wall, 1.52 → 1.45 of the "
+    "same-calls Lambda (11 runs, load average 1.3).",
     "- botocore clients instead of boto3 (adapters/sdk.py), lazy clients and lazy builders (bootstrap/lazy.py "
     "`on_first_use`, Table.client, the SQS adapters): in place before this round.",
     "- One botocore session per Lambda even once a library imports boto3 (adapters/sdk.py: the session "
@@ -247,24 +247,31 @@ COLD_START_LEVERS = [
     "bootstrap/runtime.py: delivery events, due work, escalation timers, SMS receipts and webhook tokens on "
     "first use): the send no longer imports the event plans, the ingestion and status-out ports or the "
     "stream's decoding; composition 112 → 94 and 116 → 107 ms in the same two runs.",
-    "- The settings' base model builds its validator on first use (settings.py): a Lambda validates only "
-    "`Settings`, once, and no longer builds the base's as well. Importing the settings and reading them: "
-    "22.0 → 18.0 and 21.4 → 12.0 ms in two runs of 15; the whole api within noise (CPU 442 → 435 ms, 21 runs).",
+    "- The settings declared without pydantic (settings_schema.py: frozen dataclasses, each field's variable, "
+    "bounds and parser beside its default; settings.py, fragment.py, the slices' settings and infra/settings.py "
+    "declared with it): the poller, sms_delivery_logs and publisher no longer import pydantic (asserted in "
+    "tests/unit/test_cold_start.py); the api still does, for its request models. Side by side against the "
+    "tree before (two rounds alternating the trees, 7 fresh processes per target each, median CPU ms, load "
+    "average 1.7): api 407 → 379 and 464 → 415, poller 362 → 287 and 406 → 310, sms_delivery_logs 285 → 238 "
+    "and 397 → 246, publisher 284 → 215 and 301 → 240; against the same-calls Lambda, api 1.798 → 1.730 and "
+    "1.765 → 1.628, poller 1.513 → 1.214 and 1.436 → 1.143, sms_delivery_logs 1.546 → 1.281 and 1.914 → 1.244, "
+    "publisher 1.584 → 1.171 and 1.376 → 1.283. This replaces the two pydantic levers before it: the settings' "
+    "base model building its validator on first use (22.0 → 18.0 and 21.4 → 12.0 ms for importing and reading "
+    "the settings) and, measured and not kept, the fragments' deferred builds (48 → 46 ms, within noise).",
     "- Measured and not kept: the send route without Powertools' OpenAPI validation (the body validated by its "
     "model directly): no difference beyond noise (15 runs: CPU 430 ms with it, 447 without). "
     "The validation middleware's own work on the first send is a few ms; the rest of `openapi.params`' "
-    "import is pydantic, which the request models and the settings import anyway.",
-    "- Deferred validator builds for the settings fragments (pydantic `defer_build`): 48 → 46 ms for the "
-    "settings module and its first read, within noise; not kept (the Settings model's own build is most of it).",
-    "- Not built, with their size: settings read without pydantic would take pydantic's import (60-80 ms "
-    "CPU) and the Settings model build (30-45 ms) off the poller, sms_delivery_logs and publisher (for the "
-    "api only the build: its request models import pydantic anyway); it means declaring the settings and "
-    "the providers' fragments without pydantic (settings.py, fragment.py, the slices' settings, "
-    "infra/settings.py and their importers). The api's first send imports Powertools Feature Flags, whose "
-    "AppConfig store imports boto3 (25-30 ms, the file store included; deployed the AppConfig store needs "
-    "it anyway), and email_validator (18-25 ms, its RFC patterns compiled on import; the send's address "
-    "check). Powertools' OpenAPI validation on the routes costs its `openapi.params` import (about 70 ms "
-    "including pydantic, which the models need anyway) and the per-route dependants built at import.",
+    "import is pydantic, which the request models import anyway.",
+    "- What the api pays beyond the same-calls Lambda, as measured on its cold start: Python's dataclass "
+    "decorator builds each class's methods with `exec`, about 47 ms for sendledger's ~105 value classes "
+    "(domain 17, use cases 8, ports 7.5, settings 4); Powertools Feature Flags, whose package imports its "
+    "AppConfig store and with it boto3 (25-30 ms, the file store included; deployed the AppConfig store needs "
+    "it anyway); email_validator (18-25 ms, its RFC patterns compiled on import; the send's address check); "
+    "and Powertools' OpenAPI validation on the routes, its `openapi.params` import (about 70 ms including "
+    "pydantic, which the request models need anyway) and the per-route dependants built at import. Modules "
+    "the api loads whose code its first send never runs (route handlers, models and use cases of other "
+    "routes): about 42 ms of import self time under `-X importtime` over 63 modules, most of them needed at "
+    "import (route registration, the models' validation, types), so lazy imports would buy a fraction of it.",
     "",
 ]
 
