@@ -164,31 +164,25 @@ def optional_text(raw: Any) -> str | None:
 
 
 def whole_number(raw: Any) -> int:
-    if isinstance(raw, bool):
-        raise ValueError("must be a whole number")
-    if isinstance(raw, int):
-        return raw
     if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str):
-        try:
-            return int(raw.strip())
-        except ValueError:
-            pass
-    raise ValueError("must be a whole number")
+        raw = int(raw)
+    return int(_numeric(raw, (int,), int, "a whole number"))
 
 
 def number(raw: Any) -> float:
-    if isinstance(raw, bool):
-        raise ValueError("must be a number")
-    if isinstance(raw, int | float):
-        return float(raw)
+    return float(_numeric(raw, (int, float), float, "a number"))
+
+
+def _numeric(raw: Any, kinds: tuple[type, ...], from_text: Callable[[str], Any], what: str) -> Any:
+    """`raw` when already one of `kinds` (never a boolean), or its text converted."""
+    if isinstance(raw, kinds) and not isinstance(raw, bool):
+        return raw
     if isinstance(raw, str):
         try:
-            return float(raw.strip())
+            return from_text(raw.strip())
         except ValueError:
             pass
-    raise ValueError("must be a number")
+    raise ValueError(f"must be {what}")
 
 
 def boolean(raw: Any) -> bool:
