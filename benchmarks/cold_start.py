@@ -28,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,10 @@ bootstrap.{composition}
 composed = time.perf_counter()
 answer = handler.lambda_handler(event, Context())
 done, cpu = time.perf_counter(), time.process_time() - cpu
+files = sorted({{getattr(m, "__file__", None) or "" for m in list(sys.modules.values())}} - {{""}})
 print("COLD " + json.dumps({{"import": imported - wall, "composition": composed - imported,
-    "invocation": done - composed, "total": done - wall, "cpu": cpu, "answer": answer}}, default=str), flush=True)
+    "invocation": done - composed, "total": done - wall, "cpu": cpu, "answer": answer, "files": files}},
+    default=str), flush=True)
 """
 )
 
@@ -214,12 +217,43 @@ def _run(name: str, code: str, env: dict[str, str], event: dict[str, Any], cwd: 
     for line in completed.stdout.splitlines():
         if line.startswith("COLD "):
             sample: dict[str, Any] = json.loads(line[5:])
+            _LOADED[name] = sample.pop("files", [])
             problem = _check(name, sample.pop("answer"))
             if problem:
                 raise RuntimeError(f"{name}: {problem}")
             return sample
     tail = ((completed.stderr or completed.stdout).strip().splitlines() or ["no output"])[-1]
     raise RuntimeError(f"{name}: no cold start measured ({tail})")
+
+
+_LOADED: dict[str, list[str]] = {}  # each target's loaded module files, from its latest run
+# Provided by the Lambda runtime with their bytecode (infra/bundling.py RUNTIME_PROVIDED, by import name).
+_RUNTIME_PROVIDED = frozenset(("boto3", "botocore", "s3transfer", "jmespath", "urllib3", "dateutil", "six"))
+
+
+def compile_ms(files: list[str], functions: Path, rounds: int = 3) -> float:
+    """What a cold start would spend compiling the asset's modules it loaded had the asset shipped
+    them as sources: the package's and its bundled dependencies' (not the runtime's, nor the
+    standard library's). Median of `rounds` passes."""
+    sources = [Path(file) for file in files if file.endswith(".py") and _in_asset(Path(file), functions)]
+    texts = [(str(path), path.read_bytes()) for path in sources]
+    passes = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for name, text in texts:
+            compile(text, name, "exec", dont_inherit=True)
+        passes.append(time.perf_counter() - start)
+    return _ms(statistics.median(passes))
+
+
+def _in_asset(path: Path, functions: Path) -> bool:
+    if path.is_relative_to(functions / "sendledger"):
+        return True
+    parts = path.parts
+    if "site-packages" not in parts:
+        return False
+    top = parts[parts.index("site-packages") + 1]
+    return top.removesuffix(".py") not in _RUNTIME_PROVIDED and not top.startswith(("_", "__"))
 
 
 def _env(function: str, endpoint: str) -> dict[str, str]:
@@ -260,6 +294,7 @@ def measure(root: Path, runs: int, handlers: tuple[str, ...] = tuple(HANDLERS), 
             one(name)
             after = endpoint.stats()
             operations[name] = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
+        compiled = {name: compile_ms(_LOADED.get(name, []), functions) for name in handlers}
         for name in handlers:
             same = f"{BASELINE}:{name}"
             codes[same], envs[same], events[same] = same_services_code(operations[name]), envs[BASELINE], {}
@@ -267,7 +302,7 @@ def measure(root: Path, runs: int, handlers: tuple[str, ...] = tuple(HANDLERS), 
         for _ in range(runs):
             for name in list(samples):
                 samples[name].append(one(name))
-    return _summary(samples, runs, operations)
+    return {**_summary(samples, runs, operations), "compile_ms_as_sources": compiled}
 
 
 def _median(samples: list[dict[str, Any]], part: str) -> float:

@@ -203,9 +203,21 @@ def cold_start(detail: dict[str, Any]) -> list[str]:
         "used, one call of each operation its first invocation made (counted by the endpoint on the unmeasured "
         f"run: {calls or 'not counted'}). The one-client ratio is against `import boto3`, one DynamoDB client and "
         "one `put_item` (information: a handler with more services pays for their clients). Ratios of the median "
-        "totals, wall time; CPU time is beside them, less sensitive to other load on the machine. Deployed, the "
-        "asset also ships without `.pyc` files, so a real cold start compiles the package as well. The handlers "
+        "totals, wall time; CPU time is beside them, less sensitive to other load on the machine. The handlers "
         "make their clients from one botocore session (adapters/sdk.py), not through boto3.",
+        "",
+        "Bytecode: every child runs with the bytecode caches written, as a deployed function does when its asset "
+        "ships bytecode (infra/bundling.py compiles it when synthesis has an interpreter of the runtime's Python "
+        "version). An asset synthesized without one ships sources, and each cold start also compiles the modules "
+        "it loads from the asset (Lambda's code directory is read-only, so nothing is kept): "
+        + (
+            ", ".join(f"{name} {ms} ms" for name, ms in compiled.items())
+            if (compiled := cold.get("compile_ms_as_sources"))
+            else "not measured"
+        )
+        + " on this machine (`compile_ms_as_sources`: the package's and its bundled dependencies' modules each "
+        "handler loaded, compiled from source, median of 3 passes; the runtime's boto3 and botocore and the "
+        "standard library come with their bytecode).",
         "",
         *COLD_START_LEVERS,
     ]

@@ -4,6 +4,11 @@ The asset is `functions/sendledger` plus the pip-installed runtime dependencies 
 platform (arm64, the runtime's CPython). boto3/botocore and their dependencies are removed:
 the Lambda runtime provides them, and shipping a second copy only slows cold starts.
 
+Bytecode is compiled here when an interpreter of the runtime's Python version is at hand (this
+one, or `python3.14` on PATH): Lambda's code directory is read-only, so a module shipped without
+its .pyc is compiled again by every new container (the api's modules take about 370 ms of its
+cold start; benchmarks/README.md). Without one, the asset ships sources and synthesis says so.
+
 pip runs once per (requirements, platform, Python version): the installed tree is cached under
 build/lambda-deps/<key>/ and hard-linked (or copied) into each bundle. CDK itself skips
 bundling when cdk.out/ already holds the asset for the same hash.
@@ -31,7 +36,10 @@ PACKAGE = "sendledger"
 REQUIREMENTS = ROOT / "requirements.txt"
 CACHE_ROOT = ROOT / "build" / "lambda-deps"
 # Bump when the bundling procedure changes in a way that changes its output.
-BUNDLER_VERSION = "2"
+BUNDLER_VERSION = "3"
+# Never imported (phonenumbers' geocoder, carrier and time zone data, most of its 48 MB): their
+# bytecode would only grow the asset.
+NOT_COMPILED = r"phonenumbers/(geodata|carrierdata|tzdata)/"
 # Provided by the Lambda Python runtime (boto3 and its dependency closure).
 RUNTIME_PROVIDED = frozenset(("boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"))
 _SOURCE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
@@ -93,6 +101,30 @@ def _link_or_copy(src: str, dst: str) -> object:
     return dst
 
 
+def bytecode_interpreter(python_version: str) -> str | None:
+    """An interpreter of the runtime's Python version ("3.14"): this one, or `python<version>` on PATH."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == python_version:
+        return sys.executable
+    found = shutil.which(f"python{python_version}")
+    if found is None:
+        return None
+    asked = [found, "-c", "import sys; print(f'{sys.version_info.major}.{sys.version_info.minor}')"]
+    answer = subprocess.run(asked, check=False, capture_output=True, text=True)  # noqa: S603
+    return found if answer.returncode == 0 and answer.stdout.strip() == python_version else None
+
+
+def compile_bytecode(tree: Path, interpreter: str) -> None:
+    """Every module's .pyc beside it, checked by nothing: the zip keeps no source timestamps a
+    timestamp-checked .pyc could be matched with, so CPython would compile the module again."""
+    cmd = [
+        interpreter, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash",
+        "-x", NOT_COMPILED, str(tree),
+    ]  # fmt: skip
+    result = subprocess.run(cmd, check=False, capture_output=True, text=True)  # noqa: S603
+    if result.returncode != 0:
+        raise RuntimeError(f"compiling the Lambda asset's bytecode failed ({' '.join(cmd)}):\n{result.stdout}")
+
+
 def _prune_runtime_provided(target: Path) -> None:
     """Delete every file of the runtime-provided distributions (pulled in transitively)."""
     for dist_info in target.glob("*.dist-info"):
@@ -122,12 +154,18 @@ class PipLocalBundling:
     def __init__(self, python_version: str, templates: Path | None = None) -> None:
         self.python_version = python_version
         self.templates = templates
+        self.interpreter = bytecode_interpreter(python_version)
+
+    @property
+    def form(self) -> str:
+        """What the asset ships: "bytecode" (and sources) or "sources" alone (part of its hash)."""
+        return "bytecode" if self.interpreter else "sources"
 
     def dependencies_dir(self) -> Path:
         """The cached dependency tree, installed with pip on first use."""
         requirements = filtered_requirements(REQUIREMENTS.read_text())
         key = hashlib.sha256(
-            "\0".join((BUNDLER_VERSION, PLATFORM, self.python_version, requirements)).encode()
+            "\0".join((BUNDLER_VERSION, PLATFORM, self.python_version, self.form, requirements)).encode()
         ).hexdigest()[:20]
         cached = CACHE_ROOT / f"py{self.python_version}-{key}"
         if (cached / ".complete").exists():
@@ -150,6 +188,8 @@ class PipLocalBundling:
             shutil.rmtree(staging, ignore_errors=True)
             raise RuntimeError(f"pip failed bundling Lambda dependencies ({' '.join(cmd)}):\n{result.stderr}")
         _prune_runtime_provided(target)
+        if self.interpreter:
+            compile_bytecode(target, self.interpreter)
         (target / ".complete").write_text(requirements)
         shutil.rmtree(cached, ignore_errors=True)
         target.rename(cached)  # atomic publish: a half-built tree is never used
@@ -169,6 +209,8 @@ class PipLocalBundling:
             ignore=shutil.ignore_patterns(".complete"),
         )
         shutil.copytree(FUNCTIONS_DIR / PACKAGE, out / PACKAGE, ignore=_SOURCE_IGNORE)
+        if self.interpreter:
+            compile_bytecode(out / PACKAGE, self.interpreter)
         if self.templates is not None:  # the deployer's folder (TEMPLATES_DIR names it)
             shutil.copytree(self.templates, out / ASSET_FOLDER, ignore=_SOURCE_IGNORE)
 
@@ -181,8 +223,16 @@ def lambda_code(runtime: lambda_.Runtime, *, bundle: bool, templates: Path | Non
         return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=_EXCLUDE)
     python_version = runtime.name.removeprefix("python")
     bundler = PipLocalBundling(python_version, templates)
+    if bundler.interpreter is None:
+        print(
+            f"sendledger: no Python {python_version} interpreter here (python{python_version} on PATH): the Lambda "
+            "asset ships sources, and every cold start compiles them (docs/operations.md#bytecode)",
+            file=sys.stderr,
+        )
     requirements = filtered_requirements(REQUIREMENTS.read_text())
-    asset_hash = source_hash(BUNDLER_VERSION, PLATFORM, python_version, requirements, *folder_digest(templates))
+    asset_hash = source_hash(
+        BUNDLER_VERSION, PLATFORM, python_version, bundler.form, requirements, *folder_digest(templates)
+    )
     return lambda_.Code.from_asset(
         str(FUNCTIONS_DIR),
         asset_hash=asset_hash,
