@@ -6,8 +6,9 @@ the Lambda runtime provides them, and shipping a second copy only slows cold sta
 
 Bytecode is compiled here when an interpreter of the runtime's Python version is at hand (this
 one, or `python3.14` on PATH): Lambda's code directory is read-only, so a module shipped without
-its .pyc is compiled again by every new container (the api's modules take about 370 ms of its
-cold start; benchmarks/README.md). Without one, the asset ships sources and synthesis says so.
+its .pyc is compiled again by every new container (the api's modules take 320-390 ms of its
+cold start on the bench machine; benchmarks/README.md). Without one, the asset ships sources and
+synthesis says so.
 
 pip runs once per (requirements, platform, Python version): the installed tree is cached under
 build/lambda-deps/<key>/ and hard-linked (or copied) into each bundle. CDK itself skips
@@ -40,6 +41,8 @@ BUNDLER_VERSION = "3"
 # Never imported (phonenumbers' geocoder, carrier and time zone data, most of its 48 MB): their
 # bytecode would only grow the asset.
 NOT_COMPILED = r"phonenumbers/(geodata|carrierdata|tzdata)/"
+# Where Lambda unpacks the asset (LAMBDA_TASK_ROOT): the file names the bytecode records.
+TASK_ROOT = "/var/task"
 # Provided by the Lambda Python runtime (boto3 and its dependency closure).
 RUNTIME_PROVIDED = frozenset(("boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"))
 _SOURCE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
@@ -113,12 +116,13 @@ def bytecode_interpreter(python_version: str) -> str | None:
     return found if answer.returncode == 0 and answer.stdout.strip() == python_version else None
 
 
-def compile_bytecode(tree: Path, interpreter: str) -> None:
+def compile_bytecode(tree: Path, interpreter: str, deployed_at: str = TASK_ROOT) -> None:
     """Every module's .pyc beside it, checked by nothing: the zip keeps no source timestamps a
-    timestamp-checked .pyc could be matched with, so CPython would compile the module again."""
+    timestamp-checked .pyc could be matched with, so CPython would compile the module again. The
+    file names it records are where the modules are deployed (`deployed_at`), not this machine's."""
     cmd = [
         interpreter, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash",
-        "-x", NOT_COMPILED, str(tree),
+        "-x", NOT_COMPILED, "-s", str(tree), "-p", deployed_at, str(tree),
     ]  # fmt: skip
     result = subprocess.run(cmd, check=False, capture_output=True, text=True)  # noqa: S603
     if result.returncode != 0:
@@ -210,7 +214,7 @@ class PipLocalBundling:
         )
         shutil.copytree(FUNCTIONS_DIR / PACKAGE, out / PACKAGE, ignore=_SOURCE_IGNORE)
         if self.interpreter:
-            compile_bytecode(out / PACKAGE, self.interpreter)
+            compile_bytecode(out / PACKAGE, self.interpreter, f"{TASK_ROOT}/{PACKAGE}")
         if self.templates is not None:  # the deployer's folder (TEMPLATES_DIR names it)
             shutil.copytree(self.templates, out / ASSET_FOLDER, ignore=_SOURCE_IGNORE)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import shutil
 import sys
 from pathlib import Path
@@ -43,6 +44,8 @@ def test_bytecode_is_compiled_by_an_interpreter_of_the_runtimes_version_and_unch
     # PEP 552 flags: hash-based (bit 0) and not checked against the source (bit 1 clear), so a
     # source whose timestamp the zip did not keep is never compiled again.
     assert int.from_bytes(compiled.read_bytes()[4:8], "little") == 0b01
+    # Tracebacks name where the module runs, not the machine that built the asset.
+    assert marshal.loads(compiled.read_bytes()[16:]).co_filename == "/var/task/pkg/__init__.py"
     assert not (unused / "__pycache__").exists()  # never imported: no bytecode to grow the asset
 
 
