@@ -66,13 +66,17 @@ def test_cycles_reuse_the_containers_threads_instead_of_starting_their_own():
 def test_a_kill_in_one_group_is_raised_once_nothing_of_the_batch_runs_on():
     # Given a recipient whose apply is killed (a Lambda timeout is a BaseException), submitted
     # first, and another still running when the kill comes back
-    killed, never = threading.Event(), threading.Event()
+    killed, never, slow_started = threading.Event(), threading.Event(), threading.Event()
     finished: list[str] = []
 
     def apply(item: str) -> None:
         if item == "killed":
+            # The other apply is running before the kill: on a loaded machine its thread could
+            # otherwise start only after the kill came back, and (rightly) never run at all.
+            slow_started.wait(timeout=5)
             killed.set()
             raise KeyboardInterrupt
+        slow_started.set()
         killed.wait(timeout=5)
         never.wait(timeout=0.2)  # still running well after the kill was raised
         finished.append(item)
