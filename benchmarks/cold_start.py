@@ -217,7 +217,6 @@ def _run(name: str, code: str, env: dict[str, str], event: dict[str, Any], cwd: 
     for line in completed.stdout.splitlines():
         if line.startswith("COLD "):
             sample: dict[str, Any] = json.loads(line[5:])
-            _LOADED[name] = sample.pop("files", [])
             problem = _check(name, sample.pop("answer"))
             if problem:
                 raise RuntimeError(f"{name}: {problem}")
@@ -226,7 +225,6 @@ def _run(name: str, code: str, env: dict[str, str], event: dict[str, Any], cwd: 
     raise RuntimeError(f"{name}: no cold start measured ({tail})")
 
 
-_LOADED: dict[str, list[str]] = {}  # each target's loaded module files, from its latest run
 # Provided by the Lambda runtime with their bytecode (infra/bundling.py RUNTIME_PROVIDED, by import name).
 _RUNTIME_PROVIDED = frozenset(("boto3", "botocore", "s3transfer", "jmespath", "urllib3", "dateutil", "six"))
 
@@ -289,19 +287,21 @@ def measure(root: Path, runs: int, handlers: tuple[str, ...] = tuple(HANDLERS), 
         if warm:  # bytecode caches written, not measured
             one(BASELINE)
         operations: dict[str, dict[str, int]] = {}
-        for name in handlers:  # likewise, and the AWS operations of each first invocation counted
+        compiled: dict[str, float] = {}
+        for name in handlers:  # likewise; each first invocation's AWS operations and modules counted
             before = endpoint.stats()
-            one(name)
+            compiled[name] = compile_ms(one(name)["files"], functions)
             after = endpoint.stats()
             operations[name] = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
-        compiled = {name: compile_ms(_LOADED.get(name, []), functions) for name in handlers}
         for name in handlers:
             same = f"{BASELINE}:{name}"
             codes[same], envs[same], events[same] = same_services_code(operations[name]), envs[BASELINE], {}
             samples[same] = []
         for _ in range(runs):
             for name in list(samples):
-                samples[name].append(one(name))
+                sample = one(name)
+                sample.pop("files", None)  # counted once, above
+                samples[name].append(sample)
     return {**_summary(samples, runs, operations), "compile_ms_as_sources": compiled}
 
 

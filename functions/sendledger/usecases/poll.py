@@ -81,13 +81,6 @@ def watermark_sources(lanes: Sequence[EventLane]) -> list[str]:
     return list(dict.fromkeys(lane.source for lane in lanes if lane.completes_source))
 
 
-@dataclass
-class _Quiet:
-    """What the due-work step's first read proved: nothing due of any kind, and no `unknown` at all."""
-
-    proven: bool = False
-
-
 @dataclass(frozen=True)
 class PollCycle:
     """One poll cycle's steps, in order; a step that fails or finds no time left does not stop the rest."""
@@ -104,22 +97,23 @@ class PollCycle:
         started = self.clock.now()
         report = CycleReport(started_at=started)
         moved: dict[str, datetime] = {}  # the watermarks this cycle set, by source
-        quiet = _Quiet()
+        quiet = False  # the due-work step's first read proved nothing due of any kind and no `unknown`
 
         def due_work() -> None:
-            quiet.proven = self.due_work.nothing_due()
-            if not quiet.proven:
+            nonlocal quiet
+            quiet = self.due_work.nothing_due()
+            if not quiet:
                 self.due_work.run(seconds_left, report)
 
         def escalations() -> None:
-            if not quiet.proven:
+            if not quiet:
                 self.escalations.run(seconds_left, report)
 
         steps: list[tuple[str, Callable[[], None]]] = [
             *((lane.name, self._lane_step(lane, started, seconds_left, report, moved)) for lane in self.lanes),
             ("due_work", due_work),
             ("escalation", escalations),
-            ("metrics", lambda: self.metrics.run(report, moved, no_unknown=quiet.proven)),
+            ("metrics", lambda: self.metrics.run(report, moved, no_unknown=quiet)),
         ]
         first_error: BaseException | None = None
         for name, run in steps:
