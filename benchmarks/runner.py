@@ -110,7 +110,7 @@ def _in_process(errors: dict[str, str], out: TextIO) -> dict[str, Any]:
                 "send_time_ratio", errors, lambda: timing.send_time_ratio(world, handler, TIMED_SAMPLES)
             )
         _say(out, "events: new and duplicate, through the ingestion handlers ...")
-        found["events"] = _guard("events", errors, lambda: _events(world))
+        found["events"] = _guarded_events(world, errors)
         _say(out, "traffic: the model's slice of the busy hour through the handlers ...")
         found["traffic"] = _guard("traffic", errors, lambda: _traffic(world))
         _say(out, "events: poll-cycle throughput ...")
@@ -135,6 +135,16 @@ def _events(world: Any) -> dict[str, Any]:
     from benchmarks import ingestion
 
     return ingestion.measure_events(world)
+
+
+def _guarded_events(world: Any, errors: dict[str, str]) -> dict[str, Any] | None:
+    """The events section; a source that failed alone (its figures say why) is a run error too."""
+    found: dict[str, Any] | None = _guard("events", errors, lambda: _events(world))
+    for source, figures in (found or {}).items():
+        reason = str(figures.get("reason", "")) if isinstance(figures, dict) else ""
+        if reason.startswith("error:"):
+            errors[f"events.{source}"] = reason.removeprefix("error: ")
+    return found
 
 
 SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
@@ -181,7 +191,7 @@ def smoke(root: Path) -> int:
             handler = baseline.make_handler()
             found["baseline"] = _guard("baseline_ddb_requests", errors, lambda: baseline.count_requests(handler))
             # Every provider's event path as the product parses it today (a renamed evidence key broke it once).
-            found["events"] = _guard("events", errors, lambda: _events(world))
+            found["events"] = _guarded_events(world, errors)
             tiny = TrafficModel(slice_seconds=0.6, events_sampled=6)
             with traffic.fresh(world):
                 found["traffic"] = _guard("traffic", errors, lambda: traffic.measure(world, tiny))

@@ -2,8 +2,8 @@
 
 The api handler sends through the real SendGrid adapter, over HTTP, to the local simulator's
 SendGrid API (keys in Secrets Manager, as deployed); the simulator posts its signed webhook
-batch to the api handler's webhook route, which verifies it and queues one SQS message per
-event. Each queued event is then applied by the one ingestion routine the poller's drain calls
+batch to the webhooks Lambda's route (the api serves none), which verifies it and queues one SQS
+message per event. Each queued event is then applied by the one ingestion routine the poller's drain calls
 per message (new), and once more (duplicate), with the DynamoDB requests of each counted.
 """
 
@@ -69,7 +69,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
     from local.apigateway import build_event
     from local.simulator.providers.sendgrid import side_of
     from sendledger import bootstrap
-    from sendledger.handlers import api
+    from sendledger.handlers import webhooks
     from sendledger.names import webhook_path
     from sendledger.providers.sendgrid.events import parse_queued
     from sendledger.usecases.ingest import IngestReport
@@ -83,6 +83,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
         real_clock = simulator.clock
         simulator.clock = lambda: datetime.now(UTC) + EVENTS_DUE_AFTER
         webhook: dict[str, Any] = {}
+        services = bootstrap.runtime()  # switched to SendGrid above
 
         def post(body: bytes, headers: dict[str, str]) -> int:
             event = build_event(
@@ -94,7 +95,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
                 account_id=ACCOUNT_ID,
             )
             with counting(ours._ledger()) as log:
-                response = api.lambda_handler(event, lambda_context("sendledger-api"))
+                response = webhooks.lambda_handler(event, lambda_context("sendledger-webhooks"), runtime=services)
             status, payload = status_of(response)
             webhook.update(status=status, answer=payload, ddb_requests=log.total, body_bytes=len(body))
             return status
@@ -107,7 +108,6 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             raise RuntimeError(f"the SendGrid webhook was not accepted: {webhook}")
         from benchmarks.ingestion import _drain_queue, _figure
 
-        services = bootstrap.runtime()
         new: list[dict[str, Any]] = []
         duplicate: list[dict[str, Any]] = []
         for message in _drain_queue(queue_url):
@@ -125,7 +125,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
         raise RuntimeError("the SendGrid simulator produced no events")
     return {
         "method": (
-            "api webhook route (signed batch from the simulator, verified, one SQS message per event), "
+            "the webhooks Lambda's route (signed batch from the simulator, verified, one SQS message per event), "
             "then the ingestion routine of the poller's drain, once per queued event"
         ),
         "webhook": webhook,
