@@ -61,7 +61,7 @@ pytest: $(STAMP)  ## every test (CDK, the local stack, the browser, the reliabil
 	$(BIN)/pytest -q -n 2
 
 openapi: $(STAMP)  ## regenerate the committed OpenAPI document
-	$(BIN)/python -c "import sys; sys.path.insert(0, 'functions'); from sendledger.handlers.api import openapi_json; open('docs/openapi.json', 'w').write(openapi_json() + '\\n')"
+	$(BIN)/python -c "import sys; sys.path.insert(0, 'functions'); from sendledger.handlers.api_routes import openapi_json; open('docs/openapi.json', 'w').write(openapi_json() + '\\n')"
 
 synth: $(STAMP)  ## python app.py writes cdk.out/ (cdk-nag runs as part of synthesis)
 	rm -f cdk.out/*.template.json

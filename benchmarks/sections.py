@@ -270,20 +270,25 @@ COLD_START_LEVERS = [
     "publisher 1.584 → 1.171 and 1.376 → 1.283. This replaces the two pydantic levers before it: the settings' "
     "base model building its validator on first use (22.0 → 18.0 and 21.4 → 12.0 ms for importing and reading "
     "the settings) and, measured and not kept, the fragments' deferred builds (48 → 46 ms, within noise).",
-    "- Measured and not kept: the send route without Powertools' OpenAPI validation (the body validated by its "
-    "model directly): no difference beyond noise (15 runs: CPU 430 ms with it, 447 without). "
-    "The validation middleware's own work on the first send is a few ms; the rest of `openapi.params`' "
-    "import is pydantic, which the request models import anyway.",
-    "- What the api pays beyond the same-calls Lambda, as measured on its cold start: Python's dataclass "
+    "- The send route without pydantic or Powertools' OpenAPI validation (handlers/api.py): the api's entry "
+    "answers `POST /v1/messages` itself, its body checked by hand against the documented model's limits "
+    "(api/send_body.py; tests/unit/test_send_body.py feeds both the same generated bodies and compares their "
+    "answers, field names and words included), and imports the Powertools router of every other route "
+    "(handlers/api_routes.py, its request models, `openapi.params` and the validation middleware) on the "
+    "container's first such request. An earlier attempt kept the model and validated with it directly: no "
+    "difference beyond noise, because pydantic's import was what cost. The webhook body limit moved to "
+    "request_gate.py, which had imported the webhook route's module (and the models) for it. Side by side "
+    "against the tree before (two rounds alternating the trees, the cold-start section each): api total "
+    "411.6 → 329.6 and 430.7 → 331.3 ms; against the same-calls Lambda 1.744 → 1.342 and 1.757 → 1.423; "
+    "what a sources-only asset would compile on that cold start 298 → 180 and 296 → 168 ms. A send's CPU: the CPU "
+    "section.",
+    "- What the api still pays beyond the same-calls Lambda, as measured on its cold start: Python's dataclass "
     "decorator builds each class's methods with `exec`, about 47 ms for sendledger's ~105 value classes "
     "(domain 17, use cases 8, ports 7.5, settings 4); Powertools Feature Flags, whose package imports its "
     "AppConfig store and with it boto3 (25-30 ms, the file store included; deployed the AppConfig store needs "
     "it anyway); email_validator (18-25 ms, its RFC patterns compiled on import; the send's address check); "
-    "and Powertools' OpenAPI validation on the routes, its `openapi.params` import (about 70 ms including "
-    "pydantic, which the request models need anyway) and the per-route dependants built at import. Modules "
-    "the api loads whose code its first send never runs (route handlers, models and use cases of other "
-    "routes): about 42 ms of import self time under `-X importtime` over 63 modules, most of them needed at "
-    "import (route registration, the models' validation, types), so lazy imports would buy a fraction of it.",
+    "and Powertools' event handler package, which imports its AppSync resolver and with it asyncio (about "
+    "20 ms under `-X importtime`) whichever resolver is used.",
     "",
 ]
 
@@ -323,7 +328,9 @@ def cpu(results: dict[str, Any]) -> list[str]:
     return [
         *lines,
         f"Send: {traffic.get('method', 'not measured')} ({traffic.get('samples')} pairs; the baseline handles SMS with "
-        "SNS Publish and renders both templates itself); the bar is the ratio of the medians. Ingestion: "
+        "SNS Publish and renders both templates itself); the bar is the ratio of the medians. The send answered "
+        "by the api's entry without pydantic or the router's validation (handlers/api.py), against the tree "
+        "before, two rounds alternating the trees: 1.016 → 0.909 and 1.016 → 0.935. Ingestion: "
         f"{ingest.get('method', 'not measured')}. Ours is the SES lane's `usecases.queued_events.drain` as the "
         "scheduled poller runs it (threaded: receives, applies and deletes overlap on the deployed pool) and, "
         "beside it in the same child, on a composition root that differs only in a concurrency of 1 (inline: "

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from sendledger.handlers.api import openapi_json
+from sendledger.handlers.api_routes import openapi_json
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 

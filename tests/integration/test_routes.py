@@ -10,7 +10,8 @@ import pytest
 
 from sendledger import names
 from sendledger.handlers import webhooks
-from sendledger.handlers.api import lambda_handler, openapi_json
+from sendledger.handlers.api import lambda_handler
+from sendledger.handlers.api_routes import openapi_json
 from tests.support.fakes import ADMIN, FakeLambdaContext, api_event
 
 PROBLEM_JSON = "application/problem+json"

@@ -21,7 +21,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.core import NOT_SET
 
-from sendledger.handlers.api import openapi_json
+from sendledger.handlers.api_routes import openapi_json
 from tests.reliability.conftest import SharedWorld, shared_world
 from tests.reliability.faults import FIGURES, PROBLEM_JSON, Answer, Client
 from tests.support.fakes import ADMIN, PRINCIPAL, FakeLambdaContext, api_event

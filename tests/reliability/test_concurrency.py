@@ -53,6 +53,7 @@ from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.messages import MessageState
 from sendledger.domain.provider import Backoff
 from sendledger.handlers import api as api_module
+from sendledger.handlers import api_routes
 from sendledger.providers.ses.events import parse_sqs_body
 from sendledger.providers.ses.sender import SesEmailSender
 from sendledger.providers.ses.settings import SesSettings
@@ -218,8 +219,16 @@ def world(moto_server: SerializedMotoServer) -> Iterator[World]:
 
 
 def _handler_copy(index: int) -> ModuleType:
-    """A fresh import of the api handler module: one resolver per simulated container."""
-    spec = importlib.util.spec_from_file_location(f"sendledger_api_container_{index}", api_module.__file__)
+    """A fresh import of the api handler module and of its router: one resolver per simulated container."""
+    module, routes = (
+        _fresh(m, f"sendledger_{m.__name__.rsplit('.', 1)[-1]}_{index}") for m in (api_module, api_routes)
+    )
+    module.routes = lambda: routes
+    return module
+
+
+def _fresh(original: ModuleType, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, original.__file__)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -291,8 +300,8 @@ class Fleet:
         event = api_event(method, path, body, **kwargs)
         try:
             gate = container.request_gate
-            early = gate.precheck(event, gate.allowed_methods_of(container.app))
-            response = early or container.app.resolve(event, FakeLambdaContext())
+            early = gate.precheck(event, container.allowed_methods)
+            response = early or container.resolve(event, FakeLambdaContext())
         except Exception as exc:
             return Answer(502, {}, None, crashed=f"{type(exc).__name__}: {exc}")
         if not isinstance(response, dict):

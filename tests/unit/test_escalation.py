@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sendledger.api.models import SendMessageRequest
+from sendledger.api.send_body import SendRequest, parse_send_body
 from sendledger.domain.escalation import Escalation, Fallback
 from sendledger.domain.recipients import Channel
 
@@ -21,8 +22,9 @@ def test_the_request_becomes_the_value_and_its_stored_form_is_the_requests():
     """A keyed send's fingerprint is computed over the stored form: it must be what the request
     model dumped before, or a replay of a key taken before would be refused as another payload."""
     body = SendMessageRequest.model_validate(REQUEST)
-    assert body.escalation is not None
-    escalation = body.escalation.to_domain(default_deadline=900)  # the request names its own: 300
+    checked = parse_send_body(REQUEST)  # what the send route builds the value from
+    assert body.escalation is not None and isinstance(checked, SendRequest) and checked.escalation is not None
+    escalation = checked.escalation.to_domain(default_deadline=900)  # the request names its own: 300
     assert escalation == Escalation(
         300, (Fallback(Channel.SMS, "+12065550100"), Fallback(Channel.EMAIL, "oncall@example.com"))
     )

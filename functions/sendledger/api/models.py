@@ -6,8 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from sendledger.domain import escalation
-from sendledger.domain.recipients import Channel
+from sendledger.api import send_body as limits
 
 
 class Model(BaseModel):
@@ -24,37 +23,33 @@ class Strict(Model):
 # A BCP 47 tag as a send asks for it: pt-BR falls back to pt, then to the template's default.
 LOCALE = Field(
     default=None,
-    min_length=2,
-    max_length=35,
-    pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
+    min_length=limits.LOCALE_LENGTH[0],
+    max_length=limits.LOCALE_LENGTH[1],
+    pattern=limits.LOCALE_PATTERN,
     description="the words' language (BCP 47); pt-BR falls back to pt, then to the template's default",
 )
 
 
 class TemplateRef(Strict):
-    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
-    version: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    id: str = Field(min_length=1, max_length=limits.MAX_ID, pattern=limits.ID_PATTERN)
+    version: str = Field(min_length=1, max_length=limits.MAX_ID, pattern=limits.ID_PATTERN)
     locale: str | None = LOCALE
 
 
 class Fallback(Strict):
     channel: Literal["email", "sms"]
-    to: str = Field(min_length=1, max_length=320)
+    to: str = Field(min_length=1, max_length=limits.MAX_ADDRESS)
 
 
 class Escalation(Strict):
     deadline_seconds: int | None = Field(
         default=None,
-        ge=1,
-        le=7 * 86_400,
+        ge=limits.DEADLINE_SECONDS[0],
+        le=limits.DEADLINE_SECONDS[1],
         description="required for an email; an SMS without one takes its destination country's "
         "(SMS_COUNTRY_TIMING, docs/sms-guardrails.md)",
     )
-    fallback: list[Fallback] = Field(min_length=1, max_length=5)
-
-    def to_domain(self, default_deadline: int) -> escalation.Escalation:
-        fallback = tuple(escalation.Fallback(Channel(f.channel), f.to) for f in self.fallback)
-        return escalation.Escalation(self.deadline_seconds or default_deadline, fallback)
+    fallback: list[Fallback] = Field(min_length=limits.FALLBACKS[0], max_length=limits.FALLBACKS[1])
 
 
 def _encodable(params: dict[str, str]) -> dict[str, str]:
@@ -71,21 +66,25 @@ ProviderPick = Annotated[
     str | None,
     Field(
         min_length=1,
-        max_length=32,
-        pattern=r"^[a-z0-9-]+$",
+        max_length=limits.MAX_PROVIDER,
+        pattern=limits.PROVIDER_PATTERN,
         description="one of this deployment's enabled providers for the channel, instead of its own choice "
         "(conformance legs, canaries); the message keeps it for every attempt",
     ),
 ]
 
 
+# The send's documented schema; the route checks bodies by hand against the same limits
+# (send_body.py), and a test holds the two to the same answers.
 class SendMessageRequest(Strict):
     channel: Literal["email", "sms"]
-    to: str = Field(min_length=1, max_length=320)
+    to: str = Field(min_length=1, max_length=limits.MAX_ADDRESS)
     template: TemplateRef
-    params: Annotated[dict[str, str], AfterValidator(_encodable)] = Field(default_factory=dict, max_length=20)
+    params: Annotated[dict[str, str], AfterValidator(_encodable)] = Field(
+        default_factory=dict, max_length=limits.MAX_PARAMS
+    )
     category: Literal["transactional", "alert", "security"] = "transactional"
-    event_id: str | None = Field(default=None, min_length=1, max_length=255)
+    event_id: str | None = Field(default=None, min_length=1, max_length=limits.MAX_EVENT_ID)
     escalation: Escalation | None = None
     provider: ProviderPick = None
 

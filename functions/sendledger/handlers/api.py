@@ -1,149 +1,63 @@
-"""The `api` Lambda: API Gateway (HTTP API, IAM auth; payload format 1.0, the REST event shape that
-Powertools' REST resolver reads) → Powertools router → use cases."""
+"""The `api` Lambda: API Gateway (HTTP API, IAM auth; payload format 1.0, the REST event shape).
+
+A send (`POST /v1/messages`, nearly every request) is served here: its body checked by hand
+(api/send_body.py, the documented model's rules), no request model and no OpenAPI validation
+built, imported or run. Every other route is the Powertools router's (handlers/api_routes.py),
+imported on the container's first such request. benchmarks/README.md has what each costs.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import partial
-from typing import Annotated, Any
-from urllib.parse import unquote, urlencode
+from functools import cache, partial
+from typing import Any
 
 from aws_lambda_powertools import Metrics
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger import bootstrap, names
-from sendledger.api import openapi, problems
-from sendledger.api.models import (
-    AdminSuppressionView,
-    ConsumeResetRequest,
-    MessageView,
-    PasswordResetRequest,
-    ResetAccepted,
-    ResetConsumed,
-    ResetEvidenceView,
-    SendMessageRequest,
-    SuppressionView,
-    SuppressRequest,
-)
-from sendledger.api.openapi import documented
-from sendledger.api.problems import JSON, ProblemType, problem, validation_errors
-from sendledger.api.responses import (
-    json_response,
-    message_response,
-    send_response,
-    sms_refused_response,
-    suppression_response,
-)
+from sendledger import names
+from sendledger.api import problems
+from sendledger.api.problems import ProblemType, problem
+from sendledger.api.responses import send_response, sms_refused_response
+from sendledger.api.send_body import NO_BODY, FieldErrors, SendRequest, parse_send_body
 from sendledger.domain import callers, errors, idempotency
-from sendledger.domain.callers import CallerId
-from sendledger.domain.clock import iso
 from sendledger.domain.messages import Template
 from sendledger.domain.recipients import Channel
-from sendledger.handlers import caller_routes, request_gate, template_routes
+from sendledger.handlers import request_gate
 from sendledger.handlers.invocation import current_runtime, identity_arn
 from sendledger.handlers.observability import lean_logger
-from sendledger.usecases import messages, suppressions
-from sendledger.usecases.results import Accepted, ResetRequested, SmsRefused, TokenConsumed
+from sendledger.usecases.results import Accepted, SmsRefused
 from sendledger.usecases.send_command import SendCommand
-from sendledger.usecases.views import message_view, reset_evidence_view
-
-NDJSON = "application/x-ndjson"
-
-# Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
-IDEMPOTENCY_KEY = Header(
-    alias="Idempotency-Key",
-    description='1-255 printable ASCII characters; a quoted Structured Field string ("abc") is unquoted first',
-    json_schema_extra={"minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
-)
 
 logger = lean_logger()
 metrics = Metrics()
-app = APIGatewayRestResolver(enable_validation=True)
+
+SEND_PATH = "/v1/messages"
+_SEND_PATH_METHODS = sorted(method for method, path in names.API_ROUTES if path == SEND_PATH)
+IDEMPOTENCY_KEY = "Idempotency-Key"
+_SCHEMA_MISMATCH = "the request does not match the schema"  # as the router answers its models' problems
 
 
-def _runtime() -> bootstrap.Runtime:
-    """Built on first use, so a request refused before any route runs needs no AWS call."""
-    return current_runtime()
-
-
-def _caller_of(event: Mapping[str, Any]) -> callers.Caller:
+def caller_of(event: Mapping[str, Any]) -> callers.Caller:
     """The application the request's identity signs for: every session of a role is the role."""
-    return callers.caller_of(identity_arn(event), _runtime().settings.caller_tenants)
+    return callers.caller_of(identity_arn(event), current_runtime().settings.caller_tenants)
 
 
-def _caller() -> CallerId:
-    return _caller_of(app.current_event.raw_event).id
-
-
-def _actor() -> str:
-    return identity_arn(app.current_event.raw_event)
-
-
-def _admin_refusal(event: dict[str, Any]) -> Response[str] | None:
-    """/v1/admin/* only for the principals the settings name (the second check: the gateway let the
-    request through on the admin invoke policy's route grant); anyone else: 403, logged and counted."""
-    if not str(event.get("path", "")).startswith(names.ADMIN_PATH_PREFIX):
-        return None
+def send(event: dict[str, Any], context: LambdaContext | None) -> Response[str]:
+    """`POST /v1/messages`: the Idempotency-Key and the body checked, then the send use case."""
+    key = _header(event, IDEMPOTENCY_KEY)
+    found = _send_request(event.get("body"))
+    mismatched = _key_problems(key) + (found if isinstance(found, list) else [])
+    if mismatched or not isinstance(found, SendRequest):
+        return problem(ProblemType.VALIDATION_ERROR, _SCHEMA_MISMATCH, mismatched)
     try:
-        caller = _caller_of(event)
+        command = _command(found, key, caller_of(event).id)
+        result = current_runtime().sender.send(command, partial(_seconds_left, context))
     except errors.DomainError as exc:
-        return problems.for_domain_error(exc)
-    if callers.is_admin(caller, _runtime().settings.admin_principals):
-        return None
-    logger.warning("admin route refused", extra={"principal": caller.principal.arn, "path": event.get("path")})
-    metrics.add_metric(name="AdminRefused", unit=MetricUnit.Count, value=1)
-    refused = errors.NotAdmin(f"{caller.principal.arn} is not one of this deployment's admin principals")
-    return problems.for_domain_error(refused)
-
-
-def _check_idempotency_key(value: str | None) -> None:
-    """A bad key is a field error like any other; the use case parses the same value again."""
-    try:
-        idempotency.parse_key(value)
-    except errors.InvalidRequest as exc:
-        raise RequestValidationError([{"loc": ("header", "Idempotency-Key"), "msg": exc.detail}]) from None
-
-
-def _default_deadline(body: SendMessageRequest) -> int:
-    """An SMS's escalation without a deadline takes its destination country's; an email's must name one."""
-    if body.escalation is None or body.escalation.deadline_seconds is not None:
-        return 0  # not used: the request's own deadline stands
-    if body.channel != Channel.SMS.value:
-        message = "required for an email's escalation (an SMS's defaults to its country's)"
-        raise RequestValidationError([{"loc": ("body", "escalation", "deadline_seconds"), "msg": message}])
-    return _runtime().settings.sms_timing(body.to).escalation_deadline_seconds
-
-
-def _seconds_left() -> float:
-    context: LambdaContext | None = app.lambda_context
-    return context.get_remaining_time_in_millis() / 1000 if context else 30.0
-
-
-@app.post("/v1/messages", responses=documented(202, MessageView, 400, 409, 413, 415, 429, 503))
-def post_message(
-    body: SendMessageRequest,
-    idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
-) -> Response[str]:
-    _check_idempotency_key(idempotency_key)
-    command = SendCommand(
-        channel=Channel(body.channel),
-        to=body.to,
-        template=Template(body.template.id, body.template.version),
-        locale=body.template.locale,
-        params=body.params,
-        category=body.category,
-        caller=_caller(),
-        idempotency_header=idempotency_key,
-        event_id=body.event_id,
-        escalation=body.escalation.to_domain(_default_deadline(body)) if body.escalation else None,
-        provider=body.provider,
-    )
-    result = _runtime().sender.send(command, _seconds_left)
+        return request_gate.domain_problem(exc, logger)
     if isinstance(result, SmsRefused):
         from sendledger.handlers.metrics_out import emit  # a refusal's path only
         from sendledger.ports.reports import sms_refused_metrics
@@ -156,144 +70,103 @@ def post_message(
     return send_response(result)
 
 
-@app.get("/v1/messages/<message_id>", responses=documented(200, MessageView, 404, 503))
-def get_message(message_id: str) -> Response[str]:
-    runtime = _runtime()
-    message = messages.get_message(runtime.messages, message_id, _caller())
-    if message is None:
-        return problem(ProblemType.NOT_FOUND, f"no message {errors.echo(message_id)}")
-    return message_response(200, message_view(message, runtime.settings, with_history=True))
+def _seconds_left(context: LambdaContext | None) -> float:
+    return context.get_remaining_time_in_millis() / 1000 if context else 30.0
 
 
-@app.get("/v1/messages", responses=documented(200, MessageView, 400, 404, 503))
-def find_message(
-    idempotency_key: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
-    event_id: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
-    template_version: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = None,
-) -> Response[str]:
-    """The caller's message for an Idempotency-Key, or for an event_id and template version."""
-    from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
-
-    runtime = _runtime()
-    message = evidence.find_message(runtime.messages, _caller(), idempotency_key, event_id, template_version)
-    if message is None:
-        return problem(ProblemType.NOT_FOUND, "no message of yours has that key")
-    return message_response(200, message_view(message, runtime.settings, with_history=True))
+def _key_problems(key: str | None) -> FieldErrors:
+    """A bad key is a field error like any other; the use case parses the same value again."""
+    try:
+        idempotency.parse_key(key)
+    except errors.InvalidRequest as exc:
+        return [{"field": IDEMPOTENCY_KEY, "message": exc.detail}]
+    return []
 
 
-@app.get("/v1/password-resets/<reset_id>", responses=documented(200, ResetEvidenceView, 404, 503))
-def get_password_reset(reset_id: str) -> Response[str]:
-    from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
-
-    runtime = _runtime()
-    found = evidence.reset_evidence(runtime.messages, runtime.resets, runtime.clock.now(), _caller(), reset_id)
-    if found is None:
-        return problem(ProblemType.NOT_FOUND, f"no reset {errors.echo(reset_id)}")
-    return json_response(200, reset_evidence_view(found, runtime.settings))
-
-
-@app.get("/v1/evidence", responses=documented(200, MessageView, 400, 503, media_type=NDJSON))
-def get_evidence(
-    since: Annotated[str, Query(min_length=1, max_length=64)],
-    until: Annotated[str, Query(min_length=1, max_length=64)],
-    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
-    limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
-) -> Response[str]:
-    """NDJSON: one line per message the caller created in [since, until), oldest first, each
-    with its history; `Link: <...>; rel="next"` while more remain."""
-    from sendledger.usecases import evidence  # evidence reads: not on the send path's cold start
-
-    runtime = _runtime()
-    page = evidence.export(runtime.messages, _caller(), since, until, cursor, limit)
-    lines = [json.dumps(message_view(m, runtime.settings, with_history=True)) + "\n" for m in page.messages]
-    headers: dict[str, str] = {}
-    if page.cursor is not None:
-        query: dict[str, str | int] = {"since": since, "until": until, "cursor": page.cursor}
-        if limit is not None:
-            query["limit"] = limit
-        # Relative to the request's own URL, so it holds behind any stage or base path.
-        headers["Link"] = f'<evidence?{urlencode(query)}>; rel="next"'
-    return Response(status_code=200, content_type=NDJSON, body="".join(lines), headers=headers)
+def _send_request(body: str | None) -> SendRequest | FieldErrors:
+    parsed = json.loads(body) if body else None  # the gate refused what is not JSON
+    found = NO_BODY if parsed is None else parse_send_body(parsed)
+    if not isinstance(found, SendRequest) or found.escalation is None or found.channel is Channel.SMS:
+        return found  # an SMS's escalation without a deadline takes its destination country's
+    if found.escalation.deadline_seconds is None:
+        message = "required for an email's escalation (an SMS's defaults to its country's)"
+        return [{"field": "escalation.deadline_seconds", "message": message}]
+    return found
 
 
-@app.post("/v1/password-resets", responses=documented(202, ResetAccepted, 400, 413, 415, 503))
-def post_password_reset(body: PasswordResetRequest) -> Response[str]:
-    requested: ResetRequested = _runtime().reset_requests.request(
-        _caller(), body.account_id, body.email, provider=body.provider, locale=body.locale
+def _header(event: Mapping[str, Any], name: str) -> str | None:
+    """A header as the router reads one: the multi-value form when the event has it (repeats
+    joined with commas), any letter case."""
+    wanted = name.lower()
+    for header, found in (event.get("multiValueHeaders") or event.get("headers") or {}).items():
+        if header.lower() == wanted:
+            return ",".join(found) if isinstance(found, list) else found
+    return None
+
+
+def _command(request: SendRequest, key: str | None, caller: callers.CallerId) -> SendCommand:
+    esc = request.escalation
+    if esc is not None and esc.deadline_seconds is None:  # an SMS's: its destination country's
+        default_deadline = current_runtime().settings.sms_timing(request.to).escalation_deadline_seconds
+    else:
+        default_deadline = 0  # not used: the request's own deadline stands
+    return SendCommand(
+        channel=request.channel,
+        to=request.to,
+        template=Template(request.template_id, request.template_version),
+        locale=request.locale,
+        params=request.params,
+        category=request.category,
+        caller=caller,
+        idempotency_header=key,
+        event_id=request.event_id,
+        escalation=esc.to_domain(default_deadline) if esc else None,
+        provider=request.provider,
     )
-    accepted = {"reset_id": requested.reset_id, "state": "requested", "expires_at": iso(requested.expires_at)}
-    return json_response(202, accepted)
 
 
-@app.post("/v1/password-resets/consume", responses=documented(200, ResetConsumed, 400, 413, 415, 503))
-def post_password_reset_consume(body: ConsumeResetRequest) -> Response[str]:
-    result = _runtime().reset_tokens.consume(_caller(), body.account_id, body.token)
-    if isinstance(result, TokenConsumed):
-        return json_response(200, {"reset_id": result.reset_id, "account_id": result.account_id})
-    return problem(ProblemType.INVALID_TOKEN, "the token is invalid, expired or already used")
+def admin_refusal(event: dict[str, Any]) -> Response[str] | None:
+    """/v1/admin/* only for the principals the settings name (the second check: the gateway let the
+    request through on the admin invoke policy's route grant); anyone else: 403, logged and counted."""
+    if not str(event.get("path", "")).startswith(names.ADMIN_PATH_PREFIX):
+        return None
+    try:
+        caller = caller_of(event)
+    except errors.DomainError as exc:
+        return problems.for_domain_error(exc)
+    if callers.is_admin(caller, current_runtime().settings.admin_principals):
+        return None
+    logger.warning("admin route refused", extra={"principal": caller.principal.arn, "path": event.get("path")})
+    metrics.add_metric(name="AdminRefused", unit=MetricUnit.Count, value=1)
+    refused = errors.NotAdmin(f"{caller.principal.arn} is not one of this deployment's admin principals")
+    return problems.for_domain_error(refused)
 
 
-@app.get("/v1/suppressions/<recipient>", responses=documented(200, SuppressionView, 400, 503))
-def get_suppression(recipient: str) -> Response[str]:
-    """The caller's view: state, reason class, since, version, and what its own messages caused."""
-    runtime = _runtime()
-    status = suppressions.client_view(runtime.recipients, runtime.messages, unquote(recipient), _caller())
-    return suppression_response(status, admin=False)
+@cache
+def routes() -> Any:
+    """Every route but the send: the router, its models and its validation, built once."""
+    from sendledger.handlers import api_routes
+
+    return api_routes
 
 
-@app.get("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 503))
-def get_admin_suppression(recipient: str) -> Response[str]:
-    """The admin's view: the whole history, actors, free-text reasons and every event id."""
-    return suppression_response(suppressions.view_suppression(_runtime().recipients, unquote(recipient)), admin=True)
+def resolve(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("httpMethod") == "POST" and event.get("path") == SEND_PATH:
+        return request_gate.proxy_response(send(event, context))
+    return dict(routes().app.resolve(event, context))
 
 
-@app.put("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 413, 415, 503))
-def put_suppression(recipient: str, body: SuppressRequest) -> Response[str]:
-    runtime = _runtime()
-    change = partial(suppressions.change_suppression, runtime.recipients, runtime.clock)
-    status = change(unquote(recipient), True, body.reason, _actor())
-    return suppression_response(status, admin=True)
-
-
-@app.delete("/v1/admin/suppressions/<recipient>", responses=documented(200, AdminSuppressionView, 400, 403, 503))
-def delete_suppression(recipient: str, reason: Annotated[str, Query(min_length=1, max_length=500)]) -> Response[str]:
-    runtime = _runtime()
-    change = partial(suppressions.change_suppression, runtime.recipients, runtime.clock)
-    status = change(unquote(recipient), False, reason, _actor())
-    return suppression_response(status, admin=True)
-
-
-app.include_router(caller_routes.router)
-app.include_router(template_routes.router)
-
-
-@app.get("/healthz")
-def healthz() -> Response[str]:
-    return Response(status_code=200, content_type=JSON, body='{"status":"ok"}')
-
-
-@app.get("/openapi.json", include_in_schema=False)
-def openapi_document() -> Response[str]:
-    return Response(status_code=200, content_type=JSON, body=openapi_json())
-
-
-def openapi_json() -> str:
-    """The callers' routes and the providers' webhook route (served by the webhooks Lambda), in one document."""
-    from sendledger.handlers import webhooks
-
-    return openapi.document_json(app, webhooks.app)
-
-
-# --- errors: every one is application/problem+json ----------------------------------------
-@app.exception_handler(RequestValidationError)
-def on_validation_error(exc: RequestValidationError) -> Response[str]:
-    detail = "the request does not match the schema"
-    return problem(ProblemType.VALIDATION_ERROR, detail, validation_errors(exc.errors()))
-
-
-request_gate.answer_problems(app, logger)
+def allowed_methods(path: str) -> list[str]:
+    if path == SEND_PATH:  # the send's path answers without the router
+        return _SEND_PATH_METHODS
+    return request_gate.allowed_methods_of(routes().app)(path)
 
 
 lambda_handler = request_gate.serve(
-    app, logger=logger, metrics=metrics, counted_as="ApiRequests", refusal=_admin_refusal
+    resolve,
+    allowed_methods=allowed_methods,
+    logger=logger,
+    metrics=metrics,
+    counted_as="ApiRequests",
+    refusal=admin_refusal,
 )

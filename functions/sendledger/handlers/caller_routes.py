@@ -1,6 +1,6 @@
 """The admin routes of caller settings: `/v1/admin/callers/...` (callback URL, test mode, flag
 context, SMS guardrails, the callback secret's rotation). Admins only: the api Lambda refuses anyone else before
-a route runs (api._admin_refusal), as deployed only the admin invoke policy's route grant lets a
+a route runs (api.admin_refusal), as deployed only the admin invoke policy's route grant lets a
 request through the gateway first. The use
 cases are imported by the routes: a container that serves sends never loads them.
 """

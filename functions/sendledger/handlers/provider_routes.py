@@ -21,10 +21,6 @@ from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.domain.errors import echo
 from sendledger.handlers.invocation import RUNTIME
 
-# The largest body any provider's webhook takes (the largest batch a provider posts); each
-# provider's intake refuses what is over its own limit.
-WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
-
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves Router.__init__ unannotated
 
 

@@ -21,7 +21,7 @@ from sendledger import bootstrap, names
 from sendledger.api import problems
 from sendledger.api.problems import JSON, ProblemType, problem
 from sendledger.domain import errors
-from sendledger.handlers import provider_routes, startup
+from sendledger.handlers import startup
 from sendledger.handlers.invocation import RUNTIME
 from sendledger.handlers.observability import traced
 
@@ -29,9 +29,13 @@ MAX_BODY_BYTES = 64 * 1024
 # A template version's words may reach 100 KB of text and of HTML per locale (350 KB in all,
 # one ledger item): its PUT may be that large, JSON escaping included.
 TEMPLATE_MAX_BODY_BYTES = 1024 * 1024
+# The largest body any provider's webhook takes (the largest batch a provider posts); each
+# provider's intake refuses what is over its own limit (handlers/provider_routes.py).
+WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
 
 AllowedMethods = Callable[[str], list[str]]  # a path → the methods its routes take (none: no route)
 Refusal = Callable[[dict[str, Any]], "Response[str] | None"]  # a function's own answer before its router
+Resolve = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]  # an event to API Gateway's proxy answer
 
 
 class Handler(Protocol):
@@ -43,14 +47,20 @@ class Handler(Protocol):
 
 
 def serve(
-    app: APIGatewayRestResolver, *, logger: Logger, metrics: Metrics, counted_as: str, refusal: Refusal | None = None
+    resolve: Resolve,
+    *,
+    allowed_methods: AllowedMethods,
+    logger: Logger,
+    metrics: Metrics,
+    counted_as: str,
+    refusal: Refusal | None = None,
 ) -> Handler:
-    """An API Gateway function's Lambda entry over `app`: the logger's context (the request's
-    correlation id, cleared between requests), EMF metrics with the cold start and one `counted_as`
-    per request, tracing (opt-in) without the answer, which holds addresses, histories or a
-    provider's recipients; the invocation's runtime for the routes; what must never reach the
-    router (then `refusal`) answered before it; HEAD served as the GET without its body."""
-    allowed_methods = allowed_methods_of(app)
+    """An API Gateway function's Lambda entry over `resolve` (a router's, or one that picks among
+    routes): the logger's context (the request's correlation id, cleared between requests), EMF
+    metrics with the cold start and one `counted_as` per request, tracing (opt-in) without the
+    answer, which holds addresses, histories or a provider's recipients; the invocation's runtime
+    for the routes; what must never reach the routes (then `refusal`) answered before them; HEAD
+    served as the GET without its body."""
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     @metrics.log_metrics(capture_cold_start_metric=True)
@@ -65,8 +75,8 @@ def serve(
             if early is not None:
                 return proxy_response(early)
             if event.get("httpMethod") == "HEAD":
-                return head_answer(app.resolve(as_get(event), context))
-            return app.resolve(event, context)
+                return head_answer(resolve(as_get(event), context))
+            return resolve(event, context)
         finally:
             RUNTIME.reset(token)
 
@@ -91,13 +101,18 @@ def answer_problems(app: APIGatewayRestResolver, logger: Logger) -> None:
 
     @app.exception_handler(errors.DomainError)
     def on_domain_error(exc: errors.DomainError) -> Response[str]:
-        if isinstance(exc, errors.DependencyUnavailable):
-            logger.warning("dependency unavailable", extra={"detail": exc.detail})
-        return problems.for_domain_error(exc)
+        return domain_problem(exc, logger)
 
     @app.not_found
     def on_not_found(_: Exception) -> Response[str]:
         return problem(ProblemType.NOT_FOUND, "no such route")
+
+
+def domain_problem(exc: errors.DomainError, logger: Logger) -> Response[str]:
+    """A use case's error as its problem; a dependency's fault is logged too."""
+    if isinstance(exc, errors.DependencyUnavailable):
+        logger.warning("dependency unavailable", extra={"detail": exc.detail})
+    return problems.for_domain_error(exc)
 
 
 def proxy_response(answer: Response[str]) -> dict[str, Any]:
@@ -154,7 +169,7 @@ def precheck(event: dict[str, Any], allowed_methods: AllowedMethods) -> Response
     path = str(event.get("path"))
     limit = MAX_BODY_BYTES
     if path.startswith(names.PROVIDERS_PATH):
-        limit = provider_routes.WEBHOOK_MAX_BODY_BYTES
+        limit = WEBHOOK_MAX_BODY_BYTES
     elif path.startswith(names.TEMPLATES_PATH) and event.get("httpMethod") == "PUT":
         limit = TEMPLATE_MAX_BODY_BYTES
     if len(body.encode("utf-8", errors="surrogatepass")) > limit * (4 / 3 if event.get("isBase64Encoded") else 1):

@@ -20,4 +20,10 @@ app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(provider_routes.router)
 request_gate.answer_problems(app, logger)
 # A provider's events name recipients: its answer never goes into X-Ray either.
-lambda_handler = request_gate.serve(app, logger=logger, metrics=metrics, counted_as="WebhookRequests")
+lambda_handler = request_gate.serve(
+    app.resolve,
+    allowed_methods=request_gate.allowed_methods_of(app),
+    logger=logger,
+    metrics=metrics,
+    counted_as="WebhookRequests",
+)
