@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from infra.settings import Settings as DeployedTunables
 from local.constants import (
     ACCOUNT_ID,
     CONFIGURATION_SET,
@@ -80,7 +81,8 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "POWERTOOLS_METRICS_NAMESPACE": "sendledger",
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "PYDANTIC_DISABLE_PLUGINS": "__all__",
-        # infra/environment.py
+        # infra/environment.py: the resources, then every tunable as the stack sets it by default
+        **DeployedTunables().environment(),
         "LEDGER_TABLE_NAME": LEDGER_TABLE,
         "SENDER_EMAIL": SENDER_EMAIL,
         "SES_CONFIGURATION_SET": CONFIGURATION_SET,
@@ -88,16 +90,4 @@ def lambda_environment(function_name: str, memory_mb: int = 512) -> dict[str, st
         "ESCALATION_QUEUE_URL": queue_url(ESCALATION_QUEUE),
         "SMS_SUCCESS_LOG_GROUP": success_group,
         "SMS_FAILURE_LOG_GROUP": failure_group,
-        "INGESTION_MODE": "poll",
-        "POLL_INTERVAL_SECONDS": "60",
-        "POLL_APPLY_CONCURRENCY": "8",
-        "RESET_WINDOW_SECONDS": "600",
-        "RESET_MAX_FAILED_ATTEMPTS": "5",
-        "RESET_URL_TEMPLATE": "https://app.example.com/reset?token={token}",
-        "UNKNOWN_GRACE_SECONDS": "900",
-        "UNKNOWN_MAX_AGE_SECONDS": "86400",
-        "STALE_ELIGIBILITY_POLICY": "allow",
-        "IDEMPOTENCY_RETENTION_DAYS": "30",
-        "TRANSIENT_BOUNCE_LIMIT": "3",
-        "TRANSIENT_BOUNCE_WINDOW_DAYS": "7",
     }
