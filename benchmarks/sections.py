@@ -270,8 +270,8 @@ COLD_START_LEVERS = [
     "publisher 1.584 → 1.171 and 1.376 → 1.283. This replaces the two pydantic levers before it: the settings' "
     "base model building its validator on first use (22.0 → 18.0 and 21.4 → 12.0 ms for importing and reading "
     "the settings) and, measured and not kept, the fragments' deferred builds (48 → 46 ms, within noise).",
-    "- The send route without pydantic or Powertools' OpenAPI validation (handlers/api.py): the api's entry "
-    "answers `POST /v1/messages` itself, its body checked by hand against the documented model's limits "
+    "- The send route without pydantic or Powertools' OpenAPI validation (handlers/api.py, send_route.py): "
+    "the api's entry answers `POST /v1/messages` without the router, its body checked by hand against the documented model's limits "
     "(api/send_body.py; tests/unit/test_send_body.py feeds both the same generated bodies and compares their "
     "answers, field names and words included), and imports the Powertools router of every other route "
     "(handlers/api_routes.py, its request models, `openapi.params` and the validation middleware) on the "
@@ -329,7 +329,7 @@ def cpu(results: dict[str, Any]) -> list[str]:
         *lines,
         f"Send: {traffic.get('method', 'not measured')} ({traffic.get('samples')} pairs; the baseline handles SMS with "
         "SNS Publish and renders both templates itself); the bar is the ratio of the medians. The send answered "
-        "by the api's entry without pydantic or the router's validation (handlers/api.py), against the tree "
+        "by the api's entry without pydantic or the router's validation (handlers/send_route.py), against the tree "
         "before, two rounds alternating the trees: 1.016 → 0.909 and 1.016 → 0.935. Ingestion: "
         f"{ingest.get('method', 'not measured')}. Ours is the SES lane's `usecases.queued_events.drain` as the "
         "scheduled poller runs it (threaded: receives, applies and deletes overlap on the deployed pool) and, "

@@ -1,5 +1,6 @@
-"""The api's entry answers a send itself, without the router's request models and validation
-(handlers/api.py); the router's documented route answers the same request the same way."""
+"""The api's entry answers a send without the router's request models and validation
+(handlers/api.py, handlers/send_route.py); the router's documented route answers the same request
+the same way."""
 
 import json
 import subprocess
@@ -68,7 +69,7 @@ def test_serving_sends_loads_neither_pydantic_nor_the_routers_validation():
     code = (
         "import sys\n"
         "from sendledger.handlers import api\n"
-        "api.send({'httpMethod': 'POST', 'path': '/v1/messages', 'body': '{\"channel\": \"fax\"}'}, None)\n"
+        "api.resolve({'httpMethod': 'POST', 'path': '/v1/messages', 'body': '{\"channel\": \"fax\"}'}, None)\n"
         f"loaded = [m for m in sys.modules if m.split('.')[0] == 'pydantic' or m in {sorted(_ROUTER_ONLY)}]\n"
         "print(loaded)\n"
     )

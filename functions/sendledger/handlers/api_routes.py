@@ -9,6 +9,7 @@ from functools import partial
 from typing import Annotated
 from urllib.parse import unquote, urlencode
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
@@ -38,8 +39,8 @@ from sendledger.domain import errors, idempotency
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso
 from sendledger.handlers import caller_routes, request_gate, template_routes
-from sendledger.handlers.api import caller_of, logger, send
-from sendledger.handlers.invocation import current_runtime, identity_arn
+from sendledger.handlers.invocation import caller_of, current_runtime, identity_arn
+from sendledger.handlers.send_route import send
 from sendledger.usecases import messages, suppressions
 from sendledger.usecases.results import ResetRequested, TokenConsumed
 from sendledger.usecases.views import message_view, reset_evidence_view
@@ -53,6 +54,7 @@ IDEMPOTENCY_KEY = Header(
     json_schema_extra={"minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
 )
 
+logger = Logger(child=True)  # the entry's (handlers/api.py), whose context each request sets
 app = APIGatewayRestResolver(enable_validation=True)
 
 
@@ -75,7 +77,7 @@ def post_message(
     idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
 ) -> Response[str]:
     """The send's contract as the OpenAPI document gives it. The api's entry answers the route
-    itself (handlers/api.py: the same rules, checked by hand); a request that reaches this router
+    itself (handlers/send_route.py: the same rules, checked by hand); a request that reaches this router
     is answered the same way."""
     return send(app.current_event.raw_event, app.lambda_context)
 

@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from sendledger import bootstrap
-from sendledger.domain import errors
+from sendledger.domain import callers, errors
 
 RUNTIME: ContextVar[bootstrap.Runtime | None] = ContextVar("runtime", default=None)
 
@@ -19,6 +19,11 @@ RUNTIME: ContextVar[bootstrap.Runtime | None] = ContextVar("runtime", default=No
 def current_runtime() -> bootstrap.Runtime:
     """The invocation's own runtime, else the container's (built on first use)."""
     return RUNTIME.get() or bootstrap.runtime()
+
+
+def caller_of(event: Mapping[str, Any]) -> callers.Caller:
+    """The application the request's identity signs for: every session of a role is the role."""
+    return callers.caller_of(identity_arn(event), current_runtime().settings.caller_tenants)
 
 
 def identity_arn(event: Mapping[str, Any]) -> str:
