@@ -44,7 +44,7 @@ class Fragment(Declared):
 
     def environment(self) -> dict[str, str]:
         """The tunables as the Lambda environment (the wiring is the constructs' to set)."""
-        return {self.variable(name): _env_text(getattr(self, name)) for name in self.tunables()}
+        return self.environment_of(self.tunables())
 
     def event_delay(self) -> tuple[str, int]:
         """The provider's own delay before a poll can apply an event it emitted (synthesis adds
@@ -65,7 +65,3 @@ class Fragment(Declared):
         """How long after acceptance (and after each answer) a message's status is asked again;
         None: the provider's events come by themselves (it pushes them, or a lane pulls them)."""
         return None
-
-
-def _env_text(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -66,7 +66,8 @@ class IngestionMode(StrEnum):
 
 
 # Parsers of the fields whose text form is more than one value (settings_schema.py reads the
-# rest by their default's type). Each also takes its own result: a test or `replace` gives values.
+# rest by their default's type), and below them that text form. Each parser also takes its own
+# result: a test or `replace` gives values.
 
 
 def _admins(raw: Any) -> tuple[str, ...]:
@@ -143,10 +144,50 @@ def _stale_policy(raw: Any) -> dict[str, StalePolicy]:
     return {category: StalePolicy(_check_choice(str(raw.get(category, _ALLOW)))) for category in CATEGORIES}
 
 
+def parse_stale_policy(raw: str) -> dict[str, str]:
+    """`allow`, `defer`, or per category: `transactional=allow,security=defer`."""
+    policy = dict.fromkeys(CATEGORIES, "allow")
+    raw = raw.strip()
+    if not raw:
+        return policy
+    if "=" not in raw:
+        return dict.fromkeys(CATEGORIES, _check_choice(raw))
+    for part in raw.split(","):
+        category, _, value = part.partition("=")
+        if category.strip() not in CATEGORIES:
+            raise ValueError(f"unknown category {category.strip()!r} (categories: {', '.join(CATEGORIES)})")
+        policy[category.strip()] = _check_choice(value.strip())
+    return policy
+
+
+def format_stale_policy(policy: Mapping[str, str]) -> str:
+    """The inverse of parse_stale_policy, in its shortest form."""
+    choices = {policy.get(category, "allow") for category in CATEGORIES}
+    if len(choices) == 1:
+        return choices.pop()
+    return ",".join(f"{category}={policy.get(category, 'allow')}" for category in CATEGORIES)
+
+
 def _fragments(raw: Any) -> dict[str, Fragment]:
     if not (isinstance(raw, Mapping) and all(isinstance(fragment, Fragment) for fragment in raw.values())):
         raise ValueError("must map provider names to their settings fragments")
     return dict(raw)
+
+
+def _show_providers(providers: frozenset[Provider]) -> str:
+    return ",".join(provider.value for provider in Provider if provider in providers)
+
+
+def _show_countries(codes: frozenset[str]) -> str:
+    return ",".join(sorted(codes))
+
+
+def _show_timing(rows: Mapping[str, CountryTiming]) -> str:
+    return json.dumps({country: vars(row) for country, row in sorted(rows.items())}, separators=(",", ":"))
+
+
+def _show_tenants(tenants: Mapping[str, str]) -> str:
+    return " ".join(f"{arn}={tenant}" for arn, tenant in tenants.items())
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -157,15 +198,19 @@ class Tunables(Declared):
     # The default email transport; bootstrap builds its adapter, the stack its resources. More
     # may be enabled beside it (each message records the one that carried it), and SMS has its own.
     email_provider: Provider = setting(Provider.SES, env=names.ENV_EMAIL_PROVIDER, parse=_carrier_of(Channel.EMAIL))
-    email_providers: frozenset[Provider] = setting(frozenset(), env=names.ENV_EMAIL_PROVIDERS, parse=_email_providers)
+    email_providers: frozenset[Provider] = setting(
+        frozenset(), env=names.ENV_EMAIL_PROVIDERS, parse=_email_providers, show=_show_providers
+    )
     sms_provider: Provider = setting(Provider.SNS, env=names.ENV_SMS_PROVIDER, parse=_carrier_of(Channel.SMS))
     # The countries a caller without an `sms_countries` rule of its own may text (empty: every
     # one). Set it: SMS pumping targets the ranges nobody meant to reach (docs/sms-guardrails.md).
-    sms_allowed_countries: frozenset[str] = setting(frozenset(), env=names.ENV_SMS_ALLOWED_COUNTRIES, parse=_countries)
+    sms_allowed_countries: frozenset[str] = setting(
+        frozenset(), env=names.ENV_SMS_ALLOWED_COUNTRIES, parse=_countries, show=_show_countries
+    )
     # SMS status pull interval and default escalation deadline by destination country: the rows
     # given replace the shipped table's of the same country (`default`: every other country).
     sms_country_timing: dict[str, CountryTiming] = setting(
-        factory=lambda: dict(SMS_TIMING_DEFAULTS), env=names.ENV_SMS_COUNTRY_TIMING, parse=_timing
+        factory=lambda: dict(SMS_TIMING_DEFAULTS), env=names.ENV_SMS_COUNTRY_TIMING, parse=_timing, show=_show_timing
     )
     poll_interval_seconds: int = setting(60, env=names.ENV_POLL_INTERVAL_SECONDS, ge=0)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
@@ -177,7 +222,10 @@ class Tunables(Declared):
     unknown_max_age_seconds: int = setting(86_400, env=names.ENV_UNKNOWN_MAX_AGE_SECONDS, ge=0)
     # `allow`, `defer`, or per category `security=defer,alert=allow` (unnamed categories allow).
     stale_eligibility_policy: dict[str, StalePolicy] = setting(
-        factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW), env=names.ENV_STALE_ELIGIBILITY_POLICY, parse=_stale_policy
+        factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW),
+        env=names.ENV_STALE_ELIGIBILITY_POLICY,
+        parse=_stale_policy,
+        show=format_stale_policy,
     )
     idempotency_retention_days: int = setting(30, env=names.ENV_IDEMPOTENCY_RETENTION_DAYS, ge=0)
     transient_bounce_limit: int = setting(3, env=names.ENV_TRANSIENT_BOUNCE_LIMIT, ge=0)
@@ -189,7 +237,7 @@ class Tunables(Declared):
     callback_timeout_seconds: int = setting(10, env=names.ENV_CALLBACK_TIMEOUT_SECONDS, ge=1, le=60)
     # IAM user, role or root ARNs, separated by spaces (or a JSON list), kept normalised (no
     # path; see domain/callers.py); a federated user is refused. Nobody is an admin unless named here.
-    admin_principals: tuple[str, ...] = setting((), env=names.ENV_ADMIN_PRINCIPALS, parse=_admins)
+    admin_principals: tuple[str, ...] = setting((), env=names.ENV_ADMIN_PRINCIPALS, parse=_admins, show=" ".join)
     # How long a container keeps the feature flags it read (either store) before reading again.
     flags_cache_seconds: int = setting(60, env=names.ENV_FLAGS_CACHE_SECONDS, ge=1, le=3600)
     # A template version never changes, so a container keeps the words it read (an LRU of this
@@ -202,7 +250,9 @@ class Tunables(Declared):
     # principals are one caller, the tenant (keys, messages, exports, resets). The only place a
     # federated user's ARN is accepted: naming one is accepting that anyone who may call
     # sts:GetFederationToken with that name is that tenant (docs/api.md#callers).
-    caller_tenants: dict[str, str] = setting(factory=dict, env=names.ENV_CALLER_TENANTS, parse=_tenants)
+    caller_tenants: dict[str, str] = setting(
+        factory=dict, env=names.ENV_CALLER_TENANTS, parse=_tenants, show=_show_tenants
+    )
     # Conformance runs against a real provider: drop the answer of an accepted send to a
     # `+timeout-accepted` address (providers/injected.py). Never on a stage real callers use.
     inject_timeouts: bool = setting(False, env=names.ENV_INJECT_TIMEOUTS)
@@ -273,26 +323,7 @@ class Tunables(Declared):
     def environment(self) -> dict[str, str]:
         """The tunables as the Lambda environment (what `Settings.from_env` reads back), the
         enabled providers' included."""
-        env = {}
-        for name, rule in Tunables.rules().items():
-            value = getattr(self, name)
-            if name == "providers":
-                continue
-            if name == "stale_eligibility_policy":
-                env[str(rule.env)] = format_stale_policy(value)
-            elif name == "email_providers":
-                env[str(rule.env)] = ",".join(p.value for p in Provider if p in value)
-            elif name == "sms_allowed_countries":
-                env[str(rule.env)] = ",".join(sorted(value))
-            elif name == "sms_country_timing":
-                rows = {country: vars(row) for country, row in sorted(value.items())}
-                env[str(rule.env)] = json.dumps(rows, separators=(",", ":"))
-            elif name == "admin_principals":
-                env[str(rule.env)] = " ".join(value)
-            elif name == "caller_tenants":
-                env[str(rule.env)] = " ".join(f"{arn}={tenant}" for arn, tenant in value.items())
-            else:
-                env[str(rule.env)] = str(value)
+        env = self.environment_of(name for name in Tunables.rules() if name != "providers")
         for provider in self.enabled_providers:
             env.update(self.provider(fragment_of(provider.value)).environment())
         return env
@@ -347,30 +378,6 @@ class Settings(Tunables):
         if problems:
             raise SettingsError.listing(problems)
         return settings
-
-
-def parse_stale_policy(raw: str) -> dict[str, str]:
-    """`allow`, `defer`, or per category: `transactional=allow,security=defer`."""
-    policy = dict.fromkeys(CATEGORIES, "allow")
-    raw = raw.strip()
-    if not raw:
-        return policy
-    if "=" not in raw:
-        return dict.fromkeys(CATEGORIES, _check_choice(raw))
-    for part in raw.split(","):
-        category, _, value = part.partition("=")
-        if category.strip() not in CATEGORIES:
-            raise ValueError(f"unknown category {category.strip()!r} (categories: {', '.join(CATEGORIES)})")
-        policy[category.strip()] = _check_choice(value.strip())
-    return policy
-
-
-def format_stale_policy(policy: Mapping[str, str]) -> str:
-    """The inverse of parse_stale_policy, in its shortest form."""
-    choices = {policy.get(category, "allow") for category in CATEGORIES}
-    if len(choices) == 1:
-        return choices.pop()
-    return ",".join(f"{category}={policy.get(category, 'allow')}" for category in CATEGORIES)
 
 
 def _carrier(provider: Provider, channel: Channel) -> Provider:

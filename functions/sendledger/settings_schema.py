@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Self
 __all__ = ["Declared", "SettingsError", "setting"]
 
 Parser = Callable[[Any], Any]
+Shower = Callable[[Any], str]  # a value as the text its parser reads back
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
@@ -42,6 +43,7 @@ class Rule:
 
     env: str | None
     parse: Parser
+    show: Shower | None = None  # None: `str`, a boolean in lower case
     ge: float | None = None
     le: float | None = None
     gt: float | None = None
@@ -56,21 +58,29 @@ class Rule:
             raise ValueError(f"must be greater than {self.gt:g}")
         return value
 
+    def text(self, value: Any) -> str:
+        """`value` as the environment carries it (what `check` reads back)."""
+        if self.show is not None:
+            return self.show(value)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
 
 def setting(
     default: Any = dataclasses.MISSING,
     *,
     env: str | None = None,
     parse: Parser | None = None,
+    show: Shower | None = None,
     factory: Callable[[], Any] | None = None,
     ge: float | None = None,
     le: float | None = None,
     gt: float | None = None,
 ) -> Any:
     """A field of a `Declared` class. Its parser, unless given, follows the default's type: text
-    (stripped), a whole number, a number, a boolean or an enum member."""
+    (stripped), a whole number, a number, a boolean or an enum member; `show`, its inverse, is
+    needed only where a value's text is not `str` of it."""
     example = factory() if factory is not None else default
-    rule = Rule(env, parse or _parser_of(example), ge, le, gt)
+    rule = Rule(env, parse or _parser_of(example), show, ge, le, gt)
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata={"rule": rule})
     return dataclasses.field(default=default, metadata={"rule": rule})
@@ -145,6 +155,11 @@ class Declared:
     def values(self) -> dict[str, Any]:
         """Every field's value, by name."""
         return {name: getattr(self, name) for name in self.rules()}
+
+    def environment_of(self, names: Iterable[str]) -> dict[str, str]:
+        """Those fields as environment variables: the text `from_values` reads back."""
+        rules = self.rules()
+        return {self.variable(name): rules[name].text(getattr(self, name)) for name in names}
 
 
 def _rule_of(field: dataclasses.Field[Any]) -> Rule:
