@@ -10,6 +10,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 
 from sendledger.domain import errors as domain
+from sendledger.domain import idempotency
 
 JSON = "application/json"  # what the API takes and answers
 PROBLEM_JSON = "application/problem+json"  # what it answers on an error
@@ -115,6 +116,12 @@ def problem(
     )
 
 
+def schema_mismatch(field_errors: list[dict[str, Any]]) -> Response[str]:
+    """400: the request's fields do not match the documented schema (the router's models, or the
+    send route's hand check of the same rules), each problem named by its field."""
+    return problem(ProblemType.VALIDATION_ERROR, "the request does not match the schema", field_errors)
+
+
 LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})
 
 
@@ -155,7 +162,7 @@ def for_domain_error(exc: domain.DomainError) -> Response[str]:
     """The one place a use case's error becomes an HTTP status."""
     field_errors = exc.errors
     if isinstance(exc, domain.IdempotencyKeyMissing) and not field_errors:
-        field_errors = [{"field": "Idempotency-Key", "message": "required unless the body has event_id"}]
+        field_errors = [{"field": idempotency.HEADER, "message": "required unless the body has event_id"}]
     retry_after = None
     if isinstance(exc, domain.IdempotencyKeyInFlight | domain.DependencyUnavailable):
         retry_after = exc.retry_after_seconds

@@ -10,6 +10,7 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import IdempotencyKeyMissing, InvalidRequest
 
 MAX_KEY_LENGTH = 255
+HEADER = "Idempotency-Key"
 
 
 def parse_key(header_value: str | None) -> str | None:
@@ -22,7 +23,7 @@ def parse_key(header_value: str | None) -> str | None:
     if not 1 <= len(value) <= MAX_KEY_LENGTH or not all(0x20 <= ord(c) <= 0x7E for c in value):
         raise InvalidRequest(
             "Idempotency-Key must be 1-255 printable ASCII characters",
-            [{"field": "Idempotency-Key", "message": "invalid"}],
+            [{"field": HEADER, "message": "invalid"}],
         )
     return value
 

@@ -29,7 +29,7 @@ from sendledger.api.models import (
     SuppressRequest,
 )
 from sendledger.api.openapi import documented
-from sendledger.api.problems import JSON, ProblemType, problem, validation_errors
+from sendledger.api.problems import JSON, ProblemType, problem, schema_mismatch, validation_errors
 from sendledger.api.responses import (
     json_response,
     message_response,
@@ -49,7 +49,7 @@ NDJSON = "application/x-ndjson"
 
 # Documents the key's one limit; the check itself is idempotency.parse_key (the unquoted key counts).
 IDEMPOTENCY_KEY = Header(
-    alias="Idempotency-Key",
+    alias=idempotency.HEADER,
     description='1-255 printable ASCII characters; a quoted Structured Field string ("abc") is unquoted first',
     json_schema_extra={"minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
 )
@@ -213,8 +213,7 @@ def openapi_json() -> str:
 # --- errors: every one is application/problem+json ----------------------------------------
 @app.exception_handler(RequestValidationError)
 def on_validation_error(exc: RequestValidationError) -> Response[str]:
-    detail = "the request does not match the schema"
-    return problem(ProblemType.VALIDATION_ERROR, detail, validation_errors(exc.errors()))
+    return schema_mismatch(validation_errors(exc.errors()))
 
 
 request_gate.answer_problems(app, logger)

@@ -23,7 +23,8 @@ def current_runtime() -> bootstrap.Runtime:
 
 def caller_of(event: Mapping[str, Any]) -> callers.Caller:
     """The application the request's identity signs for: every session of a role is the role."""
-    return callers.caller_of(identity_arn(event), current_runtime().settings.caller_tenants)
+    arn = identity_arn(event)
+    return callers.caller_of(arn, current_runtime().settings.caller_tenants)
 
 
 def identity_arn(event: Mapping[str, Any]) -> str:

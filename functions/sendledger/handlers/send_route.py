@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sendledger.api.problems import ProblemType, problem
+from sendledger.api.problems import schema_mismatch
 from sendledger.api.responses import send_response, sms_refused_response
 from sendledger.api.send_body import NO_BODY, FieldErrors, SendRequest, parse_send_body
 from sendledger.domain import callers, errors, idempotency
@@ -30,17 +30,15 @@ logger = Logger(child=True)
 metrics = Metrics()  # Powertools' metrics are one set per process: the entry's decorator flushes them
 
 SEND_PATH = "/v1/messages"
-IDEMPOTENCY_KEY = "Idempotency-Key"
-_SCHEMA_MISMATCH = "the request does not match the schema"  # as the router answers its models' problems
 
 
 def send(event: dict[str, Any], context: LambdaContext | None) -> Response[str]:
     """`POST /v1/messages`: the Idempotency-Key and the body checked, then the send use case."""
-    key = _header(event, IDEMPOTENCY_KEY)
+    key = _header(event, idempotency.HEADER)
     found = _send_request(event.get("body"))
     mismatched = _key_problems(key) + (found if isinstance(found, list) else [])
     if mismatched or not isinstance(found, SendRequest):
-        return problem(ProblemType.VALIDATION_ERROR, _SCHEMA_MISMATCH, mismatched)
+        return schema_mismatch(mismatched)
     try:
         command = _command(found, key, caller_of(event).id)
         result = current_runtime().sender.send(command, partial(_seconds_left, context))
@@ -67,7 +65,7 @@ def _key_problems(key: str | None) -> FieldErrors:
     try:
         idempotency.parse_key(key)
     except errors.InvalidRequest as exc:
-        return [{"field": IDEMPOTENCY_KEY, "message": exc.detail}]
+        return [{"field": idempotency.HEADER, "message": exc.detail}]
     return []
 
 
