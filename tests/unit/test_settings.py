@@ -46,3 +46,26 @@ def test_an_invalid_value_fails_naming_its_variable(variable: str, value: str) -
 def test_stale_policy_round_trips_through_its_text_form() -> None:
     for text in ("allow", "defer", "transactional=allow,alert=allow,security=defer"):
         assert format_stale_policy(parse_stale_policy(text)) == text
+
+
+def test_the_written_environment_reads_back_as_the_same_tunables() -> None:
+    # What CDK writes into every Lambda's environment must be what Settings.from_env reads.
+    from sendledger.domain.provider import Provider
+    from sendledger.domain.sms_timing import CountryTiming
+    from sendledger.settings import Tunables
+
+    chosen = Settings().replace(
+        {
+            "email_providers": frozenset({Provider.SES, Provider.MAILGUN}),
+            "sms_allowed_countries": frozenset({"US", "CA"}),
+            "sms_country_timing": {**Settings().sms_country_timing, "FR": CountryTiming(45, 600)},
+            "stale_eligibility_policy": "security=defer",
+            "admin_principals": ("arn:aws:iam::123456789012:role/admin", "arn:aws:iam::123456789012:user/ops"),
+            "caller_tenants": {"arn:aws:iam::123456789012:role/app": "tenant-a"},
+            "inject_timeouts": True,
+            "poll_apply_concurrency": 3,
+        }
+    )
+    read = Settings.from_env(chosen.environment())
+    tunables = [name for name in Tunables.rules() if name != "providers"]
+    assert {name: getattr(read, name) for name in tunables} == {name: getattr(chosen, name) for name in tunables}
