@@ -12,7 +12,7 @@ from sendledger.adapters.dynamodb.ledger import LedgerTable
 from sendledger.adapters.dynamodb.templates import RESET_MAIL_SK, DynamoTemplates, template_pk, template_sk
 from sendledger.adapters.dynamodb.webhook_tokens import TOKEN_SK, token_pk
 from sendledger.domain.callers import CallerId
-from sendledger.domain.template_versions import parse_version
+from sendledger.domain.template_rules import parse_version
 from sendledger.ports.templates import StoredVersion
 from tests.conftest import TABLE
 from tests.support.fakes import FakeClock

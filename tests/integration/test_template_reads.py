@@ -114,7 +114,7 @@ def test_a_publish_elsewhere_reaches_a_warm_container_within_the_cache_period(ap
 
 
 def _stored(api: Any, template_id: str, body: dict[str, Any]) -> Any:
-    from sendledger.domain.template_versions import parse_version
+    from sendledger.domain.template_rules import parse_version
     from sendledger.ports.templates import StoredVersion
     from tests.support.fakes import CALLER
 

@@ -16,7 +16,7 @@ from sendledger.adapters.dynamodb.table import Table
 from sendledger.adapters.dynamodb.templates import DynamoTemplates
 from sendledger.domain.provider import CallResult, ProviderResponse
 from sendledger.domain.template_folder import TemplateFolder
-from sendledger.domain.template_versions import parse_version
+from sendledger.domain.template_rules import parse_version
 from sendledger.ports.templates import StoredVersion
 from sendledger.usecases.template_catalog import TemplateCatalog
 from sendledger.usecases.templates import Published, TemplateLibrary

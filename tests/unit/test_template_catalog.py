@@ -8,7 +8,8 @@ from sendledger.domain.callers import CallerId
 from sendledger.domain.errors import TemplateRetired, UnknownTemplate
 from sendledger.domain.messages import Template
 from sendledger.domain.template_folder import TemplateFolder
-from sendledger.domain.template_versions import TemplateOwner, parse_version
+from sendledger.domain.template_rules import parse_version
+from sendledger.domain.template_versions import TemplateOwner
 from sendledger.ports.templates import StoredVersion, TemplatesInMemory
 from sendledger.usecases.template_catalog import TemplateCatalog
 from sendledger.usecases.templates import Published, TemplateLibrary

@@ -9,7 +9,8 @@ import pytest
 
 from sendledger.domain import templates, tokens
 from sendledger.domain.recipients import Channel
-from sendledger.domain.template_versions import fallback_chain, parse_version, unbalanced_html
+from sendledger.domain.template_rules import parse_version, unbalanced_html
+from sendledger.domain.template_versions import fallback_chain
 
 BODY = {
     "params": ["name"],

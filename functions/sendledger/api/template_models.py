@@ -1,6 +1,6 @@
 """The template routes' bodies and answers (documented in the OpenAPI document).
 
-A version's body is checked by the domain (domain/template_versions.py), not by a schema here:
+A version's body is checked by the domain (domain/template_rules.py), not by a schema here:
 every problem is named in one 422 answer, as the template rules say, rather than the first one
 a schema meets.
 """
@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from sendledger.api.models import LOCALE, Model, Strict
-from sendledger.domain.template_versions import ID_PATTERN
+from sendledger.domain.template_rules import ID_PATTERN
 
 TEMPLATE_ID_PATTERN = ID_PATTERN
 

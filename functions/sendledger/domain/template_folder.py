@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sendledger.domain.template_versions import Problem, TemplateVersion, parse_version
+from sendledger.domain.template_rules import Problem, parse_version
+from sendledger.domain.template_versions import TemplateVersion
 
 SHIPPED = Path(__file__).resolve().parent.parent / "templates"
 

@@ -18,7 +18,8 @@ from sendledger.domain.clock import Clock
 from sendledger.domain.errors import DependencyUnavailable
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_segments import SmsSegments
-from sendledger.domain.template_versions import RESET_TEMPLATE_ID, Problem, TemplateOwner, parse_version
+from sendledger.domain.template_rules import Problem, parse_version
+from sendledger.domain.template_versions import RESET_TEMPLATE_ID, TemplateOwner
 from sendledger.domain.values import value
 from sendledger.ports.templates import DeploymentTemplates, StoredVersion, TemplateStore, VersionSummary
 from sendledger.usecases.template_catalog import TemplateCatalog, version_order

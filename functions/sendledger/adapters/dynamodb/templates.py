@@ -26,7 +26,8 @@ from sendledger.adapters.dynamodb.table import ConditionFailed, Table, dependenc
 from sendledger.domain.callers import CallerId
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.recipients import Channel
-from sendledger.domain.template_versions import RESET_TEMPLATE_ID, parse_version
+from sendledger.domain.template_rules import parse_version
+from sendledger.domain.template_versions import RESET_TEMPLATE_ID
 from sendledger.ports.templates import ResetMailPointer, StoredVersion, VersionSummary
 
 TEMPLATE_PK_PREFIX, TEMPLATE_SK_PREFIX = "TEMPLATE#", "V#"
