@@ -7,7 +7,6 @@ import io
 import json
 import logging
 import os
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from moto import mock_aws
 
 import local.moto_serial  # noqa: F401  (in-process moto takes one request at a time: the poller is concurrent)
 from benchmarks.environment import ACCOUNT_ID, REGION
+from local.ports import free_ports
 
 BASELINE_APP_TABLE = "baseline-app"
 BASELINE_IDEMPOTENCY_TABLE = "baseline-idempotency"
@@ -89,7 +89,7 @@ def moto_server_world() -> Iterator[World]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    port = _free_port()
+    (port,) = free_ports(1)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     previous = os.environ.get("AWS_ENDPOINT_URL")
@@ -114,12 +114,6 @@ def _world() -> Iterator[World]:
     reset_caches()
     yield World(resources)
     reset_caches()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def reset_caches() -> None:

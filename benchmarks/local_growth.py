@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -62,12 +61,6 @@ def make_run_environment() -> dict[str, str]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _post(url: str, body: dict[str, Any], key: str) -> int:
     request = urllib.request.Request(
         url,
@@ -82,10 +75,12 @@ def _post(url: str, body: dict[str, Any], key: str) -> int:
 
 def _run(sends: int) -> dict[str, Any]:
     from local import logs
+    from local.ports import free_ports
     from local.stack import LocalStack
 
     logs.configure(os.environ)
-    stack = LocalStack(port=_free_port(), moto_port=_free_port())
+    port, moto_port = free_ports(2)
+    stack = LocalStack(port=port, moto_port=moto_port)
     stack.start()
     try:
         assert stack.gateway is not None

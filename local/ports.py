@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import socket
 from collections.abc import Iterable
@@ -35,3 +36,16 @@ def check_free(ports: Iterable[tuple[str, int, str]]) -> None:
                 raise PortTaken(
                     f"port {port} on {host} {why}: set {variable} to a free port (e.g. {variable}={port + 1})"
                 ) from None
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> tuple[int, ...]:
+    """``count`` distinct ports free on ``host`` now, for a stack or a test to bind next.
+
+    Every probe stays bound until all are chosen: probing one at a time, the kernel may hand the
+    same ephemeral port out twice, and a stack given it for both its servers refuses to start.
+    """
+    with contextlib.ExitStack() as held:
+        probes = [held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for probe in probes:
+            probe.bind((host, 0))
+        return tuple(int(probe.getsockname()[1]) for probe in probes)

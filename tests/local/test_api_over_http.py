@@ -24,12 +24,12 @@ from sendledger_client import cli
 from local.auth import LocalAuth
 from local.constants import ENV_LOCAL_AUTH, LOCAL_PRINCIPAL
 from local.gateway import Gateway
+from local.ports import free_ports
 from sendledger import names
 from sendledger.handlers import api as api_handler
 from tests.conftest import moto_ledger
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
 from tests.local.sigv4_support import APP
-from tests.local.test_local_stack_http import free_port
 
 COMMAND = Path(sys.executable).parent / "sendledger"
 # Printable ASCII only (an Idempotency-Key is a header); every character a query must encode.
@@ -146,7 +146,7 @@ def one_line(err: str) -> str:
 
 # --- failures ---------------------------------------------------------------------------------
 def test_without_a_server_it_says_to_start_one_and_exits_2() -> None:
-    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    endpoint = f"http://127.0.0.1:{free_ports(1)[0]}"  # nothing listens there
     result = run("--endpoint", endpoint, "show", "msg_1")
     line = one_line(result.stderr)
     assert result.returncode == cli.EXIT_NO_ANSWER and result.stdout == ""

@@ -20,6 +20,7 @@ import boto3
 import pytest
 import requests
 
+from local.ports import free_ports
 from local.stack import STOP_WAIT_SECONDS
 from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
 
@@ -28,13 +29,6 @@ STARTUP_BUDGET_SECONDS = 60.0  # a slow machine's imports, moto and every resour
 REFUSAL_BUDGET_SECONDS = 20.0
 # Gateway and moto shut down within their 0.5 s poll; a cycle in flight gets STOP_WAIT_SECONDS.
 STOP_BUDGET_SECONDS = STOP_WAIT_SECONDS + 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def clean_env(port: int, moto_port: int, **extra: str) -> dict[str, str]:
@@ -61,7 +55,7 @@ def start(tmp_path: Path) -> Iterator[object]:
     started: list[Running] = []
 
     def run(**extra: str) -> Running:
-        port, moto_port = free_port(), free_port()
+        port, moto_port = free_ports(2)
         name = uuid.uuid4().hex[:8]
         out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
         with out.open("wb") as stdout, err.open("wb") as stderr:
@@ -124,7 +118,7 @@ def send_and_poll(url: str) -> str:
 
 @pytest.mark.parametrize(("taken", "variable"), [("moto", "SENDLEDGER_MOTO_PORT"), ("api", "SENDLEDGER_PORT")])
 def test_a_taken_port_is_refused_at_once_naming_the_variable_that_moves_it(taken: str, variable: str) -> None:
-    port, moto_port = free_port(), free_port()
+    port, moto_port = free_ports(2)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", moto_port if taken == "moto" else port))
         holder.listen()
@@ -156,7 +150,7 @@ def test_a_taken_port_is_refused_at_once_naming_the_variable_that_moves_it(taken
     [("SENDLEDGER_LOCAL_AUTH=strict", "'open' or 'sigv4'"), ("UNKNOWN_GRACE_SECONDS=soon", "UNKNOWN_GRACE_SECONDS")],
 )
 def test_a_bad_setting_is_one_line_and_nothing_starts(setting: str, named: str) -> None:
-    port, moto_port = free_port(), free_port()
+    port, moto_port = free_ports(2)
     name, _, value = setting.partition("=")
     result = subprocess.run(
         [sys.executable, "-m", "local"],

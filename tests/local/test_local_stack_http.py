@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import requests
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
 from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
+from local.ports import free_ports
 from local.sigv4 import LocalCredential
 from sendledger import names
 from sendledger.domain.clock import iso
@@ -41,13 +41,6 @@ STACK_SETTINGS = {
     names.ENV_POLL_INTERVAL_SECONDS: "3600",  # no scheduled cycle interleaves: the tests poll explicitly
     names.ENV_UNKNOWN_GRACE_SECONDS: "1",  # so absence of a timed-out send is provable within the test
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)
@@ -83,7 +76,7 @@ def running_stack(
 ) -> Iterator[StackProcess]:
     """`python -m local` on free ports with `settings` on top of a clean environment, until the
     block ends (then SIGTERM): what every test of the stack as a subprocess starts."""
-    port, moto_port = free_port(), free_port()
+    port, moto_port = free_ports(2)
     env = {
         key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))
     }

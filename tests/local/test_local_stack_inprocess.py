@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -19,19 +18,13 @@ import requests
 
 import local.stack as stack_module
 from local.constants import LOCAL_PRINCIPAL, SMS_FAILURE_LOG_GROUP, SMS_SUCCESS_LOG_GROUP
+from local.ports import free_ports
 from local.stack import LocalStack
 from sendledger import names
 from sendledger.providers.ses import MESSAGE_ID_TAG as SES_MESSAGE_ID_TAG
 from sendledger.providers.ses.settings import ENV_CONFIGURATION_SET as SES_CONFIGURATION_SET_VAR
 from sendledger.providers.ses.settings import ENV_EVENTS_QUEUE_URL as SES_EVENTS_QUEUE_URL_VAR
 from tests.local.local_support import REQUEST_TIMEOUT_SECONDS
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Recorder:
@@ -60,7 +53,8 @@ def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LocalStack, dict[
     monkeypatch.setattr(stack_module, "load_handler", by_name.__getitem__)
     monkeypatch.setenv(names.ENV_POLL_INTERVAL_SECONDS, "3600")  # only explicit polls
     monkeypatch.setenv(names.ENV_RESET_WINDOW_SECONDS, "42")  # a user setting survives
-    stack = LocalStack(port=free_port(), moto_port=free_port())
+    port, moto_port = free_ports(2)
+    stack = LocalStack(port=port, moto_port=moto_port)
     stack.start()
     try:
         yield stack, recorders
@@ -166,7 +160,8 @@ def test_a_start_that_fails_after_the_gateway_exists_still_stops_at_once(monkeyp
         raise KeyboardInterrupt
 
     monkeypatch.setattr(stack_module.Scheduler, "start", interrupted)
-    stack = LocalStack(port=free_port(), moto_port=free_port())
+    port, moto_port = free_ports(2)
+    stack = LocalStack(port=port, moto_port=moto_port)
     try:
         with pytest.raises(KeyboardInterrupt):
             stack.start()
@@ -207,7 +202,8 @@ def test_stop_gives_cycles_in_flight_one_shared_wait_then_reports_them(monkeypat
         return scheduler
 
     monkeypatch.setattr(stack_module, "STOP_WAIT_SECONDS", 0.2)
-    stack = LocalStack(port=free_port(), moto_port=free_port())
+    port, moto_port = free_ports(2)
+    stack = LocalStack(port=port, moto_port=moto_port)
     stack.scheduler, stack.status_scheduler = tick_at_once_then_stop(), tick_at_once_then_stop()
     for scheduler in stack.schedulers:
         scheduler.start()

@@ -27,7 +27,6 @@ import contextlib
 import importlib.util
 import json
 import os
-import socket
 import threading
 import uuid
 from collections import Counter, defaultdict
@@ -42,6 +41,7 @@ import pytest
 import requests
 
 from local.moto_server import SerializedMotoServer
+from local.ports import free_ports
 from sendledger import bootstrap
 from sendledger.adapters import aws as aws_clients
 from sendledger.adapters.dynamodb.keys import reset_key_parts, reset_pk
@@ -103,15 +103,9 @@ AWAITING_WORK = frozenset(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def moto_server() -> Iterator[SerializedMotoServer]:
-    port = _free_port()
+    (port,) = free_ports(1)
     server = SerializedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     url = f"http://127.0.0.1:{port}"
