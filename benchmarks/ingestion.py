@@ -122,7 +122,7 @@ class Provider:
         reset_caches()
 
 
-def _drain_queue(queue_url: str) -> list[dict[str, Any]]:
+def drain_queue(queue_url: str) -> list[dict[str, Any]]:
     sqs = boto3.client("sqs", region_name=REGION)
     messages: list[dict[str, Any]] = []
     while True:
@@ -164,7 +164,7 @@ def sqs_event(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
     }
 
 
-def _event_type(body: str) -> str:
+def event_type(body: str) -> str:
     try:
         return str(json.loads(json.loads(body)["Message"])["eventType"])
     except Exception:
@@ -219,12 +219,12 @@ def _ses_events(world: World, provider: Provider, handler: Callable[..., Any]) -
         if status != 202:
             raise RuntimeError(f"send to {address} failed: {status} {body}")
     provider.simulator.flush()
-    messages = _drain_queue(res.ses_events_queue_url)
+    messages = drain_queue(res.ses_events_queue_url)
     new: list[dict[str, Any]] = []
     duplicate: list[dict[str, Any]] = []
     for message in messages:
         event = sqs_event(message, queue_arn)
-        kind = f"ses:{_event_type(message['Body'])}"
+        kind = f"ses:{event_type(message['Body'])}"
         log, answer = _invoke_counted(handler, event, "sendledger-poller")
         _check_sqs_answer(answer, kind)
         new.append(_figure(log, kind, answer))
@@ -269,7 +269,7 @@ def _sms_events(world: World, provider: Provider, handler: Callable[..., Any]) -
     new: list[dict[str, Any]] = []
     duplicate: list[dict[str, Any]] = []
     for event in deliveries:
-        kind = f"sms:{_sms_status(event)}"
+        kind = f"sms:{sms_status(event)}"
         log, answer = _invoke_counted(handler, event, "sendledger-sms-delivery-logs")
         new.append(_figure(log, kind, answer))
         log, answer = _invoke_counted(handler, event, "sendledger-sms-delivery-logs")
@@ -283,7 +283,7 @@ def _sms_events(world: World, provider: Provider, handler: Callable[..., Any]) -
     }
 
 
-def _sms_status(event: dict[str, Any]) -> str:
+def sms_status(event: dict[str, Any]) -> str:
     from local.simulator import decode_subscription_event
 
     try:

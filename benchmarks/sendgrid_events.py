@@ -106,11 +106,11 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             simulator.clock = real_clock
         if webhook.get("status") != 200:
             raise RuntimeError(f"the SendGrid webhook was not accepted: {webhook}")
-        from benchmarks.ingestion import _drain_queue, _figure
+        from benchmarks.ingestion import _figure, drain_queue
 
         new: list[dict[str, Any]] = []
         duplicate: list[dict[str, Any]] = []
-        for message in _drain_queue(queue_url):
+        for message in drain_queue(queue_url):
             parsed = parse_queued(message["Body"])
             if not parsed:
                 continue

@@ -7,10 +7,9 @@ model's: every runtime's clock reads the time of the request in hand, and the so
 are those a poller draining every ``POLL_INTERVAL_SECONDS`` would have left at that time.
 
 Per counted request: DynamoDB requests and capacity billed as DynamoDB bills them
-(benchmarks/capacity.py), and the partition keys it touched (benchmarks/partitions.py). Delivery
-events are those the simulator produced for the slice's sends (not the baseline's: no deployment
-of ours sees those), a seeded sample of them applied through the poller (SQS record, push mode)
-and the SMS handler in the order the provider emitted them, once new and once again.
+(benchmarks/capacity.py), and the partition keys it touched (benchmarks/partitions.py); then the
+slice's delivery events (benchmarks/traffic_events.py), and the figures summarised
+(benchmarks/traffic_figures.py).
 
 Every fourth send of the slice is timed instead of counted (the counting hooks do work of
 their own on the calling thread): its Lambda CPU (process CPU time minus the calling thread's
@@ -25,36 +24,24 @@ import json
 import math
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import boto3
 
-from benchmarks import partitions
+from benchmarks import traffic_events
 from benchmarks.aws import World, _Discard, api_event, lambda_context, reset_caches, status_of
 from benchmarks.counting import RequestLog, counting
 from benchmarks.environment import ACCOUNT_ID, REGION
+from benchmarks.traffic_figures import CpuSample, Figure, cpu_summary, figure_of, summarise
 from benchmarks.traffic_model import Kind, Request, Slice, TrafficModel, build
 
-OPERATIONS = (
-    "send",
-    "send_repeat_recipient",
-    "replay",
-    "reset",
-    "event_new",
-    "event_duplicate",
-    "send_label",
-    "sms_receipt",
-)
 POLL_INTERVAL = timedelta(seconds=60)  # deployed POLL_INTERVAL_SECONDS
 DRAIN_SECONDS = 5  # a cycle drains its queue within this (the watermark is its start)
 STALE_WINDOW = timedelta(seconds=900) + POLL_INTERVAL  # UNKNOWN_GRACE_SECONDS + watermark lag, at most
 TIMED_EVERY = 4  # every fourth send is timed against the baseline, not counted
-T = TypeVar("T")
 
 
 class ModelClock:
@@ -67,33 +54,6 @@ class ModelClock:
         return self.at
 
 
-@dataclass
-class Figure:
-    operation: str
-    requests: int
-    wru: float
-    rru: float
-    operations: list[str]
-    partitions: set[str]
-    status: int = 0
-    detail: dict[str, Any] | None = None
-    log_bytes: int = 0
-    channel: str | None = None
-
-
-def _figure(operation: str, log: RequestLog, status: int = 0, detail: dict[str, Any] | None = None) -> Figure:
-    return Figure(
-        operation=operation,
-        requests=log.total,
-        wru=sum(r.capacity.get("write_request_units", 0.0) for r in log.requests),
-        rru=sum(r.capacity.get("read_request_units", 0.0) for r in log.requests),
-        operations=log.summary(),
-        partitions=partitions.touched(log.requests),
-        status=status,
-        detail=detail,
-    )
-
-
 def principal(caller: str) -> str:
     return f"arn:aws:iam::{ACCOUNT_ID}:user/{caller}"
 
@@ -103,25 +63,6 @@ def watermark_at(at: datetime) -> datetime:
     since = (at - timedelta(seconds=DRAIN_SECONDS)).timestamp()
     step = POLL_INTERVAL.total_seconds()
     return datetime.fromtimestamp(math.floor(since / step) * step, tz=at.tzinfo)
-
-
-def percentiles(values: list[float]) -> dict[str, float | None]:
-    """Nearest rank: p95 is the smallest value at least 95% of the sample is at or under; and the
-    mean, which is what a bill (a sum over every request) multiplies by the volume."""
-    if not values:
-        return {"p50": None, "p95": None, "max": None, "mean": None}
-    ordered = sorted(values)
-
-    def rank(q: float) -> float:
-        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-    return {"p50": rank(0.50), "p95": rank(0.95), "max": ordered[-1], "mean": round(sum(values) / len(values), 4)}
-
-
-@dataclass
-class CpuSample:
-    ours: float  # ms of Lambda CPU
-    baseline: float
 
 
 def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
@@ -139,13 +80,13 @@ def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
         with EmulatorMeter().installed() as meter:
             player = _Player(world, played, clock, baseline.make_handler(), meter, cpu, provider.simulator.outbox)
             figures = player.play()
-            found, fan_out = _events(played, provider, player.history, player.baseline_sends)
+            found, fan_out = traffic_events.apply_sampled(played, provider, player.history, player.baseline_sends)
             figures += found
     finally:
         provider.close()
     summary = summarise(played, figures)
     summary["traffic"]["send"]["template_reads_per_send"] = player.template_reads_per_send()
-    return {**summary, "cpu": _cpu(cpu), "fan_out": fan_out}
+    return {**summary, "cpu": cpu_summary(cpu, TIMED_EVERY), "fan_out": fan_out}
 
 
 def _runtimes(count: int, clock: ModelClock) -> list[Any]:
@@ -229,7 +170,7 @@ class _Player:
                 self.template_reads += runtime.catalog.reads - reads
             _expect(status in (200, 202), request, status, body)
             for operation in _operations(request):
-                figure = _figure(operation, log, status, _detail(request, body))
+                figure = figure_of(operation, log, status, _detail(request, body))
                 figure.log_bytes, figure.channel = logged, request.body.get("channel")
                 figures.append(figure)
             figures += self._labels(log)
@@ -250,11 +191,11 @@ class _Player:
             with counting(*self.ledgers) as labelling:
                 labelled = label_recorded_send(record, self.labels)
             if labelled:
-                found.append(_figure("send_label", labelling))
+                found.append(figure_of("send_label", labelling))
             with counting(*self.ledgers) as receipting:
                 written = write_sms_receipt(record, self.receipts)
             if written:
-                found.append(_figure("sms_receipt", receipting))
+                found.append(figure_of("sms_receipt", receipting))
         return found
 
     def _receipts_uncounted(self, log: RequestLog) -> None:
@@ -334,27 +275,6 @@ def stream_records(log: RequestLog) -> list[dict[str, Any]]:
             change = {"Keys": {"pk": new["pk"], "sk": new["sk"]}, "NewImage": new, **({"OldImage": old} if old else {})}
             records.append({"eventName": "MODIFY" if old else "INSERT", "dynamodb": change})
     return records
-
-
-def _cpu(samples: list[CpuSample]) -> dict[str, Any]:
-    if not samples:
-        return {"reason": "no send was timed"}
-    import statistics
-
-    ours = statistics.median(s.ours for s in samples)
-    theirs = statistics.median(s.baseline for s in samples)
-    return {
-        "samples": len(samples),
-        "method": (
-            f"every {TIMED_EVERY}th send of the slice, ours and the baseline on the same request, alternating "
-            "which goes first; process CPU minus the calling thread's CPU inside moto's stubbed send"
-        ),
-        "ours_median_ms": round(ours, 3),
-        "baseline_median_ms": round(theirs, 3),
-        "ours_p95_ms": round(percentiles([s.ours for s in samples])["p95"] or 0.0, 3),
-        "baseline_p95_ms": round(percentiles([s.baseline for s in samples])["p95"] or 0.0, 3),
-        "ratio_of_medians": round(ours / theirs, 4),
-    }
 
 
 def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks, callers: list[str]) -> None:
@@ -453,159 +373,6 @@ class _Watermarks:
             self.client.put_item(
                 TableName=self.world.resources.ledger_table, Item={k: {"S": v} for k, v in item.items()}
             )
-
-
-# --- delivery events ---------------------------------------------------------------------------
-def _events(
-    played: Slice, provider: Any, runtime: Any, baseline_sends: set[str]
-) -> tuple[list[Figure], dict[str, Any]]:
-    from benchmarks.ingestion import _drain_queue, _event_type, _sms_status, sqs_event
-    from sendledger.handlers import poller, sms_delivery_logs
-    from sendledger.providers.ses.settings import SesSettings
-
-    rng = random.Random(played.model.seed + 1)
-    outbox = [entry for entry in provider.simulator.outbox() if entry["provider_message_id"] not in baseline_sends]
-    accepted = Counter(str(entry.get("channel")) for entry in outbox)
-    sms_events: list[dict[str, Any]] = []
-    provider.simulator.flush(deliver_sms=sms_events.append)
-    queue_url = runtime.settings.provider(SesSettings).events_queue_url
-    queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{queue_url.rsplit('/', 1)[-1]}"
-    ses_messages = [m for m in _drain_queue(queue_url) if _ses_provider_id(m) not in baseline_sends]
-    sms_events = [e for e in sms_events if _sms_provider_id(e) not in baseline_sends]
-    total = len(ses_messages) + len(sms_events)
-    if not total:
-        raise RuntimeError("the simulator produced no delivery events for the slice")
-    share = min(1.0, played.model.events_sampled / total)
-    ledgers = [runtime.messages]
-    figures: list[Figure] = []
-    for message in in_arrival_order(rng, ses_messages, round(len(ses_messages) * share)):
-        event = sqs_event(message, queue_arn)
-        kind = f"ses:{_event_type(message['Body'])}"
-        for operation in ("event_new", "event_duplicate"):
-            with counting(*ledgers) as log:
-                answer = poller.lambda_handler(event, lambda_context("sendledger-poller", 60.0), runtime=runtime)
-            if answer.get("batchItemFailures"):
-                raise RuntimeError(f"{kind} not applied: {answer}")
-            figures.append(_figure(operation, log, detail={"event": kind}))
-    for event in in_arrival_order(rng, sms_events, round(len(sms_events) * share)):
-        kind = f"sms:{_sms_status(event)}"
-        for operation in ("event_new", "event_duplicate"):
-            with counting(*ledgers) as log:
-                sms_delivery_logs.lambda_handler(event, lambda_context("sendledger-sms-delivery-logs"), runtime=runtime)
-            figures.append(_figure(operation, log, detail={"event": kind}))
-    kinds = Counter(_event_type(message["Body"]) for message in ses_messages)
-    fan_out = {
-        "accepted_by_provider": dict(accepted),
-        "ses_events": dict(kinds),
-        "sms_status_records": len(sms_events),
-        "events_per_send": {
-            "email": round(len(ses_messages) / max(accepted.get("email", 0), 1), 3),
-            "sms": round(len(sms_events) / max(accepted.get("sms", 0), 1), 3),
-        },
-        # Status events a send publishes: its intent, its outcome, and each event that moves its state.
-        "status_events_per_send": {
-            "email": round(2 + sum(n for k, n in kinds.items() if k != "Send") / max(accepted.get("email", 0), 1), 3),
-            "sms": round(2 + len(sms_events) / max(accepted.get("sms", 0), 1), 3),
-        },
-    }
-    return figures, fan_out
-
-
-def in_arrival_order(rng: random.Random, arrived: list[T], k: int) -> list[T]:
-    """A seeded sample of `k`, kept in the order the events arrived (as the poller and the SMS
-    handler see them: a message's Send before its Delivery), not the sampler's shuffled order."""
-    return [arrived[index] for index in sorted(rng.sample(range(len(arrived)), k=k))]
-
-
-def _ses_provider_id(message: dict[str, Any]) -> str:
-    return str(json.loads(json.loads(message["Body"])["Message"])["mail"]["messageId"])
-
-
-def _sms_provider_id(event: dict[str, Any]) -> str:
-    from local.simulator import decode_subscription_event
-
-    return str(json.loads(decode_subscription_event(event)["logEvents"][0]["message"])["notification"]["messageId"])
-
-
-# --- the figures -------------------------------------------------------------------------------
-def summarise(played: Slice, figures: list[Figure]) -> dict[str, Any]:
-    by_operation: dict[str, list[Figure]] = {name: [] for name in OPERATIONS}
-    for figure in figures:
-        by_operation[figure.operation].append(figure)
-    traffic = {
-        name: {
-            "count": len(found),
-            "requests": percentiles([f.requests for f in found]),
-            "wru": percentiles([f.wru for f in found]),
-            "rru": percentiles([f.rru for f in found]),
-        }
-        for name, found in by_operation.items()
-    }
-    sends = by_operation["send"]
-    # The publisher's labels, off the API path: how many a send causes, and what each costs.
-    traffic["send_label"]["per_send"] = round(len(by_operation["send_label"]) / max(len(sends), 1), 4)
-    sms_sends = sum(1 for f in sends if f.channel == "sms")
-    traffic["sms_receipt"]["per_sms_send"] = round(len(by_operation["sms_receipt"]) / max(sms_sends, 1), 4)
-    for channel in ("email", "sms"):
-        found = [f for f in sends if f.channel == channel]
-        traffic[f"send_{channel}"] = {
-            "count": len(found),
-            "requests": percentiles([f.requests for f in found]),
-            "wru": percentiles([f.wru for f in found]),
-            "rru": percentiles([f.rru for f in found]),
-            "log_bytes": percentiles([f.log_bytes for f in found]),
-        }
-    return {
-        "traffic": traffic,
-        "hot_partition": partitions.hottest([f.partitions for f in sends + by_operation["replay"]]),
-        "send_paths": _paths(sends),
-        "events_by_kind": _events_by_kind(by_operation["event_new"], by_operation["event_duplicate"]),
-        "model": played.model.describe(),
-        "slice": {
-            "start": played.start.isoformat(),
-            "seconds": played.model.slice_seconds,
-            "requests_played": len(played.requests),
-            "requests_counted": len(played.counted),
-            "earlier_sends_played": len(played.requests) - len(played.counted),
-            "sends_in_stale_window": sum(1 for f in sends if (f.detail or {}).get("in_stale_window")),
-        },
-    }
-
-
-def _paths(sends: list[Figure]) -> list[dict[str, Any]]:
-    """How many sends took which sequence of requests, and what the model says they were."""
-    groups: dict[tuple[str, ...], list[Figure]] = {}
-    for figure in sends:
-        groups.setdefault(tuple(figure.operations), []).append(figure)
-    rows = []
-    for operations, found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        details = [f.detail or {} for f in found]
-        rows.append(
-            {
-                "requests": list(operations),
-                "sends": len(found),
-                "share": round(len(found) / len(sends), 4),
-                "wru": percentiles([f.wru for f in found]),
-                "history": dict(Counter(str(d.get("history")) for d in details)),
-                "in_stale_window": sum(1 for d in details if d.get("in_stale_window")),
-            }
-        )
-    return rows
-
-
-def _events_by_kind(new: list[Figure], duplicate: list[Figure]) -> dict[str, Any]:
-    kinds: dict[str, Any] = {}
-    for label, found in (("new", new), ("duplicate", duplicate)):
-        for figure in found:
-            entry = kinds.setdefault(str((figure.detail or {}).get("event")), {})
-            entry.setdefault(label, []).append((figure.requests, figure.wru))
-    return {
-        kind: {
-            label: {"count": len(rows), "requests_max": max(r for r, _ in rows), "wru_max": max(w for _, w in rows)}
-            for label, rows in entry.items()
-        }
-        for kind, entry in sorted(kinds.items())
-    }
 
 
 @contextmanager

@@ -4,7 +4,7 @@ import json
 import random
 from pathlib import Path
 
-from benchmarks import traffic
+from benchmarks import traffic_events
 from sendledger.providers.sns.events import encode_subscription_event
 
 FORMATS = Path(__file__).resolve().parents[1] / "fixtures" / "aws-formats"
@@ -14,7 +14,7 @@ def test_the_sampled_events_keep_their_arrival_order():
     # Each message's Send arrives before its Delivery; a shuffled sample would apply some
     # Deliveries first and bill their Sends a turned-away write no deployment pays.
     arrived = [(message, kind) for message in range(200) for kind in ("Send", "Delivery")]
-    sample = traffic.in_arrival_order(random.Random(7), arrived, 240)
+    sample = traffic_events.in_arrival_order(random.Random(7), arrived, 240)
 
     assert len(set(sample)) == 240
     positions = [arrived.index(event) for event in sample]
@@ -26,7 +26,7 @@ def test_the_sampled_events_keep_their_arrival_order():
 
 def test_the_sample_is_the_seeds():
     arrived = list(range(500))
-    assert traffic.in_arrival_order(random.Random(3), arrived, 50) == traffic.in_arrival_order(
+    assert traffic_events.in_arrival_order(random.Random(3), arrived, 50) == traffic_events.in_arrival_order(
         random.Random(3), arrived, 50
     )
 
@@ -36,8 +36,8 @@ def test_an_event_is_told_from_the_baselines_by_the_provider_message_id_it_names
     # the id the provider gave the send, read from the formats AWS delivers.
     envelope = (FORMATS / "sqs-body-sns-envelope-ses-bounce.json").read_text()
     ses_id = json.loads(json.loads(envelope)["Message"])["mail"]["messageId"]
-    assert traffic._ses_provider_id({"Body": envelope}) == ses_id
+    assert traffic_events.ses_provider_id({"Body": envelope}) == ses_id
 
     record = (FORMATS / "sns-sms-delivery-success.json").read_text()
     event = encode_subscription_event({"logEvents": [{"id": "1", "timestamp": 0, "message": record}]})
-    assert traffic._sms_provider_id(event) == json.loads(record)["notification"]["messageId"]
+    assert traffic_events.sms_provider_id(event) == json.loads(record)["notification"]["messageId"]
