@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 import boto3
 import pytest
+import requests
 from botocore.config import Config
 from moto import mock_aws
 
@@ -66,6 +69,39 @@ def wait_until(
             pytest.fail(f"waited {deadline_seconds:g} s for {what}; last seen: {last!r}")
         if every:
             time.sleep(min(every, max(deadline - time.monotonic(), 0.0)))
+
+
+# No setting bounds how long `python -m local` takes to start (moto server, every resource, the
+# handler imports): this is the budget a slow machine gets before a test calls it broken.
+STARTUP_BUDGET_SECONDS = 60.0
+
+
+def stack_environment(port: int, moto_port: int, settings: Mapping[str, str]) -> dict[str, str]:
+    """This environment without AWS, stack or Powertools settings and without PYTHONPATH
+    (``python -m local`` must find functions/ by itself), then the two ports and ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))}
+    env.pop("PYTHONPATH", None)
+    env.update({"SENDLEDGER_PORT": str(port), "SENDLEDGER_MOTO_PORT": str(moto_port), "PYTHONUNBUFFERED": "1"})
+    env.update(settings)
+    return env
+
+
+def await_healthy(process: subprocess.Popen[bytes], url: str, output: Callable[[], str]) -> None:
+    """Until the stack at ``url`` answers /healthz with 200; fails with ``output()`` (its log) if
+    the process exits first or the startup budget runs out."""
+
+    def healthz() -> int:
+        if process.poll() is not None:
+            pytest.fail(f"python -m local exited early:\n{output()}")
+        return requests.get(f"{url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).status_code
+
+    wait_until(
+        healthz,
+        STARTUP_BUDGET_SECONDS,
+        lambda: f"{url}/healthz to answer 200:\n{output()}",
+        done=lambda status: status == 200,
+        retry_on=(requests.ConnectionError,),
+    )
 
 
 @pytest.fixture

@@ -22,21 +22,12 @@ import requests
 
 from local.ports import free_ports
 from local.stack import STOP_WAIT_SECONDS
-from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
+from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, await_healthy, stack_environment, wait_until
 
-STARTUP_BUDGET_SECONDS = 60.0  # a slow machine's imports, moto and every resource
 # "At once": the interpreter and the stack's imports, nothing started. Generous for a loaded CI box.
 REFUSAL_BUDGET_SECONDS = 20.0
 # Gateway and moto shut down within their 0.5 s poll; a cycle in flight gets STOP_WAIT_SECONDS.
 STOP_BUDGET_SECONDS = STOP_WAIT_SECONDS + 5.0
-
-
-def clean_env(port: int, moto_port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))}
-    env.pop("PYTHONPATH", None)
-    env.update({"SENDLEDGER_PORT": str(port), "SENDLEDGER_MOTO_PORT": str(moto_port), "PYTHONUNBUFFERED": "1"})
-    env.update(extra)
-    return env
 
 
 @dataclass
@@ -62,25 +53,14 @@ def start(tmp_path: Path) -> Iterator[object]:
             process = subprocess.Popen(
                 [sys.executable, "-m", "local"],
                 cwd=REPO,
-                env=clean_env(port, moto_port, POLL_INTERVAL_SECONDS="3600", **extra),
+                env=stack_environment(port, moto_port, {"POLL_INTERVAL_SECONDS": "3600", **extra}),
                 stdout=stdout,
                 stderr=stderr,
             )
         running = Running(process, f"http://127.0.0.1:{port}", out, err)
         started.append(running)
 
-        def healthz() -> int:
-            if process.poll() is not None:
-                pytest.fail(f"python -m local exited early:\n{running.text()}")
-            return requests.get(f"{running.url}/healthz", timeout=REQUEST_TIMEOUT_SECONDS).status_code
-
-        wait_until(
-            healthz,
-            STARTUP_BUDGET_SECONDS,
-            lambda: f"/healthz:\n{running.text()}",
-            done=lambda status: status == 200,
-            retry_on=(requests.ConnectionError,),
-        )
+        await_healthy(process, running.url, running.text)
         return running
 
     yield run
@@ -125,7 +105,7 @@ def test_a_taken_port_is_refused_at_once_naming_the_variable_that_moves_it(taken
         process = subprocess.Popen(
             [sys.executable, "-m", "local"],
             cwd=REPO,
-            env=clean_env(port, moto_port),
+            env=stack_environment(port, moto_port, {}),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -155,7 +135,7 @@ def test_a_bad_setting_is_one_line_and_nothing_starts(setting: str, named: str) 
     result = subprocess.run(
         [sys.executable, "-m", "local"],
         cwd=REPO,
-        env=clean_env(port, moto_port, **{name: value}),
+        env=stack_environment(port, moto_port, {name: value}),
         capture_output=True,
         text=True,
         timeout=REFUSAL_BUDGET_SECONDS,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -23,18 +22,14 @@ import pytest
 import requests
 
 from infra.constants import POLLER_TIMEOUT_SECONDS
-from local.lambda_context import DEFAULT_TIMEOUT_SECONDS
 from local.ports import free_ports
 from local.sigv4 import LocalCredential
 from sendledger import names
 from sendledger.domain.clock import iso
 from sendledger.settings import Settings
-from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, wait_until
+from tests.local.local_support import REPO, REQUEST_TIMEOUT_SECONDS, await_healthy, stack_environment, wait_until
 from tests.local.sigv4_support import APP, APP2, TASK_1, TASK_2, signed_request
 
-# No setting bounds how long `python -m local` takes to start (moto server, every resource, the
-# handler imports): this is the budget a slow machine gets before the test calls it broken.
-STARTUP_BUDGET_SECONDS = 60.0
 # What the stack is started with; the tests read their deadlines back from the same mapping,
 # through Settings.from_env, exactly as the handlers inside the stack read it.
 STACK_SETTINGS = {
@@ -77,31 +72,13 @@ def running_stack(
     """`python -m local` on free ports with `settings` on top of a clean environment, until the
     block ends (then SIGTERM): what every test of the stack as a subprocess starts."""
     port, moto_port = free_ports(2)
-    env = {
-        key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SENDLEDGER_", "POWERTOOLS_"))
-    }
-    env.pop("PYTHONPATH", None)  # python -m local must find functions/ by itself
-    env.update(
-        {"SENDLEDGER_PORT": str(port), "SENDLEDGER_MOTO_PORT": str(moto_port), **settings, "PYTHONUNBUFFERED": "1"}
-    )
+    env = stack_environment(port, moto_port, settings)
     log_path = tmp_path_factory.mktemp(name) / "stack.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen([sys.executable, *command], cwd=REPO, env=env, stdout=log, stderr=log)
         url = f"http://127.0.0.1:{port}"
         try:
-
-            def healthz() -> int:
-                if process.poll() is not None:
-                    pytest.fail(f"python -m local exited early:\n{log_path.read_text()}")
-                return requests.get(f"{url}/healthz", timeout=DEFAULT_TIMEOUT_SECONDS).status_code
-
-            wait_until(
-                healthz,
-                STARTUP_BUDGET_SECONDS,
-                lambda: f"{url}/healthz to answer 200:\n{log_path.read_text()}",
-                done=lambda status: status == 200,
-                retry_on=(requests.ConnectionError,),
-            )
+            await_healthy(process, url, log_path.read_text)
             banner = log_path.read_text()
             assert url in banner
             assert f"--endpoint-url http://127.0.0.1:{moto_port}" in banner
