@@ -19,9 +19,17 @@ from typing import IO, Any
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from sendledger_client.callers_cli import callers
+from sendledger_client.cli_tables import (
+    events_table,
+    message_table,
+    one_line,
+    outbox_table,
+    poll_table,
+    reset_tables,
+    suppression_table,
+)
 from sendledger_client.client import DEFAULT_ENDPOINT, SendledgerClient, View
 from sendledger_client.conformance import conformance
 from sendledger_client.errors import DeadlineExceeded, NoAnswer, NotConfigured, ProblemError
@@ -165,7 +173,7 @@ def send(
         idempotency_key=idempotency_key,
         locale=locale,
     )
-    ctx.emit(view, _message_table)
+    ctx.emit(view, message_table)
 
 
 @cli.command()
@@ -173,7 +181,7 @@ def send(
 @pass_context
 def show(ctx: Context, message_id: str) -> None:
     """A message with its history."""
-    ctx.emit(ctx.client.message(message_id), _message_table)
+    ctx.emit(ctx.client.message(message_id), message_table)
 
 
 @cli.command()
@@ -185,7 +193,7 @@ def find(ctx: Context, idempotency_key: str | None, event_id: str | None, templa
     """Your message for an Idempotency-Key, or for an event id and template version."""
     if (idempotency_key is None) == (event_id is None) or (event_id is not None) != (template_version is not None):
         raise click.UsageError("give --idempotency-key K, or --event-id E with --template-version V")
-    ctx.emit(ctx.client.find(idempotency_key, event_id, template_version), _message_table)
+    ctx.emit(ctx.client.find(idempotency_key, event_id, template_version), message_table)
 
 
 @cli.command()
@@ -193,7 +201,7 @@ def find(ctx: Context, idempotency_key: str | None, event_id: str | None, templa
 @pass_context
 def reset(ctx: Context, reset_id: str) -> None:
     """A password reset's evidence: token versions and the messages sent (never a token)."""
-    ctx.emit(ctx.client.reset(reset_id), _reset_tables)
+    ctx.emit(ctx.client.reset(reset_id), reset_tables)
 
 
 # --- export --------------------------------------------------------------------------------
@@ -257,7 +265,7 @@ def suppression() -> None:
 @pass_context
 def suppression_show(ctx: Context, recipient: str, admin: bool) -> None:
     view = ctx.client.admin_suppression(recipient) if admin else ctx.client.suppression(recipient)
-    ctx.emit(view, _suppression_table)
+    ctx.emit(view, suppression_table)
 
 
 @suppression.command("add")
@@ -265,7 +273,7 @@ def suppression_show(ctx: Context, recipient: str, admin: bool) -> None:
 @click.option("--reason", required=True)
 @pass_context
 def suppression_add(ctx: Context, recipient: str, reason: str) -> None:
-    ctx.emit(ctx.client.suppress(recipient, reason), _suppression_table)
+    ctx.emit(ctx.client.suppress(recipient, reason), suppression_table)
 
 
 @suppression.command("lift")
@@ -273,7 +281,7 @@ def suppression_add(ctx: Context, recipient: str, reason: str) -> None:
 @click.option("--reason", required=True)
 @pass_context
 def suppression_lift(ctx: Context, recipient: str, reason: str) -> None:
-    ctx.emit(ctx.client.unsuppress(recipient, reason), _suppression_table)
+    ctx.emit(ctx.client.unsuppress(recipient, reason), suppression_table)
 
 
 # --- the local stack -----------------------------------------------------------------------
@@ -282,11 +290,11 @@ def suppression_lift(ctx: Context, recipient: str, reason: str) -> None:
 def outbox(ctx: Context) -> None:
     """What the local simulator's providers accepted, newest last (--json: every field, the HTML too)."""
     rows = ctx.client.outbox()
-    ctx.emit(rows, _outbox_table)
+    ctx.emit(rows, outbox_table)
     if not ctx.as_json:
         # Below the table and never folded at the console's width: a reset link stays one string to copy.
         for row in rows:
-            text = _one_line(row.get("text"), limit=2000)
+            text = one_line(row.get("text"), limit=2000)
             ctx.out.print(f"{row.get('message_id') or ''}: {text}", soft_wrap=True, markup=False, highlight=False)
 
 
@@ -294,161 +302,19 @@ def outbox(ctx: Context) -> None:
 @pass_context
 def events(ctx: Context) -> None:
     """What reached the local event bus, oldest first."""
-    ctx.emit(ctx.client.events(), _events_table)
+    ctx.emit(ctx.client.events(), events_table)
 
 
 @cli.command()
 @pass_context
 def poll(ctx: Context) -> None:
     """Run one local poller cycle now (what it did; --json: the whole report)."""
-    ctx.emit(ctx.client.poll(), _poll_table)
+    ctx.emit(ctx.client.poll(), poll_table)
 
 
 cli.add_command(conformance)
 cli.add_command(callers)
 cli.add_command(templates)
-
-
-# --- rendering -----------------------------------------------------------------------------
-def _table(*columns: str, title: str, show_header: bool = True) -> Table:
-    """Ids fold onto the next line rather than being cut short: they are what one copies."""
-    table = Table(title=title, show_header=show_header)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    return table
-
-
-def _history_table(history: list[dict[str, Any]]) -> Table:
-    table = _table("at", "type", "state", "evidence", title="history")
-    for entry in history:
-        evidence = {k: v for k, v in entry.items() if k not in ("at", "type", "state")}
-        table.add_row(entry.get("at"), entry.get("type"), entry.get("state") or "", json.dumps(evidence))
-    return table
-
-
-def _fields_table(title: str, view: View, names: tuple[str, ...]) -> Table:
-    table = _table("field", "value", title=title, show_header=False)
-    for name in names:
-        value = view.get(name)
-        table.add_row(
-            name, json.dumps(value) if isinstance(value, dict | list) else str(value if value is not None else "")
-        )
-    return table
-
-
-def _message_table(view: View) -> Any:
-    from rich.console import Group
-
-    names = (
-        "message_id",
-        "state",
-        "channel",
-        "to",
-        "template",
-        "category",
-        "provider",
-        "provider_message_id",
-        "reason",
-    )
-    parts: list[Any] = [_fields_table("message", view, (*names, "created_at", "updated_at"))]
-    if view.get("history"):
-        parts.append(_history_table(view["history"]))
-    return Group(*parts)
-
-
-def _reset_tables(view: View) -> Any:
-    from rich.console import Group
-
-    names = ("reset_id", "account_id", "state", "created_at", "expires_at", "replaces", "replaced_by")
-    tokens = _table("version", "minted_at", "invalidated_at", "invalidated_because", title="token versions")
-    for version in view.get("token_versions", []):
-        tokens.add_row(
-            str(version["version"]),
-            version["minted_at"],
-            version.get("invalidated_at") or "",
-            version.get("invalidated_because") or "",
-        )
-    messages = _table("message_id", "state", "to", "provider_message_id", "updated_at", title="messages")
-    for message in view.get("messages", []):
-        messages.add_row(
-            message["message_id"],
-            message["state"],
-            message.get("to", ""),
-            message.get("provider_message_id") or "",
-            message.get("updated_at", ""),
-        )
-    return Group(_fields_table("reset", view, names), tokens, messages)
-
-
-def _suppression_table(view: View) -> Any:
-    from rich.console import Group
-
-    fields = ("recipient", "suppressed", "reason_class", "reason", "since", "version")  # reason: the admin's view
-    parts: list[Any] = [_fields_table("suppression", view, tuple(f for f in fields if f in view))]
-    if view.get("history"):
-        parts.append(_history_table(view["history"]))
-    return Group(*parts)
-
-
-def _one_line(text: Any, limit: int = 160) -> str:
-    words = " ".join(str(text or "").split())
-    return words if len(words) <= limit else words[: limit - 1] + "…"
-
-
-def _outbox_table(rows: list[dict[str, Any]]) -> Table:
-    """One row per accepted message; its text part is printed below the table (`outbox`)."""
-    table = _table("sent_at", "provider", "to", "subject", "message_id", title="outbox")
-    for row in rows:
-        table.add_row(
-            str(row.get("sent_at", "")),
-            str(row.get("provider") or row.get("channel") or ""),
-            str(row.get("to", "")),
-            _one_line(row.get("subject")),
-            str(row.get("message_id") or ""),
-        )
-    return table
-
-
-def _poll_table(summary: dict[str, Any]) -> Table:
-    """What one cycle did: each count that is not zero, then each message it settled."""
-    found = summary.get("poller")
-    poller: dict[str, Any] = found if isinstance(found, dict) else {}
-    counts = {**(summary.get("flush") or {}), **poller, **(poller.get("resolved") or {})}
-    table = _table("what", "count", title="poll cycle")
-    for name, value in counts.items():
-        if type(value) is int and value:
-            table.add_row(name, str(value))
-    for entry in poller.get("resolved_messages") or []:
-        table.add_row(f"{entry.get('message_id')}", str(entry.get("outcome")))
-    if not table.row_count:
-        table.add_row("nothing to do", "0")
-    return table
-
-
-def _event_change(detail: dict[str, Any]) -> tuple[str, str, str]:
-    """(subject, change, why) of one state-change or suppression event."""
-    if "message_id" in detail:
-        change = f"{detail.get('previous_state') or '-'} -> {detail.get('state')}"
-        template = detail.get("template") or {}
-        why = detail.get("reason") or f"{detail.get('channel')} {template.get('id')} v{template.get('version')}"
-        return str(detail["message_id"]), change, str(why)
-    state = "suppressed" if detail.get("suppressed") else "sendable"
-    actor = f" by {detail['actor']}" if detail.get("actor") else ""
-    return (
-        str(detail.get("recipient", "")),
-        f"{state} (v{detail.get('version')})",
-        f"{detail.get('reason') or ''}{actor}",
-    )
-
-
-def _events_table(rows: list[dict[str, Any]]) -> Table:
-    table = _table("time", "event", "subject", "change", "why", title="events")
-    for row in rows:
-        detail = row.get("detail")
-        subject, change, why = _event_change(detail if isinstance(detail, dict) else {})
-        kind = str(row.get("detail-type", "")).removeprefix("sendledger.")
-        table.add_row(str(row.get("time", "")), kind, subject, change, _one_line(why))
-    return table
 
 
 # --- failures ------------------------------------------------------------------------------
