@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sendledger.domain.events import Action, DeliveryEvent, EventKind, MalformedEvent, Verdict, failure_reason
 from sendledger.domain.values import value
@@ -47,6 +47,16 @@ class EventsPage:
     @property
     def last_timestamp(self) -> float | None:
         return self.items[-1].timestamp if self.items else None
+
+
+class EventsApi(Protocol):
+    """Mailgun's Events API (events_api.py): pages, ascending by time."""
+
+    def query(self, params: Mapping[str, str]) -> EventsPage:
+        """The first page of a search."""
+
+    def follow(self, url: str) -> EventsPage:
+        """The page a previous page's `next` URL names."""
 
 
 def parse_events_page(document: Any) -> EventsPage:

@@ -18,16 +18,16 @@ threshold (`MAILGUN_EVENTS_FINAL_AFTER_SECONDS`) is final. Two passes per cycle,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
 from sendledger.ports.reports import CycleReport, IngestReport
 from sendledger.providers.mailgun import SOURCE
-from sendledger.providers.mailgun.events import EventsPage, PageItem
+from sendledger.providers.mailgun.events import EventsApi, EventsPage, PageItem
 from sendledger.providers.mailgun.search import UnknownSearch
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.usecases import fan_out
@@ -43,16 +43,6 @@ logger = Logger(child=True)
 FIRST_LOOKBACK = timedelta(minutes=30)  # where a fresh cursor starts, before the bound (Mailgun's example)
 MAX_PAGES = 50  # per pass and cycle; the rest waits for the next cycle
 SAFETY_SECONDS = 8.0
-
-
-class EventsApi(Protocol):
-    """Mailgun's Events API (events_api.py): pages, ascending by time."""
-
-    def query(self, params: Mapping[str, str]) -> EventsPage:
-        """The first page of a search."""
-
-    def follow(self, url: str) -> EventsPage:
-        """The page a previous page's `next` URL names."""
 
 
 @dataclass

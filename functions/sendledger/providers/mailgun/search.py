@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from sendledger.ports.ingestion import DueWorkStore
     from sendledger.ports.messages import MessageStore
     from sendledger.ports.providers import EventSink
-    from sendledger.providers.mailgun.lane import EventsApi
+    from sendledger.providers.mailgun.events import EventsApi
 
 logger = Logger(child=True)
 
