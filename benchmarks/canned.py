@@ -33,6 +33,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+# The modelled in-region round trip of one AWS call, where a figure depends on calls overlapping.
+IN_REGION_ROUND_TRIP_MS = 10.0
+
 _SNS_PUBLISH = (
     '<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult><MessageId>{id}'
     "</MessageId></PublishResult><ResponseMetadata><RequestId>{id}</RequestId></ResponseMetadata></PublishResponse>"
@@ -163,14 +166,19 @@ class CannedEndpoint:
         self.process.wait(timeout=10)
 
     def load(self, bodies: list[str]) -> None:
-        request = urllib.request.Request(f"{self.url}/_load", data=json.dumps(bodies).encode(), method="POST")
-        with urllib.request.urlopen(request, timeout=10):
-            pass
+        load_queue(self.url, bodies)
 
     def stats(self) -> dict[str, int]:
         with urllib.request.urlopen(f"{self.url}/_stats", timeout=10) as answer:
             found: dict[str, int] = json.loads(answer.read())
             return found
+
+
+def load_queue(url: str, bodies: list[str]) -> None:
+    """Queue SQS message bodies on the endpoint at ``url`` (a child reads it from AWS_ENDPOINT_URL)."""
+    request = urllib.request.Request(f"{url}/_load", data=json.dumps(bodies).encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
 
 
 def in_poller_child(module: str, args: list[str], marker: str, latency_ms: float = 0.0) -> dict[str, Any]:

@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import event_samples
-from benchmarks.canned import in_poller_child
+from benchmarks.canned import IN_REGION_ROUND_TRIP_MS, in_poller_child, load_queue
 from benchmarks.environment import lambda_environment
 
-LATENCY_MS = 10.0
 EVENTS = 50
 ROUNDS = 7
 CONCURRENCY_ENV = "POLL_APPLY_CONCURRENCY"
@@ -32,11 +31,11 @@ CONCURRENCY_ENV = "POLL_APPLY_CONCURRENCY"
 
 def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS) -> dict[str, Any]:
     deployed = lambda_environment("sendledger-poller")[CONCURRENCY_ENV]
-    return in_poller_child("benchmarks.drain", [str(events), str(rounds), deployed], "DRAIN", LATENCY_MS)
+    return in_poller_child("benchmarks.drain", [str(events), str(rounds), deployed], "DRAIN", IN_REGION_ROUND_TRIP_MS)
 
 
 def _child(events: int, rounds: int, deployed: int) -> dict[str, Any]:
-    from benchmarks.ingest_cpu import _load, drain_ses_queue
+    from benchmarks.ingest_cpu import drain_ses_queue
     from sendledger import bootstrap
     from sendledger.settings import Settings
     from sendledger.usecases.ingest import IngestReport
@@ -53,7 +52,7 @@ def _child(events: int, rounds: int, deployed: int) -> dict[str, Any]:
         order = list(sides) if index % 2 == 0 else list(reversed(sides))
         for name in order:
             pipeline = sides[name]
-            _load(endpoint, bodies)
+            load_queue(endpoint, bodies)
             report = IngestReport()
             start = time.perf_counter()
             drain_ses_queue(pipeline, lambda: 60.0, report)
@@ -68,7 +67,9 @@ def _child(events: int, rounds: int, deployed: int) -> dict[str, Any]:
             f"one drain of {events} SES Delivery events of distinct recipients per round, timed end to end; "
             f"{rounds} rounds per side, interleaved"
         ),
-        "latency_model": f"every AWS call answered after {LATENCY_MS:g} ms by a canned endpoint (nothing emulated)",
+        "latency_model": (
+            f"every AWS call answered after {IN_REGION_ROUND_TRIP_MS:g} ms by a canned endpoint (nothing emulated)"
+        ),
         "events": events,
         "concurrency": {"one_at_a_time": 1, "concurrent": deployed},
         "drain_median_ms": {name: round(value * 1000, 1) for name, value in median.items()},

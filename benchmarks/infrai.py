@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks import ours
 from benchmarks.aws import World
 from benchmarks.counting import counting
-from benchmarks.ingestion import EMAIL_OUTCOMES, _ledger
+from benchmarks.event_feed import EMAIL_OUTCOMES
 
 SENDS = 30
 RRU = "read_request_units"
@@ -71,7 +71,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
         sends: list[tuple[int, float]] = []
         for i in range(SENDS):
             local, _, domain = addresses[i % len(addresses)].partition("@")
-            with counting(_ledger()) as log:
+            with counting(ours.ledger()) as log:
                 status, _, body = ours.post(
                     "/v1/messages", ours.email_body(f"{local}+{run}{i}@{domain}"), key=f"ifr-{run}-{i}"
                 )
@@ -84,7 +84,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             clock.offset += timedelta(seconds=skip)  # the third pass: the first complaint read is due
             asked = len(http.requests)
             report = CycleReport()
-            with counting(_ledger()) as log:
+            with counting(ours.ledger()) as log:
                 lane.run(runtime.sink, clock.now(), lambda: 60.0, report)
             passes.append((log.total, _units(log), len(http.requests) - asked, report.applied, _units(log, RRU)))
     finally:

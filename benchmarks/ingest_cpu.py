@@ -45,8 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import event_samples
-from benchmarks.canned import in_poller_child
-from benchmarks.drain import LATENCY_MS
+from benchmarks.canned import IN_REGION_ROUND_TRIP_MS, in_poller_child, load_queue
 from benchmarks.environment import lambda_environment
 
 EVENTS = 100
@@ -66,7 +65,7 @@ def measure(root: Path, events: int = EVENTS, rounds: int = ROUNDS, runs: int = 
     ]
     waited = min(events, ROUND_TRIP_EVENTS), min(rounds, ROUND_TRIP_ROUNDS)
     at_round_trip = in_poller_child(
-        "benchmarks.ingest_cpu", [str(waited[0]), str(waited[1]), deployed, "False"], "INGEST", LATENCY_MS
+        "benchmarks.ingest_cpu", [str(waited[0]), str(waited[1]), deployed, "False"], "INGEST", IN_REGION_ROUND_TRIP_MS
     )
     return {**summary(found, events, rounds, int(deployed)), "at_round_trip": _at_round_trip(at_round_trip, *waited)}
 
@@ -75,7 +74,7 @@ def _at_round_trip(run: dict[str, Any], events: int, rounds: int) -> dict[str, A
     return {
         "method": (
             f"one run of {rounds} rounds per side, {events} events each, every AWS call answered after "
-            f"{LATENCY_MS:g} ms (information, not the bar)"
+            f"{IN_REGION_ROUND_TRIP_MS:g} ms (information, not the bar)"
         ),
         "cpu_ms_per_event": run["cpu_ms_per_event"],
         "ratio": run["ratio"],
@@ -173,7 +172,7 @@ def _child(events: int, rounds: int, deployed: int, publisher: bool) -> dict[str
     for index in range(WARMUP + rounds):
         shift = index % len(SIDES)
         for name in SIDES[shift:] + SIDES[:shift]:
-            _load(endpoint, bodies)
+            load_queue(endpoint, bodies)
             gc.collect()
             written = out.bytes
             switched = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
@@ -241,14 +240,6 @@ def drain_ses_queue(runtime: Any, seconds_left: Any, report: Any) -> bool:
     [lane] = [lane for lane in runtime.lanes if lane.name == "ses"]
     assert isinstance(lane, QueueLane)
     return drain(runtime.sink, lane, seconds_left, report)
-
-
-def _load(endpoint: str, bodies: list[str]) -> None:
-    import urllib.request
-
-    request = urllib.request.Request(f"{endpoint}/_load", data=json.dumps(bodies).encode(), method="POST")
-    with urllib.request.urlopen(request, timeout=10):
-        pass
 
 
 if __name__ == "__main__":

@@ -16,165 +16,33 @@ benchmarks/throughput.py.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import json
-import time
 from collections.abc import Callable
 from typing import Any
 
-import boto3
-
 from benchmarks import ours
-from benchmarks.aws import World, lambda_context, reset_caches
+from benchmarks.aws import World, lambda_context
 from benchmarks.counting import RequestLog, counting
 from benchmarks.environment import ACCOUNT_ID, REGION
-
-POLLER = "sendledger.handlers.poller"
-SMS_DELIVERY_LOGS = "sendledger.handlers.sms_delivery_logs"
-
-# One address / number per provider outcome the simulator can produce.
-EMAIL_OUTCOMES = {
-    "delivered": "bench-delivered@example.com",
-    "bounce": "bounce@simulator.amazonses.com",
-    "complaint": "complaint@simulator.amazonses.com",
-}
-SMS_OUTCOMES = {
-    "delivered": "+12065550100",
-    "carrier_unavailable": "+12065550150",
-    "invalid_number": "+12065550160",
-}
-
-
-def load(module: str) -> tuple[Any | None, str | None]:
-    """The handler module, or why not: "not available" only when the module does not exist."""
-    try:
-        return importlib.import_module(module), None
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return None, f"not available: {module} is missing"
-        return None, f"error: {module} does not import ({type(exc).__name__}: {exc})"
-    except Exception as exc:
-        return None, f"error: {module} does not import ({type(exc).__name__}: {exc})"
-
-
-def _ledger() -> Any:
-    from sendledger import bootstrap
-
-    return bootstrap.runtime().messages
-
-
-def _figure(log: RequestLog, label: str, answer: Any) -> dict[str, Any]:
-    return {
-        "event": label,
-        "requests": log.total,
-        "operations": log.summary(),
-        "write_request_units": sum(r.capacity.get("write_request_units", 0.0) for r in log.requests),
-        "read_request_units": sum(r.capacity.get("read_request_units", 0.0) for r in log.requests),
-        "prepare_only_write_request_units": sum(
-            r.capacity.get("prepare_only_write_request_units", 0.0) for r in log.requests
-        ),
-        "changes_suppression": any(_writes_suppression(request) for request in log.requests),
-        "handler_answer": answer,
-    }
-
-
-def _writes_suppression(request: Any) -> bool:
-    """A write (put, update or delete, alone or in a transaction) of a suppression state item."""
-    if request.operation in ("PutItem", "UpdateItem", "DeleteItem"):
-        actions = [request.params]
-    elif request.operation == "TransactWriteItems":
-        actions = [
-            body
-            for action in request.params.get("TransactItems", [])
-            for kind, body in action.items()
-            if kind != "ConditionCheck"
-        ]
-    else:
-        return False
-    for body in actions:
-        key = body.get("Item") or body.get("Key") or {}
-        pk, sk = (key.get("pk") or {}).get("S", ""), (key.get("sk") or {}).get("S", "")
-        if pk.startswith("SUP#") and sk == "STATE":
-            return True
-    return False
-
-
-class Provider:
-    """The simulator hooked into boto3's default session for the duration of the block."""
-
-    def __init__(self, world: World) -> None:
-        from local.simulator import Simulator
-
-        res = world.resources
-        self.simulator = Simulator.install(
-            region=REGION,
-            account_id=ACCOUNT_ID,
-            ses_topic_arn=res.ses_events_topic_arn,
-            default_configuration_set=res.configuration_set,
-            sms_success_log_group=res.sms_success_log_group,
-            sms_failure_log_group=res.sms_failure_log_group,
-        )
-        reset_caches()  # SES/SNS clients are rebuilt after the hooks: the simulator sees them
-
-    def close(self) -> None:
-        self.simulator.uninstall()
-        reset_caches()
-
-
-def drain_queue(queue_url: str) -> list[dict[str, Any]]:
-    sqs = boto3.client("sqs", region_name=REGION)
-    messages: list[dict[str, Any]] = []
-    while True:
-        batch = sqs.receive_message(
-            QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0, MessageSystemAttributeNames=["All"]
-        ).get("Messages", [])
-        if not batch:
-            return messages
-        messages += batch
-        sqs.delete_message_batch(
-            QueueUrl=queue_url,
-            Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(batch)],
-        )
-
-
-def sqs_event(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
-    """The Lambda event of an SQS event source mapping, one record (AWS format)."""
-    body = message["Body"]
-    now_ms = str(int(time.time() * 1000))
-    return {
-        "Records": [
-            {
-                "messageId": message["MessageId"],
-                "receiptHandle": message["ReceiptHandle"],
-                "body": body,
-                "attributes": {
-                    "ApproximateReceiveCount": "1",
-                    "SentTimestamp": now_ms,
-                    "SenderId": "AIDAIENQZJOLO23YVJ4VO",
-                    "ApproximateFirstReceiveTimestamp": now_ms,
-                },
-                "messageAttributes": {},
-                "md5OfBody": hashlib.md5(body.encode("utf-8")).hexdigest(),
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": REGION,
-            }
-        ]
-    }
-
-
-def event_type(body: str) -> str:
-    try:
-        return str(json.loads(json.loads(body)["Message"])["eventType"])
-    except Exception:
-        return "unknown"
+from benchmarks.event_feed import (
+    EMAIL_OUTCOMES,
+    POLLER,
+    SMS_DELIVERY_LOGS,
+    SMS_OUTCOMES,
+    Provider,
+    drain_queue,
+    event_figure,
+    event_type,
+    load,
+    sms_status,
+    sqs_event,
+)
+from benchmarks.stream import receipt_writer, stream_records
 
 
 def _invoke_counted(
     handler: Callable[[dict[str, Any], Any], Any], event: dict[str, Any], name: str
 ) -> tuple[RequestLog, Any]:
-    with counting(_ledger()) as log:
+    with counting(ours.ledger()) as log:
         answer = handler(event, lambda_context(name, 60.0))
     return log, answer
 
@@ -227,10 +95,10 @@ def _ses_events(world: World, provider: Provider, handler: Callable[..., Any]) -
         kind = f"ses:{event_type(message['Body'])}"
         log, answer = _invoke_counted(handler, event, "sendledger-poller")
         _check_sqs_answer(answer, kind)
-        new.append(_figure(log, kind, answer))
+        new.append(event_figure(log, kind, answer))
         log, answer = _invoke_counted(handler, event, "sendledger-poller")
         _check_sqs_answer(answer, kind)
-        duplicate.append(_figure(log, kind, answer))
+        duplicate.append(event_figure(log, kind, answer))
     if not new:
         raise RuntimeError("the simulator produced no SES events")
     return {"method": "poller handler, SQS event with one record (push mode)", "new": new, "duplicate": duplicate}
@@ -251,10 +119,9 @@ def _check_sqs_answer(answer: Any, kind: str) -> None:
 
 
 def _sms_events(world: World, provider: Provider, handler: Callable[..., Any]) -> dict[str, Any]:
-    from benchmarks.traffic import receipt_writer, stream_records
     from sendledger.usecases.publish import write_sms_receipt
 
-    with counting(ours._ledger()) as sent:
+    with counting(ours.ledger()) as sent:
         for outcome, number in SMS_OUTCOMES.items():
             status, _, body = ours.post("/v1/messages", ours.sms_body(number), key=f"events-sms-{outcome}")
             if status != 202:
@@ -271,9 +138,9 @@ def _sms_events(world: World, provider: Provider, handler: Callable[..., Any]) -
     for event in deliveries:
         kind = f"sms:{sms_status(event)}"
         log, answer = _invoke_counted(handler, event, "sendledger-sms-delivery-logs")
-        new.append(_figure(log, kind, answer))
+        new.append(event_figure(log, kind, answer))
         log, answer = _invoke_counted(handler, event, "sendledger-sms-delivery-logs")
-        duplicate.append(_figure(log, kind, answer))
+        duplicate.append(event_figure(log, kind, answer))
     if not new:
         raise RuntimeError("the simulator produced no SMS delivery-status records")
     return {
@@ -281,13 +148,3 @@ def _sms_events(world: World, provider: Provider, handler: Callable[..., Any]) -
         "new": new,
         "duplicate": duplicate,
     }
-
-
-def sms_status(event: dict[str, Any]) -> str:
-    from local.simulator import decode_subscription_event
-
-    try:
-        record = json.loads(decode_subscription_event(event)["logEvents"][0]["message"])
-        return f"{record['status']}:{record['delivery']['providerResponse']}"
-    except Exception:
-        return "unknown"

@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks import ours
 from benchmarks.aws import World
 from benchmarks.counting import counting
-from benchmarks.ingestion import EMAIL_OUTCOMES, _figure, _ledger
+from benchmarks.event_feed import EMAIL_OUTCOMES, event_figure
 
 FINAL_AFTER_SECONDS = 60
 
@@ -76,9 +76,9 @@ def measure(world: World) -> dict[str, Any]:
                 f"/{event.evidence['reason']}" if event.evidence.get("reason") else ""
             )
             for into in (new, duplicate):
-                with counting(_ledger()) as log:
+                with counting(ours.ledger()) as log:
                     services.sink.apply(event, IngestReport())
-                into.append(_figure(log, kind, None))
+                into.append(event_figure(log, kind, None))
         if not new:
             raise RuntimeError("the Mailgun simulator produced no events")
         step = _poll_step(world, services, pipeline, clock, run, lambda *args: poll_mailgun(args[0], lane, *args[1:]))
@@ -106,11 +106,11 @@ def _poll_step(world: World, services: Any, pipeline: Any, clock: _Clock, run: s
         ours.post("/v1/messages", ours.email_body(f"{local}+{run}{i}@{domain}"), key=f"mg-step-{run}-{i}")
     clock.offset += timedelta(seconds=10)
     report = IngestReport()
-    with counting(_ledger()) as live:
+    with counting(ours.ledger()) as live:
         poll(pipeline, clock.now(), lambda: 60.0, report)
     clock.offset += timedelta(seconds=FINAL_AFTER_SECONDS + 10)
     again = IngestReport()
-    with counting(_ledger()) as final:
+    with counting(ours.ledger()) as final:
         poll(pipeline, clock.now(), lambda: 60.0, again)
     events = report.applied + report.duplicates
     total = live.total + final.total

@@ -14,7 +14,8 @@ def _handler() -> Any:
     return api.lambda_handler
 
 
-def _ledger() -> Any:
+def ledger() -> Any:
+    """The warm runtime's message store: what `counting` watches for a call through `ours`."""
     from sendledger import bootstrap
 
     return bootstrap.runtime().messages
@@ -56,9 +57,8 @@ def count_requests(world: World) -> dict[str, Any]:
     """Requests per operation, on the happy path (fresh recipient, healthy watermarks)."""
     world.refresh_watermarks()
     send_email(0, "warm")  # build services and clients outside the counted window
-    ledger = _ledger()
     figures: dict[str, Any] = {}
-    with counting(ledger) as log:
+    with counting(ledger()) as log:
         status, headers, body = post("/v1/messages", email_body("count-send@example.com"), key="count-send")
         _check(status == 202 and body.get("state") == "accepted", "send", status, body)
         figures["send"] = _figure(log)

@@ -94,7 +94,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
                 principal="",  # unauthenticated: SendGrid signs instead
                 account_id=ACCOUNT_ID,
             )
-            with counting(ours._ledger()) as log:
+            with counting(ours.ledger()) as log:
                 response = webhooks.lambda_handler(event, lambda_context("sendledger-webhooks"), runtime=services)
             status, payload = status_of(response)
             webhook.update(status=status, answer=payload, ddb_requests=log.total, body_bytes=len(body))
@@ -106,7 +106,7 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             simulator.clock = real_clock
         if webhook.get("status") != 200:
             raise RuntimeError(f"the SendGrid webhook was not accepted: {webhook}")
-        from benchmarks.ingestion import _figure, drain_queue
+        from benchmarks.event_feed import drain_queue, event_figure
 
         new: list[dict[str, Any]] = []
         duplicate: list[dict[str, Any]] = []
@@ -118,9 +118,9 @@ def measure(world: World, simulator: Any) -> dict[str, Any]:
             kind = f"sendgrid:{json.loads(message['Body'])['event']}"
             for figures in (new, duplicate):
                 report = IngestReport()
-                with counting(ours._ledger()) as log:
+                with counting(ours.ledger()) as log:
                     services.sink.apply(event, report)
-                figures.append(_figure(log, kind, {"applied": report.applied, "duplicates": report.duplicates}))
+                figures.append(event_figure(log, kind, {"applied": report.applied, "duplicates": report.duplicates}))
     if not new:
         raise RuntimeError("the SendGrid simulator produced no events")
     return {

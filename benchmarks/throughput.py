@@ -29,7 +29,7 @@ from typing import Any
 from benchmarks import ours
 from benchmarks.aws import World, lambda_context
 from benchmarks.environment import ACCOUNT_ID, REGION
-from benchmarks.ingestion import EMAIL_OUTCOMES, POLLER, Provider, load
+from benchmarks.event_feed import EMAIL_OUTCOMES, POLLER, Provider, load
 from benchmarks.timing import EmulatorMeter
 
 MAX_CYCLES = 20

@@ -35,6 +35,7 @@ from benchmarks import traffic_events
 from benchmarks.aws import World, _Discard, api_event, lambda_context, reset_caches, status_of
 from benchmarks.counting import RequestLog, counting
 from benchmarks.environment import ACCOUNT_ID, REGION
+from benchmarks.stream import receipt_writer, stream_records
 from benchmarks.traffic_figures import CpuSample, Figure, cpu_summary, figure_of, summarise
 from benchmarks.traffic_model import Kind, Request, Slice, TrafficModel, build
 
@@ -67,7 +68,7 @@ def watermark_at(at: datetime) -> datetime:
 
 def measure(world: World, model: TrafficModel | None = None) -> dict[str, Any]:
     from benchmarks import baseline
-    from benchmarks.ingestion import Provider
+    from benchmarks.event_feed import Provider
     from benchmarks.timing import EmulatorMeter
 
     model = model or TrafficModel()
@@ -253,28 +254,6 @@ def _labels(world: World) -> Any:
     from sendledger.adapters.dynamodb.table import Table
 
     return StalenessLabels(Table(world.resources.ledger_table))
-
-
-def receipt_writer(world: World) -> Any:
-    from sendledger.adapters.dynamodb.sms_receipts import SmsReceiptItems
-    from sendledger.adapters.dynamodb.table import Table
-
-    return SmsReceiptItems(Table(world.resources.ledger_table))
-
-
-def stream_records(log: RequestLog) -> list[dict[str, Any]]:
-    """The stream records (NEW_AND_OLD_IMAGES) of the logged requests' committed writes, in order."""
-    records = []
-    for request in log.requests:
-        if request.status != 200:
-            continue  # nothing committed, nothing streamed
-        for label, new in request.after.items():
-            old = request.before.get(label)
-            if new is None or new == old:
-                continue
-            change = {"Keys": {"pk": new["pk"], "sk": new["sk"]}, "NewImage": new, **({"OldImage": old} if old else {})}
-            records.append({"eventName": "MODIFY" if old else "INSERT", "dynamodb": change})
-    return records
 
 
 def _warm(runtime: Any, at: datetime, clock: ModelClock, watermarks: _Watermarks, callers: list[str]) -> None:

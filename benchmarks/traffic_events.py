@@ -27,7 +27,7 @@ def apply_sampled(
 ) -> tuple[list[Figure], dict[str, Any]]:
     """The figures of the sampled events (each applied new, then as a duplicate), and the fan-out:
     how many events and status events each accepted send produced."""
-    from benchmarks.ingestion import drain_queue, event_type, sms_status, sqs_event
+    from benchmarks.event_feed import drain_queue, event_type, sms_status, sqs_event
     from sendledger.handlers import poller, sms_delivery_logs
     from sendledger.providers.ses.settings import SesSettings
 
