@@ -100,3 +100,36 @@ def test_log_lines_leave_out_what_every_line_repeats_and_keep_the_evidence():
     assert line["function_request_id"] == context.aws_request_id
     assert (line["message_id"], line["state"], line["level"]) == ("msg_1", "accepted", "INFO")
     assert "timestamp" in line and "cold_start" in line
+
+
+# A handler that records no application metric, flushed by Powertools' decorator, in a fresh
+# interpreter with Python's default warning filters (as in a Lambda container).
+_EMPTY_FLUSH = """
+import sys
+if sys.argv[1] == "observed":
+    import sendledger.handlers.observability
+from aws_lambda_powertools import Metrics
+
+@Metrics(namespace="sendledger", service="sendledger").log_metrics
+def handler(event, context):
+    return None
+
+handler({}, None)
+"""
+
+
+def _stderr_of_an_empty_flush(mode: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", _EMPTY_FLUSH, mode],
+        cwd=FUNCTIONS,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stderr
+
+
+def test_an_invocation_without_application_metrics_writes_no_warning_to_the_log():
+    assert "No application metrics to publish" in _stderr_of_an_empty_flush("bare")  # what Powertools alone does
+    assert "No application metrics to publish" not in _stderr_of_an_empty_flush("observed")

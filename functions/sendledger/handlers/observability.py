@@ -16,6 +16,7 @@ invocation either way. Each handler says whether its answer may be copied into t
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# A GET, a duplicate event or an idle cycle records no application metric, and that is expected.
+# Powertools would say so in a UserWarning: a plain-text line on stderr, once per container, among
+# the log group's JSON lines.
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
 # Keys Powertools puts on every line that say nothing a line's log group does not (issue 36:
 # about 1 KB of logs per send).
