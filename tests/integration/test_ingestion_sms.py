@@ -225,7 +225,7 @@ PERMANENT = ("FAILURE", "Invalid phone number")
 _numbers = iter(f"+120655501{n:02d}" for n in range(100))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     failure=st.sampled_from([TRANSIENT, PERMANENT]),
     arrivals=st.lists(st.sampled_from(["success", "failure"]), min_size=1, max_size=6),

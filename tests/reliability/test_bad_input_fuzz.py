@@ -98,7 +98,6 @@ def test_generated_requests_never_get_a_5xx(client, operation, mode):
     # Given any request schemathesis derives from the served document
     @settings(
         max_examples=EXAMPLES[mode],
-        deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=list(HealthCheck),

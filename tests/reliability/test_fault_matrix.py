@@ -526,7 +526,6 @@ def plans(reset: bool) -> st.SearchStrategy[tuple[bool, list[tuple[Schedule, int
 @seed(HYPOTHESIS_SEED)
 @settings(
     max_examples=200 if os.environ.get("SENDLEDGER_SOAK") == "1" else 25,
-    deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -96,7 +96,6 @@ def test_reset_fault_schedule_per_provider(world, schedule):
 @seed(HYPOTHESIS_SEED)
 @settings(
     max_examples=100,
-    deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

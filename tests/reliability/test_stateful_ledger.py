@@ -722,7 +722,6 @@ def test_ledger_state_machine(world):
             settings=settings(
                 max_examples=MAX_EXAMPLES if ses else LEG_EXAMPLES,
                 stateful_step_count=STEPS,
-                deadline=None,
                 database=None,
                 suppress_health_check=list(HealthCheck),
             ),

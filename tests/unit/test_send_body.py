@@ -94,7 +94,7 @@ _body = _maybe(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(_body)
 def test_the_hand_check_answers_as_the_documented_model(body: Any) -> None:
     assert _checked(body) == _documented(body)
