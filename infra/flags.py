@@ -23,9 +23,10 @@ from constructs import Construct
 from sendledger import names
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.flags import DEPLOYMENT, Flag
+from sendledger.domain.messages import CATEGORIES
 from sendledger.domain.provider import carriers
 from sendledger.domain.recipients import Channel
-from sendledger.settings import CATEGORIES, FlagStore
+from sendledger.settings import FlagStore
 
 FLAGS_FILE = Path(__file__).resolve().parents[1] / "functions" / "sendledger" / "feature_flags.json"
 READ_ACTIONS = ("appconfig:StartConfigurationSession", "appconfig:GetLatestConfiguration")

@@ -20,6 +20,7 @@ from typing import Any, Self, TypeVar
 from sendledger import names
 from sendledger.domain.callers import TENANT_ID, configured_principal
 from sendledger.domain.eligibility import StalePolicy
+from sendledger.domain.messages import CATEGORIES
 from sendledger.domain.provider import Provider, carriers, channels_of
 from sendledger.domain.recipients import Channel
 from sendledger.domain.sms_guardrails import CountryRule, RuleMode, country_of, country_problems
@@ -34,7 +35,6 @@ from sendledger.settings_schema import Declared, SettingsError, member_of, optio
 
 __all__ = ["FlagStore", "Fragment", "IngestionMode", "Provider", "Settings", "SettingsError", "Tunables"]
 
-CATEGORIES = ("transactional", "alert", "security")
 _CHOICES = tuple(choice.value for choice in StalePolicy)
 _ALLOW = StalePolicy.ALLOW
 F = TypeVar("F", bound="Fragment")

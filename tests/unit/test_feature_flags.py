@@ -15,8 +15,8 @@ from sendledger.adapters.feature_flags import COMMITTED_FLAGS, FileStore, Powert
 from sendledger.domain.callers import CallerId, hashed_id
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.flags import NO_FLAGS, Flag
+from sendledger.domain.messages import CATEGORIES
 from sendledger.domain.provider import Provider
-from sendledger.settings import CATEGORIES
 
 TTL = 60
 CALLERS = [hashed_id(f"arn:aws:iam::123456789012:role/app-{number}") for number in range(2000)]

@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sendledger.domain import escalation
+from sendledger.domain.messages import CATEGORIES, DEFAULT_CATEGORY
 from sendledger.domain.recipients import Channel
 from sendledger.domain.values import value
 
 # --- the limits, for the hand check below and the documented models alike ------------------
 CHANNELS = tuple(channel.value for channel in Channel)
-CATEGORIES = ("transactional", "alert", "security")
 MAX_ADDRESS = 320
 ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
 MAX_ID = 64
@@ -244,7 +244,7 @@ _SEND_FIELDS: Fields = (
     ("to", _text(1, MAX_ADDRESS), _MISSING),
     ("template", _nested("TemplateRef", _TEMPLATE_FIELDS), _MISSING),
     ("params", _params, dict),
-    ("category", _one_of(CATEGORIES), CATEGORIES[0]),
+    ("category", _one_of(CATEGORIES), DEFAULT_CATEGORY),
     ("event_id", _text(1, MAX_EVENT_ID, optional=True), None),
     ("escalation", _nested("Escalation", _ESCALATION_FIELDS, optional=True), None),
     ("provider", _text(1, MAX_PROVIDER, PROVIDER_PATTERN, optional=True), None),

@@ -88,7 +88,8 @@ def feature_flags(settings: Settings, appconfig_client: object = None) -> Featur
     from aws_lambda_powertools.utilities.feature_flags import AppConfigStore, StoreProvider
 
     from sendledger.adapters.feature_flags import COMMITTED_FLAGS, FileStore, PowertoolsFlags
-    from sendledger.settings import CATEGORIES, FlagStore, SettingsError
+    from sendledger.domain.messages import CATEGORIES
+    from sendledger.settings import FlagStore, SettingsError
 
     ttl = settings.flags_cache_seconds
     store: StoreProvider

@@ -32,6 +32,10 @@ class MessageState(StrEnum):
     CANCELLED = "cancelled"  # withdrawn before any accepted send (its reset was replaced or ended)
 
 
+# A message's category, what the stale-eligibility policy is set per; a send that names none is the first.
+CATEGORIES = ("transactional", "alert", "security")
+DEFAULT_CATEGORY = CATEGORIES[0]
+
 S = MessageState
 
 # Provider outcomes only move "forward": a late `delivered` never undoes `bounced`, and a

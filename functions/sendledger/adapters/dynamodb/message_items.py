@@ -27,7 +27,7 @@ from sendledger.adapters.dynamodb.states import DUE_AT, DUE_KIND, STATE
 from sendledger.domain import test_mode
 from sendledger.domain.clock import iso, parse_iso
 from sendledger.domain.escalation import Escalation
-from sendledger.domain.messages import DueKind, Message, MessageState, Template
+from sendledger.domain.messages import DEFAULT_CATEGORY, DueKind, Message, MessageState, Template
 from sendledger.domain.provider import carriers
 from sendledger.domain.recipients import Channel, Recipient
 from sendledger.domain.sms_segments import SmsEncoding, SmsSegments
@@ -47,7 +47,6 @@ EVIDENCE_DAY = names.EVIDENCE_INDEX_PARTITION_KEY
 # billed 2 write units per started KB, and long params are what crosses the boundary.
 PARAMS, PARAMS_DEFLATED = "params", "params_z"
 DEFLATE_FROM = 96  # bytes of JSON below which deflating never pays
-DEFAULT_CATEGORY = "transactional"
 
 # A message item without `provider` was carried by its channel's first provider in the registry
 # (the only ones before providers were selectable): a storage convention, not a default of today's.
