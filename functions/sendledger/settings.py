@@ -5,38 +5,36 @@ and reach every Lambda as the environment variables named in names.py; `Settings
 wiring CDK or the local stack fills in. Each provider's own settings are a `Fragment` in its
 slice (providers/<name>/settings.py), read from the same flat environment (its context keys are
 its variables in lower case). Read once per container with `Settings.from_env()`.
-Declared with settings_schema.py, not pydantic: every Lambda reads them at cold start.
+Declared with settings_schema.py, not pydantic: every Lambda reads them at cold start. The text
+forms of the settings that hold more than one value (lists, maps, tables) are settings_forms.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Self, TypeVar
 
 from sendledger import names
-from sendledger.domain.callers import TENANT_ID, configured_principal
+from sendledger import settings_forms as forms
 from sendledger.domain.eligibility import StalePolicy
 from sendledger.domain.messages import CATEGORIES
-from sendledger.domain.provider import Provider, carriers, channels_of
+from sendledger.domain.provider import Provider
 from sendledger.domain.recipients import Channel
-from sendledger.domain.sms_guardrails import CountryRule, RuleMode, country_of, country_problems
-from sendledger.domain.sms_timing import DEFAULT_ROW, SMS_TIMING_DEFAULTS, CountryTiming, timing_for
+from sendledger.domain.sms_guardrails import CountryRule, RuleMode, country_of
+from sendledger.domain.sms_timing import SMS_TIMING_DEFAULTS, CountryTiming, timing_for
 from sendledger.fragment import Fragment
 from sendledger.providers.infrai.settings import InfraiSettings
 from sendledger.providers.mailgun.settings import MailgunSettings
 from sendledger.providers.sendgrid.settings import SendGridSettings
 from sendledger.providers.ses.settings import SesSettings
 from sendledger.providers.sns.settings import SnsSettings
-from sendledger.settings_schema import Declared, SettingsError, member_of, optional_text, setting
+from sendledger.settings_schema import Declared, SettingsError, optional_text, setting
 
 __all__ = ["FlagStore", "Fragment", "IngestionMode", "Provider", "Settings", "SettingsError", "Tunables"]
 
-_CHOICES = tuple(choice.value for choice in StalePolicy)
-_ALLOW = StalePolicy.ALLOW
 F = TypeVar("F", bound="Fragment")
 # Each provider's settings, declared in its slice (providers/<name>/settings.py); gathered here,
 # the one module besides the domain's registry that names them all.
@@ -65,131 +63,6 @@ class IngestionMode(StrEnum):
     PUSH = "push"  # queues trigger their lanes; the poller still resolves unknowns
 
 
-# Parsers of the fields whose text form is more than one value (settings_schema.py reads the
-# rest by their default's type), and below them that text form. Each parser also takes its own
-# result: a test or `replace` gives values.
-
-
-def _admins(raw: Any) -> tuple[str, ...]:
-    listed = _json_or(raw, str.split)
-    if not isinstance(listed, list | tuple):
-        raise ValueError("must be ARNs separated by spaces, or a JSON list of them")
-    return tuple(dict.fromkeys(configured_principal(str(arn)) for arn in listed))
-
-
-def _tenants(raw: Any) -> dict[str, str]:
-    pairs = _json_or(raw, _tenant_pairs)
-    if not isinstance(pairs, Mapping):
-        raise ValueError("must be <principal ARN>=<tenant id> pairs separated by spaces, or a JSON object")
-    tenants = {}
-    for arn, tenant in pairs.items():
-        if not (isinstance(tenant, str) and TENANT_ID.fullmatch(tenant)):
-            raise ValueError(f"tenant of {arn!r} must match {TENANT_ID.pattern}, not {tenant!r}")
-        # A federated user's ARN here is the deployer's opt-in (docs/api.md#callers)
-        tenants[configured_principal(str(arn), federated_allowed=True)] = tenant
-    return tenants
-
-
-def _carrier_of(channel: Channel) -> Callable[[Any], Provider]:
-    provider_named = member_of(Provider)
-    return lambda raw: _carrier(provider_named(raw), channel)
-
-
-def _listed(raw: Any) -> list[Any]:
-    if isinstance(raw, str):
-        return [part.strip() for part in raw.split(",") if part.strip()]
-    if isinstance(raw, Iterable):
-        return list(raw)
-    raise ValueError("must be names separated by commas")
-
-
-def _email_providers(raw: Any) -> frozenset[Provider]:
-    return frozenset(_carrier_of(Channel.EMAIL)(part) for part in _listed(raw))
-
-
-def _countries(raw: Any) -> frozenset[str]:
-    codes = [str(code).upper() for code in _listed(raw)]
-    problems = country_problems(codes)
-    if problems:
-        raise ValueError("; ".join(problems))
-    return frozenset(codes)
-
-
-def _timing(raw: Any) -> dict[str, CountryTiming]:
-    rows = _json_or(raw, json.loads)
-    if not isinstance(rows, Mapping):
-        raise ValueError("must be a JSON object of countries")
-    for country in rows:
-        if (country != DEFAULT_ROW and country_problems([country])) or country != country.strip():
-            raise ValueError(f"{country!r} is neither an ISO 3166 alpha-2 code nor {DEFAULT_ROW!r}")
-    merged: dict[str, Any] = {name: vars(row) for name, row in SMS_TIMING_DEFAULTS.items()}
-    for country, row in rows.items():
-        given = row if isinstance(row, Mapping) else vars(row)
-        for name, seconds in given.items():
-            if name not in CountryTiming.__dataclass_fields__ or not isinstance(seconds, int) or seconds < 1:
-                raise ValueError(f"{country}.{name}: a whole number of seconds, at least 1, of a CountryTiming")
-        key = country if country == DEFAULT_ROW else country.upper()
-        merged[key] = {**merged.get(key, merged[DEFAULT_ROW]), **given}
-    return {country: CountryTiming(**row) for country, row in merged.items()}
-
-
-def _stale_policy(raw: Any) -> dict[str, StalePolicy]:
-    if isinstance(raw, str):
-        raw = parse_stale_policy(raw)
-    if not isinstance(raw, Mapping):
-        raise ValueError("must be allow, defer, or <category>=<allow|defer> pairs separated by commas")
-    unknown = set(raw) - set(CATEGORIES)
-    if unknown:
-        raise ValueError(f"unknown categories {sorted(unknown)} (categories: {', '.join(CATEGORIES)})")
-    return {category: StalePolicy(_check_choice(str(raw.get(category, _ALLOW)))) for category in CATEGORIES}
-
-
-def parse_stale_policy(raw: str) -> dict[str, str]:
-    """`allow`, `defer`, or per category: `transactional=allow,security=defer`."""
-    policy = dict.fromkeys(CATEGORIES, "allow")
-    raw = raw.strip()
-    if not raw:
-        return policy
-    if "=" not in raw:
-        return dict.fromkeys(CATEGORIES, _check_choice(raw))
-    for part in raw.split(","):
-        category, _, value = part.partition("=")
-        if category.strip() not in CATEGORIES:
-            raise ValueError(f"unknown category {category.strip()!r} (categories: {', '.join(CATEGORIES)})")
-        policy[category.strip()] = _check_choice(value.strip())
-    return policy
-
-
-def format_stale_policy(policy: Mapping[str, str]) -> str:
-    """The inverse of parse_stale_policy, in its shortest form."""
-    choices = {policy.get(category, "allow") for category in CATEGORIES}
-    if len(choices) == 1:
-        return choices.pop()
-    return ",".join(f"{category}={policy.get(category, 'allow')}" for category in CATEGORIES)
-
-
-def _fragments(raw: Any) -> dict[str, Fragment]:
-    if not (isinstance(raw, Mapping) and all(isinstance(fragment, Fragment) for fragment in raw.values())):
-        raise ValueError("must map provider names to their settings fragments")
-    return dict(raw)
-
-
-def _show_providers(providers: frozenset[Provider]) -> str:
-    return ",".join(provider.value for provider in Provider if provider in providers)
-
-
-def _show_countries(codes: frozenset[str]) -> str:
-    return ",".join(sorted(codes))
-
-
-def _show_timing(rows: Mapping[str, CountryTiming]) -> str:
-    return json.dumps({country: vars(row) for country, row in sorted(rows.items())}, separators=(",", ":"))
-
-
-def _show_tenants(tenants: Mapping[str, str]) -> str:
-    return " ".join(f"{arn}={tenant}" for arn, tenant in tenants.items())
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Tunables(Declared):
     # Built from field names (CDK context, tests) or environment variables (a Lambda).
@@ -197,20 +70,25 @@ class Tunables(Declared):
     ingestion_mode: IngestionMode = setting(IngestionMode.POLL, env=names.ENV_INGESTION_MODE)
     # The default email transport; bootstrap builds its adapter, the stack its resources. More
     # may be enabled beside it (each message records the one that carried it), and SMS has its own.
-    email_provider: Provider = setting(Provider.SES, env=names.ENV_EMAIL_PROVIDER, parse=_carrier_of(Channel.EMAIL))
-    email_providers: frozenset[Provider] = setting(
-        frozenset(), env=names.ENV_EMAIL_PROVIDERS, parse=_email_providers, show=_show_providers
+    email_provider: Provider = setting(
+        Provider.SES, env=names.ENV_EMAIL_PROVIDER, parse=forms.carrier_of(Channel.EMAIL)
     )
-    sms_provider: Provider = setting(Provider.SNS, env=names.ENV_SMS_PROVIDER, parse=_carrier_of(Channel.SMS))
+    email_providers: frozenset[Provider] = setting(
+        frozenset(), env=names.ENV_EMAIL_PROVIDERS, parse=forms.email_providers, show=forms.show_providers
+    )
+    sms_provider: Provider = setting(Provider.SNS, env=names.ENV_SMS_PROVIDER, parse=forms.carrier_of(Channel.SMS))
     # The countries a caller without an `sms_countries` rule of its own may text (empty: every
     # one). Set it: SMS pumping targets the ranges nobody meant to reach (docs/sms-guardrails.md).
     sms_allowed_countries: frozenset[str] = setting(
-        frozenset(), env=names.ENV_SMS_ALLOWED_COUNTRIES, parse=_countries, show=_show_countries
+        frozenset(), env=names.ENV_SMS_ALLOWED_COUNTRIES, parse=forms.countries, show=forms.show_countries
     )
     # SMS status pull interval and default escalation deadline by destination country: the rows
     # given replace the shipped table's of the same country (`default`: every other country).
     sms_country_timing: dict[str, CountryTiming] = setting(
-        factory=lambda: dict(SMS_TIMING_DEFAULTS), env=names.ENV_SMS_COUNTRY_TIMING, parse=_timing, show=_show_timing
+        factory=lambda: dict(SMS_TIMING_DEFAULTS),
+        env=names.ENV_SMS_COUNTRY_TIMING,
+        parse=forms.country_timing,
+        show=forms.show_timing,
     )
     poll_interval_seconds: int = setting(60, env=names.ENV_POLL_INTERVAL_SECONDS, ge=0)
     # Events one poll applies in parallel; synthesis checks the stated peak rate drains with it.
@@ -222,10 +100,10 @@ class Tunables(Declared):
     unknown_max_age_seconds: int = setting(86_400, env=names.ENV_UNKNOWN_MAX_AGE_SECONDS, ge=0)
     # `allow`, `defer`, or per category `security=defer,alert=allow` (unnamed categories allow).
     stale_eligibility_policy: dict[str, StalePolicy] = setting(
-        factory=lambda: dict.fromkeys(CATEGORIES, _ALLOW),
+        factory=lambda: dict.fromkeys(CATEGORIES, StalePolicy.ALLOW),
         env=names.ENV_STALE_ELIGIBILITY_POLICY,
-        parse=_stale_policy,
-        show=format_stale_policy,
+        parse=forms.stale_policy,
+        show=forms.format_stale_policy,
     )
     idempotency_retention_days: int = setting(30, env=names.ENV_IDEMPOTENCY_RETENTION_DAYS, ge=0)
     transient_bounce_limit: int = setting(3, env=names.ENV_TRANSIENT_BOUNCE_LIMIT, ge=0)
@@ -237,7 +115,7 @@ class Tunables(Declared):
     callback_timeout_seconds: int = setting(10, env=names.ENV_CALLBACK_TIMEOUT_SECONDS, ge=1, le=60)
     # IAM user, role or root ARNs, separated by spaces (or a JSON list), kept normalised (no
     # path; see domain/callers.py); a federated user is refused. Nobody is an admin unless named here.
-    admin_principals: tuple[str, ...] = setting((), env=names.ENV_ADMIN_PRINCIPALS, parse=_admins, show=" ".join)
+    admin_principals: tuple[str, ...] = setting((), env=names.ENV_ADMIN_PRINCIPALS, parse=forms.admins, show=" ".join)
     # How long a container keeps the feature flags it read (either store) before reading again.
     flags_cache_seconds: int = setting(60, env=names.ENV_FLAGS_CACHE_SECONDS, ge=1, le=3600)
     # A template version never changes, so a container keeps the words it read (an LRU of this
@@ -251,13 +129,13 @@ class Tunables(Declared):
     # federated user's ARN is accepted: naming one is accepting that anyone who may call
     # sts:GetFederationToken with that name is that tenant (docs/api.md#callers).
     caller_tenants: dict[str, str] = setting(
-        factory=dict, env=names.ENV_CALLER_TENANTS, parse=_tenants, show=_show_tenants
+        factory=dict, env=names.ENV_CALLER_TENANTS, parse=forms.tenants, show=forms.show_tenants
     )
     # Conformance runs against a real provider: drop the answer of an accepted send to a
     # `+timeout-accepted` address (providers/injected.py). Never on a stage real callers use.
     inject_timeouts: bool = setting(False, env=names.ENV_INJECT_TIMEOUTS)
     # Each provider's own settings (its slice's Fragment), by provider name.
-    providers: Mapping[str, Fragment] = setting(factory=dict, parse=_fragments)
+    providers: Mapping[str, Fragment] = setting(factory=dict, parse=forms.fragments)
 
     def sms_timing(self, number: str) -> CountryTiming:
         """The timing of an SMS to `number` (E.164), by its country (the default row's for a
@@ -378,40 +256,3 @@ class Settings(Tunables):
         if problems:
             raise SettingsError.listing(problems)
         return settings
-
-
-def _carrier(provider: Provider, channel: Channel) -> Provider:
-    if channel not in channels_of(provider.value):
-        others = ", ".join(p.value for p in carriers(channel))
-        raise ValueError(f"{provider.value} does not carry {channel.value} (providers that do: {others})")
-    return provider
-
-
-def _check_choice(value: str) -> str:
-    if value not in _CHOICES:
-        raise ValueError(f"values are allow|defer, not {value!r}")
-    return value
-
-
-def _tenant_pairs(text: str) -> dict[str, str]:
-    pairs = {}
-    for entry in text.split():
-        arn, equals, tenant = entry.rpartition("=")  # a role name may contain "=", a tenant id not
-        if not (arn and equals):
-            raise ValueError(f"{entry[:200]!r} is not <principal ARN>=<tenant id>")
-        pairs[arn] = tenant
-    return pairs
-
-
-def _json_or(raw: Any, parse_text: Callable[[str], Any]) -> Any:
-    """A JSON list or object as given (CDK context, or a variable starting with [ or {), else
-    `parse_text` of the plain form. IAM names may contain `,` and `=`, never a space."""
-    if not isinstance(raw, str):
-        return raw
-    text = raw.strip()
-    if text.startswith(("[", "{")):
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise ValueError("not valid JSON") from None
-    return parse_text(text)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sendledger import names
-from sendledger.settings import Settings, SettingsError, format_stale_policy, parse_stale_policy
+from sendledger.settings import Settings, SettingsError
+from sendledger.settings_forms import format_stale_policy, parse_stale_policy
 
 
 def test_unset_and_empty_variables_take_the_defaults() -> None:
