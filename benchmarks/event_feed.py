@@ -17,7 +17,7 @@ import boto3
 
 from benchmarks.aws import World, reset_caches
 from benchmarks.counting import RequestLog
-from benchmarks.environment import ACCOUNT_ID, REGION
+from benchmarks.environment import REGION
 
 POLLER = "sendledger.handlers.poller"
 SMS_DELIVERY_LOGS = "sendledger.handlers.sms_delivery_logs"
@@ -89,15 +89,7 @@ class Provider:
     def __init__(self, world: World) -> None:
         from local.simulator import Simulator
 
-        res = world.resources
-        self.simulator = Simulator.install(
-            region=REGION,
-            account_id=ACCOUNT_ID,
-            ses_topic_arn=res.ses_events_topic_arn,
-            default_configuration_set=res.configuration_set,
-            sms_success_log_group=res.sms_success_log_group,
-            sms_failure_log_group=res.sms_failure_log_group,
-        )
+        self.simulator = Simulator.install(**world.resources.simulator_targets())
         reset_caches()  # SES/SNS clients are rebuilt after the hooks: the simulator sees them
 
     def close(self) -> None:

@@ -56,6 +56,17 @@ class Resources:
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
 
+    def simulator_targets(self) -> dict[str, str]:
+        """Where a simulator (`Simulator.install(**...)`) writes these resources' provider events."""
+        return {
+            "region": self.region,
+            "account_id": self.account_id,
+            "ses_topic_arn": self.ses_events_topic_arn,
+            "default_configuration_set": self.configuration_set,
+            "sms_success_log_group": self.sms_success_log_group,
+            "sms_failure_log_group": self.sms_failure_log_group,
+        }
+
     def handler_environment(self) -> dict[str, str]:
         """The environment variables the Lambda handlers read for these resources."""
         return {

@@ -187,14 +187,7 @@ class LocalStack:
         region = resources.region
 
         # Hook the default session before any handler builds a client from it.
-        self.simulator = Simulator.install(
-            region=region,
-            account_id=resources.account_id,
-            ses_topic_arn=resources.ses_events_topic_arn,
-            default_configuration_set=resources.configuration_set,
-            sms_success_log_group=resources.sms_success_log_group,
-            sms_failure_log_group=resources.sms_failure_log_group,
-        )
+        self.simulator = Simulator.install(**resources.simulator_targets())
         self._start_providers(region)
 
         api = load_handler(names.API_HANDLER)  # required: the stack is pointless without it
